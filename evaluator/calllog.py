@@ -1,0 +1,118 @@
+"""Call-log records: one plain dict per tools/call through the gateway.
+
+The evaluator never needs more than dicts in, numbers out, so records stay
+plain dicts (no per-record objects: a million of them must be cheap). Records
+come from an exported JSONL file (`read_calls`) or from any iterable of dicts,
+for example `recorder.calllog.iter_calls(cassette_dir)` (`check_calls`).
+
+Checking is deliberately light: the fields the metrics read must have the
+right shape; everything else is passed through untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import InputError
+from evaluator.jsonio import iter_jsonl, kind
+
+OUTCOMES = frozenset({"ok", "tool_error", "rejected", "upstream_error", "timeout", "miss"})
+SOURCES = frozenset({"live", "replay", "simulated"})
+_VALID_VALUES = (True, False, None)
+
+
+def check_record(record: Any, source: str, line: int | None) -> dict[str, Any]:
+    """Raise InputError naming the field when `record` cannot be a call-log record."""
+    if not isinstance(record, dict):
+        raise InputError(source, line, None, f"expected a call record (JSON object), got {kind(record)}")
+    run_id = record.get("run_id")
+    if run_id is None or isinstance(run_id, bool) or not isinstance(run_id, (str, int)):
+        problem = "missing" if run_id is None else f"expected a string, got {kind(run_id)}"
+        raise InputError(source, line, "run_id", problem)
+    if not isinstance(run_id, str):
+        record["run_id"] = str(run_id)  # numeric run ids are common in harnesses
+    outcome = record.get("outcome")
+    if outcome not in OUTCOMES:
+        expected = ", ".join(sorted(OUTCOMES))
+        problem = "missing" if outcome is None else f"{outcome!r} is not one of {expected}"
+        raise InputError(source, line, "outcome", problem)
+    name = record.get("exposed_name")
+    if not isinstance(name, str):
+        raise InputError(source, line, "exposed_name", "missing" if name is None else f"expected a string, got {kind(name)}")
+    for key in ("server", "tool"):
+        value = record.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(source, line, key, f"expected a string or null, got {kind(value)}")
+    for key in ("known_tool", "is_error"):
+        value = record.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise InputError(source, line, key, f"expected true or false, got {kind(value)}")
+    if record.get("known_tool") is None:
+        record["known_tool"] = record.get("tool") is not None
+    if record.get("is_error") is None:
+        record["is_error"] = outcome == "tool_error"
+    latency = record.get("latency_ms")
+    if latency is not None and (isinstance(latency, bool) or not isinstance(latency, (int, float))):
+        raise InputError(source, line, "latency_ms", f"expected a number, got {kind(latency)}")
+    _check_validation(record.get("validation"), source, line)
+    return record
+
+
+def _check_validation(validation: Any, source: str, line: int | None) -> None:
+    if validation is None:
+        return
+    if not isinstance(validation, dict):
+        raise InputError(source, line, "validation", f"expected an object, got {kind(validation)}")
+    if validation.get("valid") not in _VALID_VALUES:
+        raise InputError(source, line, "validation.valid", f"expected true, false or null, got {kind(validation.get('valid'))}")
+    errors = validation.get("errors")
+    if errors is None:
+        return
+    if not isinstance(errors, list):
+        raise InputError(source, line, "validation.errors", f"expected a list, got {kind(errors)}")
+    for index, error in enumerate(errors):
+        if not isinstance(error, dict):
+            raise InputError(source, line, f"validation.errors[{index}]", f"expected an object, got {kind(error)}")
+
+
+def read_calls(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Records from an exported JSONL call log, each checked; errors name file and line."""
+    source = str(path)
+    for line, record in iter_jsonl(path):
+        yield check_record(record, source, line)
+
+
+def check_calls(records: Iterable[Any], source: str = "<calls>") -> Iterator[dict[str, Any]]:
+    """Check records from any iterable (a cassette reader, a list); 'line' is the record's position."""
+    for position, record in enumerate(records, 1):
+        yield check_record(record, source, position)
+
+
+def group_by_run(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """run_id -> that run's calls, in call order (by `seq` when present, else as read)."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        run_id = record["run_id"]
+        calls = runs.get(run_id)
+        if calls is None:
+            runs[run_id] = [record]
+        else:
+            calls.append(record)
+    for calls in runs.values():
+        _order_by_seq(calls)
+    return runs
+
+
+def _order_by_seq(calls: list[dict[str, Any]]) -> None:
+    # Logs are usually already in order; only sort when they are not (sessions can interleave).
+    previous = None
+    for call in calls:
+        seq = call.get("seq")
+        if not isinstance(seq, (int, float)) or isinstance(seq, bool):
+            return  # no usable seq: keep the order as read
+        if previous is not None and seq < previous:
+            calls.sort(key=lambda c: (c.get("session_id") or "", c["seq"]))
+            return
+        previous = seq

@@ -1,0 +1,101 @@
+"""Schema compliance exactly as MCP-Bench checks it.
+
+MCP-Bench calls `jsonschema.validate(parameters, input_schema)` inside a
+catch-all, after returning True for a falsy schema. So:
+
+- a falsy schema (missing, `{}`, null) passes;
+- the draft is the schema's `$schema`, the latest (2020-12) when absent;
+- a schema that is itself invalid fails every call (SchemaError is caught);
+- no format checking (validate() is not given a format checker);
+- any other exception while validating (e.g. a bad regex) is a failure.
+
+Validators are compiled once per schema digest; the digest is the same
+canonical-JSON sha256 prefix the gateway uses, so digests in call logs match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+Check = Callable[[Any], bool]
+
+
+def schema_digest(schema: Any) -> str:
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _always(_instance: Any) -> bool:
+    return True
+
+
+def _never(_instance: Any) -> bool:
+    return False
+
+
+def compile_check(schema: Any) -> tuple[Check, str | None]:
+    """A predicate instance -> compliant, and the schema's own problem (None when usable)."""
+    if not schema:
+        return _always, None
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema)
+    except SchemaError as exc:
+        return _never, f"invalid schema: {exc.message}"
+    except Exception as exc:  # noqa: BLE001 - MCP-Bench treats any failure here as non-compliance
+        return _never, f"unusable schema: {exc}"
+    is_valid = validator.is_valid
+
+    def check(instance: Any) -> bool:
+        try:
+            return is_valid(instance)
+        except Exception:  # noqa: BLE001 - e.g. a pattern that is not a valid regex
+            return False
+
+    return check, None
+
+
+class SchemaChecks:
+    """digest -> compiled check, built lazily from a digest -> schema mapping."""
+
+    def __init__(self, schemas: Mapping[str, Any] | None = None) -> None:
+        self.schemas: dict[str, Any] = dict(schemas or {})
+        self._checks: dict[str, Check] = {}
+        self.problems: dict[str, str] = {}
+
+    def add(self, schema: Any) -> str:
+        digest = schema_digest(schema)
+        self.schemas[digest] = schema
+        return digest
+
+    def __contains__(self, digest: object) -> bool:
+        return digest in self.schemas
+
+    def __bool__(self) -> bool:
+        return bool(self.schemas)
+
+    def check_for(self, digest: str) -> Check | None:
+        check = self._checks.get(digest)
+        if check is None:
+            if digest not in self.schemas:
+                return None
+            check, problem = compile_check(self.schemas[digest])
+            self._checks[digest] = check
+            if problem:
+                self.problems[digest] = problem
+        return check
+
+    def complies(self, schema: Any, arguments: Any) -> bool:
+        """Check arguments against a schema given inline (compiled once per digest)."""
+        digest = self.add(schema)
+        check = self.check_for(digest)
+        assert check is not None
+        return check({} if arguments is None else arguments)

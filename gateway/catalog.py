@@ -1,0 +1,184 @@
+"""Catalogs: what each upstream offers, and the merged view the front serves.
+
+`ServerCatalog` is one server's lists exactly as it sent them. `Catalog` is the
+merged, namespaced view, rebuilt (never mutated) whenever an upstream's lists
+change, so a request always sees one consistent version. Validators are
+compiled here, once per schema, not per call.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gateway.config import ServerSpec
+from gateway.naming import NameCollision, NamingPolicy, NameTable
+from gateway.validation import CompiledSchema, ValidatorCache
+
+_LISTS = {
+    "tools": ("tools/list", "tools", "tools"),
+    "resources": ("resources/list", "resources", "resources"),
+    "templates": ("resources/templates/list", "resourceTemplates", "resources"),
+    "prompts": ("prompts/list", "prompts", "prompts"),
+}
+MAX_PAGES = 100
+
+
+class _Requester(Protocol):
+    async def send_raw_request(self, method: str, params: Any, opts: Any = None) -> dict[str, Any]: ...
+
+
+@dataclass
+class ServerCatalog:
+    init: dict[str, Any]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    templates: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return self.init.get("capabilities") or {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"init": self.init, "tools": self.tools, "resources": self.resources,
+                "templates": self.templates, "prompts": self.prompts}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ServerCatalog:
+        return cls(data.get("init") or {}, list(data.get("tools") or []), list(data.get("resources") or []),
+                   list(data.get("templates") or []), list(data.get("prompts") or []))
+
+
+async def fetch_catalog(server: str, requester: _Requester, init: dict[str, Any]) -> ServerCatalog:
+    catalog = ServerCatalog(init)
+    for kind in _LISTS:
+        await refresh_list(catalog, requester, kind)
+    return catalog
+
+
+async def refresh_list(catalog: ServerCatalog, requester: _Requester, kind: str) -> None:
+    method, key, capability = _LISTS[kind]
+    if capability not in catalog.capabilities:
+        return
+    items: list[dict[str, Any]] = []
+    cursor = None
+    for _ in range(MAX_PAGES):
+        result = await requester.send_raw_request(method, {"cursor": cursor} if cursor else None)
+        items.extend(result.get(key) or [])
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    setattr(catalog, kind, items)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    server: str
+    name: str  # upstream name
+    exposed: str
+    tool: dict[str, Any]  # the definition as exposed (name replaced)
+    input: CompiledSchema
+    output: CompiledSchema | None
+
+    @property
+    def destructive(self) -> bool:
+        annotations = self.tool.get("annotations") or {}
+        return bool(annotations.get("destructiveHint")) and not annotations.get("readOnlyHint")
+
+
+@dataclass
+class Catalog:
+    """The merged, namespaced view over every ready upstream."""
+
+    tools: dict[str, ToolEntry] = field(default_factory=dict)
+    prompts: dict[str, tuple[str, str, dict[str, Any]]] = field(default_factory=dict)  # exposed -> (server, name, def)
+    resources: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    templates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    uri_owner: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # collisions and hidden tools, for /status
+    version: int = 0
+
+    def tool_list(self) -> list[dict[str, Any]]:
+        return [entry.tool for entry in self.tools.values()]
+
+    def near_tools(self, name: str, limit: int = 3) -> list[str]:
+        """Closest exposed names; also matches a bare upstream name to its namespaced form."""
+        bare = [e.exposed for e in self.tools.values() if e.name == name]
+        close = difflib.get_close_matches(name, list(self.tools), n=limit, cutoff=0.5)
+        by_suffix = difflib.get_close_matches(name, [e.name for e in self.tools.values()], n=limit, cutoff=0.6)
+        suffixed = [e.exposed for e in self.tools.values() if e.name in by_suffix]
+        return list(dict.fromkeys(bare + close + suffixed))[:limit]
+
+    def resource_owner(self, uri: str) -> str | None:
+        owner = self.uri_owner.get(uri)
+        if owner is not None:
+            return owner
+        for server, template in self.templates:
+            if _template_matches(template.get("uriTemplate", ""), uri):
+                return server
+        schemes = {s for s, r in self.resources if str(r.get("uri", "")).split(":", 1)[0] == uri.split(":", 1)[0]}
+        schemes |= {s for s, t in self.templates if str(t.get("uriTemplate", "")).split(":", 1)[0] == uri.split(":", 1)[0]}
+        return schemes.pop() if len(schemes) == 1 else None
+
+
+def build_catalog(
+    servers: list[tuple[ServerSpec, ServerCatalog]],
+    naming: NamingPolicy,
+    validators: ValidatorCache,
+    version: int,
+) -> Catalog:
+    catalog = Catalog(version=version)
+    tool_names, prompt_names = NameTable(), NameTable()
+    for spec, server in servers:
+        for tool in server.tools:
+            name = tool.get("name")
+            if not isinstance(name, str) or name in spec.hide_tools:
+                continue
+            exposed = naming.expose(spec.id, spec.display_name, name)
+            try:
+                tool_names.add(exposed, spec.id, name)
+            except NameCollision as exc:
+                catalog.problems.append(str(exc))
+                continue
+            exposed_tool = {**tool, "name": exposed}
+            output_schema = tool.get("outputSchema")
+            catalog.tools[exposed] = ToolEntry(
+                spec.id, name, exposed, exposed_tool,
+                validators.compile(tool.get("inputSchema", {})),
+                validators.compile(output_schema) if output_schema is not None else None,
+            )
+        for prompt in server.prompts:
+            name = prompt.get("name")
+            if not isinstance(name, str):
+                continue
+            exposed = naming.expose(spec.id, spec.display_name, name)
+            try:
+                prompt_names.add(exposed, spec.id, name)
+            except NameCollision as exc:
+                catalog.problems.append(f"prompt: {exc}")
+                continue
+            catalog.prompts[exposed] = (spec.id, name, {**prompt, "name": exposed})
+        for resource in server.resources:
+            uri = resource.get("uri")
+            if isinstance(uri, str):
+                if uri in catalog.uri_owner and catalog.uri_owner[uri] != spec.id:
+                    catalog.problems.append(f"resource {uri!r} is offered by both {catalog.uri_owner[uri]} and {spec.id}; {catalog.uri_owner[uri]} serves it")
+                    continue
+                catalog.uri_owner[uri] = spec.id
+                catalog.resources.append((spec.id, resource))
+        catalog.templates.extend((spec.id, t) for t in server.templates)
+    return catalog
+
+
+def _template_matches(template: str, uri: str) -> bool:
+    """A light RFC 6570 level-1 match: literal parts in order, `{var}` matches anything but '/'."""
+    import re
+
+    pattern = ""
+    for literal, var in re.findall(r"([^{]*)(\{[^}]*\})?", template):
+        pattern += re.escape(literal)
+        if var:
+            pattern += r"[^/]*" if not var.startswith(("{+", "{/", "{#")) else r".*"
+    return re.fullmatch(pattern, uri) is not None

@@ -1,0 +1,190 @@
+"""`mcpgw`: the command line. Every failure a person can fix is one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gateway import __version__
+from gateway.errors import GatewayError
+
+DEFAULT_CONFIG = "servers.lock.yaml"
+DEFAULT_URL = "http://127.0.0.1:8765"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("httpx", "httpx2", "mcp", "uvicorn.error"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except GatewayError as exc:
+        print(f"mcpgw: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcpgw", description="One MCP endpoint in front of many MCP servers.")
+    parser.add_argument("--version", action="version", version=f"mcpgw {__version__}")
+    sub = parser.add_subparsers(metavar="command")
+
+    serve = sub.add_parser("serve", help="start the gateway")
+    serve.add_argument("--config", default=None, help=f"lock file or mcpServers JSON (default: ./{DEFAULT_CONFIG})")
+    serve.add_argument("--profile", help="profile of the lock file to serve (default: its default_profile)")
+    serve.add_argument("--servers", nargs="+", help="serve only these server ids")
+    serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit")
+    serve.add_argument("--naming", choices=("prefix", "benchmark"), default="prefix",
+                       help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools")
+    serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
+    serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
+    serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024)
+    serve.add_argument("--cassettes-dir", default="cassettes")
+    serve.add_argument("--cassette", help="cassette that receives the call log (default: session-<time>)")
+    serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
+    serve.add_argument("-v", "--verbose", action="store_true")
+    serve.set_defaults(func=cmd_serve)
+
+    servers = sub.add_parser("servers", help="status of each server of a running gateway")
+    servers.add_argument("--url", default=DEFAULT_URL, help="the gateway's base URL")
+    servers.add_argument("--json", action="store_true")
+    servers.set_defaults(func=cmd_servers)
+
+    calls = sub.add_parser("calls", help="the call log")
+    calls_sub = calls.add_subparsers(metavar="action")
+    export = calls_sub.add_parser("export", help="write a cassette's call log")
+    export.add_argument("cassette", help="cassette name (or path)")
+    export.add_argument("--cassettes-dir", default="cassettes")
+    export.add_argument("--format", choices=("jsonl",), default="jsonl")
+    export.add_argument("--run", help="only this run id")
+    export.add_argument("-o", "--output", help="file to write (default: stdout)")
+    export.set_defaults(func=cmd_calls_export)
+
+    try:
+        from evaluator.cli import add_commands
+    except ImportError:
+        pass
+    else:
+        add_commands(sub)
+    return parser
+
+
+# -- serve ------------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import anyio
+
+    from gateway.app import Gateway
+    from gateway.config import load_config
+    from gateway.settings import Settings
+
+    config_path = args.config or DEFAULT_CONFIG
+    if args.config is None and not Path(config_path).exists():
+        raise GatewayError(f"no {DEFAULT_CONFIG} here; pass --config <lock file or mcpServers JSON>")
+    config = load_config(config_path)
+    specs = config.select(args.profile, args.servers)
+    settings = Settings(
+        validate=args.validate,
+        naming=args.naming,
+        call_timeout=args.call_timeout,
+        max_call_timeout=args.max_call_timeout,
+        max_response_bytes=args.max_response_bytes,
+        host=args.host,
+        port=args.port,
+        cassettes_dir=Path(args.cassettes_dir),
+        cassette=args.cassette or datetime.now(timezone.utc).strftime("session-%Y%m%d-%H%M%S"),
+        separator=config.separator,
+    )
+    gateway = Gateway(specs, settings, default_run=args.run)
+    try:
+        anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+# -- servers -----------------------------------------------------------------------
+
+
+def cmd_servers(args: argparse.Namespace) -> int:
+    import httpx
+
+    try:
+        response = httpx.get(args.url.rstrip("/") + "/status", timeout=5)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise GatewayError(f"no gateway answering at {args.url} ({exc}); start one with `mcpgw serve`") from None
+    status = response.json()
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print_status(status)
+    return 0 if all(s["state"] == "ready" for s in status["servers"].values()) else 1
+
+
+def print_status(status: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"mcpgw: {status['tools']} tools, mode {status['mode']}, validate {status['validate']}")
+    for column in ("server", "state", "tools", "restarts", "server info", "reason"):
+        table.add_column(column)
+    colours = {"ready": "green", "starting": "yellow", "restarting": "yellow", "unavailable": "red"}
+    for name, info in sorted(status["servers"].items()):
+        server_info = info.get("server_info") or {}
+        table.add_row(
+            name,
+            f"[{colours.get(info['state'], 'white')}]{info['state']}[/]",
+            str(info.get("exposed_tools", info.get("tools", 0))),
+            str(info.get("restarts", 0)),
+            f"{server_info.get('name', '')} {server_info.get('version', '')}".strip(),
+            info.get("reason") or "",
+        )
+    Console(stderr=False).print(table)
+
+
+# -- calls ---------------------------------------------------------------------------
+
+
+def cmd_calls_export(args: argparse.Namespace) -> int:
+    from recorder.calllog import export_jsonl
+    from recorder.paths import cassette_path
+    from recorder.store import CassetteFormatError
+
+    path = cassette_path(Path(args.cassettes_dir), args.cassette)
+    try:
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as out:
+                count = export_jsonl(path, out, args.run)
+        else:
+            count = export_jsonl(path, sys.stdout, args.run)
+    except CassetteFormatError as exc:
+        raise GatewayError(str(exc)) from None
+    except OSError as exc:
+        raise GatewayError(f"cannot write {args.output}: {exc}") from None
+    print(f"exported {count} call record(s) from {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,367 @@
+"""Load `servers.lock.yaml` (format v1) or an `mcpServers` JSON into one config object.
+
+Every problem is a `ConfigError` naming the file, the line and what is wrong,
+raised before anything starts. YAML and JSON are both read through a YAML
+loader that remembers the line of every mapping key (JSON is read with the
+json module first, so that its syntax errors get json's exact line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gateway.errors import ConfigError
+
+LOCK_FORMAT = 1
+DEFAULT_SEPARATOR = "__"
+SERVER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+TRANSPORTS = ("stdio", "http", "sse")
+FLAGS = ("offline", "stateful", "nondeterministic", "unsafe")
+
+
+class _Mapping(dict):
+    """A dict that remembers the source line of itself and of each key."""
+
+    line: int = 0
+    key_lines: dict[str, int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Mapping:  # type: ignore[override]
+        mapping = _Mapping(super().construct_mapping(node, deep=True))
+        mapping.line = node.start_mark.line + 1
+        mapping.key_lines = {}
+        for key_node, _ in node.value:
+            mapping.key_lines[str(key_node.value)] = key_node.start_mark.line + 1
+        return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """Where a server's exact code comes from: a registry package or a source commit."""
+
+    registry: str | None = None  # "pypi" | "npm"
+    package: str | None = None
+    version: str | None = None
+    repo: str | None = None
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    id: str
+    transport: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env_required: tuple[str, ...] = ()  # names taken from the gateway's environment; missing -> unavailable
+    env_values: dict[str, str] = field(default_factory=dict)  # literal values (mcpServers JSON style)
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # values may say ${NAME}
+    pin: Pin | None = None
+    flags: frozenset[str] = frozenset()
+    timeout: float | None = None
+    hide_tools: frozenset[str] = frozenset()
+    title: str | None = None  # the benchmark's display name ("Unit Converter")
+    line: int = 0
+
+    @property
+    def offline(self) -> bool:
+        return "offline" in self.flags
+
+    @property
+    def stateful(self) -> bool:
+        return "stateful" in self.flags
+
+    @property
+    def display_name(self) -> str:
+        return self.title or self.id
+
+    def secret_values(self) -> list[str]:
+        """Values of the env vars this server declares: never to be written to a cassette."""
+        values = [expand_env(v) for v in self.env_values.values()]
+        values += [expand_env(v) for v in self.headers.values() if "${" in v]
+        return [v for v in values if len(v) >= 4]
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    source: str
+    servers: dict[str, ServerSpec]
+    profiles: dict[str, tuple[str, ...]]
+    default_profile: str | None
+    separator: str = DEFAULT_SEPARATOR
+
+    def select(self, profile: str | None = None, only: list[str] | None = None) -> list[ServerSpec]:
+        """The servers of a profile (default profile, else all), optionally narrowed to `only`."""
+        if only:
+            unknown = [s for s in only if s not in self.servers]
+            if unknown:
+                raise ConfigError(self.source, None, f"unknown server(s) {unknown}; known: {sorted(self.servers)}")
+            return [self.servers[s] for s in only]
+        name = profile or self.default_profile
+        if name is None:
+            return list(self.servers.values())
+        if name not in self.profiles:
+            raise ConfigError(self.source, None, f"unknown profile {name!r}; known: {sorted(self.profiles)}")
+        return [self.servers[s] for s in self.profiles[name]]
+
+
+def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
+    """Read a lock file (YAML) or an `mcpServers` JSON; raise `ConfigError` on any problem."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, None, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, None, f"cannot read: {exc}") from None
+    return parse_config(text, source)
+
+
+def parse_config(text: str, source: str = "<config>") -> GatewayConfig:
+    if source.endswith(".json") or text.lstrip().startswith("{"):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(source, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    try:
+        doc = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, line, f"invalid YAML: {problem}") from None
+    if not isinstance(doc, _Mapping):
+        raise ConfigError(source, 1, "expected a mapping at the top (a lock file or an mcpServers object)")
+    if "mcpServers" in doc or ("servers" not in doc and "version" not in doc):
+        return _from_mcp_servers(doc, source)
+    return _from_lock(doc, source)
+
+
+# -- lock file ---------------------------------------------------------------
+
+
+def _from_lock(doc: _Mapping, source: str) -> GatewayConfig:
+    _check_keys(doc, {"version", "servers", "profiles", "default_profile", "separator"}, source, "the lock file")
+    version = doc.get("version")
+    if version != LOCK_FORMAT:
+        raise ConfigError(source, _line(doc, "version"), f"unsupported lock format version {version!r}; this gateway reads version {LOCK_FORMAT}")
+    separator = doc.get("separator", DEFAULT_SEPARATOR)
+    if not isinstance(separator, str) or not separator or not re.fullmatch(r"[A-Za-z0-9_-]{1,3}", separator):
+        raise ConfigError(source, _line(doc, "separator"), "separator must be 1-3 characters of [A-Za-z0-9_-]")
+    raw_servers = doc.get("servers")
+    if not isinstance(raw_servers, _Mapping) or not raw_servers:
+        raise ConfigError(source, _line(doc, "servers"), "'servers' must be a non-empty mapping of server id -> entry")
+    servers: dict[str, ServerSpec] = {}
+    for sid, entry in raw_servers.items():
+        line = raw_servers.key_lines.get(str(sid), raw_servers.line)
+        servers[str(sid)] = _lock_server(str(sid), entry, line, source, separator)
+    profiles = _profiles(doc, servers, source)
+    default = doc.get("default_profile")
+    if default is not None and default not in profiles:
+        raise ConfigError(source, _line(doc, "default_profile"), f"default_profile {default!r} is not a profile; profiles: {sorted(profiles)}")
+    return GatewayConfig(source, servers, profiles, default, separator)
+
+
+_SERVER_KEYS = {
+    "transport", "command", "args", "cwd", "env", "url", "headers", "pin",
+    "flags", "timeout", "hide_tools", "title", "ignore", "notes",
+}
+
+
+def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -> ServerSpec:
+    where = f"server {sid!r}"
+    if not SERVER_ID_RE.match(sid) or separator in sid:
+        raise ConfigError(source, line, f"{where}: ids are 1-40 characters of [A-Za-z0-9_.-] and may not contain the separator {separator!r}")
+    if not isinstance(entry, _Mapping):
+        raise ConfigError(source, line, f"{where}: expected a mapping")
+    _check_keys(entry, _SERVER_KEYS, source, where)
+    transport = entry.get("transport", "stdio" if "command" in entry else "http")
+    if transport not in TRANSPORTS:
+        raise ConfigError(source, _line(entry, "transport"), f"{where}: transport must be one of {TRANSPORTS}, got {transport!r}")
+    env_required, env_values = _env(entry, source, where)
+    flags = _str_list(entry, "flags", source, where)
+    bad = [f for f in flags if f not in FLAGS]
+    if bad:
+        raise ConfigError(source, _line(entry, "flags"), f"{where}: unknown flag(s) {bad}; known: {list(FLAGS)}")
+    timeout = entry.get("timeout")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
+        raise ConfigError(source, _line(entry, "timeout"), f"{where}: timeout must be a positive number of seconds")
+    spec = ServerSpec(
+        id=sid,
+        transport=transport,
+        command=_opt_str(entry, "command", source, where),
+        args=tuple(_str_list(entry, "args", source, where)),
+        cwd=_opt_str(entry, "cwd", source, where),
+        env_required=env_required,
+        env_values=env_values,
+        url=_opt_str(entry, "url", source, where),
+        headers=_str_map(entry, "headers", source, where),
+        pin=_pin(entry, source, where),
+        flags=frozenset(flags),
+        timeout=float(timeout) if timeout is not None else None,
+        hide_tools=frozenset(_str_list(entry, "hide_tools", source, where)),
+        title=_opt_str(entry, "title", source, where),
+        line=line,
+    )
+    if spec.transport == "stdio" and not spec.command:
+        raise ConfigError(source, line, f"{where}: a stdio server needs a 'command'")
+    if spec.transport != "stdio" and not spec.url:
+        raise ConfigError(source, line, f"{where}: an {spec.transport} server needs a 'url'")
+    return spec
+
+
+def _profiles(doc: _Mapping, servers: dict[str, ServerSpec], source: str) -> dict[str, tuple[str, ...]]:
+    raw = doc.get("profiles") or _Mapping()
+    if not isinstance(raw, _Mapping):
+        raise ConfigError(source, _line(doc, "profiles"), "'profiles' must be a mapping of profile name -> list of server ids")
+    profiles: dict[str, tuple[str, ...]] = {}
+    for name, members in raw.items():
+        line = raw.key_lines.get(str(name), raw.line)
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            raise ConfigError(source, line, f"profile {name!r}: expected a list of server ids")
+        unknown = [m for m in members if m not in servers]
+        if unknown:
+            raise ConfigError(source, line, f"profile {name!r}: unknown server id(s) {unknown}")
+        profiles[str(name)] = tuple(members)
+    return profiles
+
+
+def _env(entry: _Mapping, source: str, where: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Env for the child: `[NAME, ...]` passes the gateway's NAME through (required);
+    a mapping gives literal values, or `${NAME}` references to the gateway's env (required)."""
+    raw = entry.get("env")
+    if raw is None:
+        return (), {}
+    if isinstance(raw, list) and all(isinstance(n, str) for n in raw):
+        return tuple(raw), {n: "${%s}" % n for n in raw}
+    if isinstance(raw, _Mapping):
+        required: list[str] = []
+        values: dict[str, str] = {}
+        for name, value in raw.items():
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise ConfigError(source, raw.key_lines.get(str(name), raw.line), f"{where}: env {name!r} must be a string")
+            values[str(name)] = str(value)
+            required += ENV_REF_RE.findall(str(value))
+        return tuple(dict.fromkeys(required)), values
+    raise ConfigError(source, _line(entry, "env"), f"{where}: 'env' must be a list of variable names or a mapping name -> value")
+
+
+ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_env(template: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
+    return ENV_REF_RE.sub(lambda m: environ.get(m.group(1), ""), template)
+
+
+def _pin(entry: _Mapping, source: str, where: str) -> Pin | None:
+    raw = entry.get("pin")
+    if raw is None:
+        return None
+    if not isinstance(raw, _Mapping):
+        raise ConfigError(source, _line(entry, "pin"), f"{where}: 'pin' must be a mapping")
+    _check_keys(raw, {"registry", "package", "version", "repo", "commit"}, source, f"{where} pin")
+    pin = Pin(**{k: str(v) for k, v in raw.items()})
+    if pin.registry and pin.registry not in ("pypi", "npm"):
+        raise ConfigError(source, _line(raw, "registry"), f"{where}: pin registry must be 'pypi' or 'npm'")
+    if pin.package and not pin.version:
+        raise ConfigError(source, raw.line, f"{where}: a pinned package needs an exact 'version'")
+    return pin
+
+
+# -- mcpServers JSON (Claude Desktop, Cursor, VS Code shapes) -----------------
+
+
+def _from_mcp_servers(doc: _Mapping, source: str) -> GatewayConfig:
+    raw = doc.get("mcpServers", doc.get("servers"))
+    if raw is None and "mcp" in doc and isinstance(doc["mcp"], _Mapping):  # VS Code settings.json
+        raw = doc["mcp"].get("servers")
+    if not isinstance(raw, _Mapping) or not raw:
+        raise ConfigError(source, doc.line, "expected a non-empty 'mcpServers' mapping of name -> server")
+    servers: dict[str, ServerSpec] = {}
+    for name, entry in raw.items():
+        line = raw.key_lines.get(str(name), raw.line)
+        sid = server_id_from_name(str(name))
+        if sid in servers:
+            raise ConfigError(source, line, f"server {name!r} maps to id {sid!r}, which an earlier entry already uses")
+        where = f"server {name!r}"
+        if not isinstance(entry, _Mapping):
+            raise ConfigError(source, line, f"{where}: expected a mapping")
+        kind = entry.get("type") or entry.get("transport") or ("stdio" if "command" in entry else "http")
+        kind = {"streamable-http": "http", "streamableHttp": "http", "streamable_http": "http"}.get(kind, kind)
+        if kind not in TRANSPORTS:
+            raise ConfigError(source, line, f"{where}: unknown type {kind!r}; expected stdio, http or sse")
+        env_required, env_values = _env(entry, source, where)
+        spec = ServerSpec(
+            id=sid,
+            transport=kind,
+            command=_opt_str(entry, "command", source, where),
+            args=tuple(_str_list(entry, "args", source, where)),
+            cwd=_opt_str(entry, "cwd", source, where),
+            env_required=env_required,
+            env_values=env_values,
+            url=_opt_str(entry, "url", source, where),
+            headers=_str_map(entry, "headers", source, where),
+            title=str(name) if sid != name else None,
+            line=line,
+        )
+        if kind == "stdio" and not spec.command:
+            raise ConfigError(source, line, f"{where}: a stdio server needs a 'command'")
+        if kind != "stdio" and not spec.url:
+            raise ConfigError(source, line, f"{where}: an {kind} server needs a 'url'")
+        servers[sid] = spec
+    return GatewayConfig(source, servers, {}, None, DEFAULT_SEPARATOR)
+
+
+def server_id_from_name(name: str) -> str:
+    """A lock id from a display name: 'Unit Converter' -> 'unit_converter'."""
+    sid = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").lower()
+    sid = re.sub(r"_+", "_", sid)[:40]
+    return sid or "server"
+
+
+# -- small field readers -------------------------------------------------------
+
+
+def _line(mapping: _Mapping, key: str) -> int:
+    return mapping.key_lines.get(key, mapping.line)
+
+
+def _check_keys(mapping: _Mapping, allowed: set[str], source: str, where: str) -> None:
+    for key in mapping:
+        if key not in allowed:
+            raise ConfigError(source, _line(mapping, str(key)), f"{where}: unknown key {key!r}; allowed: {sorted(allowed)}")
+
+
+def _opt_str(entry: _Mapping, key: str, source: str, where: str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(source, _line(entry, key), f"{where}: {key!r} must be a string")
+    return value
+
+
+def _str_list(entry: _Mapping, key: str, source: str, where: str) -> list[str]:
+    value = entry.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+        raise ConfigError(source, _line(entry, key), f"{where}: {key!r} must be a list of strings")
+    return [str(v) for v in value]
+
+
+def _str_map(entry: _Mapping, key: str, source: str, where: str) -> dict[str, str]:
+    value = entry.get(key) or {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(source, _line(entry, key), f"{where}: {key!r} must be a mapping of strings")
+    return {str(k): v for k, v in value.items()}

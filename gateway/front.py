@@ -1,0 +1,224 @@
+"""The front: the gateway as an MCP server, over streamable HTTP and stdio.
+
+Built on the SDK's low-level `Server`, which serves both protocol eras
+(handshake versions and 2026-07-28) and shapes each result for the client's
+version. Handlers read the raw params (`ctx.params`) and return the router's
+wire dicts; `GatewayError`s become JSON-RPC errors here and nowhere else.
+Beside the MCP endpoint: `/status` (per-server state) and `/healthz` (liveness).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from gateway import __version__
+from gateway.errors import GatewayError
+from gateway.router import Caller, Router
+
+logger = logging.getLogger(__name__)
+
+# Requests an upstream may send back to its client, with their typed shapes.
+_RELAYED = {
+    "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
+    "elicitation/create": (types.ElicitRequest, types.ElicitResult),
+    "roots/list": (types.ListRootsRequest, types.ListRootsResult),
+}
+
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+def build_server(router: Router, default_run: str = "default") -> Server[Any]:
+    def guarded(fn: Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]) -> Handler:
+        async def handler(ctx: Any, _typed: Any) -> dict[str, Any]:
+            try:
+                return await fn(ctx, dict(ctx.params or {}))
+            except GatewayError as exc:
+                raise MCPError(code=exc.code, message=exc.message, data=exc.data) from None
+
+        return handler
+
+    def caller(ctx: Any) -> Caller:
+        return _caller(router, ctx, default_run)
+
+    async def call_tool(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return await router.call_tool(params, caller(ctx))
+
+    async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        caller(ctx)  # registers the client for list_changed notifications
+        return router.list_tools(params.get("cursor"))
+
+    async def list_prompts(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return router.list_prompts(params.get("cursor"))
+
+    async def get_prompt(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return await router.get_prompt(params, caller(ctx))
+
+    async def list_resources(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return router.list_resources(params.get("cursor"))
+
+    async def list_templates(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return router.list_resource_templates(params.get("cursor"))
+
+    async def read_resource(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return await router.read_resource(params, caller(ctx))
+
+    async def subscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), True)
+
+    async def unsubscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), False)
+
+    async def complete(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return await router.complete(params, caller(ctx))
+
+    async def set_level(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        _client_handle(router, ctx)
+        return await router.set_logging_level(params)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # logging is deprecated in 2026-07-28 but live for handshake clients
+        server: Server[Any] = Server(
+            "mcpgw",
+            version=__version__,
+            instructions="mcpgw: tools of several MCP servers behind one endpoint, named <server>__<tool>.",
+            get_tool_input_schema=router.tool_input_schema,
+            on_list_tools=guarded(list_tools),
+            on_call_tool=guarded(call_tool),
+            on_list_prompts=guarded(list_prompts),
+            on_get_prompt=guarded(get_prompt),
+            on_list_resources=guarded(list_resources),
+            on_list_resource_templates=guarded(list_templates),
+            on_read_resource=guarded(read_resource),
+            on_subscribe_resource=guarded(subscribe),
+            on_unsubscribe_resource=guarded(unsubscribe),
+            on_completion=guarded(complete),
+            on_set_logging_level=guarded(set_level),
+        )
+    # Every transport (the HTTP session manager included) asks the server for its
+    # options; ours advertise list_changed, since upstream changes are relayed.
+    plain = server.create_initialization_options
+    server.create_initialization_options = lambda *a, **k: plain(  # type: ignore[method-assign]
+        a[0] if a else k.pop("notification_options", _NOTIFY_ALL), *a[1:], **k
+    )
+    return server
+
+
+_NOTIFY_ALL = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+
+
+def initialization_options(server: Server[Any]) -> Any:
+    return server.create_initialization_options()
+
+
+def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
+    run_id, session_id = default_run, ""
+    request = ctx.request
+    if isinstance(request, Request):
+        run_id = request.query_params.get("run") or request.headers.get("x-run-id") or default_run
+        session_id = request.headers.get("mcp-session-id") or ""
+    client = ctx.session.client_params
+    meta = (ctx.params or {}).get("_meta") or {}
+    caller = Caller(
+        run_id=run_id,
+        session_id=session_id or f"conn-{id(getattr(ctx.session, '_connection', ctx.session)):x}",
+        client_name=client.client_info.name if client is not None and client.client_info else None,
+        protocol_version=ctx.protocol_version,
+    )
+    if isinstance(meta, dict) and meta.get("progressToken") is not None:
+        caller.on_progress = ctx.session.report_progress
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        _client_handle(router, ctx)
+        caller.relay = _relay_for(ctx)
+    return caller
+
+
+def _client_handle(router: Router, ctx: Any) -> Any:
+    """Remember a handshake-era connection so list changes and updates can reach it."""
+    connection = getattr(ctx.session, "_connection", None)  # no public accessor in mcp 2.3
+    if connection is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return None
+    return router.register_client(connection, connection.notify)
+
+
+def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
+    async def relay(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        shapes = _RELAYED.get(method)
+        if shapes is None:
+            raise MCPError(code=types.METHOD_NOT_FOUND, message=f"{method} is not relayed by the gateway")
+        request_model, result_model = shapes
+        request = request_model.model_validate({"method": method, "params": params}, by_name=False)
+        result = await ctx.session.send_request(
+            request, result_model, metadata=ServerMessageMetadata(related_request_id=ctx.request_id)
+        )
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    return relay
+
+
+def build_http_app(router: Router, server: Server[Any], host: str, path: str = "/mcp") -> Starlette:
+    security = None
+    if host in ("127.0.0.1", "localhost", "::1"):
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    mcp_app = StreamableHTTPASGIApp(manager)
+
+    async def status(_: Request) -> JSONResponse:
+        return JSONResponse(router.status())
+
+    async def healthz(_: Request) -> JSONResponse:
+        return JSONResponse({"ok": True, "version": __version__})
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette):  # type: ignore[no-untyped-def]
+        async with router.running():
+            async with manager.run():
+                yield
+
+    return Starlette(
+        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz)],
+        lifespan=lifespan,
+    )
+
+
+async def serve_stdio(router: Router, server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with router.running():
+        async with stdio_server() as (read, write):
+            await server.run(read, write, initialization_options(server))
+
+
+async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none")
+    uv_server = uvicorn.Server(config)
+    if ready is None:
+        await uv_server.serve()
+        return
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(uv_server.serve)
+        while not uv_server.started:
+            await anyio.sleep(0.05)
+        ready()

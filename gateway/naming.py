@@ -1,0 +1,74 @@
+"""Exposed names for upstream tools and prompts.
+
+Default: `<server><sep><tool>`, which must satisfy the strictest common client
+rule (OpenAI function names) `^[a-zA-Z0-9_-]{1,64}$`. A name that would break
+it gets a deterministic alias: characters outside the set become `_`, and a
+name still too long keeps a readable prefix plus a hash fragment of the
+original pair. Two sources that land on one name are an error at start.
+
+Benchmark mode reproduces MCP-Bench's `Server Name:tool` names verbatim
+(they do not satisfy the rule; that is the benchmark's choice).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MAX_LEN = 64
+_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class NameCollision(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class NamingPolicy:
+    separator: str = "__"
+    mode: str = "prefix"  # "prefix" | "benchmark"
+
+    def expose(self, server_id: str, display_name: str, name: str) -> str:
+        if self.mode == "benchmark":
+            return f"{display_name}:{name}"
+        candidate = f"{server_id}{self.separator}{name}"
+        if NAME_RE.match(candidate):
+            return candidate
+        return _alias(server_id, self.separator, name)
+
+
+def _alias(server_id: str, separator: str, name: str) -> str:
+    digest = hashlib.sha1(f"{server_id}\0{name}".encode()).hexdigest()[:8]
+    cleaned = _BAD_CHARS.sub("_", name)
+    head = f"{server_id}{separator}"
+    candidate = head + cleaned
+    if len(candidate) <= MAX_LEN and cleaned == name:
+        return candidate
+    # Keep as much of the readable name as fits beside the hash fragment.
+    room = MAX_LEN - len(head) - len(digest) - 1
+    if room < 4:  # a very long server id: shorten it too
+        head = f"{server_id[: MAX_LEN // 2]}{separator}"
+        room = MAX_LEN - len(head) - len(digest) - 1
+    return f"{head}{cleaned[:room]}_{digest}"
+
+
+class NameTable:
+    """exposed name <-> (server id, upstream name), built once per catalog version."""
+
+    def __init__(self) -> None:
+        self.by_exposed: dict[str, tuple[str, str]] = {}
+        self.by_source: dict[tuple[str, str], str] = {}
+
+    def add(self, exposed: str, server_id: str, name: str) -> None:
+        other = self.by_exposed.get(exposed)
+        if other is not None and other != (server_id, name):
+            raise NameCollision(
+                f"exposed name {exposed!r} would be used by both {other[0]}:{other[1]!r} and {server_id}:{name!r}"
+            )
+        self.by_exposed[exposed] = (server_id, name)
+        self.by_source[(server_id, name)] = exposed
+
+    def resolve(self, exposed: str) -> tuple[str, str] | None:
+        return self.by_exposed.get(exposed)

@@ -1,0 +1,391 @@
+"""The router: merges the upstreams' catalogs, routes each request to its server,
+validates every tools/call inline and writes one call-log record per call.
+
+It is protocol-era neutral and works on wire dicts; `gateway.front` adapts it
+to the SDK's server and turns `GatewayError`s into JSON-RPC errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+
+from gateway.catalog import Catalog, ToolEntry, build_catalog
+from gateway.config import ServerSpec
+from gateway.errors import GatewayError, UnknownTargetError, UnknownToolError, UpstreamError, UpstreamTimeout
+from gateway.naming import NamingPolicy
+from gateway.settings import Settings
+from gateway.upstream import CallOptions, ProgressFn, RelayFn
+from gateway.validation import UNCHECKED, ValidatorCache
+from recorder.calllog import CallLog
+from recorder.codec import pack
+
+logger = logging.getLogger(__name__)
+
+# Keys of the 2026-07-28 request envelope: they describe the client's hop to
+# us, not ours to the upstream (a handshake-era server refuses them).
+_ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+
+
+@dataclass(slots=True)
+class Caller:
+    """Who is calling: what the call log records about the client side of a request."""
+
+    run_id: str = "default"
+    session_id: str = ""
+    client_name: str | None = None
+    protocol_version: str | None = None
+    on_progress: ProgressFn | None = None
+    relay: RelayFn | None = None
+
+
+@dataclass
+class ClientHandle:
+    """A connected client the router can notify (list changes, resource updates, log messages)."""
+
+    notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]
+    subscriptions: set[str] = field(default_factory=set)
+
+
+class Router:
+    def __init__(self, specs: list[ServerSpec], upstreams: dict[str, Any], settings: Settings, call_log: CallLog | None) -> None:
+        self.specs = {s.id: s for s in specs}
+        self.upstreams = upstreams
+        self.settings = settings
+        self.call_log = call_log
+        self.naming = NamingPolicy(mode=settings.naming, separator=getattr(settings, "separator", "__"))
+        self.validators = ValidatorCache()
+        self.catalog = Catalog()
+        self._clients: weakref.WeakKeyDictionary[Any, ClientHandle] = weakref.WeakKeyDictionary()
+        self.started_at = time.time()
+        self.calls_served = 0
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Router]:
+        """Start every upstream concurrently, each in its own supervised task."""
+        self.rebuild_catalog()  # replayed upstreams have their catalog before they run
+        async with anyio.create_task_group() as tg:
+            for upstream in self.upstreams.values():
+                await tg.start(upstream.run)
+            try:
+                yield self
+            finally:
+                with anyio.CancelScope(shield=True):
+                    for upstream in self.upstreams.values():
+                        await upstream.aclose()
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Wait until every upstream's first start attempt has settled; bounded."""
+        with anyio.move_on_after(timeout):
+            async with anyio.create_task_group() as tg:
+                for upstream in self.upstreams.values():
+                    tg.start_soon(upstream.wait_ready, timeout)
+
+    def rebuild_catalog(self) -> bool:
+        """Rebuild the merged catalog; True when the tool list changed."""
+        servers = [
+            (self.specs[name], up.catalog) for name, up in self.upstreams.items() if getattr(up, "catalog", None) is not None
+        ]
+        new = build_catalog(servers, self.naming, self.validators, self.catalog.version + 1)
+        for problem in new.problems:
+            logger.warning("catalog: %s", problem)
+        changed = [e.tool for e in new.tools.values()] != [e.tool for e in self.catalog.tools.values()]
+        prompts_changed = new.prompts != self.catalog.prompts
+        resources_changed = new.resources != self.catalog.resources or new.templates != self.catalog.templates
+        self.catalog = new
+        self._changes = (changed, prompts_changed, resources_changed)
+        return changed
+
+    async def on_catalog_changed(self, server: str, kind: str) -> None:
+        self.rebuild_catalog()
+        tools, prompts, resources = self._changes
+        for method, changed in (
+            ("notifications/tools/list_changed", tools),
+            ("notifications/prompts/list_changed", prompts),
+            ("notifications/resources/list_changed", resources),
+        ):
+            if changed:
+                await self._broadcast(method, None)
+
+    async def on_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
+        """Notifications an upstream sends on its own: log messages and resource updates reach clients."""
+        if method == "notifications/message":
+            params = {**params, "logger": f"{server}/{params['logger']}" if params.get("logger") else server}
+            await self._broadcast(method, params)
+        elif method == "notifications/resources/updated":
+            uri = params.get("uri")
+            for handle in list(self._clients.values()):
+                if uri in handle.subscriptions:
+                    await _quietly(handle.notify(method, params))
+
+    def register_client(self, key: Any, notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]) -> ClientHandle:
+        handle = self._clients.get(key)
+        if handle is None:
+            handle = self._clients[key] = ClientHandle(notify)
+        return handle
+
+    async def _broadcast(self, method: str, params: dict[str, Any] | None) -> None:
+        for handle in list(self._clients.values()):
+            await _quietly(handle.notify(method, params))
+
+    # -- tools ---------------------------------------------------------------------
+
+    def list_tools(self, cursor: str | None) -> dict[str, Any]:
+        tools = self.catalog.tool_list()
+        start = _cursor_offset(cursor, len(tools))
+        end = start + self.settings.page_size
+        result: dict[str, Any] = {"tools": tools[start:end]}
+        if end < len(tools):
+            result["nextCursor"] = str(end)
+        return result
+
+    def tool_input_schema(self, exposed: str) -> dict[str, Any] | None:
+        entry = self.catalog.tools.get(exposed)
+        return entry.tool.get("inputSchema") if entry else None
+
+    async def call_tool(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        started = time.time()
+        t0 = time.perf_counter()
+        name = params.get("name")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        entry = self.catalog.tools.get(name) if isinstance(name, str) else None
+        record = self._new_record(caller, started, name, arguments, entry)
+        try:
+            if entry is None:
+                near = self.catalog.near_tools(str(name))
+                if near:
+                    record["server"] = self.catalog.tools[near[0]].server
+                record["outcome"] = "rejected"
+                raise UnknownToolError(str(name), near)
+            verdict = entry.input.check(arguments) if self.settings.validate != "off" else UNCHECKED
+            record["validation"] = verdict.as_dict()
+            if verdict.valid is False and self.settings.validate == "enforce":
+                # Per the spec, argument errors are tool results the model can read and correct.
+                record["outcome"] = "rejected"
+                record["is_error"] = True
+                text = f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
+                return {"content": [{"type": "text", "text": text}], "isError": True}
+            result = await self._forward(entry, params, arguments, caller)
+            is_error = bool(result.get("isError"))
+            record["is_error"] = is_error
+            record["outcome"] = "tool_error" if is_error else "ok"
+            record["result_digest"] = _digest(result)
+            if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
+                record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
+            return result
+        except UpstreamTimeout as exc:
+            record["outcome"] = "timeout"
+            record["error"] = exc.message
+            raise
+        except UpstreamError as exc:
+            record["outcome"] = "upstream_error"
+            record["error"] = exc.message
+            raise
+        except GatewayError as exc:
+            record["error"] = exc.message
+            raise
+        except BaseException as exc:  # cancelled by the client, or a bug: still logged
+            record["outcome"] = "upstream_error"
+            record["error"] = f"{type(exc).__name__}: call abandoned" if isinstance(exc, anyio.get_cancelled_exc_class()) else repr(exc)
+            raise
+        finally:
+            ended = time.time()
+            record["ended_at"] = _iso(ended)
+            record["latency_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            self.calls_served += 1
+            if self.call_log is not None:
+                self.call_log.append(record)
+
+    async def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, caller: Caller) -> dict[str, Any]:
+        upstream = self.upstreams[entry.server]
+        out = {"name": entry.name, "arguments": arguments}
+        meta = _upstream_meta(params.get("_meta"))
+        if meta:
+            out["_meta"] = meta
+        options = CallOptions(timeout=self.specs[entry.server].timeout, on_progress=caller.on_progress, relay=caller.relay)
+        return await upstream.request("tools/call", out, options)
+
+    def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
+        return {
+            "run_id": caller.run_id,
+            "session_id": caller.session_id,
+            "seq": None,
+            "started_at": _iso(started),
+            "ended_at": None,
+            "latency_ms": None,
+            "client_name": caller.client_name,
+            "protocol_version": caller.protocol_version,
+            "server": entry.server if entry else None,
+            "tool": entry.name if entry else None,
+            "exposed_name": name,
+            "arguments": arguments,
+            "known_tool": entry is not None,
+            "validation": {"valid": None, "errors": []},
+            "output_validation": None,
+            "outcome": None,
+            "is_error": False,
+            "error": None,
+            "result_digest": None,
+            "cassette_key": None,
+            "source": "live",
+            "input_schema_digest": entry.input.digest if entry else None,
+        }
+
+    # -- prompts, resources, completion, logging -------------------------------------
+
+    def list_prompts(self, cursor: str | None) -> dict[str, Any]:
+        return _page("prompts", [p[2] for p in self.catalog.prompts.values()], cursor, self.settings.page_size)
+
+    async def get_prompt(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        name = params.get("name")
+        target = self.catalog.prompts.get(name) if isinstance(name, str) else None
+        if target is None:
+            raise UnknownTargetError(f"Unknown prompt {name!r}; known: {sorted(self.catalog.prompts)[:20]}")
+        server, upstream_name, _ = target
+        out = {**params, "name": upstream_name}
+        _strip_meta(out)
+        return await self.upstreams[server].request("prompts/get", out, self._options(server, caller))
+
+    def list_resources(self, cursor: str | None) -> dict[str, Any]:
+        return _page("resources", [r for _, r in self.catalog.resources], cursor, self.settings.page_size)
+
+    def list_resource_templates(self, cursor: str | None) -> dict[str, Any]:
+        return _page("resourceTemplates", [t for _, t in self.catalog.templates], cursor, self.settings.page_size)
+
+    def _resource_server(self, uri: Any) -> str:
+        server = self.catalog.resource_owner(uri) if isinstance(uri, str) else None
+        if server is None:
+            raise UnknownTargetError(f"No server offers resource {uri!r}")
+        return server
+
+    async def read_resource(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        server = self._resource_server(params.get("uri"))
+        out = dict(params)
+        _strip_meta(out)
+        return await self.upstreams[server].request("resources/read", out, self._options(server, caller))
+
+    async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool) -> dict[str, Any]:
+        uri = params.get("uri")
+        server = self._resource_server(uri)
+        out = dict(params)
+        _strip_meta(out)
+        result = await self.upstreams[server].request(
+            "resources/subscribe" if on else "resources/unsubscribe", out, self._options(server, caller)
+        )
+        if handle is not None:
+            (handle.subscriptions.add if on else handle.subscriptions.discard)(uri)
+        return result
+
+    async def complete(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        ref = params.get("ref") or {}
+        out = dict(params)
+        _strip_meta(out)
+        if ref.get("type") == "ref/prompt":
+            target = self.catalog.prompts.get(ref.get("name"))
+            if target is None:
+                raise UnknownTargetError(f"Unknown prompt {ref.get('name')!r}")
+            server = target[0]
+            out["ref"] = {**ref, "name": target[1]}
+        else:
+            uri = ref.get("uri")
+            server = next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) or self._resource_server(uri)
+        return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))
+
+    async def set_logging_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Forward to every ready upstream that offers logging; one failure does not stop the rest."""
+        out = dict(params)
+        _strip_meta(out)
+        for name, upstream in self.upstreams.items():
+            catalog = getattr(upstream, "catalog", None)
+            if catalog is not None and "logging" in catalog.capabilities and upstream.status.state == "ready":
+                try:
+                    await upstream.request("logging/setLevel", out)
+                except GatewayError as exc:
+                    logger.info("logging/setLevel on %s: %s", name, exc.message)
+        return {}
+
+    def _options(self, server: str, caller: Caller) -> CallOptions:
+        return CallOptions(timeout=self.specs[server].timeout, on_progress=caller.on_progress, relay=caller.relay)
+
+    # -- status ----------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        servers = {}
+        for name, upstream in self.upstreams.items():
+            info = upstream.status.as_dict()
+            info["exposed_tools"] = sum(1 for e in self.catalog.tools.values() if e.server == name)
+            servers[name] = info
+        return {
+            "servers": servers,
+            "tools": len(self.catalog.tools),
+            "catalog_version": self.catalog.version,
+            "problems": self.catalog.problems,
+            "validate": self.settings.validate,
+            "mode": self.settings.mode,
+            "cassette": str(self.call_log.store.path) if self.call_log else None,
+            "call_log": self.call_log.store.health() if self.call_log else None,
+            "calls_served": self.calls_served,
+            "uptime_s": round(time.time() - self.started_at, 1),
+        }
+
+
+def _upstream_meta(meta: Any) -> dict[str, Any] | None:
+    if not isinstance(meta, dict):
+        return None
+    kept = {k: v for k, v in meta.items() if k != "progressToken" and not k.startswith(_ENVELOPE_PREFIX)}
+    return kept or None
+
+
+def _strip_meta(params: dict[str, Any]) -> None:
+    meta = _upstream_meta(params.pop("_meta", None))
+    if meta:
+        params["_meta"] = meta
+
+
+def _page(key: str, items: list[Any], cursor: str | None, size: int) -> dict[str, Any]:
+    start = _cursor_offset(cursor, len(items))
+    result: dict[str, Any] = {key: items[start : start + size]}
+    if start + size < len(items):
+        result["nextCursor"] = str(start + size)
+    return result
+
+
+def _cursor_offset(cursor: str | None, total: int) -> int:
+    if not cursor:
+        return 0
+    try:
+        offset = int(cursor)
+    except ValueError:
+        raise UnknownTargetError(f"invalid cursor {cursor!r}") from None
+    if not 0 <= offset <= total:
+        raise UnknownTargetError(f"invalid cursor {cursor!r}")
+    return offset
+
+
+def _digest(result: dict[str, Any]) -> str:
+    return hashlib.blake2b(pack(result), digest_size=12).hexdigest()
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+
+
+async def _quietly(awaitable: Awaitable[None]) -> None:
+    try:
+        with anyio.move_on_after(5):
+            await awaitable
+    except Exception as exc:  # noqa: BLE001 - a gone client must not disturb the others
+        logger.debug("notify failed: %s", exc)

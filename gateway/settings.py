@@ -1,0 +1,26 @@
+"""Run-time settings: one object, filled from CLI flags (the lock file holds the servers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Settings:
+    validate: str = "audit"  # enforce | audit | off
+    naming: str = "prefix"  # prefix | benchmark
+    call_timeout: float = 60.0  # seconds of silence allowed per call (progress resets it)
+    max_call_timeout: float = 600.0  # hard limit per call, progress or not
+    start_timeout: float = 180.0  # handshake + catalog, first npx/uvx download included
+    restart_backoff: float = 0.5
+    restart_backoff_max: float = 30.0
+    max_response_bytes: int = 16 * 1024 * 1024
+    host: str = "127.0.0.1"
+    port: int = 8765
+    path: str = "/mcp"
+    cassettes_dir: Path = Path("cassettes")
+    cassette: str | None = None  # where the call log (and recordings) go
+    mode: str = "live"  # live | record | replay | hybrid
+    page_size: int = 200
+    separator: str = "__"  # from the lock file  # tools/list page size towards clients

@@ -1,0 +1,84 @@
+"""The one interface everything plugs into: an upstream answers MCP requests for ONE server.
+
+It works on wire dicts (method + params dict -> result dict) so a cassette
+stores exactly what went over the wire and drift compares dicts. Live,
+recording, cassette and handler-based test upstreams all implement it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+RelayFn = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass(slots=True)
+class CallOptions:
+    """Per-request options; every wait is bounded by `timeout` (silence) and `max_timeout` (total)."""
+
+    timeout: float | None = None
+    max_timeout: float | None = None
+    on_progress: ProgressFn | None = None  # progress from the upstream, for the client
+    relay: RelayFn | None = None  # requests the upstream sends back (sampling, elicitation, roots)
+
+
+class Upstream(Protocol):
+    name: str
+
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
+STATES = ("starting", "ready", "restarting", "unavailable", "stopped")
+
+
+@dataclass
+class Status:
+    """What a person sees for one upstream in `mcpgw servers` and `/status`."""
+
+    state: str = "starting"
+    reason: str | None = None
+    since: float = field(default_factory=time.time)
+    restarts: int = 0
+    pid: int | None = None
+    server_info: dict[str, Any] | None = None
+    protocol_version: str | None = None
+    tools: int = 0
+
+    def set(self, state: str, reason: str | None = None) -> None:
+        self.state, self.reason, self.since = state, reason, time.time()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "reason": self.reason,
+            "since": self.since,
+            "restarts": self.restarts,
+            "pid": self.pid,
+            "server_info": self.server_info,
+            "protocol_version": self.protocol_version,
+            "tools": self.tools,
+        }
+
+
+Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+class HandlerUpstream:
+    """A test double: answers every request with an async handler (like httpx's MockTransport)."""
+
+    def __init__(self, name: str, handler: Handler) -> None:
+        self.name = name
+        self._handler = handler
+        self.status = Status("ready")
+
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
+        return await self._handler(method, params)
+
+    async def aclose(self) -> None:
+        self.status.set("stopped")

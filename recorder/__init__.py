@@ -1,0 +1,1 @@
+"""Cassette storage: LMDB environments with msgpack values, and the call log."""

@@ -1,0 +1,54 @@
+"""The call log: one record per tools/call through the gateway, in order.
+
+Record fields (what the evaluator consumes) are listed in FIELDS. Records go
+into the `calls` database of the run's cassette, keyed by a global sequence
+number, so a cassette holds every run recorded into it in order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from recorder.store import CassetteStore, seq_key
+
+FIELDS = (
+    "run_id", "session_id", "seq", "started_at", "ended_at", "latency_ms", "client_name", "protocol_version",
+    "server", "tool", "exposed_name", "arguments", "known_tool", "validation", "output_validation", "outcome",
+    "is_error", "error", "result_digest", "cassette_key", "source", "input_schema_digest",
+)
+OUTCOMES = ("ok", "tool_error", "rejected", "upstream_error", "timeout", "miss")
+
+
+class CallLog:
+    """Appends call records to a cassette without blocking the caller."""
+
+    def __init__(self, store: CassetteStore) -> None:
+        self.store = store
+
+    def append(self, record: dict[str, Any]) -> None:
+        seq = self.store.next_seq()
+        record["seq"] = seq
+        self.store.put("calls", seq_key(seq), record)
+
+
+def iter_calls(cassette_dir: str | Path) -> Iterator[dict[str, Any]]:
+    """Every call record of a cassette, in order (opens it read-only)."""
+    store = CassetteStore(Path(cassette_dir), create=False, readonly=True)
+    try:
+        for _, record in store.items("calls"):
+            yield record
+    finally:
+        store.env.close()
+
+
+def export_jsonl(cassette_dir: str | Path, out: IO[str], run_id: str | None = None) -> int:
+    count = 0
+    for record in iter_calls(cassette_dir):
+        if run_id is not None and record.get("run_id") != run_id:
+            continue
+        out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        count += 1
+    return count

@@ -1,0 +1,217 @@
+"""One cassette = one LMDB environment directory, written by one background thread.
+
+Writes never block the event loop: callers enqueue operations and (if they
+must know the data is safe) await the batch's commit. The writer thread takes
+everything queued, applies it in one transaction and commits: group commit,
+so recording costs one commit per batch, not per call. Commits are not
+fsync'ed (`sync=False`): a killed gateway loses nothing already committed,
+since the bytes are in the OS page cache; an orderly close syncs to disk.
+A failing write (full disk, full map) keeps its batch in memory and retries,
+and the failure is visible in `health()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import lmdb
+
+from recorder.codec import pack, unpack
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "mcpgw-cassette"
+FORMAT_VERSION = 1
+DATABASES = ("meta", "catalog", "exchanges", "calls", "runs")
+MAP_SIZE = 1 << 36  # 64 GiB of address space; the file grows only as data arrives
+MAX_PENDING = 200_000
+
+
+class CassetteFormatError(Exception):
+    """The directory is not a cassette this version can read."""
+
+
+class StoreClosed(Exception):
+    pass
+
+
+def seq_key(seq: int) -> bytes:
+    return struct.pack(">Q", seq)
+
+
+class CassetteStore:
+    def __init__(self, path: Path, *, create: bool = True, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if not readonly and create:
+            self.path.mkdir(parents=True, exist_ok=True)
+        elif not (self.path / "data.mdb").exists():
+            raise CassetteFormatError(f"{self.path}: no cassette here (no data.mdb)")
+        try:
+            self.env = lmdb.open(
+                str(self.path), max_dbs=len(DATABASES) + 2, map_size=MAP_SIZE, subdir=True,
+                readonly=readonly, sync=False, metasync=False, lock=not readonly, create=create and not readonly,
+            )
+        except lmdb.Error as exc:
+            raise CassetteFormatError(f"{self.path}: cannot open as a cassette: {exc}") from None
+        try:
+            self.dbs = {name: self.env.open_db(name.encode(), create=not readonly) for name in DATABASES}
+        except lmdb.Error as exc:
+            self.env.close()
+            raise CassetteFormatError(f"{self.path}: not a {FORMAT} cassette ({exc})") from None
+        self._check_format(readonly)
+        self._next_seq = self._last_seq() + 1
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._pending_retry: list[tuple[str, bytes, bytes]] = []
+        self._error: str | None = None
+        self._closed = False
+        self._writer: threading.Thread | None = None
+        self.commits = 0
+        self.written = 0
+
+    # -- format ------------------------------------------------------------------
+
+    def _check_format(self, readonly: bool) -> None:
+        with self.env.begin(db=self.dbs["meta"], write=not readonly) as txn:
+            raw = txn.get(b"format")
+            if raw is None:
+                if readonly:
+                    raise CassetteFormatError(f"{self.path}: not a {FORMAT} cassette (no format record)")
+                txn.put(b"format", pack({"format": FORMAT, "version": FORMAT_VERSION, "created": time.time()}))
+                return
+            try:
+                meta = unpack(raw)
+            except Exception:
+                meta = None
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                raise CassetteFormatError(f"{self.path}: not a {FORMAT} cassette")
+            if meta.get("version") != FORMAT_VERSION:
+                raise CassetteFormatError(
+                    f"{self.path}: cassette format version {meta.get('version')}, this gateway reads version {FORMAT_VERSION}"
+                )
+
+    def _last_seq(self) -> int:
+        with self.env.begin(db=self.dbs["calls"]) as txn:
+            cursor = txn.cursor()
+            if cursor.last():
+                return struct.unpack(">Q", cursor.key())[0]
+        return 0
+
+    # -- writing -----------------------------------------------------------------
+
+    def next_seq(self) -> int:
+        seq = self._next_seq
+        self._next_seq += 1
+        return seq
+
+    def put(self, db: str, key: bytes, value: Any, *, wait: bool = False) -> asyncio.Future[None] | None:
+        """Queue one write; with `wait`, return a future resolved once it is committed."""
+        return self.put_many([(db, key, value)], wait=wait)
+
+    def put_many(self, items: list[tuple[str, bytes, Any]], *, wait: bool = False) -> asyncio.Future[None] | None:
+        if self._closed:
+            raise StoreClosed(f"{self.path}: cassette is closed")
+        encoded = [(db, key, pack(value)) for db, key, value in items]
+        future = None
+        if wait:
+            loop = asyncio.get_running_loop()
+            future = loop.create_future()
+            self._queue.put((encoded, loop, future))
+        else:
+            self._queue.put((encoded, None, None))
+        self._ensure_writer()
+        return future
+
+    def _ensure_writer(self) -> None:
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_loop, name=f"cassette-writer:{self.path.name}", daemon=True)
+            self._writer.start()
+
+    def _write_loop(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                self._flush([])
+                return
+            batch = [first]
+            while len(batch) < 4096:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._flush(batch)
+                    return
+                batch.append(item)
+            self._flush(batch)
+
+    def _flush(self, batch: list[Any]) -> None:
+        ops = self._pending_retry + [op for encoded, _, _ in batch for op in encoded]
+        if not ops:
+            return
+        try:
+            with self.env.begin(write=True) as txn:
+                for db, key, value in ops:
+                    txn.put(key, value, db=self.dbs[db])
+            self._pending_retry = []
+            self.commits += 1
+            self.written += len(ops)
+            self._error = None
+            outcome: BaseException | None = None
+        except (lmdb.Error, OSError) as exc:
+            self._error = f"cassette write failing ({type(exc).__name__}: {exc}); {len(ops)} record(s) held in memory, retrying"
+            logger.error("%s: %s", self.path, self._error)
+            self._pending_retry = ops[-MAX_PENDING:]
+            outcome = exc
+        for _, loop, future in batch:
+            if future is not None:
+                loop.call_soon_threadsafe(_settle, future, outcome)
+
+    def health(self) -> dict[str, Any]:
+        return {"path": str(self.path), "error": self._error, "commits": self.commits, "written": self.written}
+
+    def close(self) -> None:
+        """Flush what is queued, sync to disk, close. Bounded: a stuck writer is abandoned after 10 s."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join(timeout=10)
+        try:
+            self.env.sync(True)
+        except lmdb.Error:
+            pass
+        self.env.close()
+
+    # -- reading -------------------------------------------------------------------
+
+    def get(self, db: str, key: bytes) -> Any:
+        with self.env.begin(db=self.dbs[db]) as txn:
+            raw = txn.get(key)
+        return None if raw is None else unpack(raw)
+
+    def items(self, db: str) -> Iterator[tuple[bytes, Any]]:
+        with self.env.begin(db=self.dbs[db]) as txn:
+            for key, raw in txn.cursor():
+                yield bytes(key), unpack(raw)
+
+    def count(self, db: str) -> int:
+        with self.env.begin(db=self.dbs[db]) as txn:
+            return txn.stat(self.dbs[db])["entries"]
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
