@@ -142,7 +142,9 @@ def build_catalog(
             except NameCollision as exc:
                 catalog.problems.append(str(exc))
                 continue
-            exposed_tool = {**tool, "name": exposed}
+            exposed_tool, repair = wire_safe_tool({**tool, "name": exposed})
+            if repair:
+                catalog.problems.append(f"{spec.id}:{name}: {repair}")
             output_schema = tool.get("outputSchema")
             catalog.tools[exposed] = ToolEntry(
                 spec.id, name, exposed, exposed_tool,
@@ -170,6 +172,50 @@ def build_catalog(
                 catalog.resources.append((spec.id, resource))
         catalog.templates.extend((spec.id, t) for t in server.templates)
     return catalog
+
+
+def wire_safe_tool(tool: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A definition every protocol version's Tool shape accepts, and what had to change.
+
+    Clients reject a whole tools/list over one bad entry, so a schema the wire
+    forbids (no `type`, or a type other than "object") is repaired here, once.
+    The gateway still validates calls against the original schema.
+    """
+    from mcp_types import methods
+
+    problems = []
+    for version in _WIRE_VERSIONS:
+        try:
+            methods.serialize_server_result("tools/list", version, _listing(tool))
+        except Exception as exc:  # noqa: BLE001 - pydantic's error says what the wire refuses
+            problems.append(str(exc).splitlines()[1] if "\n" in str(exc) else str(exc))
+            break
+    if not problems:
+        return tool, None
+    repaired = dict(tool)
+    for key in ("inputSchema", "outputSchema"):
+        schema = repaired.get(key)
+        if key == "outputSchema" and schema is None:
+            continue
+        if not isinstance(schema, dict):
+            repaired[key] = {"type": "object"}
+        elif schema.get("type") != "object":
+            repaired[key] = {**schema, "type": "object"} if "type" not in schema else {"type": "object"}
+    try:
+        for version in _WIRE_VERSIONS:
+            methods.serialize_server_result("tools/list", version, _listing(repaired))
+    except Exception as exc:  # noqa: BLE001
+        minimal = {"name": tool["name"], "description": tool.get("description", ""), "inputSchema": {"type": "object"}}
+        return minimal, f"definition not valid MCP ({exc.__class__.__name__}); exposed with name and description only"
+    return repaired, f"schema not valid on the wire ({problems[0].strip()}); exposed with type 'object'"
+
+
+_WIRE_VERSIONS = ("2025-11-25", "2026-07-28")
+
+
+def _listing(tool: dict[str, Any]) -> dict[str, Any]:
+    # The 2026-07-28 envelope fields the front adds; present so only the tool is judged.
+    return {"tools": [tool], "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 
 
 def _template_matches(template: str, uri: str) -> bool:

@@ -180,6 +180,8 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
             count = export_jsonl(path, sys.stdout, args.run)
     except CassetteFormatError as exc:
         raise GatewayError(str(exc)) from None
+    except BrokenPipeError:  # `| head`: the reader has all it wants
+        return 0
     except OSError as exc:
         raise GatewayError(f"cannot write {args.output}: {exc}") from None
     print(f"exported {count} call record(s) from {path}", file=sys.stderr)

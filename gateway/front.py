@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -48,9 +49,13 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
     def guarded(fn: Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]) -> Handler:
         async def handler(ctx: Any, _typed: Any) -> dict[str, Any]:
             try:
-                return await fn(ctx, dict(ctx.params or {}))
+                result = await fn(ctx, dict(ctx.params or {}))
             except GatewayError as exc:
                 raise MCPError(code=exc.code, message=exc.message, data=exc.data) from None
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
+                # Required at 2026-07-28; upstreams (and cassettes) of the handshake era never send it.
+                result = {**result, "resultType": "complete"}
+            return result
 
         return handler
 
@@ -99,6 +104,8 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
             version=__version__,
             instructions="mcpgw: tools of several MCP servers behind one endpoint, named <server>__<tool>.",
             get_tool_input_schema=router.tool_input_schema,
+            # 2026-07-28 results carry cache hints; ours change on list_changed, so they are never fresh.
+            cache_hints={m: CacheHint(0, "private") for m in CACHEABLE_METHODS},
             on_list_tools=guarded(list_tools),
             on_call_tool=guarded(call_tool),
             on_list_prompts=guarded(list_prompts),

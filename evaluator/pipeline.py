@@ -1,0 +1,255 @@
+"""From inputs (call log, task files, answers, predictions, labels) to one report dict.
+
+Runs are the unit: one run id = one agent attempt at one task by one model.
+A run's task is its answer's `task_id` (or the run id itself); its model is the
+answer's or prediction's `model`, else the client name in the call log.
+
+Which metrics appear depends on what was given:
+- call log -> audit, and MCP-Bench rule metrics (per MCP-Bench task file when
+  given, else over all runs as one file), per model;
+- MCPEval ground truth -> matching against --predictions or the call log;
+- MCP-AgentBench queries + answers + judge -> pass rates per category;
+- MCP-Bench tasks + judge -> the rubric; MCPEval + judge -> trajectory/completion;
+- human labels + pass/fail verdicts -> agreement.
+
+The report is plain JSON-ready data; the renderers in `report_*` only read it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator import agentbench, agreement, audit, catalog as catalog_mod, mcpbench_rules, mcpeval_match
+from evaluator.calllog import group_by_run
+from evaluator.tasks import (Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind, read_agentbench_tasks,
+                             read_mcpbench_tasks, read_mcpeval_tasks)
+
+UNKNOWN_MODEL = "unknown"
+
+
+class Progress:
+    """What the pipeline tells a progress display; the default shows nothing."""
+
+    def start(self, label: str, total: int) -> None:
+        pass
+
+    def advance(self, steps: int = 1) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+@dataclass
+class EvalInputs:
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    task_files: list[str] = field(default_factory=list)
+    answers: dict[str, Answer] = field(default_factory=dict)
+    predictions: dict[str, McpEvalTask] | None = None
+    labels: dict[str, list[bool | None]] | None = None
+    catalog: list[dict[str, Any]] = field(default_factory=list)
+    weights: dict[str, float] | None = None
+    task_servers_only: bool = False  # MCP-Bench: a valid name must also be on one of the task's servers
+
+
+@dataclass
+class Loaded:
+    mcpbench: dict[str, list[McpBenchTask]] = field(default_factory=dict)
+    mcpeval: dict[str, dict[str, McpEvalTask]] = field(default_factory=dict)
+    agentbench: dict[str, dict[str, AgentBenchTask]] = field(default_factory=dict)
+
+
+def load_task_files(paths: list[str]) -> Loaded:
+    loaded = Loaded()
+    for path in paths:
+        kind = detect_kind(path)
+        if kind == "mcpbench":
+            loaded.mcpbench[path] = read_mcpbench_tasks(path)
+        elif kind == "mcpeval":
+            loaded.mcpeval[path] = read_mcpeval_tasks(path)
+        else:
+            loaded.agentbench[path] = read_agentbench_tasks(path)
+    return loaded
+
+
+@dataclass
+class RunIndex:
+    """run id -> task id and model; task id -> the runs attempting it."""
+
+    task_of: dict[str, str]
+    model_of: dict[str, str]
+
+    @classmethod
+    def build(cls, runs: Mapping[str, list[dict[str, Any]]], answers: Mapping[str, Answer],
+              predictions: Mapping[str, McpEvalTask] | None) -> RunIndex:
+        task_of, model_of = {}, {}
+        for run_id in {*runs, *answers}:
+            answer = answers.get(run_id)
+            task_of[run_id] = answer.task_id if answer else run_id
+            model = answer.model if answer else None
+            if model is None and predictions and task_of[run_id] in predictions:
+                model = predictions[task_of[run_id]].model
+            if model is None and runs.get(run_id):
+                model = runs[run_id][0].get("client_name")
+            model_of[run_id] = model or UNKNOWN_MODEL
+        return cls(task_of, model_of)
+
+    def runs_for(self, task_id: str) -> list[str]:
+        return sorted(r for r, t in self.task_of.items() if t == task_id)
+
+    def models(self) -> list[str]:
+        return sorted(set(self.model_of.values()))
+
+
+def _fill_digests(calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
+    digest_of = {(t["server"], t["tool"]): t.get("input_schema_digest") for t in tools}
+    if not any(digest_of.values()):
+        return
+    for record in calls:
+        if record.get("input_schema_digest") is None and record.get("known_tool"):
+            digest = digest_of.get((record.get("server"), record.get("tool")))
+            if digest:
+                record["input_schema_digest"] = digest
+
+
+def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
+                 inputs: EvalInputs, checks: Any) -> dict[str, Any]:
+    """Per model: MCP-Bench's rule metrics per task file (or one pseudo-file: the call log)."""
+    out = {}
+    for model in index.models():
+        mine = [r for r, m in index.model_of.items() if m == model]
+        servers_by_run: dict[str, set[str]] = {}
+        if loaded.mcpbench:
+            files: dict[str, list[str]] = {}
+            for path, tasks in loaded.mcpbench.items():
+                chosen = []
+                for task in tasks:
+                    for run_id in index.runs_for(task.task_id):
+                        if index.model_of[run_id] == model:
+                            chosen.append(run_id)
+                            if inputs.task_servers_only:
+                                servers_by_run[run_id] = task.available_servers
+                if chosen:
+                    files[path] = chosen
+            if not files:
+                continue
+        else:
+            files = {"call log": sorted(r for r in mine if r in runs)}
+        out[model] = mcpbench_rules.score_runs(runs, files, checks=checks, servers_by_run=servers_by_run)
+    return out
+
+
+def predicted_calls(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The call log as MCPEval predictions: upstream tool name (or the name as called) + arguments."""
+    out = []
+    for r in records:
+        args = r.get("arguments")
+        out.append({"tool_name": r.get("tool") or r["exposed_name"], "tool_parameters": args if isinstance(args, dict) else {}})
+    return out
+
+
+def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
+                  inputs: EvalInputs) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for path, truth in loaded.mcpeval.items():
+        gt = {task_id: task.tool_calls for task_id, task in truth.items()}
+        by_model: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        if inputs.predictions is not None:
+            for task_id, pred in inputs.predictions.items():
+                by_model.setdefault(pred.model or UNKNOWN_MODEL, {})[task_id] = pred.tool_calls
+        else:
+            for run_id, task_id in index.task_of.items():
+                if task_id in gt:
+                    by_model.setdefault(index.model_of[run_id], {})[task_id] = predicted_calls(runs.get(run_id, []))
+        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=inputs.weights)
+                     for model, preds in sorted(by_model.items())}
+    return out
+
+
+def server_success(audit_report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    servers: dict[str, dict[str, Any]] = {}
+    for row in audit_report["tools"]:
+        if not row["known"]:
+            continue
+        s = servers.setdefault(row["server"], {"calls": 0, "ok": 0, "is_error": 0, "invalid": 0, "timeouts": 0})
+        for key in ("calls", "ok", "is_error", "invalid", "timeouts"):
+            s[key] += row[key]
+    for s in servers.values():
+        s["success"] = s["ok"] / s["calls"] if s["calls"] else None
+    return dict(sorted(servers.items()))
+
+
+def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None = None) -> dict[str, Any]:
+    """Compute everything the inputs allow. `judge` is a `judging.JudgeRun` or None."""
+    progress = progress or Progress()
+    started = time.perf_counter()
+    loaded = load_task_files(inputs.task_files)
+    runs = group_by_run(inputs.calls)
+    index = RunIndex.build(runs, inputs.answers, inputs.predictions)
+    checks = catalog_mod.schema_checks(inputs.catalog) if inputs.catalog else None
+    if inputs.catalog:
+        _fill_digests(inputs.calls, inputs.catalog)
+    report: dict[str, Any] = {
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "inputs": {"calls": len(inputs.calls), "runs": len(runs), "answers": len(inputs.answers),
+                   "task_files": {p: k for p, k in _kinds(loaded)}, "catalog_tools": len(inputs.catalog)},
+        "models": index.models(),
+        "warnings": [],
+    }
+    if inputs.calls:
+        report["audit"] = audit.audit_calls(inputs.calls, catalog_mod.names(inputs.catalog))
+        report["servers"] = server_success(report["audit"])
+        report["mcpbench_rules"] = rule_metrics(runs, index, loaded, inputs, checks)
+        if checks and checks.problems:
+            report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
+    if loaded.mcpeval:
+        report["mcpeval_match"] = tool_matching(runs, index, loaded, inputs)
+    if judge is not None:
+        report.update(judge.run(runs, index, loaded, inputs, progress))
+    if loaded.agentbench and judge is None:
+        report["warnings"].append("MCP-AgentBench queries were given but no judge (--judge-model): "
+                                  "pass rates need the MCP-Eval judge")
+    if inputs.labels is not None:
+        report["agreement"] = _agreement(report, inputs.labels, index)
+    report["elapsed_s"] = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _kinds(loaded: Loaded) -> list[tuple[str, str]]:
+    return ([(p, "mcpbench") for p in loaded.mcpbench] + [(p, "mcpeval") for p in loaded.mcpeval]
+            + [(p, "agentbench") for p in loaded.agentbench])
+
+
+def _agreement(report: Mapping[str, Any], labels: Mapping[str, list[bool | None]], index: RunIndex) -> dict[str, Any]:
+    """Judge pass/fail verdicts vs human labels. A label id may be a run id or, when only one
+    run attempted that task, a task id."""
+    verdicts: dict[str, bool | None] = {}
+    for per_model in report.get("agentbench", {}).values():
+        for run_id, row in per_model["runs"].items():
+            verdicts[run_id] = row.get("passed")
+    by_label: dict[str, bool | None] = {}
+    for item in labels:
+        if item in verdicts:
+            by_label[item] = verdicts[item]
+        else:
+            candidates = [r for r in index.runs_for(item) if r in verdicts]
+            if len(candidates) == 1:
+                by_label[item] = verdicts[candidates[0]]
+    return agreement.judge_vs_humans(by_label, labels)
+
+
+def category_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """(model, category, pass rate) rows for the charts and tables."""
+    rows = []
+    for model, result in report.get("agentbench", {}).items():
+        for category, counts in result["summary"]["categories"].items():
+            rows.append({"model": model, "category": category, "value": counts["pass_rate"], "n": counts["judged"]})
+    return rows
+
+
+def file_label(path: str) -> str:
+    return Path(path).name if path not in ("call log",) else path

@@ -1,0 +1,124 @@
+"""Shared fixtures: run `mcpgw serve` the way a user does, on a free loopback port."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+MISBEHAVING = [sys.executable, str(FIXTURES / "misbehaving_server.py")]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class RunningGateway:
+    url: str  # the MCP endpoint
+    base: str
+    process: subprocess.Popen
+    cassettes: Path
+    log_path: Path
+
+    def status(self) -> dict:
+        return httpx.get(self.base + "/status", timeout=5).json()
+
+    def server(self, name: str) -> dict:
+        return self.status()["servers"][name]
+
+    def wait_state(self, name: str, states: tuple[str, ...], timeout: float = 60) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = self.server(name)
+            if info["state"] in states:
+                return info
+            time.sleep(0.1)
+        raise AssertionError(f"{name} never reached {states}: {self.server(name)}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240) -> RunningGateway:
+    config_path = tmp_path / f"config{suffix}"
+    config_path.write_text(config)
+    port = free_port()
+    cassettes = tmp_path / "cassettes"
+    log_path = tmp_path / "gateway.log"
+    log = open(log_path, "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config_path), "--port", str(port),
+         "--cassettes-dir", str(cassettes), "--cassette", "test", *args],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+    )
+    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, cassettes, log_path)
+    deadline = time.monotonic() + settle
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"gateway exited: {gateway.log()}")
+        try:
+            status = gateway.status()
+            if all(s["state"] not in ("starting",) for s in status["servers"].values()):
+                return gateway
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    stop_gateway(gateway)
+    raise AssertionError(f"gateway did not settle: {gateway.log()}")
+
+
+def stop_gateway(gateway: RunningGateway) -> None:
+    if gateway.process.poll() is None:
+        gateway.process.send_signal(signal.SIGTERM)
+        try:
+            gateway.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(gateway.process.pid, signal.SIGKILL)
+            gateway.process.wait(timeout=5)
+
+
+@pytest.fixture
+def gateway_factory(tmp_path: Path) -> Iterator:
+    started: list[RunningGateway] = []
+
+    def factory(config: str, *args: str, suffix: str = ".yaml") -> RunningGateway:
+        gateway = start_gateway(tmp_path, config, *args, suffix=suffix)
+        started.append(gateway)
+        return gateway
+
+    yield factory
+    for gateway in started:
+        stop_gateway(gateway)
+
+
+def misbehaving_entry(name: str, *flags: str, extra: str = "") -> str:
+    args = json.dumps([MISBEHAVING[1], *flags])
+    return f"  {name}:\n    command: {json.dumps(MISBEHAVING[0])}\n    args: {args}\n{extra}"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False

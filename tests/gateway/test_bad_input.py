@@ -1,0 +1,274 @@
+"""Bad input and misbehaving upstreams: each gets a clear error and the gateway keeps serving.
+
+The upstreams here are `tests/fixtures/misbehaving_server.py` (raw JSON-RPC over
+stdio, misbehaving on request) started as subprocesses by a real `mcpgw serve`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from tests.conftest import misbehaving_entry, pid_alive
+
+CONFIG = "version: 1\nservers:\n" + "".join(
+    [
+        misbehaving_entry("good"),
+        misbehaving_entry("other"),
+        misbehaving_entry("dead", "--exit-at-start"),
+        misbehaving_entry("banner", "--garbage-at-start"),
+        misbehaving_entry("nokey", extra="    env: [MCPGW_TEST_UNSET_KEY]\n"),
+        "  nocmd:\n    command: /nonexistent/server-binary\n",
+    ]
+)
+
+
+@pytest.fixture
+def gateway(gateway_factory):
+    return gateway_factory(CONFIG, "--call-timeout", "1.5", "--max-response-bytes", "100000")
+
+
+def call(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
+    async def go():
+        with anyio.fail_after(30):
+            async with Client(gateway.url, mode=mode) as client:
+                return await client.call_tool(name, arguments, **kwargs)
+
+    return run(go)
+
+
+def run(fn):
+    """anyio.run, with the one real error pulled out of the task groups' exception groups."""
+    try:
+        return anyio.run(fn)
+    except BaseExceptionGroup as group:
+        leaf = group
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None
+
+
+def test_start_failures_are_reported_with_reasons_and_do_not_block_others(gateway):
+    status = gateway.status()["servers"]
+    assert status["good"]["state"] == "ready"
+    assert status["banner"]["state"] == "ready"  # a banner on stdout before the handshake is tolerated
+    assert status["dead"]["state"] == "unavailable"
+    assert "missing database" in status["dead"]["reason"]
+    assert status["nokey"]["state"] == "unavailable"
+    assert "MCPGW_TEST_UNSET_KEY" in status["nokey"]["reason"]
+    assert "command not found" in status["nocmd"]["reason"]
+    result = call(gateway, "good__echo", {"message": "hi"})
+    assert result.content[0].text == "echo: hi"
+
+
+def test_dead_upstream_call_names_the_reason(gateway):
+    with pytest.raises(MCPError) as err:
+        call(gateway, "nokey__echo", {"message": "hi"})
+    assert "Unknown tool" in str(err.value)  # never started: its tools are not offered
+    assert "MCPGW_TEST_UNSET_KEY" in gateway.server("nokey")["reason"]
+
+
+def test_unknown_tool_suggests_near_names(gateway):
+    with pytest.raises(MCPError) as err:
+        call(gateway, "good__ecoh", {"message": "hi"})
+    assert "good__echo" in str(err.value)
+    with pytest.raises(MCPError) as err:
+        call(gateway, "echo", {"message": "hi"})  # the bare upstream name
+    assert "good__echo" in str(err.value)
+
+
+def test_invalid_arguments_audit_mode_forwards_and_logs(gateway):
+    result = call(gateway, "good__echo", {"message": 5})
+    assert result.content[0].text == "echo: 5"  # audit: forwarded
+    records = export(gateway)
+    last = [r for r in records if r["exposed_name"] == "good__echo"][-1]
+    assert last["validation"]["valid"] is False
+    assert last["validation"]["errors"][0]["keyword"] == "type"
+    assert last["validation"]["errors"][0]["path"] == "$.message"
+
+
+def test_invalid_arguments_enforce_mode_is_not_forwarded(gateway_factory):
+    gateway = gateway_factory(CONFIG, "--validate", "enforce")
+    result = call(gateway, "good__echo", {"mesage": "hi"})
+    assert result.is_error
+    text = result.content[0].text
+    assert "$.message" in text and "missing" in text and "not forwarded" in text
+    assert "'mesage' was unexpected" in text
+    result = call(gateway, "good__echo", {"message": ["a"]})
+    assert "expected type \"string\", received [\"a\"]" in result.content[0].text
+    records = export(gateway)
+    assert [r["outcome"] for r in records] == ["rejected", "rejected"]
+
+
+def test_schema_that_is_itself_invalid(gateway_factory):
+    audit = gateway_factory(CONFIG)
+    assert call(audit, "good__bad_schema", {}).is_error is False
+    record = export(audit)[-1]
+    assert record["validation"]["schema_invalid"] is True and record["validation"]["valid"] is False
+    enforce = gateway_factory(CONFIG, "--validate", "enforce")
+    result = call(enforce, "good__bad_schema", {})
+    assert result.is_error and "schema is itself invalid" in result.content[0].text
+
+
+def test_arguments_not_an_object(gateway):
+    response = post(gateway, {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                              "params": {"name": "good__echo", "arguments": [1, 2]}})
+    assert response["error"]["code"] == -32602
+
+
+def test_malformed_json_rpc_and_unknown_method(gateway):
+    session = open_session(gateway)
+    bad = httpx.post(gateway.url, content=b"{not json", headers=session, timeout=10)
+    assert bad.status_code == 400
+    assert "Parse error" in bad.text or "parse" in bad.text.lower()
+    not_rpc = httpx.post(gateway.url, json={"hello": "world"}, headers=session, timeout=10)
+    assert not_rpc.status_code == 400
+    unknown = post(gateway, {"jsonrpc": "2.0", "id": 9, "method": "does/not/exist"}, session)
+    assert unknown["error"]["code"] == -32601
+    assert call(gateway, "good__echo", {"message": "still here"}).content[0].text == "echo: still here"
+
+
+def test_upstream_crash_mid_call_fails_fast_and_restarts(gateway):
+    pid = gateway.server("good")["pid"]
+    started = time.monotonic()
+    with pytest.raises(MCPError) as err:
+        call(gateway, "good__crash", {})
+    assert time.monotonic() - started < 1.5
+    assert "connection lost" in str(err.value) and "crashing on purpose" in str(err.value)
+    # Meanwhile, and after, the other server answers.
+    assert call(gateway, "other__echo", {"message": "x"}).content[0].text == "echo: x"
+    info = gateway.wait_state("good", ("ready",), timeout=20)
+    assert info["pid"] != pid and info["restarts"] >= 1
+    assert not pid_alive(pid)
+    assert call(gateway, "good__echo", {"message": "back"}).content[0].text == "echo: back"
+
+
+def test_hanging_call_times_out_with_a_clear_error(gateway):
+    started = time.monotonic()
+    with pytest.raises(MCPError) as err:
+        call(gateway, "good__hang", {})
+    elapsed = time.monotonic() - started
+    assert 1.4 < elapsed < 5
+    assert "no answer to tools/call" in str(err.value)
+    assert export(gateway)[-1]["outcome"] == "timeout"
+    assert call(gateway, "good__echo", {"message": "ok"}).content[0].text == "echo: ok"
+
+
+def test_progress_extends_the_timeout(gateway):
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append(progress)
+
+    result = call(gateway, "good__slow", {"seconds": 3}, progress_callback=on_progress)
+    assert result.content[0].text == "slept 3.0"
+    assert seen == [1, 2, 3, 4]
+    with pytest.raises(MCPError):  # the same call without progress exceeds the 1.5 s silence limit
+        call(gateway, "good__slow", {"seconds": 3})
+
+
+def test_response_larger_than_limit(gateway):
+    with pytest.raises(MCPError) as err:
+        call(gateway, "good__huge", {"bytes": 500_000})
+    assert "exceeds the gateway's limit" in str(err.value)
+    assert len(call(gateway, "good__huge", {"bytes": 50_000}).content[0].text) == 50_000
+    assert gateway.server("good")["restarts"] == 0  # the server itself was fine
+
+
+def test_garbage_on_stdout_is_skipped(gateway):
+    assert call(gateway, "good__garbage", {}).content[0].text == "after garbage"
+    assert call(gateway, "good__echo", {"message": "x"}).content[0].text == "echo: x"
+
+
+def test_client_disconnect_mid_call(gateway):
+    session = open_session(gateway)
+    body = {"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "good__slow", "arguments": {"seconds": 1}}}
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(gateway.url, json=body, headers=session, timeout=0.3)
+    assert call(gateway, "good__echo", {"message": "alive"}).content[0].text == "echo: alive"
+    assert gateway.server("good")["state"] == "ready"
+
+
+def test_list_changed_reaches_the_client_and_sampling_is_relayed(gateway):
+    notes = []
+
+    async def on_message(message):
+        notes.append(getattr(message, "method", type(message).__name__))
+
+    async def sampling(ctx, params):
+        from mcp_types import CreateMessageResult, TextContent
+
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="four"), model="test")
+
+    async def go():
+        with anyio.fail_after(30):
+            async with Client(gateway.url, mode="legacy", message_handler=on_message, sampling_callback=sampling) as client:
+                before = {t.name for t in (await client.list_tools()).tools}
+                answer = await client.call_tool("good__ask_client", {})
+                await client.call_tool("good__add_tool", {})
+                with anyio.fail_after(10):
+                    while "notifications/tools/list_changed" not in notes:
+                        await anyio.sleep(0.05)
+                after = {t.name for t in (await client.list_tools()).tools}
+                return before, after, answer
+
+    before, after, answer = run(go)
+    assert after - before == {"good__extra_0"}
+    assert json.loads(answer.content[0].text)["content"]["text"] == "four"
+
+
+def test_output_schema_verdict_is_logged(gateway):
+    call(gateway, "good__structured", {"out": {"n": 2}})
+    with pytest.raises(RuntimeError):  # the SDK client checks it too, after the gateway passed it on
+        call(gateway, "good__structured", {"out": {"n": "two"}})
+    records = [r for r in export(gateway) if r["tool"] == "structured"]
+    assert records[0]["output_validation"]["valid"] is True
+    assert records[1]["output_validation"]["valid"] is False
+
+
+# -- helpers ----------------------------------------------------------------------
+
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def open_session(gateway) -> dict:
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    response = httpx.post(gateway.url, json=init, headers=HEADERS, timeout=10)
+    response.raise_for_status()
+    headers = {**HEADERS, "mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    httpx.post(gateway.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10)
+    return headers
+
+
+def post(gateway, message: dict, headers: dict | None = None) -> dict:
+    headers = headers or open_session(gateway)
+    response = httpx.post(gateway.url, json=message, headers=headers, timeout=10)
+    text = response.text
+    if text.startswith("event:") or "data:" in text:
+        text = next(line[5:].strip() for line in text.splitlines() if line.startswith("data:"))
+    return json.loads(text)
+
+
+def export(gateway) -> list[dict]:
+    """The call log so far, read while the gateway runs (LMDB readers do not block the writer)."""
+    from recorder.calllog import iter_calls
+
+    deadline = time.monotonic() + 5
+    records: list[dict] = []
+    while time.monotonic() < deadline:
+        try:
+            records = list(iter_calls(gateway.cassettes / "test"))
+        except Exception:  # noqa: BLE001 - not created yet
+            records = []
+        if records and records[-1].get("outcome") is not None:
+            break
+        time.sleep(0.05)
+    return records
