@@ -144,7 +144,7 @@ def parse_config(text: str, source: str = "<config>") -> GatewayConfig:
         raise ConfigError(source, line, f"invalid YAML: {problem}") from None
     if not isinstance(doc, _Mapping):
         raise ConfigError(source, 1, "expected a mapping at the top (a lock file or an mcpServers object)")
-    if "mcpServers" in doc or ("servers" not in doc and "version" not in doc):
+    if "version" not in doc:  # Claude Desktop / Cursor ("mcpServers") or VS Code ("servers") shapes
         return _from_mcp_servers(doc, source)
     return _from_lock(doc, source)
 
@@ -187,6 +187,8 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
     if not isinstance(entry, _Mapping):
         raise ConfigError(source, line, f"{where}: expected a mapping")
     _check_keys(entry, _SERVER_KEYS, source, where)
+    if "command" not in entry and "url" not in entry:
+        raise ConfigError(source, line, f"{where}: needs a 'command' (stdio) or a 'url' (http, sse)")
     transport = entry.get("transport", "stdio" if "command" in entry else "http")
     if transport not in TRANSPORTS:
         raise ConfigError(source, _line(entry, "transport"), f"{where}: transport must be one of {TRANSPORTS}, got {transport!r}")
@@ -298,6 +300,8 @@ def _from_mcp_servers(doc: _Mapping, source: str) -> GatewayConfig:
         where = f"server {name!r}"
         if not isinstance(entry, _Mapping):
             raise ConfigError(source, line, f"{where}: expected a mapping")
+        if "command" not in entry and "url" not in entry:
+            raise ConfigError(source, line, f"{where}: needs a 'command' (stdio) or a 'url' (http, sse)")
         kind = entry.get("type") or entry.get("transport") or ("stdio" if "command" in entry else "http")
         kind = {"streamable-http": "http", "streamableHttp": "http", "streamable_http": "http"}.get(kind, kind)
         if kind not in TRANSPORTS:
@@ -326,7 +330,7 @@ def _from_mcp_servers(doc: _Mapping, source: str) -> GatewayConfig:
 
 def server_id_from_name(name: str) -> str:
     """A lock id from a display name: 'Unit Converter' -> 'unit_converter'."""
-    sid = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").lower()
+    sid = re.sub(r"[^A-Za-z0-9-]+", "_", name).strip("_-").lower()
     sid = re.sub(r"_+", "_", sid)[:40]
     return sid or "server"
 

@@ -106,11 +106,22 @@ async def stdio_process(
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await read_send.aclose()
 
+    async def watch_exit() -> None:
+        # EOF alone is not enough: a launcher (npx, uvx) can die while a child
+        # it spawned still holds stdout open. Its exit ends the connection too.
+        while process.returncode is None:
+            await anyio.sleep(0.1)
+        await anyio.sleep(0.3)  # let the last lines it wrote arrive
+        _killpg(process.pid, signal.SIGKILL)
+        info.returncode = process.returncode
+        await read_send.aclose()
+
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump_stdout)
             tg.start_soon(pump_stderr)
             tg.start_soon(pump_stdin)
+            tg.start_soon(watch_exit)
             try:
                 yield read_recv, write_send, info
             finally:

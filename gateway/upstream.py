@@ -72,10 +72,18 @@ Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 class HandlerUpstream:
     """A test double: answers every request with an async handler (like httpx's MockTransport)."""
 
-    def __init__(self, name: str, handler: Handler) -> None:
+    def __init__(self, name: str, handler: Handler, catalog: Any = None) -> None:
         self.name = name
         self._handler = handler
+        self.catalog = catalog
         self.status = Status("ready")
+
+    async def run(self, *, task_status: Any = None) -> None:
+        if task_status is not None:
+            task_status.started()
+
+    async def wait_ready(self, timeout: float) -> None:
+        return None
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         return await self._handler(method, params)

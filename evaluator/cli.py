@@ -1,0 +1,282 @@
+"""`eval` and `audit` subcommands, registered into the main CLI by `add_commands`.
+
+Exit status: 0 done; 1 done but something needs attention (an audit threshold
+was missed, or judge recordings were missing offline); 2 the inputs or the
+judge could not be used (the message says which file, line and field, or which
+endpoint). Errors are printed as one line, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import EvaluatorError, InputError, SourceUnavailable
+
+DEFAULT_STORE = "judge-recordings"
+
+
+def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Records from --calls (JSONL) and/or --cassette (through the recorder, when installed)."""
+    from evaluator.calllog import check_calls, read_calls
+
+    records: list[dict[str, Any]] = []
+    if getattr(args, "calls", None):
+        records.extend(read_calls(args.calls))
+    cassette = getattr(args, "cassette", None)
+    if cassette:
+        try:
+            from recorder.calllog import iter_calls
+        except ImportError as exc:
+            raise SourceUnavailable(
+                f"--cassette needs the recorder (recorder.calllog.iter_calls), which cannot be imported ({exc}); "
+                "export the call log to JSONL and pass it with --calls instead") from None
+        if not Path(cassette).is_dir():
+            raise SourceUnavailable(f"cassette {cassette} is not a directory")
+        try:
+            records.extend(check_calls(iter_calls(cassette), source=f"cassette {cassette}"))
+        except EvaluatorError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
+            raise SourceUnavailable(f"cannot read the call log of cassette {cassette}: {exc}") from None
+    return records
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--calls", metavar="FILE.jsonl", help="call log exported as JSONL")
+    parser.add_argument("--cassette", metavar="DIR", help="read the call log straight from a cassette")
+    parser.add_argument("--tools", metavar="FILE.json", help="tool catalog with input schemas (optional)")
+    parser.add_argument("--format", choices=("terminal", "json", "markdown", "html"), default="terminal")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    ev = subparsers.add_parser("eval", help="benchmark metrics and judges from call logs, tasks and answers",
+                               description="Compute MCP-Bench, MCPEval and MCP-AgentBench metrics from recorded runs.")
+    _common(ev)
+    ev.add_argument("--tasks", metavar="FILE", action="append", default=[],
+                    help="task file (MCP-Bench JSON, MCPEval ground truth, MCP-AgentBench queries); repeatable")
+    ev.add_argument("--answers", metavar="FILE.jsonl", help="agents' final answers keyed by run_id")
+    ev.add_argument("--predictions", metavar="FILE", help="MCPEval predictions (instead of the call log)")
+    ev.add_argument("--labels", metavar="FILE.jsonl", help="human pass/fail labels, for judge agreement")
+    ev.add_argument("--weights", metavar="SPEC", help="MCPEval score weights, e.g. name=0.4,params=0.4,order=0.2")
+    ev.add_argument("--task-servers-only", action="store_true",
+                    help="MCP-Bench: a valid tool name must also be on one of the task's servers")
+    judge = ev.add_argument_group("LLM judge")
+    judge.add_argument("--judge-model", metavar="NAME", help="judge model; judges run only when given")
+    judge.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible endpoint (default: OpenAI)")
+    judge.add_argument("--judge-key-env", metavar="VAR", default="OPENAI_API_KEY",
+                       help="environment variable holding the API key (default OPENAI_API_KEY)")
+    judge.add_argument("--judge-prompt", metavar="[KIND=]FILE", action="append", default=[],
+                       help="exact original prompt text; KIND is agentbench, mcpbench or mcpeval")
+    judge.add_argument("--judge-store", metavar="PATH", default=DEFAULT_STORE,
+                       help=f"where judge exchanges are recorded: LMDB dir, or a .jsonl file (default {DEFAULT_STORE})")
+    judge.add_argument("--offline", action="store_true", help="re-score from recorded judge exchanges only")
+    judge.add_argument("--judge-runs", type=int, default=5, help="MCP-Bench rubric runs per task (default 5)")
+    judge.add_argument("--judge-concurrency", type=int, default=4, help="judge requests in flight (default 4)")
+    judge.add_argument("--judge-timeout", type=float, default=60.0, help="seconds per judge request (default 60)")
+    ev.set_defaults(func=eval_command)
+
+    au = subparsers.add_parser("audit", help="per-tool call-validity audit of a call log",
+                               description="Which tools are called wrongly, and how.")
+    _common(au)
+    from evaluator.audit import SORT_KEYS
+
+    au.add_argument("--sort", choices=SORT_KEYS, default="invalid_rate", help="column to sort by (default invalid_rate)")
+    au.add_argument("--ascending", action="store_true", help="smallest first")
+    au.add_argument("--fail-under", metavar="SPEC",
+                    help="exit 1 when a tool falls below, e.g. validity=0.95,success=0.9 (metrics: validity, "
+                         "success, no_error)")
+    au.add_argument("--limit", type=int, default=50, help="rows in the terminal table (default 50)")
+    au.set_defaults(func=audit_command)
+
+
+class _RichProgress:
+    """The pipeline's progress hooks shown as a rich progress bar on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             console=Console(stderr=True), transient=True)
+        self._task: Any = None
+
+    def start(self, label: str, total: int) -> None:
+        if total:
+            self._bar.start()
+            self._task = self._bar.add_task(label, total=total)
+
+    def advance(self, steps: int = 1) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, steps)
+
+    def finish(self) -> None:
+        if self._task is not None:
+            self._bar.stop()
+            self._task = None
+
+
+def _load_with_status(args: argparse.Namespace) -> list[dict[str, Any]]:
+    if not (getattr(args, "calls", None) or getattr(args, "cassette", None)):
+        return []
+    from rich.console import Console
+
+    with Console(stderr=True).status("reading the call log..."):
+        return load_calls(args)
+
+
+def _emit(args: argparse.Namespace, text: str | None, printer: Any = None) -> None:
+    """Write rendered text to -o or stdout; terminal output goes through rich (to -o as plain text)."""
+    if text is not None:
+        if args.output:
+            _write(args.output, text)
+        else:
+            sys.stdout.write(text)
+        return
+    from rich.console import Console
+
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            printer(Console(file=handle, width=160, no_color=True))
+    else:
+        printer(Console())
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, None, None, f"cannot write the report: {exc.strerror or exc}") from None
+
+
+def _parse_weights(spec: str | None) -> dict[str, float] | None:
+    if not spec:
+        return None
+    out = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, _, value = part.partition("=")
+        if name not in ("name", "params", "order"):
+            raise ValueError(f"--weights: unknown weight {name!r}; use name, params and order")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"--weights: {name} needs a number, got {value!r}") from None
+    return out
+
+
+def _templates(specs: list[str]) -> dict[str, Any]:
+    """--judge-prompt KIND=FILE for one judge; a bare FILE serves every judge whose placeholders it uses."""
+    from evaluator.errors import JudgeConfigError
+    from evaluator.judges import aspects, outcome, rubric
+    from evaluator.judges.prompting import load_template
+
+    known = {"agentbench": outcome.FIELDS, "mcpbench": rubric.FIELDS, "mcpeval": aspects.FIELDS}
+    out = {}
+    for spec in specs:
+        kind, sep, path = spec.partition("=")
+        if sep and kind in known:
+            out[kind] = load_template(path, known[kind])
+            continue
+        matched = False
+        for kind, fields in known.items():
+            try:
+                out[kind] = load_template(spec, fields)
+                matched = True
+            except JudgeConfigError:
+                continue
+        if not matched:
+            load_template(spec, set().union(*known.values()))  # raises the clear error
+    return out
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    from evaluator.pipeline import EvalInputs, evaluate
+    from evaluator.report import print_report, render
+    from evaluator.tasks import read_answers, read_labels, read_mcpeval_tasks
+
+    try:
+        inputs = EvalInputs(
+            calls=_load_with_status(args),
+            task_files=list(args.tasks),
+            answers=read_answers(args.answers) if args.answers else {},
+            predictions=read_mcpeval_tasks(args.predictions) if args.predictions else None,
+            labels=read_labels(args.labels) if args.labels else None,
+            weights=_parse_weights(args.weights),
+            task_servers_only=args.task_servers_only,
+        )
+        if args.tools:
+            from evaluator.catalog import read_catalog
+
+            inputs.catalog = read_catalog(args.tools)
+        if not (inputs.calls or inputs.task_files):
+            raise SourceUnavailable("nothing to evaluate: give --calls/--cassette and/or --tasks")
+        judge = _judge(args) if args.judge_model else None
+        report = evaluate(inputs, judge=judge, progress=_RichProgress())
+        if args.format == "terminal":
+            _emit(args, None, lambda console: print_report(report, console))
+        else:
+            _emit(args, render(report, args.format))
+    except (EvaluatorError, ValueError) as exc:
+        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+    misses = (report.get("judge") or {}).get("misses") or []
+    if misses:
+        print(f"warning: {len(misses)} judge exchanges had no recording (offline); their items are unjudged",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _judge(args: argparse.Namespace) -> Any:
+    from evaluator.judges.client import JudgeClient, JudgeConfig
+    from evaluator.judges.store import open_store
+    from evaluator.judging import JudgeRun
+
+    if args.judge_runs < 1 or args.judge_concurrency < 1 or args.judge_timeout <= 0:
+        raise ValueError("--judge-runs and --judge-concurrency must be at least 1, --judge-timeout positive")
+    config = JudgeConfig(model=args.judge_model, base_url=args.judge_base_url, api_key_env=args.judge_key_env,
+                         timeout=args.judge_timeout, offline=args.offline, concurrency=args.judge_concurrency)
+    store = open_store(args.judge_store, readonly=args.offline)
+    return JudgeRun(JudgeClient(config, store), templates=_templates(args.judge_prompt), rubric_runs=args.judge_runs)
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    from evaluator import audit as audit_mod
+    from evaluator.report import print_audit, render_audit
+
+    try:
+        thresholds = audit_mod.parse_thresholds(args.fail_under) if args.fail_under else {}
+        records = _load_with_status(args)
+        if not records:
+            raise SourceUnavailable("no call records: give --calls FILE.jsonl or --cassette DIR")
+        names = []
+        if args.tools:
+            from evaluator.catalog import names as catalog_names, read_catalog
+
+            names = catalog_names(read_catalog(args.tools))
+        report = audit_mod.audit_calls(records, names)
+        report["tools"] = audit_mod.sort_tools(report["tools"], args.sort, descending=not args.ascending)
+        failures = audit_mod.check_thresholds(report, thresholds)
+        report["threshold_failures"] = failures
+        if args.format == "terminal":
+            _emit(args, None, lambda console: print_audit(report, console, args.limit))
+        else:
+            _emit(args, render_audit(report, args.format))
+    except (EvaluatorError, ValueError) as exc:
+        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+    for failure in failures:
+        print(f"below threshold: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (`python -m evaluator`); the gateway's CLI registers add_commands itself."""
+    parser = argparse.ArgumentParser(prog="python -m evaluator")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_commands(subparsers)
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,219 @@
+"""The report as sections of plain tables, shared by every output format.
+
+Renderers (terminal, Markdown, HTML) only lay these out, so the numbers a
+person reads are the same in each. A column has a kind that decides how its
+cells print: rate (0.873), pct (87.3%), int, ms, text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator.agentbench import CATEGORIES
+
+
+@dataclass
+class Section:
+    title: str
+    columns: list[tuple[str, str]]  # (header, kind)
+    rows: list[list[Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    key: str = ""
+
+
+def cell(value: Any, kind: str) -> str:
+    if value is None:
+        return "-"
+    if kind == "rate":
+        return f"{value:.3f}"
+    if kind == "pct":
+        return f"{100 * value:.1f}%"
+    if kind == "ms":
+        return f"{value:.1f}"
+    if kind == "int":
+        return f"{int(value):,}"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}:{v}" for k, v in value.items()) or "-"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "-"
+    return str(value)
+
+
+def _name(path: str) -> str:
+    return Path(path).name if path != "call log" else path
+
+
+def overview(report: Mapping[str, Any]) -> Section:
+    inputs = report["inputs"]
+    section = Section("Overview", [("item", "text"), ("value", "text")], key="overview")
+    section.rows += [["call records", f"{inputs['calls']:,}"], ["runs", f"{inputs['runs']:,}"],
+                     ["answers", f"{inputs['answers']:,}"], ["models", ", ".join(report["models"]) or "-"]]
+    for path, kind in inputs["task_files"].items():
+        section.rows.append([f"task file ({kind})", _name(path)])
+    judge = report.get("judge")
+    if judge:
+        mode = "offline (recordings only)" if judge["offline"] else (judge["base_url"] or "default endpoint")
+        section.rows.append(["judge", f"{judge['model']} via {mode}: {judge['live_calls']} live, "
+                                      f"{judge['replayed']} replayed, {len(judge['misses'])} missing"])
+    section.notes += report.get("warnings", [])
+    if judge:
+        section.notes += judge["misses"][:20]
+    return section
+
+
+def rule_metrics(report: Mapping[str, Any]) -> Section | None:
+    data = report.get("mcpbench_rules")
+    if not data:
+        return None
+    section = Section("MCP-Bench rule-based metrics", [
+        ("model", "text"), ("task file", "text"), ("valid tool name", "rate"), ("schema compliance", "rate"),
+        ("execution success", "rate"), ("valid call failure", "rate"), ("tasks (with calls)", "text"),
+        ("calls", "int")], key="mcpbench_rules")
+    unchecked = 0
+    for model, result in data.items():
+        for path, agg in result["files"].items():
+            section.rows.append([model, _name(path), *(agg[m] for m in _RULES),
+                                 f"{agg['tasks']} ({agg['tasks_with_calls']})", agg["calls"]])
+        if len(result["files"]) > 1:
+            agg = result["overall"]
+            section.rows.append([model, "all files (mean of files)", *(agg[m] for m in _RULES), str(agg["tasks"]),
+                                 agg["calls"]])
+        unchecked += result["overall"]["unchecked_calls"]
+    section.notes.append("Per task over its calls; tasks without calls are skipped; per file, then the mean of files.")
+    if unchecked:
+        section.notes.append(f"{unchecked:,} valid-name calls had no schema verdict and no known schema; "
+                             "they count as compliant (pass --tools with schemas to check them).")
+    return section
+
+
+_RULES = ("valid_tool_name_rate", "schema_compliance_rate", "execution_success_rate", "valid_call_failure_rate")
+
+
+def matching(report: Mapping[str, Any]) -> list[Section]:
+    data = report.get("mcpeval_match")
+    if not data:
+        return []
+    summary = Section("MCPEval tool-call matching", [
+        ("model", "text"), ("file", "text"), ("tasks", "int"), ("strict success", "pct"), ("flexible success", "pct"),
+        ("strict score", "rate"), ("flexible score", "rate"), ("name", "rate"), ("params (strict)", "rate"),
+        ("params (flexible)", "rate"), ("order", "rate")], key="mcpeval_match")
+    details = Section("MCPEval differences per task", [
+        ("model", "text"), ("task", "text"), ("missing tools", "text"), ("extra tools", "text"),
+        ("parameter mismatches", "text")], key="mcpeval_diffs")
+    for path, per_model in data.items():
+        for model, result in per_model.items():
+            s, f = result["summary"]["strict"], result["summary"]["flexible"]
+            summary.rows.append([model, _name(path), result["summary"]["total_tasks"], s["success_rate"],
+                                 f["success_rate"], s["average_score"], f["average_score"], s["tool_name_accuracy"],
+                                 s["param_match_accuracy"], f["param_match_accuracy"], s["order_score"]])
+            if result["unpredicted_tasks"]:
+                summary.notes.append(f"{model}: {len(result['unpredicted_tasks'])} ground-truth tasks have no prediction "
+                                     "(left out, as MCPEval does)")
+            for task_id, row in result["tasks"].items():
+                mismatches = "; ".join(f"{call}.{param}: expected {exp!r}, got {got!r}"
+                                       for call, params in row["param_mismatches"].items()
+                                       for param, (exp, got) in params.items())
+                if row["missing_tools"] or row["extra_tools"] or mismatches:
+                    details.rows.append([model, task_id, row["missing_tools"], row["extra_tools"], mismatches or "-"])
+    return [summary, details] if details.rows else [summary]
+
+
+def pass_rates(report: Mapping[str, Any]) -> Section | None:
+    data = report.get("agentbench")
+    if not data:
+        return None
+    present = [c for c in CATEGORIES if any(c in r["summary"]["categories"] for r in data.values())]
+    extra = sorted({c for r in data.values() for c in r["summary"]["categories"] if c not in CATEGORIES})
+    section = Section("MCP-AgentBench pass rates (MCP-Eval judge)",
+                      [("model", "text"), ("pass rate", "pct"), ("avg of categories", "pct"), ("judged", "int"),
+                       ("unjudged", "int")] + [(c, "pct") for c in present + extra], key="agentbench")
+    for model, result in data.items():
+        s = result["summary"]
+        section.rows.append([model, s["pass_rate"], s["macro_pass_rate"], s["judged"], s["unjudged"],
+                             *(s["categories"].get(c, {}).get("pass_rate") for c in present + extra)])
+    return section
+
+
+def rubric(report: Mapping[str, Any]) -> Section | None:
+    data = report.get("mcpbench_judge")
+    if not data:
+        return None
+    section = Section("MCP-Bench LLM judge (mean of 5 shuffled runs, normalised to 0-1)", [
+        ("model", "text"), ("task completion", "rate"), ("tool usage", "rate"), ("planning effectiveness", "rate"),
+        ("overall", "rate"), ("judged runs", "int")], key="mcpbench_judge")
+    for model, result in data.items():
+        m = result["mean"]
+        section.rows.append([model, m["task_completion"], m["tool_usage"], m["planning_effectiveness"],
+                             m["overall"], m["judged_runs"]])
+    return section
+
+
+def judgements(report: Mapping[str, Any]) -> Section | None:
+    data = report.get("mcpeval_judge")
+    if not data:
+        return None
+    section = Section("MCPEval LLM judger", [("model", "text"), ("trajectory", "rate"), ("completion", "rate"),
+                                             ("tasks", "int")], key="mcpeval_judge")
+    for model, result in data.items():
+        m = result["mean"]
+        section.rows.append([model, m["trajectory"], m["completion"], m["tasks"]])
+    return section
+
+
+def agreement(report: Mapping[str, Any]) -> Section | None:
+    data = report.get("agreement")
+    if data is None:
+        return None
+    section = Section("Judge vs human labels", [("statistic", "text"), ("value", "text")], key="agreement")
+    for label, key, kind in (("items", "items", "int"), ("percentage agreement (judge vs majority)",
+                             "percentage_agreement", "pct"), ("Cohen's kappa (judge vs majority)", "cohens_kappa", "rate"),
+                             ("Fleiss' kappa (among raters)", "fleiss_kappa", "rate"),
+                             ("all-raters agreement", "all_raters_agreement", "pct"),
+                             ("all raters and judge agree", "all_raters_agreement_with_judge", "pct")):
+        section.rows.append([label, cell(data[key], kind)])
+    return section
+
+
+AUDIT_COLUMNS = [("server", "text"), ("tool", "text"), ("calls", "int"), ("invalid", "int"), ("validity", "pct"),
+                 ("failing keywords", "text"), ("near misses", "int"), ("isError", "pct"), ("timeouts", "int"),
+                 ("misses", "int"), ("p50 ms", "ms"), ("p99 ms", "ms")]
+
+
+def audit(report: Mapping[str, Any], limit: int | None = None) -> Section | None:
+    data = report.get("audit")
+    if not data:
+        return None
+    section = Section("Per-tool call validity", list(AUDIT_COLUMNS), key="audit")
+    tools = data["tools"]
+    for row in tools[:limit] if limit else tools:
+        section.rows.append([row["server"], row["tool"], row["calls"], row["invalid"], row["validity"],
+                             row["invalid_by_keyword"], row["near_misses"], row["error_rate"], row["timeouts"],
+                             row["misses"], row["p50_ms"], row["p99_ms"]])
+    if limit and len(tools) > limit:
+        section.notes.append(f"{len(tools) - limit} more tools not shown (use --format json or html for all)")
+    t = data["totals"]
+    section.notes.append(f"All known tools: {t['calls']:,} calls, validity {cell(t['validity'], 'pct')}, "
+                         f"success {cell(t['success'], 'pct')}, {t['unknown_name_calls']:,} calls to unknown names "
+                         f"({t['near_misses']:,} near a known tool).")
+    return section
+
+
+def servers(report: Mapping[str, Any]) -> Section | None:
+    data = report.get("servers")
+    if not data:
+        return None
+    section = Section("Per-server success", [("server", "text"), ("calls", "int"), ("success", "pct"),
+                                             ("isError", "int"), ("invalid", "int"), ("timeouts", "int")], key="servers")
+    for name, s in data.items():
+        section.rows.append([name, s["calls"], s["success"], s["is_error"], s["invalid"], s["timeouts"]])
+    return section
+
+
+def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> list[Section]:
+    out: list[Section | None] = [overview(report), rule_metrics(report), *matching(report), pass_rates(report),
+                                 rubric(report), judgements(report), agreement(report), servers(report),
+                                 audit(report, audit_limit)]
+    return [s for s in out if s is not None]

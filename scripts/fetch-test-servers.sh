@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Fetch the real MCP servers and clients the tests use into the npm and uv caches,
+# each in its own isolated environment (never into the gateway's own venv).
+set -euo pipefail
+npm_pkgs=(
+  "@modelcontextprotocol/server-everything@2026.8.31"
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@modelcontextprotocol/inspector@0.15.0"
+)
+for pkg in "${npm_pkgs[@]}"; do
+  echo "fetching $pkg" >&2
+  npm exec --yes --package "$pkg" -- true >/dev/null 2>&1 || npm cache add "$pkg"
+done
+echo "fetching mcp-server-time==2026.10.19" >&2
+uvx --from "mcp-server-time==2026.10.19" mcp-server-time --help >/dev/null

@@ -1,0 +1,70 @@
+import json
+
+import pytest
+
+from evaluator.calllog import check_calls, group_by_run, read_calls
+from evaluator.errors import InputError
+from tests.evaluator.conftest import call
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" if not isinstance(r, str) else r + "\n" for r in records))
+    return path
+
+
+def test_reads_and_groups_by_run_in_seq_order(tmp_path):
+    path = write_jsonl(tmp_path / "calls.jsonl", [
+        call("a", seq=2, tool="t2"), call("b", seq=1), "", call("a", seq=0, tool="t0"), call(7, seq=3)])
+    runs = group_by_run(read_calls(path))
+    assert list(runs) == ["a", "b", "7"]  # numeric run ids become strings
+    assert [c["tool"] for c in runs["a"]] == ["t0", "t2"]
+    assert len(runs["b"]) == 1
+
+
+def test_keeps_file_order_when_there_is_no_seq(tmp_path):
+    records = [call("a", seq=None, tool="second"), call("a", seq=None, tool="first")]
+    runs = group_by_run(check_calls(records))
+    assert [c["tool"] for c in runs["a"]] == ["second", "first"]
+
+
+def test_fills_defaults_for_known_tool_and_is_error():
+    record = call()
+    del record["known_tool"], record["is_error"]
+    record["outcome"] = "tool_error"
+    checked = next(check_calls([record]))
+    assert checked["known_tool"] is True and checked["is_error"] is True
+    unknown = call(tool=None, outcome="rejected")
+    del unknown["known_tool"]
+    assert next(check_calls([unknown]))["known_tool"] is False
+
+
+@pytest.mark.parametrize("line, field, problem", [
+    ("not json at all", None, "not valid JSON"),
+    ("[1, 2]", None, "expected a call record"),
+    (json.dumps({**call(), "run_id": None}), "run_id", "missing"),
+    (json.dumps({**call(), "outcome": "exploded"}), "outcome", "'exploded' is not one of"),
+    (json.dumps({**call(), "exposed_name": 3}), "exposed_name", "expected a string"),
+    (json.dumps({**call(), "is_error": "no"}), "is_error", "expected true or false"),
+    (json.dumps({**call(), "latency_ms": "fast"}), "latency_ms", "expected a number"),
+    (json.dumps({**call(), "validation": {"valid": "yes"}}), "validation.valid", "expected true, false or null"),
+    (json.dumps({**call(), "validation": {"valid": False, "errors": ["x"]}}), "validation.errors[0]", "expected an object"),
+])
+def test_bad_line_names_file_line_and_field(tmp_path, line, field, problem):
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps(call()) + "\n\n" + line + "\n")
+    with pytest.raises(InputError) as info:
+        list(read_calls(path))
+    error = info.value
+    assert error.source == str(path) and error.line == 3 and error.field == field
+    assert problem in error.message and f"{path}:3" in error.message
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        list(read_calls(tmp_path / "nope.jsonl"))
+
+
+def test_iterable_source_names_position():
+    with pytest.raises(InputError) as info:
+        list(check_calls([call(), {"run_id": "x"}], source="cassette c"))
+    assert info.value.line == 2 and info.value.source == "cassette c" and info.value.field == "outcome"

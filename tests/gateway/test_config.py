@@ -1,0 +1,98 @@
+import json
+
+import pytest
+
+from gateway.config import load_config, parse_config
+from gateway.errors import ConfigError
+
+GOOD = """version: 1
+separator: "__"
+default_profile: local
+servers:
+  time:
+    command: uvx
+    args: [--from, "mcp-server-time==2026.10.19", mcp-server-time]
+    pin: {registry: pypi, package: mcp-server-time, version: "2026.10.19"}
+    flags: [offline, nondeterministic]
+    timeout: 5
+  maps:
+    title: Google Maps
+    transport: http
+    url: http://127.0.0.1:3001/mcp
+    headers: {Authorization: "Bearer ${MAPS_KEY}"}
+    env: [GOOGLE_MAPS_API_KEY]
+    hide_tools: [geocode]
+profiles:
+  local: [time]
+  all: [time, maps]
+"""
+
+
+def test_lock_file_loads():
+    config = parse_config(GOOD, "servers.lock.yaml")
+    assert [s.id for s in config.select()] == ["time"]
+    assert [s.id for s in config.select("all")] == ["time", "maps"]
+    maps = config.servers["maps"]
+    assert maps.transport == "http" and maps.display_name == "Google Maps"
+    assert maps.env_required == ("GOOGLE_MAPS_API_KEY",) and maps.hide_tools == {"geocode"}
+    assert config.servers["time"].timeout == 5 and config.servers["time"].offline
+
+
+@pytest.mark.parametrize(
+    "change, line, words",
+    [
+        (("    timeout: 5", "    timeout: -1"), 10, "timeout must be a positive"),
+        (("    flags: [offline, nondeterministic]", "    flags: [offline, fast]"), 9, "unknown flag"),
+        (("  maps:", "  my__maps:"), 11, "may not contain the separator"),
+        (("  all: [time, maps]", "  all: [time, nope]"), 20, "unknown server id"),
+        (("    args: [", "    argz: ["), 7, "unknown key 'argz'"),
+        (("version: 1", "version: 7"), 1, "unsupported lock format version 7"),
+        (("    transport: http", "    transport: carrier-pigeon"), 13, "transport must be one of"),
+        (("    command: uvx\n", ""), 5, "needs a 'command'"),
+    ],
+)
+def test_broken_lock_names_the_line(change, line, words):
+    with pytest.raises(ConfigError) as err:
+        parse_config(GOOD.replace(*change), "servers.lock.yaml")
+    assert err.value.line == line, err.value
+    assert words in err.value.problem
+    assert str(err.value).startswith(f"servers.lock.yaml:{line}: ")
+
+
+def test_yaml_syntax_error_names_the_line():
+    with pytest.raises(ConfigError) as err:
+        parse_config(GOOD.replace("  local: [time]", "  local: [time"), "x.yaml")
+    assert err.value.line is not None and "invalid YAML" in err.value.problem
+
+
+def test_claude_desktop_config(tmp_path):
+    path = tmp_path / "claude_desktop_config.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "Unit Converter": {"command": "uvx", "args": ["unit-converter-mcp"], "env": {"TOKEN": "abc123"}},
+        "remote": {"type": "streamable-http", "url": "http://127.0.0.1:9000/mcp"},
+        "legacy-sse": {"url": "http://127.0.0.1:9001/sse", "type": "sse"},
+    }}, indent=2))
+    config = load_config(path)
+    assert set(config.servers) == {"unit_converter", "remote", "legacy-sse"}
+    assert config.servers["unit_converter"].title == "Unit Converter"
+    assert config.servers["unit_converter"].env_values == {"TOKEN": "abc123"}
+    assert config.servers["remote"].transport == "http"
+    assert config.servers["legacy-sse"].transport == "sse"
+
+
+def test_vscode_shape_and_json_errors(tmp_path):
+    config = parse_config(json.dumps({"servers": {"t": {"command": "x"}}}), "mcp.json")
+    assert list(config.servers) == ["t"]
+    with pytest.raises(ConfigError) as err:
+        parse_config('{\n  "mcpServers": {\n    "a": {"command": "x",}\n  }\n}', "bad.json")
+    assert err.value.line == 3 and "invalid JSON" in err.value.problem
+    with pytest.raises(ConfigError) as err:
+        parse_config('{\n  "mcpServers": {\n    "a": {"args": ["x"]}\n  }\n}', "bad.json")
+    assert err.value.line == 3 and "needs a 'command'" in err.value.problem
+
+
+def test_missing_file_and_unknown_profile(tmp_path):
+    with pytest.raises(ConfigError, match="file not found"):
+        load_config(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="unknown profile 'x'"):
+        parse_config(GOOD).select("x")

@@ -1,0 +1,186 @@
+"""End to end with real third-party servers started the way users start them
+(npx, uvx), real clients (the SDK Client in both eras, the MCP Inspector CLI),
+all through one gateway URL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import ROOT, pid_alive, start_gateway, stop_gateway
+from tests.gateway.test_bad_input import run
+
+pytestmark = pytest.mark.real
+
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+
+
+def reference_config(fs_root: Path) -> str:
+    return f"""
+version: 1
+servers:
+  everything:
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]
+  filesystem:
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "{fs_root}"]
+  time:
+    command: uvx
+    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--local-timezone", "UTC"]
+"""
+
+
+@pytest.fixture(scope="module")
+def real_gateway(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("real")
+    fs_root = tmp / "files"
+    fs_root.mkdir()
+    (fs_root / "hello.txt").write_text("hello from the filesystem server\n")
+    gateway = start_gateway(tmp, reference_config(fs_root))
+    gateway.fs_root = fs_root
+    yield gateway
+    pids = [s["pid"] for s in gateway.status()["servers"].values() if s["pid"]]
+    stop_gateway(gateway)
+    # Shutdown leaves no orphans: every upstream process group is gone.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not [p for p in pids if pid_alive(p)], "upstream processes survived the gateway"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_sdk_client_lists_and_calls_every_server(real_gateway, mode):
+    async def go():
+        with anyio.fail_after(60):
+            async with Client(real_gateway.url + "?run=e2e-" + mode, mode=mode) as client:
+                names = [t.name for t in (await client.list_tools()).tools]
+                echo = await client.call_tool("everything__echo", {"message": "through the gateway"})
+                read = await client.call_tool("filesystem__read_text_file", {"path": str(real_gateway.fs_root / "hello.txt")})
+                now = await client.call_tool("time__get_current_time", {"timezone": "Europe/Paris"})
+                return names, echo, read, now
+
+    names, echo, read, now = run(go)
+    assert {n.split("__")[0] for n in names} == {"everything", "filesystem", "time"}
+    assert all(len(n) <= 64 and n.replace("_", "").replace("-", "").isalnum() for n in names)
+    assert echo.content[0].text == "Echo: through the gateway"
+    assert "hello from the filesystem server" in read.content[0].text
+    assert json.loads(now.content[0].text)["timezone"] == "Europe/Paris"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_resources_prompts_and_progress_of_server_everything(real_gateway, mode):
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, total))
+
+    async def go():
+        with anyio.fail_after(60):
+            async with Client(real_gateway.url, mode=mode) as client:
+                resources = (await client.list_resources()).resources
+                content = await client.read_resource(resources[0].uri)
+                templates = (await client.list_resource_templates()).resource_templates
+                prompts = (await client.list_prompts()).prompts
+                prompt = await client.get_prompt("everything__args-prompt", {"city": "Paris", "state": "Texas"})
+                done = await client.call_tool(
+                    "everything__trigger-long-running-operation", {"duration": 1, "steps": 3}, progress_callback=on_progress
+                )
+                return resources, content, templates, prompts, prompt, done
+
+    resources, content, templates, prompts, prompt, done = run(go)
+    assert resources and content.contents[0].uri == resources[0].uri
+    assert templates
+    assert "everything__simple-prompt" in [p.name for p in prompts]
+    assert "Paris" in prompt.messages[0].content.text
+    assert "completed" in done.content[0].text
+    assert [p[0] for p in progress] == [1, 2, 3]
+
+
+def test_mcp_inspector_cli_lists_and_calls(real_gateway):
+    base = ["npx", "-y", INSPECTOR, "--cli", real_gateway.url, "--transport", "http"]
+    listed = subprocess.run([*base, "--method", "tools/list"], capture_output=True, text=True, timeout=240)
+    assert listed.returncode == 0, listed.stderr
+    names = [t["name"] for t in json.loads(listed.stdout)["tools"]]
+    assert "time__convert_time" in names and "filesystem__list_directory" in names
+    called = subprocess.run(
+        [*base, "--method", "tools/call", "--tool-name", "everything__get-sum", "--tool-arg", "a=2", "b=40"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert called.returncode == 0, called.stderr
+    assert "42" in json.loads(called.stdout)["content"][0]["text"]
+
+
+def test_sigkill_of_one_upstream_mid_call(real_gateway):
+    before = real_gateway.server("everything")
+    outcome = {}
+
+    async def long_call():
+        started = time.monotonic()
+        try:
+            async with Client(real_gateway.url, mode="legacy") as client:
+                await client.call_tool("everything__trigger-long-running-operation", {"duration": 20, "steps": 20})
+        except BaseException as exc:  # noqa: BLE001
+            leaf = exc
+            while isinstance(leaf, BaseExceptionGroup):
+                leaf = leaf.exceptions[0]
+            outcome["error"] = str(leaf)
+        outcome["elapsed_after_kill"] = time.monotonic() - outcome.get("killed_at", started)
+
+    async def meanwhile():
+        async with Client(real_gateway.url, mode="legacy") as client:
+            await anyio.sleep(1.0)
+            outcome["killed_at"] = time.monotonic()
+            os.killpg(before["pid"], signal.SIGKILL)
+            result = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
+            outcome["other"] = result.is_error
+
+    async def go():
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(long_call)
+                tg.start_soon(meanwhile)
+
+    run(go)
+    assert "connection lost" in outcome["error"]
+    assert outcome["elapsed_after_kill"] < 1.0
+    assert outcome["other"] is False
+    after = real_gateway.wait_state("everything", ("ready",), timeout=60)
+    assert after["pid"] != before["pid"] and after["restarts"] == before["restarts"] + 1
+
+
+def test_stdio_front_for_desktop_style_clients(tmp_path):
+    config = tmp_path / "servers.yaml"
+    config.write_text(reference_config(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gateway.cli", "serve", "--stdio", "--config", str(config), "--servers", "time",
+              "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "stdio"],
+        cwd=str(ROOT),
+        env=dict(os.environ),  # as a desktop config's "env" would; uvx needs the registry settings
+    )
+
+    async def go():
+        with anyio.fail_after(120):
+            async with Client(params, mode="legacy") as client:
+                for _ in range(200):  # the upstream starts in the background
+                    tools = [t.name for t in (await client.list_tools()).tools]
+                    if tools:
+                        break
+                    await anyio.sleep(0.1)
+                result = await client.call_tool("time__convert_time", {
+                    "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+                return tools, result
+
+    tools, result = run(go)
+    assert sorted(tools) == ["time__convert_time", "time__get_current_time"]
+    assert json.loads(result.content[0].text)["target"]["datetime"].endswith("21:00:00+09:00")

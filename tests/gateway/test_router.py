@@ -1,0 +1,115 @@
+"""The router behind the real front, in-process, with handler-based upstream doubles."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from gateway.catalog import ServerCatalog
+from gateway.config import ServerSpec
+from gateway.front import build_server
+from gateway.router import Router
+from gateway.settings import Settings
+from gateway.upstream import HandlerUpstream
+from recorder.calllog import CallLog, iter_calls
+from recorder.store import CassetteStore
+from tests.gateway.test_bad_input import run
+
+
+def make_catalog(names, schema=None):
+    default = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    return ServerCatalog(
+        {"capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}},
+        tools=[{"name": n, "inputSchema": default if schema is None else schema} for n in names],
+    )
+
+
+async def answer(method, params):
+    return {"content": [{"type": "text", "text": f"{params['name']}:{params['arguments']}"}]}
+
+
+def make_router(tmp_path, settings=None, specs=None, catalogs=None):
+    specs = specs or [ServerSpec("alpha", "stdio", "x", title="Alpha"), ServerSpec("beta", "stdio", "x", title="Beta")]
+    catalogs = catalogs or {"alpha": make_catalog(["add", "sub"]), "beta": make_catalog(["add"])}
+    store = CassetteStore(tmp_path / "c")
+    upstreams = {s.id: HandlerUpstream(s.id, answer, catalogs[s.id]) for s in specs}
+    router = Router(specs, upstreams, settings or Settings(), CallLog(store))
+    return router, store
+
+
+def with_client(router, fn, mode="legacy"):
+    async def go():
+        with anyio.fail_after(20):
+            async with router.running():
+                async with Client(build_server(router), mode=mode) as client:
+                    return await fn(client)
+
+    return run(go)
+
+
+def test_merged_catalog_pagination_and_routing(tmp_path):
+    router, store = make_router(tmp_path, Settings(page_size=2))
+
+    async def fn(client):
+        first = await client.list_tools()
+        page2 = await client.list_tools(cursor=first.next_cursor)
+        result = await client.call_tool("beta__add", {"x": 1})
+        return first, page2, result
+
+    first, page2, result = with_client(router, fn)
+    assert [t.name for t in first.tools] == ["alpha__add", "alpha__sub"] and first.next_cursor
+    assert [t.name for t in page2.tools] == ["beta__add"] and page2.next_cursor is None
+    assert result.content[0].text == "add:{'x': 1}"  # routed to beta with the upstream name
+    store.close()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_call_log_records(tmp_path, mode):
+    router, store = make_router(tmp_path)
+
+    async def fn(client):
+        await client.call_tool("alpha__add", {"x": 2})
+        await client.call_tool("alpha__add", {"x": "two"})
+        with pytest.raises(MCPError):
+            await client.call_tool("alpah__add", {"x": 2})
+
+    with_client(router, fn, mode)
+    store.close()
+    ok, invalid, unknown = list(iter_calls(tmp_path / "c"))
+    assert (ok["server"], ok["tool"], ok["outcome"], ok["validation"]["valid"]) == ("alpha", "add", "ok", True)
+    assert ok["protocol_version"] == ("2025-11-25" if mode == "legacy" else mode)
+    assert invalid["validation"]["errors"][0]["keyword"] == "type" and invalid["outcome"] == "ok"
+    assert unknown["known_tool"] is False and unknown["outcome"] == "rejected" and unknown["server"] == "alpha"
+    assert [r["seq"] for r in (ok, invalid, unknown)] == [1, 2, 3]
+    assert ok["latency_ms"] >= 0 and ok["result_digest"] and ok["input_schema_digest"]
+
+
+def test_benchmark_naming_and_collisions(tmp_path):
+    router, store = make_router(tmp_path, Settings(naming="benchmark"))
+
+    async def fn(client):
+        return [t.name for t in (await client.list_tools()).tools], await client.call_tool("Beta:add", {"x": 1})
+
+    names, result = with_client(router, fn)
+    assert names == ["Alpha:add", "Alpha:sub", "Beta:add"]
+    assert not result.is_error
+    store.close()
+    same_title = [ServerSpec("alpha", "stdio", "x", title="Same"), ServerSpec("beta", "stdio", "x", title="Same")]
+    router, store = make_router(tmp_path / "2", Settings(naming="benchmark"), specs=same_title)
+    router.rebuild_catalog()
+    assert "Same:add" in router.catalog.tools and router.catalog.tools["Same:add"].server == "alpha"
+    assert any("alpha:'add'" in p and "beta:'add'" in p for p in router.catalog.problems)
+    store.close()
+
+
+def test_hidden_tools_and_wire_repair(tmp_path):
+    specs = [ServerSpec("alpha", "stdio", "x", hide_tools=frozenset({"sub"})), ServerSpec("beta", "stdio", "x")]
+    catalogs = {"alpha": make_catalog(["add", "sub"]), "beta": make_catalog(["noargs"], schema={})}
+    router, store = make_router(tmp_path, specs=specs, catalogs=catalogs)
+    router.rebuild_catalog()
+    assert sorted(router.catalog.tools) == ["alpha__add", "beta__noargs"]
+    assert router.catalog.tools["beta__noargs"].tool["inputSchema"] == {"type": "object"}
+    assert any("beta:noargs" in p for p in router.catalog.problems)
+    store.close()
