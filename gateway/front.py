@@ -10,6 +10,7 @@ Beside the MCP endpoint: `/status` (per-server state) and `/healthz` (liveness).
 from __future__ import annotations
 
 import logging
+import time
 import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -31,7 +32,7 @@ from starlette.routing import Route
 
 from gateway import __version__
 from gateway.errors import GatewayError
-from gateway.router import Caller, Router
+from gateway.router import UPSTREAM_WAIT, Caller, Router
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
             on_completion=guarded(complete),
             on_set_logging_level=guarded(set_level),
         )
+    server.middleware = [_OwnWorkTimer(router)]  # replaces the SDK's (no-op) OpenTelemetry middleware
     # Every transport (the HTTP session manager included) asks the server for its
     # options; ours advertise list_changed, since upstream changes are relayed.
     plain = server.create_initialization_options
@@ -128,6 +130,26 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
 
 
 _NOTIFY_ALL = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+
+
+class _OwnWorkTimer:
+    """Times each tools/call through the whole server chain (params checks, handler, result
+    shaping), minus the time spent waiting on the upstream: the gateway's own work."""
+
+    def __init__(self, router: Router) -> None:
+        self.router = router
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        box = [0.0]
+        token = UPSTREAM_WAIT.set(box)
+        started = time.perf_counter()
+        try:
+            return await call_next(ctx)
+        finally:
+            self.router.own_work_s.append(time.perf_counter() - started - box[0])
+            UPSTREAM_WAIT.reset(token)
 
 
 def initialization_options(server: Server[Any]) -> Any:

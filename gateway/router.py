@@ -7,10 +7,12 @@ to the SDK's server and turns `GatewayError`s into JSON-RPC errors.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import logging
 import time
 import weakref
+from contextvars import ContextVar
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -34,6 +36,10 @@ logger = logging.getLogger(__name__)
 # Keys of the 2026-07-28 request envelope: they describe the client's hop to
 # us, not ours to the upstream (a handshake-era server refuses them).
 _ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+
+# Seconds the current tools/call spent waiting on its upstream; read by the
+# front's timing middleware to report the gateway's own work per call.
+UPSTREAM_WAIT: ContextVar[list[float] | None] = ContextVar("upstream_wait", default=None)
 
 
 @dataclass(slots=True)
@@ -68,6 +74,7 @@ class Router:
         self._clients: weakref.WeakKeyDictionary[Any, ClientHandle] = weakref.WeakKeyDictionary()
         self.started_at = time.time()
         self.calls_served = 0
+        self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -178,7 +185,15 @@ class Router:
                 record["is_error"] = True
                 text = f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
                 return {"content": [{"type": "text", "text": text}], "isError": True}
-            result = await self._forward(entry, params, arguments, caller)
+            waited = time.perf_counter()
+            try:
+                result = await self._forward(entry, params, arguments, caller)
+            finally:
+                waited = time.perf_counter() - waited
+                record["upstream_ms"] = round(waited * 1000, 3)
+                box = UPSTREAM_WAIT.get()
+                if box is not None:
+                    box[0] = waited
             is_error = bool(result.get("isError"))
             record["is_error"] = is_error
             record["outcome"] = "tool_error" if is_error else "ok"
@@ -242,6 +257,7 @@ class Router:
             "cassette_key": None,
             "source": "live",
             "input_schema_digest": entry.input.digest if entry else None,
+            "upstream_ms": None,
         }
 
     # -- prompts, resources, completion, logging -------------------------------------
@@ -338,8 +354,17 @@ class Router:
             "cassette": str(self.call_log.store.path) if self.call_log else None,
             "call_log": self.call_log.store.health() if self.call_log else None,
             "calls_served": self.calls_served,
+            "own_work_us": _percentiles(self.own_work_s),
             "uptime_s": round(time.time() - self.started_at, 1),
         }
+
+
+def _percentiles(samples: collections.deque[float]) -> dict[str, float] | None:
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    pick = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e6, 1)  # noqa: E731
+    return {"p50": pick(0.50), "p99": pick(0.99), "n": len(ordered)}
 
 
 def _upstream_meta(meta: Any) -> dict[str, Any] | None:

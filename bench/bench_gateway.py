@@ -1,0 +1,173 @@
+"""Gateway overhead benchmark: prints a table, asserts nothing.
+
+Against the same upstream (server-everything's `echo`, started with npx), in one run:
+  (a) direct: the SDK client over stdio to the upstream
+  (b) naive: a few-line SDK proxy (bench/naive_proxy.py), streamable HTTP, JSON responses
+  (c) mcpgw: the gateway, validation (audit) and call log on
+For each: p50, p99 and calls/s, sequentially and with 8 concurrent clients.
+Then: the gateway's own work per call (from its /status; time in the gateway minus the
+upstream wait) and inline validation time for the reference servers' real schemas.
+
+    python bench/bench_gateway.py [--calls 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+from mcp import Client, StdioServerParameters
+
+ROOT = Path(__file__).resolve().parent.parent
+UPSTREAM = ["npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def measure(target, tool: str, calls: int, clients: int) -> dict:
+    latencies: list[float] = []
+
+    async def worker(n: int) -> None:
+        async with Client(target, mode="legacy") as client:
+            await client.call_tool(tool, {"message": "warm"})
+            for i in range(n):
+                t0 = time.perf_counter()
+                result = await client.call_tool(tool, {"message": f"hello {i}"})
+                latencies.append(time.perf_counter() - t0)
+                assert not result.is_error
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for _ in range(clients):
+            tg.start_soon(worker, calls // clients)
+    wall = time.perf_counter() - started
+    latencies.sort()
+    return {
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "calls_s": len(latencies) / wall,
+    }
+
+
+def wait_http(url: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit(f"{url} did not come up")
+
+
+def start(cmd: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def validation_timing() -> dict:
+    """p50 of one inline check per real tool schema of the reference servers (valid arguments)."""
+    from gateway.validation import ValidatorCache
+
+    cache = ValidatorCache()
+    samples = []
+    cases = [
+        ({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}, {"message": "hi"}),
+        ({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
+         {"a": 1, "b": 2}),
+        ({"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]}, {"timezone": "UTC"}),
+        ({"type": "object", "properties": {"path": {"type": "string"}, "head": {"type": "number"}, "tail": {"type": "number"}},
+          "required": ["path"], "additionalProperties": False, "$schema": "http://json-schema.org/draft-07/schema#"},
+         {"path": "/tmp/x", "head": 3}),
+        ({"type": "object", "properties": {"source_timezone": {"type": "string"}, "time": {"type": "string"},
+                                           "target_timezone": {"type": "string"}},
+          "required": ["source_timezone", "time", "target_timezone"]},
+         {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+        ({"type": "object", "properties": {"edits": {"type": "array", "items": {"type": "object", "properties": {
+            "oldText": {"type": "string"}, "newText": {"type": "string"}}, "required": ["oldText", "newText"]}},
+            "path": {"type": "string"}, "dryRun": {"type": "boolean", "default": False}}, "required": ["path", "edits"]},
+         {"path": "/tmp/x", "edits": [{"oldText": "a", "newText": "b"}]}),
+    ]
+    for schema, args in cases:
+        compiled = cache.compile(schema)
+        for _ in range(2000):
+            t0 = time.perf_counter()
+            compiled.check(args)
+            samples.append(time.perf_counter() - t0)
+    samples.sort()
+    return {"p50_us": samples[len(samples) // 2] * 1e6, "p99_us": samples[int(len(samples) * 0.99)] * 1e6}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=480)
+    args = parser.parse_args()
+    rows = []
+
+    direct = StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:])
+    for clients in (1, 8):
+        rows.append(("(a) direct stdio", clients, anyio.run(measure, direct, "echo", args.calls, clients)))
+
+    port = free_port()
+    naive = start([sys.executable, "bench/naive_proxy.py", str(port), *UPSTREAM])
+    try:
+        wait_http(f"http://127.0.0.1:{port}/mcp")
+        for clients in (1, 8):
+            rows.append(("(b) naive SDK proxy", clients, anyio.run(measure, f"http://127.0.0.1:{port}/mcp", "echo", args.calls, clients)))
+    finally:
+        stop(naive)
+
+    tmp = Path(tempfile.mkdtemp())
+    config = tmp / "bench.yaml"
+    config.write_text("version: 1\nservers:\n  everything:\n    command: npx\n"
+                      f"    args: {UPSTREAM[1:]!r}\n".replace("'", '"'))
+    port = free_port()
+    gateway = start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), "--port", str(port),
+                     "--cassettes-dir", str(tmp), "--cassette", "bench", "--validate", "audit"])
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_http(base + "/healthz")
+        deadline = time.monotonic() + 120
+        while httpx.get(base + "/status").json()["servers"]["everything"]["state"] != "ready":
+            if time.monotonic() > deadline:
+                raise SystemExit("gateway upstream not ready")
+            time.sleep(0.2)
+        for clients in (1, 8):
+            rows.append(("(c) mcpgw (validate+log)", clients, anyio.run(measure, base + "/mcp", "everything__echo", args.calls, clients)))
+        own = httpx.get(base + "/status").json()["own_work_us"]
+    finally:
+        stop(gateway)
+
+    print(f"\nupstream: {' '.join(UPSTREAM)} tool echo; {args.calls} calls per row; machine: {os.cpu_count()} cores\n")
+    print(f"{'setup':<26}{'clients':>8}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}")
+    for name, clients, r in rows:
+        print(f"{name:<26}{clients:>8}{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['calls_s']:>10.0f}")
+    print(f"\ngateway own work per call (in-gateway time minus upstream wait, {own['n']} calls): "
+          f"p50 {own['p50']:.0f} us, p99 {own['p99']:.0f} us   (target p50 <= 500 us)")
+    v = validation_timing()
+    print(f"inline validation, typical schemas: p50 {v['p50_us']:.1f} us, p99 {v['p99_us']:.1f} us   (target p50 <= 25 us)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Replay: answer MCP requests from cassettes, miss policies, drift checks."""
