@@ -1,40 +1,120 @@
-"""Composition: settings + server specs -> upstreams, call log, router, front."""
+"""Composition: settings + server specs -> upstreams, cassettes, router, front.
+
+Modes are compositions of upstreams:
+    live    LiveUpstream
+    record  RecordingUpstream(LiveUpstream)               -> writes the cassette
+    replay  CassetteUpstream                              -> starts no process
+    hybrid  CassetteUpstream(fallback=RecordingUpstream(LiveUpstream))
+The call log goes into the recorded cassette in record mode, and into a
+cassette of its own otherwise (a replay never writes into what it replays).
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
+from datetime import datetime, timezone
 from typing import Any
 
 import anyio
 
-from gateway.config import ServerSpec
+from gateway.config import ServerSpec, spec_digest, spec_from_dict, spec_to_dict
+from gateway.errors import CassetteError
 from gateway.front import build_http_app, build_server, serve_http, serve_stdio
 from gateway.live import LiveUpstream
 from gateway.router import Router
 from gateway.settings import Settings
 from recorder.calllog import CallLog
+from recorder.cassette import Cassette, Recorded
 from recorder.paths import cassette_path
-from recorder.store import CassetteStore
+from recorder.recording import RecordingUpstream
+from recorder.redaction import Redactor
+from recorder.store import CassetteFormatError
+from replay.cassette_upstream import CassetteUpstream
 
 logger = logging.getLogger("mcpgw")
+MODES = ("live", "record", "replay", "hybrid")
+
+
+def open_cassette(settings: Settings, name: str, *, create: bool) -> Cassette:
+    path = cassette_path(settings.cassettes_dir, name)
+    if not create and not (path / "data.mdb").exists():
+        known = sorted(p.name for p in settings.cassettes_dir.glob("*") if (p / "data.mdb").exists()) if settings.cassettes_dir.exists() else []
+        raise CassetteError(f"no cassette {name!r} in {settings.cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
+    try:
+        return Cassette(path, create=create)
+    except CassetteFormatError as exc:
+        raise CassetteError(str(exc)) from None
 
 
 class Gateway:
-    def __init__(self, specs: list[ServerSpec], settings: Settings, default_run: str = "default") -> None:
+    def __init__(self, specs: list[ServerSpec], settings: Settings, default_run: str = "default", *,
+                 redact_patterns: list[str] | None = None, only: list[str] | None = None) -> None:
         self.settings = settings
         self.default_run = default_run
-        self.store: CassetteStore | None = None
-        if settings.cassette:
-            self.store = CassetteStore(cassette_path(settings.cassettes_dir, settings.cassette))
-        call_log = CallLog(self.store) if self.store else None
+        self.mode = settings.mode
+        self.cassette: Cassette | None = None  # the recorded one (record, replay, hybrid)
+        self.log_cassette: Cassette | None = None  # where the call log goes
+        self.recorded: Recorded | None = None
+        self.started = time.time()
         upstreams: dict[str, Any] = {}
-        self.router = Router(specs, upstreams, settings, call_log)
+
+        if self.mode in ("replay", "hybrid"):
+            self.cassette = open_cassette(settings, settings.cassette or "default", create=False)
+            self.recorded = self.cassette.load()
+            recorded_specs = [spec_from_dict(d) for d in self.recorded.info.get("servers", {}).values()]
+            if not specs or self.mode == "replay":
+                specs = recorded_specs
+            if only:
+                specs = [s for s in specs if s.id in only]
+        elif self.mode == "record":
+            self.cassette = open_cassette(settings, settings.cassette or _session_name("record"), create=True)
+            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
+
+        if self.mode == "record":
+            self.log_cassette = self.cassette
+        else:
+            log_name = settings.log_cassette or (settings.cassette if self.mode == "live" else None) or _session_name(self.mode)
+            self.log_cassette = open_cassette(settings, log_name, create=True)
+
+        self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store))
         for spec in specs:
-            upstreams[spec.id] = LiveUpstream(
-                spec, settings, on_notification=self.router.on_notification, on_catalog_changed=self.router.on_catalog_changed
-            )
+            upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
         self.server = build_server(self.router, default_run)
+
+    def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Any:
+        def live(on_catalog_changed: Any) -> LiveUpstream:
+            return LiveUpstream(spec, self.settings, on_notification=self.router.on_notification,
+                                on_catalog_changed=on_catalog_changed)
+
+        def recording() -> RecordingUpstream:
+            holder: dict[str, RecordingUpstream] = {}
+
+            async def catalog_changed(server: str, kind: str) -> None:
+                holder["up"].record_catalog()
+                if self.mode == "record":  # in hybrid the replayed catalog is what clients see
+                    await self.router.on_catalog_changed(server, kind)
+
+            assert self.cassette is not None
+            holder["up"] = RecordingUpstream(
+                live(catalog_changed), self.cassette, stateful=spec.stateful,
+                redact=Redactor(spec.secret_values(), patterns), lock_digest=spec_digest(spec),
+            )
+            return holder["up"]
+
+        if self.mode == "live":
+            return live(self.router.on_catalog_changed)
+        if self.mode == "record":
+            return recording()
+        assert self.recorded is not None
+        fallback = recording() if self.mode == "hybrid" else None
+        return CassetteUpstream(
+            spec.id, self.recorded.catalogs.get(spec.id), self.recorded.exchanges, self.recorded.by_server.get(spec.id, []),
+            stateful=spec.stateful, past_end=self.settings.past_end, fallback=fallback,
+        )
+
+    # -- serving ---------------------------------------------------------------------
 
     async def serve_http(self) -> None:
         app = build_http_app(self.router, self.server, self.settings.host, self.settings.path)
@@ -61,12 +141,34 @@ class Gateway:
 
     def announce(self) -> None:
         status = self.router.status()
-        lines = [f"mcpgw: {status['tools']} tools from {len(status['servers'])} server(s); validate={self.settings.validate}; call log -> {status['cassette']}"]
+        lines = [f"mcpgw: mode {self.mode}: {status['tools']} tools from {len(status['servers'])} server(s); "
+                 f"validate={self.settings.validate}; call log -> {self.log_cassette.path if self.log_cassette else None}"]
+        if self.mode in ("replay", "hybrid") and self.recorded is not None and self.cassette is not None:
+            recorded = [c["provenance"].get("recorded_at") for c in self.recorded.catalogs.values() if c.get("provenance")]
+            when = datetime.fromtimestamp(max(recorded), timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if recorded else "unknown"
+            lines.append(f"  replaying cassette {self.cassette.path} (recorded {when}, "
+                         f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
+                         + (" except for misses" if self.mode == "hybrid" else ""))
+            lines.append("  to go live instead: mcpgw serve --mode live --config servers.lock.yaml")
         for name, info in sorted(status["servers"].items()):
             reason = f" ({info['reason']})" if info.get("reason") else ""
             lines.append(f"  {name:<24} {info['state']:<12} {info['exposed_tools']:>3} tools{reason}")
         print("\n".join(lines), file=sys.stderr)
 
     def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
+        if self.mode in ("replay", "hybrid") and self.log_cassette is not None and self.cassette is not None:
+            hits: dict[str, int] = {}
+            misses: dict[str, int] = {}
+            for name, upstream in self.router.upstreams.items():
+                for tool, n in getattr(upstream, "hits", {}).items():
+                    hits[f"{name}:{tool}"] = n
+                for tool, n in getattr(upstream, "misses", {}).items():
+                    misses[f"{name}:{tool}"] = n
+            self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
+                                          "started": self.started, "ended": time.time(), "hits": hits, "misses": misses})
+        for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():
+            cassette.close()
+
+
+def _session_name(mode: str) -> str:
+    return datetime.now(timezone.utc).strftime(f"{mode}-%Y%m%d-%H%M%S-%f")

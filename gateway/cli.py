@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
     serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024)
+    serve.add_argument("--mode", choices=("live", "record", "replay", "hybrid"),
+                       help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
+                            "is given, live otherwise")
     serve.add_argument("--cassettes-dir", default="cassettes")
-    serve.add_argument("--cassette", help="cassette that receives the call log (default: session-<time>)")
+    serve.add_argument("--cassette", help="record: cassette to write; replay/hybrid: cassette to play (default 'default'); "
+                                          "live: cassette for the call log")
+    serve.add_argument("--log-cassette", help="cassette for the call log in replay/hybrid (default: <mode>-<time>)")
+    serve.add_argument("--past-end", choices=("repeat", "miss"), default="repeat",
+                       help="replay: answer to a request repeated more often than recorded")
+    serve.add_argument("--redact", action="append", default=[], metavar="REGEX",
+                       help="also keep text matching REGEX out of cassettes (declared env values always are)")
     serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
@@ -98,12 +106,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gateway.config import load_config
     from gateway.settings import Settings
 
-    config_path = args.config or DEFAULT_CONFIG
-    if args.config is None and not Path(config_path).exists():
-        raise GatewayError(f"no {DEFAULT_CONFIG} here; pass --config <lock file or mcpServers JSON>")
-    config = load_config(config_path)
-    specs = config.select(args.profile, args.servers)
+    mode = args.mode
+    if mode is None:
+        wants_servers = args.config or args.profile or args.servers
+        embedded = Path(args.cassettes_dir) / "default" / "data.mdb"
+        mode = "live" if wants_servers or not embedded.exists() else "replay"
+    specs = []
+    separator = "__"
+    if mode != "replay" or args.config:
+        config_path = args.config or DEFAULT_CONFIG
+        if args.config is None and not Path(config_path).exists():
+            raise GatewayError(f"no {DEFAULT_CONFIG} here; pass --config <lock file or mcpServers JSON>")
+        config = load_config(config_path)
+        specs = config.select(args.profile, args.servers if mode == "live" or mode == "record" else None)
+        separator = config.separator
     settings = Settings(
+        mode=mode,
+        log_cassette=args.log_cassette,
+        past_end=args.past_end,
         validate=args.validate,
         naming=args.naming,
         call_timeout=args.call_timeout,
@@ -112,10 +132,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         cassettes_dir=Path(args.cassettes_dir),
-        cassette=args.cassette or datetime.now(timezone.utc).strftime("session-%Y%m%d-%H%M%S"),
-        separator=config.separator,
+        cassette=args.cassette,
+        separator=separator,
     )
-    gateway = Gateway(specs, settings, default_run=args.run)
+    gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
     try:
         anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http)
     except KeyboardInterrupt:

@@ -369,3 +369,31 @@ def _str_map(entry: _Mapping, key: str, source: str, where: str) -> dict[str, st
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise ConfigError(source, _line(entry, key), f"{where}: {key!r} must be a mapping of strings")
     return {str(k): v for k, v in value.items()}
+
+
+def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
+    """A lock entry as stored in a cassette: literal env values are never kept (they may be secrets)."""
+    return {
+        "id": spec.id, "transport": spec.transport, "command": spec.command, "args": list(spec.args),
+        "cwd": spec.cwd, "env_required": list(spec.env_required),
+        "env_values": {k: (v if ENV_REF_RE.fullmatch(v) else "«redacted»") for k, v in spec.env_values.items()},
+        "url": spec.url, "headers": {k: (v if "${" in v else "«redacted»") for k, v in spec.headers.items()},
+        "pin": dict(vars(spec.pin)) if spec.pin else None, "flags": sorted(spec.flags), "timeout": spec.timeout,
+        "hide_tools": sorted(spec.hide_tools), "title": spec.title,
+    }
+
+
+def spec_from_dict(data: dict[str, Any]) -> ServerSpec:
+    return ServerSpec(
+        id=data["id"], transport=data.get("transport", "stdio"), command=data.get("command"),
+        args=tuple(data.get("args") or ()), cwd=data.get("cwd"), env_required=tuple(data.get("env_required") or ()),
+        env_values=dict(data.get("env_values") or {}), url=data.get("url"), headers=dict(data.get("headers") or {}),
+        pin=Pin(**data["pin"]) if data.get("pin") else None, flags=frozenset(data.get("flags") or ()),
+        timeout=data.get("timeout"), hide_tools=frozenset(data.get("hide_tools") or ()), title=data.get("title"),
+    )
+
+
+def spec_digest(spec: ServerSpec) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(spec_to_dict(spec), sort_keys=True).encode()).hexdigest()[:16]

@@ -14,6 +14,8 @@ JSON-RPC errors only at the front (`gateway.front`).
         ├── UpstreamCrashed       the connection died while the call was in flight
         ├── ResponseTooLarge      the answer exceeded the configured size limit
         └── UpstreamRejected      the upstream answered with a JSON-RPC error (passed through)
+    ReplayMiss                 replay has no recording for this request (names the nearest ones)
+    CassetteError              a cassette that is missing, corrupt or of another format
 """
 
 from __future__ import annotations
@@ -95,3 +97,11 @@ class UpstreamRejected(UpstreamError):
         self.code = code
         # Pass the upstream's own message through unprefixed: it is its answer.
         self.message = message
+
+
+class ReplayMiss(GatewayError):
+    code = REPLAY_MISS
+
+
+class CassetteError(GatewayError):
+    pass

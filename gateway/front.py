@@ -166,7 +166,7 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
     meta = (ctx.params or {}).get("_meta") or {}
     caller = Caller(
         run_id=run_id,
-        session_id=session_id or f"conn-{id(getattr(ctx.session, '_connection', ctx.session)):x}",
+        session_id=session_id or _connection_id(ctx),
         client_name=client.client_info.name if client is not None and client.client_info else None,
         protocol_version=ctx.protocol_version,
     )
@@ -176,6 +176,13 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
         _client_handle(router, ctx)
         caller.relay = _relay_for(ctx)
     return caller
+
+
+def _connection_id(ctx: Any) -> str:
+    """stdio and handshake-era connections have an identity; a 2026-era request stands alone."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return ""
+    return f"conn-{id(getattr(ctx.session, '_connection', ctx.session)):x}"
 
 
 def _client_handle(router: Router, ctx: Any) -> Any:

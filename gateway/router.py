@@ -23,7 +23,7 @@ import anyio
 
 from gateway.catalog import Catalog, ToolEntry, build_catalog
 from gateway.config import ServerSpec
-from gateway.errors import GatewayError, UnknownTargetError, UnknownToolError, UpstreamError, UpstreamTimeout
+from gateway.errors import GatewayError, ReplayMiss, UnknownTargetError, UnknownToolError, UpstreamError, UpstreamTimeout
 from gateway.naming import NamingPolicy
 from gateway.settings import Settings
 from gateway.upstream import CallOptions, ProgressFn, RelayFn
@@ -52,6 +52,11 @@ class Caller:
     protocol_version: str | None = None
     on_progress: ProgressFn | None = None
     relay: RelayFn | None = None
+
+    @property
+    def lane(self) -> str:
+        """Replay order is kept per run; untagged clients get one lane per session."""
+        return self.run_id if self.run_id != "default" or not self.session_id else f"default/{self.session_id}"
 
 
 @dataclass
@@ -186,9 +191,11 @@ class Router:
                 text = f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
                 return {"content": [{"type": "text", "text": text}], "isError": True}
             waited = time.perf_counter()
+            options = self._options(entry.server, caller)
             try:
-                result = await self._forward(entry, params, arguments, caller)
+                result = await self._forward(entry, params, arguments, options)
             finally:
+                record["source"], record["cassette_key"] = options.source, options.cassette_key
                 waited = time.perf_counter() - waited
                 record["upstream_ms"] = round(waited * 1000, 3)
                 box = UPSTREAM_WAIT.get()
@@ -201,6 +208,10 @@ class Router:
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
                 record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
             return result
+        except ReplayMiss as exc:
+            record["outcome"] = "miss"
+            record["error"] = exc.message
+            raise
         except UpstreamTimeout as exc:
             record["outcome"] = "timeout"
             record["error"] = exc.message
@@ -224,14 +235,12 @@ class Router:
             if self.call_log is not None:
                 self.call_log.append(record)
 
-    async def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, caller: Caller) -> dict[str, Any]:
-        upstream = self.upstreams[entry.server]
+    async def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> dict[str, Any]:
         out = {"name": entry.name, "arguments": arguments}
         meta = _upstream_meta(params.get("_meta"))
         if meta:
             out["_meta"] = meta
-        options = CallOptions(timeout=self.specs[entry.server].timeout, on_progress=caller.on_progress, relay=caller.relay)
-        return await upstream.request("tools/call", out, options)
+        return await self.upstreams[entry.server].request("tools/call", out, options)
 
     def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
         return {
@@ -334,7 +343,9 @@ class Router:
         return {}
 
     def _options(self, server: str, caller: Caller) -> CallOptions:
-        return CallOptions(timeout=self.specs[server].timeout, on_progress=caller.on_progress, relay=caller.relay)
+        return CallOptions(
+            timeout=self.specs[server].timeout, on_progress=caller.on_progress, relay=caller.relay, lane=caller.lane
+        )
 
     # -- status ----------------------------------------------------------------------
 

@@ -20,7 +20,9 @@ class Settings:
     port: int = 8765
     path: str = "/mcp"
     cassettes_dir: Path = Path("cassettes")
-    cassette: str | None = None  # where the call log (and recordings) go
+    cassette: str | None = None  # recorded into (record), replayed from (replay, hybrid); the call log's in live
+    log_cassette: str | None = None  # where the call log goes when it is not `cassette`
     mode: str = "live"  # live | record | replay | hybrid
+    past_end: str = "repeat"  # replay: what a lane answers past its recorded end (repeat | miss)
     page_size: int = 200
     separator: str = "__"  # from the lock file  # tools/list page size towards clients

@@ -24,6 +24,10 @@ class CallOptions:
     max_timeout: float | None = None
     on_progress: ProgressFn | None = None  # progress from the upstream, for the client
     relay: RelayFn | None = None  # requests the upstream sends back (sampling, elicitation, roots)
+    lane: str = ""  # run/session the request belongs to: replay order and stateful history are per lane
+    # Filled by recording/replaying upstreams, read by the call log:
+    source: str = "live"
+    cassette_key: str | None = None
 
 
 class Upstream(Protocol):

@@ -1,0 +1,103 @@
+"""RecordingUpstream: forwards to a live upstream and writes every exchange.
+
+An answer reaches the client only after its exchange is committed, so a
+`kill -9` of the gateway never loses an exchange a client has seen. The key
+is computed from the raw request; redaction applies to what is stored.
+Transport failures (timeouts, crashes) are not answers and are not recorded;
+JSON-RPC errors and `isError` results are, labelled as such.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from gateway.catalog import ServerCatalog
+from gateway.errors import UpstreamRejected
+from gateway.upstream import CallOptions
+from recorder.cassette import Cassette
+from recorder.keys import chain, request_key
+from recorder.redaction import Redactor
+
+
+class RecordingUpstream:
+    def __init__(self, inner: Any, cassette: Cassette, *, stateful: bool, redact: Redactor, lock_digest: str) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.cassette = cassette
+        self.stateful = stateful
+        self.redact = redact
+        self.lock_digest = lock_digest
+        self._history: dict[str, str] = {}  # lane -> chained digest of earlier calls (stateful servers)
+
+    # The supervised lifecycle, catalog and status are the live upstream's.
+    @property
+    def status(self) -> Any:
+        return self.inner.status
+
+    @property
+    def catalog(self) -> ServerCatalog | None:
+        return self.inner.catalog
+
+    async def run(self, *, task_status: Any = None) -> None:
+        await (self.inner.run(task_status=task_status) if task_status is not None else self.inner.run())
+
+    async def wait_ready(self, timeout: float) -> None:
+        await self.inner.wait_ready(timeout)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def record_catalog(self) -> None:
+        catalog = self.inner.catalog
+        if catalog is None:
+            return
+        self.cassette.record_catalog(self.name, self.redact(catalog.as_dict()), self._provenance(0.0))
+
+    def key_for(self, method: str, params: dict[str, Any], lane: str) -> str:
+        history = self._history.get(lane, "") if self.stateful else ""
+        return request_key(self.name, method, params, history)
+
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
+        options = options or CallOptions()
+        key = self.key_for(method, params, options.lane)
+        started = time.perf_counter()
+        entry: dict[str, Any] = {"key": key, "server": self.name, "method": method, "params": self.redact(params)}
+        if options.on_progress is not None:  # keep the progress the client saw, to replay it
+            seen: list[list[Any]] = []
+            entry["progress"] = seen
+            client_progress = options.on_progress
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                seen.append([progress, total, message])
+                await client_progress(progress, total, message)
+
+            options.on_progress = on_progress
+        try:
+            result = await self.inner.request(method, params, options)
+        except UpstreamRejected as exc:
+            entry["error"] = self.redact({"code": exc.code, "message": exc.message, "data": exc.data})
+            await self._write(entry, started, options, key)
+            raise
+        entry["result"] = self.redact(result)
+        await self._write(entry, started, options, key)
+        options.source, options.cassette_key = "live", key
+        return result
+
+    async def _write(self, entry: dict[str, Any], started: float, options: CallOptions, key: str) -> None:
+        entry.update(self._provenance((time.perf_counter() - started) * 1000))
+        entry["lane"] = options.lane
+        if self.stateful:
+            self._history[options.lane] = chain(self._history.get(options.lane, ""), key)
+        await self.cassette.record_exchange(entry, wait=True)
+
+    def _provenance(self, latency_ms: float) -> dict[str, Any]:
+        status = self.inner.status
+        return {
+            "recorded_at": time.time(),
+            "latency_ms": round(latency_ms, 3),
+            "source": "live",
+            "server_info": status.server_info,
+            "protocol_version": status.protocol_version,
+            "lock_digest": self.lock_digest,
+        }

@@ -1,0 +1,60 @@
+"""On a miss, say which recorded requests were nearest and how they differ."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def differences(wanted: Any, recorded: Any) -> list[str]:
+    """Field-level differences between two argument objects, as short phrases."""
+    if not isinstance(wanted, dict) or not isinstance(recorded, dict):
+        return [] if wanted == recorded else [f"{_short(recorded)} recorded, {_short(wanted)} asked"]
+    out = []
+    for key in sorted(set(wanted) | set(recorded)):
+        if key not in recorded:
+            out.append(f"{key}={_short(wanted[key])} was not in the recording")
+        elif key not in wanted:
+            out.append(f"{key}={_short(recorded[key])} recorded but not asked")
+        elif wanted[key] != recorded[key]:
+            out.append(f"{key}: recorded {_short(recorded[key])}, asked {_short(wanted[key])}")
+    return out
+
+
+def nearest(method: str, params: dict[str, Any], entries: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
+    """Recorded requests of the same method (and tool/prompt/uri target), fewest differences first."""
+    target_key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+    target = params.get(target_key) if target_key else None
+    seen, scored = set(), []
+    for entry in entries:
+        if entry.get("method") != method:
+            continue
+        recorded = entry.get("params") or {}
+        if target_key and recorded.get(target_key) != target:
+            continue
+        asked_args = params.get("arguments", {k: v for k, v in params.items() if k != "_meta"})
+        recorded_args = recorded.get("arguments", {k: v for k, v in recorded.items() if k != "_meta"})
+        signature = json.dumps(recorded_args, sort_keys=True, default=str)
+        if signature in seen:
+            continue
+        seen.add(signature)
+        diff = differences(asked_args, recorded_args)
+        scored.append((len(diff), signature, {"arguments": recorded_args, "differences": diff}))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return [item[2] for item in scored[:limit]]
+
+
+def describe_miss(server: str, method: str, params: dict[str, Any], near: list[dict[str, Any]], stateful: bool) -> str:
+    what = params.get("name") or params.get("uri") or method
+    text = f"replay miss: no recording of {method} {what!r} on server {server!r} with these arguments"
+    if stateful:
+        text += " at this point of the session (the server is stateful: earlier calls are part of the key)"
+    if not near:
+        return text + "; nothing similar was recorded"
+    lines = [f"{_short(n['arguments'])} ({'; '.join(n['differences']) or 'same arguments, other history'})" for n in near]
+    return text + "; nearest recorded: " + " | ".join(lines)
