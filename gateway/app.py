@@ -58,6 +58,7 @@ class Gateway:
         self.log_cassette: Cassette | None = None  # where the call log goes
         self.recorded: Recorded | None = None
         self.started = time.time()
+        self._closed = False
         upstreams: dict[str, Any] = {}
 
         if self.mode in ("replay", "hybrid"):
@@ -68,6 +69,9 @@ class Gateway:
                 specs = recorded_specs
             if only:
                 specs = [s for s in specs if s.id in only]
+            if not self.recorded.catalogs:
+                self.cassette.close()
+                raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
         elif self.mode == "record":
             self.cassette = open_cassette(settings, settings.cassette or _session_name("record"), create=True)
             self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
@@ -78,7 +82,8 @@ class Gateway:
             log_name = settings.log_cassette or (settings.cassette if self.mode == "live" else None) or _session_name(self.mode)
             self.log_cassette = open_cassette(settings, log_name, create=True)
 
-        self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store))
+        secrets = [value for spec in specs for value in spec.secret_values()]
+        self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns)))
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
         self.server = build_server(self.router, default_run)
@@ -117,7 +122,7 @@ class Gateway:
     # -- serving ---------------------------------------------------------------------
 
     async def serve_http(self) -> None:
-        app = build_http_app(self.router, self.server, self.settings.host, self.settings.path)
+        app = build_http_app(self.router, self.server, self.settings.host, self.settings.path, on_shutdown=self.close)
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         try:
             async with anyio.create_task_group() as tg:
@@ -156,6 +161,9 @@ class Gateway:
         print("\n".join(lines), file=sys.stderr)
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self.mode in ("replay", "hybrid") and self.log_cassette is not None and self.cassette is not None:
             hits: dict[str, int] = {}
             misses: dict[str, int] = {}

@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", help="file to write (default: stdout)")
     export.set_defaults(func=cmd_calls_export)
 
+    from recorder.commands import add_commands as add_cassette_commands
+
+    add_cassette_commands(sub)
     try:
         from evaluator.cli import add_commands
     except ImportError:

@@ -208,7 +208,9 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
     return relay
 
 
-def build_http_app(router: Router, server: Server[Any], host: str, path: str = "/mcp") -> Starlette:
+def build_http_app(
+    router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None
+) -> Starlette:
     security = None
     if host in ("127.0.0.1", "localhost", "::1"):
         security = TransportSecuritySettings(
@@ -227,9 +229,14 @@ def build_http_app(router: Router, server: Server[Any], host: str, path: str = "
 
     @asynccontextmanager
     async def lifespan(_: Starlette):  # type: ignore[no-untyped-def]
-        async with router.running():
-            async with manager.run():
-                yield
+        # Cleanup lives here: uvicorn re-raises SIGTERM once the lifespan has ended.
+        try:
+            async with router.running():
+                async with manager.run():
+                    yield
+        finally:
+            if on_shutdown is not None:
+                on_shutdown()
 
     return Starlette(
         routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz)],
@@ -238,11 +245,22 @@ def build_http_app(router: Router, server: Server[Any], host: str, path: str = "
 
 
 async def serve_stdio(router: Router, server: Server[Any]) -> None:
+    import signal
+
     from mcp.server.stdio import stdio_server
 
-    async with router.running():
+    async with router.running(), anyio.create_task_group() as tg:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(stop_on_signal)
         async with stdio_server() as (read, write):
             await server.run(read, write, initialization_options(server))
+        tg.cancel_scope.cancel()
 
 
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from recorder.redaction import Redactor
 from recorder.store import CassetteStore, seq_key
 
 FIELDS = (
@@ -25,12 +26,15 @@ OUTCOMES = ("ok", "tool_error", "rejected", "upstream_error", "timeout", "miss")
 class CallLog:
     """Appends call records to a cassette without blocking the caller."""
 
-    def __init__(self, store: CassetteStore) -> None:
+    def __init__(self, store: CassetteStore, redact: Redactor | None = None) -> None:
         self.store = store
+        self.redact = redact if redact is not None and redact.active else None
 
     def append(self, record: dict[str, Any]) -> None:
         seq = self.store.next_seq()
         record["seq"] = seq
+        if self.redact is not None:  # arguments and errors can carry secrets too
+            record = self.redact(record)
         self.store.put("calls", seq_key(seq), record)
 
 

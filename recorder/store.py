@@ -60,13 +60,22 @@ class CassetteStore:
                 readonly=readonly, sync=False, metasync=False, lock=not readonly, create=create and not readonly,
             )
         except lmdb.Error as exc:
-            raise CassetteFormatError(f"{self.path}: cannot open as a cassette: {exc}") from None
+            raise CassetteFormatError(f"{self.path}: corrupt or not a cassette, cannot open it: {exc}") from None
         try:
+            with self.env.begin() as txn:
+                existing = {bytes(key).decode("utf-8", "replace") for key, _ in txn.cursor()}
+            foreign = existing - set(DATABASES)
+            if foreign:
+                raise CassetteFormatError(f"{self.path}: not a {FORMAT} cassette (it holds other data)")
+            self._fresh = not existing
             self.dbs = {name: self.env.open_db(name.encode(), create=not readonly) for name in DATABASES}
+            self._check_format(readonly)
         except lmdb.Error as exc:
             self.env.close()
-            raise CassetteFormatError(f"{self.path}: not a {FORMAT} cassette ({exc})") from None
-        self._check_format(readonly)
+            raise CassetteFormatError(f"{self.path}: corrupt or not a {FORMAT} cassette ({exc})") from None
+        except CassetteFormatError:
+            self.env.close()
+            raise
         self._next_seq = self._last_seq() + 1
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._pending_retry: list[tuple[str, bytes, bytes]] = []
@@ -82,7 +91,7 @@ class CassetteStore:
         with self.env.begin(db=self.dbs["meta"], write=not readonly) as txn:
             raw = txn.get(b"format")
             if raw is None:
-                if readonly:
+                if readonly or not self._fresh:
                     raise CassetteFormatError(f"{self.path}: not a {FORMAT} cassette (no format record)")
                 txn.put(b"format", pack({"format": FORMAT, "version": FORMAT_VERSION, "created": time.time()}))
                 return

@@ -55,6 +55,7 @@ class RunningGateway:
 
 
 def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240) -> RunningGateway:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     config_path = tmp_path / f"config{suffix}"
     config_path.write_text(config)
     port = free_port()

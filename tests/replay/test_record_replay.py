@@ -1,0 +1,221 @@
+"""Record against live servers, replay offline: same answers, clear misses, no lost exchanges."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from recorder.cassette import Cassette
+from recorder.calllog import iter_calls
+from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
+from tests.gateway.test_bad_input import open_session, post, run
+
+FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
+
+
+def calls(gateway, steps, *, mode="legacy", run_id="r1"):
+    """Run (tool, arguments) steps in one client session; return each result or error text."""
+    async def go():
+        out = []
+        with anyio.fail_after(60):
+            async with Client(f"{gateway.url}?run={run_id}", mode=mode) as client:
+                for name, arguments in steps:
+                    try:
+                        result = await client.call_tool(name, arguments)
+                        out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"}))
+                    except MCPError as exc:
+                        out.append({"error": str(exc)})
+        return out
+
+    return run(go)
+
+
+def test_record_then_replay_twice_offline_identical_in_both_eras(tmp_path, monkeypatch):
+    config = """version: 1
+servers:
+  time:
+    command: uvx
+    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time"]
+    flags: [nondeterministic]
+  everything:
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]
+"""
+    steps = [("time__get_current_time", {"timezone": "UTC"}), ("everything__echo", {"message": "hi"}),
+             ("everything__get-sum", {"a": 1, "b": 2}), ("everything__get-structured-content", {"location": "New York"}),
+             ("time__get_current_time", {"timezone": "UTC"})]
+    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "rec")
+    recorded = calls(recorder, steps)
+    time.sleep(1.1)
+    recorded_again_live = calls(recorder, steps[:1], run_id="r2")
+    stop_gateway(recorder)
+    assert recorded[0] != recorded_again_live[0]  # the clock moved: live answers differ
+
+    # Replay with no way to start any server: PATH has neither npx nor uvx.
+    monkeypatch.setenv("PATH", "/nonexistent")
+    for attempt in range(2):
+        for mode in ("legacy", "2026-07-28"):
+            player = start_gateway(tmp_path / f"p{attempt}{mode}", "version: 1\nservers:\n  x: {command: x}\n",
+                                   "--mode", "replay", "--cassette", "rec", "--cassettes-dir", str(tmp_path / "cassettes"))
+            try:
+                assert all(s["pid"] is None for s in player.status()["servers"].values())
+                replayed = calls(player, steps, mode=mode, run_id=f"replay-{attempt}")
+            finally:
+                stop_gateway(player)
+            assert replayed == recorded, (attempt, mode)
+
+
+def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
+    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    calls(recorder, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "beta"})])
+    stop_gateway(recorder)
+
+    player = start_gateway(tmp_path / "p", FIXTURE, "--mode", "replay", "--cassette", "c",
+                           "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "log")
+    out = calls(player, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "gamma"})])
+    stop_gateway(player)
+    assert out[0]["content"][0]["text"] == "echo: alpha"
+    miss = out[1]["error"]
+    assert "replay miss" in miss and "'echo'" in miss and "server 'fx'" in miss
+    assert 'message: recorded "alpha", asked "gamma"' in miss
+    log = list(iter_calls(tmp_path / "cassettes" / "log"))
+    assert [r["outcome"] for r in log] == ["ok", "miss"] and log[0]["source"] == "replay" and log[0]["cassette_key"]
+
+    hybrid = start_gateway(tmp_path / "h", FIXTURE, "--mode", "hybrid", "--cassette", "c",
+                           "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
+    out = calls(hybrid, [("fx__echo", {"message": "gamma"}), ("fx__echo", {"message": "alpha"})])
+    stop_gateway(hybrid)
+    assert [o["content"][0]["text"] for o in out] == ["echo: gamma", "echo: alpha"]
+    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["live", "replay"]
+
+    again = start_gateway(tmp_path / "a", FIXTURE, "--mode", "replay", "--cassette", "c",
+                          "--cassettes-dir", str(tmp_path / "cassettes"))
+    out = calls(again, [("fx__echo", {"message": "gamma"})])
+    stop_gateway(again)
+    assert out[0]["content"][0]["text"] == "echo: gamma"  # hybrid recorded it
+
+    show = subprocess.run([sys.executable, "-m", "gateway.cli", "cassette", "--cassettes-dir", str(tmp_path / "cassettes"),
+                           "show", "c", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    summary = json.loads(show.stdout)
+    assert summary["tool_calls"] == {"fx:echo": 3}
+    assert summary["replay"]["runs"] == 3 and summary["replay"]["misses"] == 2
+
+
+def test_repeated_calls_replay_in_recorded_order(tmp_path):
+    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    recorded = calls(recorder, [("fx__counter", {})] * 3)
+    stop_gateway(recorder)
+    assert [r["content"][0]["text"] for r in recorded] == ["count 1", "count 2", "count 3"]
+    for past_end, fourth in (("repeat", "count 3"), ("miss", None)):
+        player = start_gateway(tmp_path / past_end, FIXTURE, "--mode", "replay", "--cassette", "c", "--past-end", past_end,
+                               "--cassettes-dir", str(tmp_path / "cassettes"))
+        first = calls(player, [("fx__counter", {})] * 4, run_id="one")
+        second = calls(player, [("fx__counter", {})] * 2, run_id="two")  # another run starts its own lane
+        stop_gateway(player)
+        assert [r.get("content", [{}])[0].get("text") for r in first] == ["count 1", "count 2", "count 3", fourth]
+        assert [r["content"][0]["text"] for r in second] == ["count 1", "count 2"]
+
+
+def test_stateful_server_diverging_sequence_is_a_miss(tmp_path):
+    config = FIXTURE + "    flags: [stateful]\n"
+    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
+    calls(recorder, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})])
+    stop_gateway(recorder)
+    player = start_gateway(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",
+                           "--cassettes-dir", str(tmp_path / "cassettes"))
+    same = calls(player, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})], run_id="same")
+    other = calls(player, [("fx__echo", {"message": "b"})], run_id="other")
+    stop_gateway(player)
+    assert [s["content"][0]["text"] for s in same] == ["echo: a", "echo: b"]
+    assert "replay miss" in other[0]["error"] and "stateful" not in other[0]["error"]  # first call: no history yet
+    assert "nearest recorded" in other[0]["error"]
+
+
+def test_secrets_never_reach_the_cassette(tmp_path):
+    secret = "sk-test-9f8e7d6c5b4a3210"
+    config = FIXTURE + f"    env: {{API_TOKEN: \"{secret}\"}}\n"
+    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c", "--redact", r"tok_[0-9]+")
+    out = calls(recorder, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})])
+    stop_gateway(recorder)
+    assert out[0]["content"][0]["text"] == f"API_TOKEN={secret}"  # the live client sees the real value
+    for path in (tmp_path / "cassettes" / "c").iterdir():
+        data = path.read_bytes()
+        assert secret.encode() not in data and b"tok_12345" not in data, path
+    player = start_gateway(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",
+                           "--cassettes-dir", str(tmp_path / "cassettes"))
+    replayed = calls(player, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})])
+    stop_gateway(player)
+    assert replayed[0]["content"][0]["text"] == "API_TOKEN=«redacted»"  # matched (key from the raw request), redacted
+    assert replayed[1]["content"][0]["text"] == "echo: «redacted» and more"
+
+
+def test_kill_9_while_recording_loses_no_acknowledged_exchange(tmp_path):
+    gateway = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    acknowledged: list[str] = []
+
+    async def client(n: int) -> None:
+        try:
+            async with Client(gateway.url, mode="legacy") as c:
+                for i in range(100_000):
+                    message = f"{n}-{i}"
+                    await c.call_tool("fx__echo", {"message": message})
+                    acknowledged.append(message)
+        except BaseException:  # noqa: BLE001 - the gateway dies under us
+            pass
+
+    async def killer() -> None:
+        while len(acknowledged) < 2000:
+            await anyio.sleep(0.05)
+        os.killpg(gateway.process.pid, signal.SIGKILL)
+
+    async def go() -> None:
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as tg:
+                for n in range(8):
+                    tg.start_soon(client, n)
+                tg.start_soon(killer)
+
+    anyio.run(go)
+    gateway.process.wait(10)
+    cassette = Cassette(tmp_path / "cassettes" / "c", create=False)
+    try:
+        stored = {entry["params"]["arguments"]["message"] for _, entry in cassette.store.items("exchanges")}
+    finally:
+        cassette.close()
+    assert len(acknowledged) >= 2000
+    missing = [m for m in acknowledged if m not in stored]
+    assert not missing, f"{len(missing)} acknowledged exchanges lost, e.g. {missing[:3]}"
+
+
+def test_cassette_errors_are_clear(tmp_path):
+    def mcpgw(*args):
+        return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+    cassettes = tmp_path / "cassettes"
+    missing = mcpgw("serve", "--mode", "replay", "--cassette", "nope", "--cassettes-dir", str(cassettes))
+    assert missing.returncode == 2 and "no cassette 'nope'" in missing.stderr and "Traceback" not in missing.stderr
+    escape = mcpgw("serve", "--mode", "replay", "--cassette", "../../etc", "--cassettes-dir", str(cassettes))
+    assert escape.returncode == 2 and "invalid cassette name" in escape.stderr
+    (cassettes / "corrupt").mkdir(parents=True)
+    (cassettes / "corrupt" / "data.mdb").write_bytes(os.urandom(8192))
+    corrupt = mcpgw("serve", "--mode", "replay", "--cassette", "corrupt", "--cassettes-dir", str(cassettes))
+    assert corrupt.returncode == 2 and "corrupt" in corrupt.stderr and "Traceback" not in corrupt.stderr
+    import lmdb
+
+    env = lmdb.open(str(cassettes / "foreign"), max_dbs=2)
+    with env.begin(write=True) as txn:
+        txn.put(b"hello", b"world")
+    env.close()
+    foreign = mcpgw("serve", "--mode", "replay", "--cassette", "foreign", "--cassettes-dir", str(cassettes))
+    assert foreign.returncode == 2 and "not a mcpgw-cassette cassette" in foreign.stderr
