@@ -4,11 +4,12 @@ For each (server, tool): calls, calls with invalid arguments by failing JSON
 Schema keyword, unknown-name calls aimed near it, isError rate, timeouts,
 replay misses, p50/p99 latency, and the first example of each kind of bad call.
 
-An unknown-name call is attributed to the closest known name (difflib, the
-same ratio the gateway's suggestions use) when one is close enough; otherwise
-it lands in an "(unknown)" row under its own name. Known names are those seen
-in the log plus any catalog passed in. The lookup is cached per distinct name,
-so a million calls cost one pass over plain dicts.
+An unknown-name call is attributed to the closest known name (difflib ratio,
+cutoff 0.6) when one is close enough; otherwise it lands in an "(unknown)"
+row under its own name. Names on the server the call named are tried first,
+then all known names (those seen in the log plus any catalog passed in). The
+lookup is cached per distinct name, so a million calls cost one pass over
+plain dicts plus one fuzzy search per distinct unknown name.
 
 Percentiles are nearest-rank over the recorded latencies (no interpolation):
 p-th = sorted[ceil(p/100 * n) - 1].
@@ -116,15 +117,38 @@ def _count_keywords(row: _Row, record: Mapping[str, Any], errors: Iterable[Mappi
         row.keywords["unknown"] = row.keywords.get("unknown", 0) + 1
 
 
+def _prefix(name: str) -> str | None:
+    """The server part of an exposed name: before the first "__" (default naming) or ":" (benchmark)."""
+    for separator in ("__", ":"):
+        if separator in name:
+            return name.split(separator, 1)[0]
+    return None
+
+
+def _closest(called: str, names: list[str], by_prefix: dict[str | None, list[str]]) -> str | None:
+    # A misspelt tool on a server the agent named right is aimed at that server's tools: look
+    # there first (a handful of names, not hundreds); only if none is close, at every name.
+    same_server = by_prefix.get(_prefix(called)) if _prefix(called) is not None else None
+    if same_server:
+        match = difflib.get_close_matches(called, same_server, n=1, cutoff=NEAR_CUTOFF)
+        if match:
+            return match[0]
+    match = difflib.get_close_matches(called, names, n=1, cutoff=NEAR_CUTOFF)
+    return match[0] if match else None
+
+
 def _attribute_unknown(unknown: list[Mapping[str, Any]], rows: dict[tuple[str, str], _Row],
                        by_exposed: dict[str, _Row]) -> None:
     names = list(by_exposed)
+    by_prefix: dict[str | None, list[str]] = {}
+    for name in names:
+        by_prefix.setdefault(_prefix(name), []).append(name)
     nearest: dict[str, _Row | None] = {}
     for record in unknown:
         called = record["exposed_name"]
         if called not in nearest:
-            match = difflib.get_close_matches(called, names, n=1, cutoff=NEAR_CUTOFF)
-            nearest[called] = by_exposed[match[0]] if match else None
+            match = _closest(called, names, by_prefix)
+            nearest[called] = by_exposed[match] if match else None
         row = nearest[called]
         if row is None:
             row = rows.get((UNKNOWN_SERVER, called))
@@ -217,5 +241,6 @@ def check_thresholds(report: Mapping[str, Any], thresholds: Mapping[str, float])
         for tool in report["tools"]:
             value = tool.get(metric)
             if value is not None and value < floor:
-                failures.append(f"{tool['server']}/{tool['tool']}: {metric} {value:.3f} < {floor} ({tool['calls']} calls)")
+                name = f"{tool['server']}/{tool['tool']}"
+                failures.append(f"{name}: {metric} {value:.3f} < {floor} ({tool['calls']} calls)")
     return failures

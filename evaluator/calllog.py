@@ -40,7 +40,8 @@ def check_record(record: Any, source: str, line: int | None) -> dict[str, Any]:
         raise InputError(source, line, "outcome", problem)
     name = record.get("exposed_name")
     if not isinstance(name, str):
-        raise InputError(source, line, "exposed_name", "missing" if name is None else f"expected a string, got {kind(name)}")
+        problem = "missing" if name is None else f"expected a string, got {kind(name)}"
+        raise InputError(source, line, "exposed_name", problem)
     for key in ("server", "tool"):
         value = record.get(key)
         if value is not None and not isinstance(value, str):
@@ -66,7 +67,8 @@ def _check_validation(validation: Any, source: str, line: int | None) -> None:
     if not isinstance(validation, dict):
         raise InputError(source, line, "validation", f"expected an object, got {kind(validation)}")
     if validation.get("valid") not in _VALID_VALUES:
-        raise InputError(source, line, "validation.valid", f"expected true, false or null, got {kind(validation.get('valid'))}")
+        got = kind(validation.get("valid"))
+        raise InputError(source, line, "validation.valid", f"expected true, false or null, got {got}")
     errors = validation.get("errors")
     if errors is None:
         return

@@ -77,6 +77,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     judge.add_argument("--judge-runs", type=int, default=5, help="MCP-Bench rubric runs per task (default 5)")
     judge.add_argument("--judge-concurrency", type=int, default=4, help="judge requests in flight (default 4)")
     judge.add_argument("--judge-timeout", type=float, default=60.0, help="seconds per judge request (default 60)")
+    judge.add_argument("--judge-retries", type=int, default=3, help="retries after a transient failure (default 3)")
     ev.set_defaults(func=eval_command)
 
     au = subparsers.add_parser("audit", help="per-tool call-validity audit of a call log",
@@ -84,7 +85,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     _common(au)
     from evaluator.audit import SORT_KEYS
 
-    au.add_argument("--sort", choices=SORT_KEYS, default="invalid_rate", help="column to sort by (default invalid_rate)")
+    au.add_argument("--sort", choices=SORT_KEYS, default="invalid_rate",
+                    help="column to sort by (default invalid_rate)")
     au.add_argument("--ascending", action="store_true", help="smallest first")
     au.add_argument("--fail-under", metavar="SPEC",
                     help="exit 1 when a tool falls below, e.g. validity=0.95,success=0.9 (metrics: validity, "
@@ -100,12 +102,14 @@ class _RichProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        console = Console(stderr=True)
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=Console(stderr=True), transient=True)
+                             console=console, transient=True)
+        self._show = console.is_terminal  # no bar in logs and pipes
         self._task: Any = None
 
     def start(self, label: str, total: int) -> None:
-        if total:
+        if total and self._show:
             self._bar.start()
             self._task = self._bar.add_task(label, total=total)
 
@@ -124,7 +128,10 @@ def _load_with_status(args: argparse.Namespace) -> list[dict[str, Any]]:
         return []
     from rich.console import Console
 
-    with Console(stderr=True).status("reading the call log..."):
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return load_calls(args)
+    with console.status("reading the call log..."):
         return load_calls(args)
 
 
@@ -235,10 +242,12 @@ def _judge(args: argparse.Namespace) -> Any:
     from evaluator.judges.store import open_store
     from evaluator.judging import JudgeRun
 
-    if args.judge_runs < 1 or args.judge_concurrency < 1 or args.judge_timeout <= 0:
-        raise ValueError("--judge-runs and --judge-concurrency must be at least 1, --judge-timeout positive")
+    if args.judge_runs < 1 or args.judge_concurrency < 1 or args.judge_timeout <= 0 or args.judge_retries < 0:
+        raise ValueError("--judge-runs and --judge-concurrency must be at least 1, --judge-timeout positive, "
+                         "--judge-retries not negative")
     config = JudgeConfig(model=args.judge_model, base_url=args.judge_base_url, api_key_env=args.judge_key_env,
-                         timeout=args.judge_timeout, offline=args.offline, concurrency=args.judge_concurrency)
+                         timeout=args.judge_timeout, offline=args.offline, concurrency=args.judge_concurrency,
+                         retries=args.judge_retries)
     store = open_store(args.judge_store, readonly=args.offline)
     return JudgeRun(JudgeClient(config, store), templates=_templates(args.judge_prompt), rubric_runs=args.judge_runs)
 

@@ -136,7 +136,10 @@ class JudgeRun:
         return out
 
 
-def _bind(func: Callable[..., Awaitable[dict[str, Any]]], *args: Any, **kwargs: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
+Job = Callable[[], Awaitable[dict[str, Any]]]
+
+
+def _bind(func: Callable[..., Awaitable[dict[str, Any]]], *args: Any, **kwargs: Any) -> Job:
     return lambda: func(*args, **kwargs)
 
 

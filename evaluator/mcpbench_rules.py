@@ -69,15 +69,12 @@ def task_metrics(
         valid += 1
         if not ok:
             valid_failed += 1
-        check = None
         if use_schemas:
             digest = record.get("input_schema_digest")
-            if digest is not None:
-                check = checks.check_for(digest)  # type: ignore[union-attr]
-        if check is not None:
-            arguments = record.get("arguments")
-            compliant += check({} if arguments is None else arguments)
-            continue
+            rechecked = None if digest is None else checks.verdict(digest, record.get("arguments"))  # type: ignore
+            if rechecked is not None:
+                compliant += rechecked
+                continue
         validation = record.get("validation")
         verdict = validation.get("valid") if validation else None
         if verdict is None:

@@ -148,7 +148,8 @@ def predicted_calls(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in records:
         args = r.get("arguments")
-        out.append({"tool_name": r.get("tool") or r["exposed_name"], "tool_parameters": args if isinstance(args, dict) else {}})
+        out.append({"tool_name": r.get("tool") or r["exposed_name"],
+                    "tool_parameters": args if isinstance(args, dict) else {}})
     return out
 
 

@@ -25,6 +25,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 Check = Callable[[Any], bool]
+MEMO_LIMIT = 500_000
 
 
 def schema_digest(schema: Any) -> str:
@@ -70,6 +71,7 @@ class SchemaChecks:
         self.schemas: dict[str, Any] = dict(schemas or {})
         self._checks: dict[str, Check] = {}
         self.problems: dict[str, str] = {}
+        self._memo: dict[tuple[str, str], bool] = {}
 
     def add(self, schema: Any) -> str:
         digest = schema_digest(schema)
@@ -92,6 +94,23 @@ class SchemaChecks:
             if problem:
                 self.problems[digest] = problem
         return check
+
+    def verdict(self, digest: str, arguments: Any) -> bool | None:
+        """Compliance of `arguments` with the schema `digest` names; None when the digest is unknown.
+        Verdicts are memoised on the arguments' repr: agents repeat the same calls a lot, and for
+        JSON values equal reprs mean equal values."""
+        if digest not in self.schemas:
+            return None
+        key = (digest, repr(arguments))
+        known = self._memo.get(key)
+        if known is None:
+            check = self.check_for(digest)
+            assert check is not None
+            known = check({} if arguments is None else arguments)
+            if len(self._memo) >= MEMO_LIMIT:
+                self._memo.clear()  # bounded memory; a cleared memo only costs re-validation
+            self._memo[key] = known
+        return known
 
     def complies(self, schema: Any, arguments: Any) -> bool:
         """Check arguments against a schema given inline (compiled once per digest)."""

@@ -102,7 +102,8 @@ def _entries(data: Any, source: str) -> list[tuple[str, Any, Any, str]]:
             c = Fields(combo, source, line_of(combo), path)
             servers = c.items("servers", required=False)
             name = "+".join(str(s) for s in servers) or c.text("combination_name")
-            out.extend((name, t, combo, f"{path}.generated_tasks[{j}]") for j, t in enumerate(c.items("generated_tasks")))
+            generated = c.items("generated_tasks")
+            out.extend((name, t, combo, f"{path}.generated_tasks[{j}]") for j, t in enumerate(generated))
     elif "tasks" in data:
         items = Fields(data, source, line_of(data)).items("tasks")
         out = [(_server_name(e, source, f"tasks[{i}]"), _inner_task(e, source, f"tasks[{i}]"), e, f"tasks[{i}]")
@@ -180,8 +181,8 @@ def read_mcpeval_tasks(path: str | Path) -> dict[str, McpEvalTask]:
             name = c.text("tool_name")
             params = call.get("tool_parameters")
             if not isinstance(params, Mapping):
-                problem = "missing (expected an object)" if params is None else f"expected an object, got {kind(params)}"
-                raise c.fail("tool_parameters", problem)
+                problem = "missing" if params is None else f"got {kind(params)}"
+                raise c.fail("tool_parameters", f"{problem} (expected an object)")
             calls.append({"tool_name": name, "tool_parameters": dict(params)})
         final = record.get("final_response")
         if final is not None and not isinstance(final, str):

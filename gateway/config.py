@@ -176,7 +176,7 @@ def _from_lock(doc: _Mapping, source: str) -> GatewayConfig:
 
 _SERVER_KEYS = {
     "transport", "command", "args", "cwd", "env", "url", "headers", "pin",
-    "flags", "timeout", "hide_tools", "title", "ignore", "notes",
+    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked",
 }
 
 

@@ -84,7 +84,7 @@ async def judge_aspects(client: JudgeClient, *, task_id: str, kind: str, values:
     messages = (template or BUILTIN).render(filled)
     exchange = await client.complete(messages, what=f"the {kind} judgement of {task_id!r}", salt={"judgement": kind})
     result = score_aspects(extract_object(exchange.text), aspects)
-    return {**result, "key": exchange.key, "recorded": exchange.recorded}
+    return {**result, "key": exchange.key}
 
 
 async def judge_trajectory_and_completion(client: JudgeClient, *, task_id: str, values: dict[str, str],

@@ -80,7 +80,8 @@ class JudgeClient:
                                        timeout=self.config.timeout)
         return self._client
 
-    async def complete(self, messages: list[dict[str, Any]], *, what: str, salt: dict[str, Any] | None = None) -> Exchange:
+    async def complete(self, messages: list[dict[str, Any]], *, what: str,
+                       salt: dict[str, Any] | None = None) -> Exchange:
         """The judge's text answer. `what` names the exchange in errors; `salt` (e.g. a run
         index) keeps otherwise identical exchanges apart in the store."""
         params = {**self.config.params(), **(salt or {})}

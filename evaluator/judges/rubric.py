@@ -29,43 +29,43 @@ from evaluator.judges.prompting import Template
 RUNS = 5
 FIELDS = {"fuzzy_task", "concrete_task", "dependency_analysis", "final_answer", "rounds", "trace", "tools", "rubric"}
 
-# axis -> sub-dimension -> (answer key, what to measure, {score range: description})
+
+def _bands(things: str, verdict: str) -> dict[str, str]:
+    """Score bands by the share of `things` for which `verdict` holds (the benchmark's four bands)."""
+    return {"1-3": f"a third or less of {things} {verdict}", "4-6": f"roughly 40-60% of {things} {verdict}",
+            "7-8": f"roughly 70-80% of {things} {verdict}", "9-10": f"90% or more of {things} {verdict}"}
+
+
+# axis -> sub-dimension -> (answer key, what to measure, {score band: description})
 RUBRIC: dict[str, dict[str, tuple[str, str, dict[str, str]]]] = {
     "Task completion": {
-        "Task fulfillment": ("task_fulfillment", "the share of the concrete task's requirements the final answer fully meets", {
-            "1-3": "a third or less of the requirements are fully met",
-            "4-6": "roughly 40-60% of the requirements are fully met",
-            "7-8": "roughly 70-80% of the requirements are fully met",
-            "9-10": "90% or more of the requirements are fully met"}),
-        "Information grounding": ("grounding", "the share of factual claims in the answer that tool outputs in the trace support", {
-            "1-3": "a third or less of the claims are backed by tool output",
-            "4-6": "roughly 40-60% of the claims are backed by tool output",
-            "7-8": "roughly 70-80% of the claims are backed by tool output",
-            "9-10": "90% or more of the claims are backed by tool output"}),
+        "Task fulfillment": (
+            "task_fulfillment", "the share of the concrete task's requirements the final answer fully meets",
+            _bands("the requirements", "are fully met")),
+        "Information grounding": (
+            "grounding", "the share of factual claims in the answer that tool outputs in the trace support",
+            _bands("the claims", "are backed by tool output")),
     },
     "Tool usage": {
-        "Tool appropriateness": ("tool_appropriateness", "the share of subtasks handled with the best-suited available tool", {
-            "1-3": "a third or less of the tool choices fit their subtask well",
-            "4-6": "roughly 40-60% of the tool choices fit their subtask well",
-            "7-8": "roughly 70-80% of the tool choices fit their subtask well",
-            "9-10": "90% or more of the tool choices fit their subtask well"}),
-        "Parameter accuracy": ("parameter_accuracy", "the share of calls whose arguments are correct and complete", {
-            "1-3": "a third or less of the calls have fully correct arguments",
-            "4-6": "roughly 40-60% of the calls have fully correct arguments",
-            "7-8": "roughly 70-80% of the calls have fully correct arguments",
-            "9-10": "90% or more of the calls have fully correct arguments"}),
+        "Tool appropriateness": (
+            "tool_appropriateness", "the share of subtasks handled with the best-suited available tool",
+            _bands("the tool choices", "fit their subtask well")),
+        "Parameter accuracy": (
+            "parameter_accuracy", "the share of calls whose arguments are correct and complete",
+            _bands("the calls", "have fully correct arguments")),
     },
     "Planning effectiveness": {
-        "Dependency awareness": ("dependency_awareness", "the share of dependency chains (one step's output feeding a later step) carried out in a valid order with the right data passed on", {
-            "1-3": "a third or less of the dependency chains are handled correctly",
-            "4-6": "roughly 40-60% of the dependency chains are handled correctly",
-            "7-8": "roughly 70-80% of the dependency chains are handled correctly",
-            "9-10": "90% or more of the dependency chains are handled correctly"}),
-        "Parallelism and efficiency": ("parallelism_and_efficiency", "how much work was redundant and how many independent steps were batched together", {
-            "1-3": "over 70% of calls are redundant, or under 30% of independent steps ran together",
-            "4-6": "40-60% of calls are redundant, or 40-60% of independent steps ran together",
-            "7-8": "20-30% of calls are redundant and 70-80% of independent steps ran together",
-            "9-10": "under 10% of calls are redundant and 90% or more of independent steps ran together"}),
+        "Dependency awareness": (
+            "dependency_awareness", "the share of dependency chains (one step's output feeding a later step) "
+            "carried out in a valid order with the right data passed on",
+            _bands("the dependency chains", "are handled correctly")),
+        "Parallelism and efficiency": (
+            "parallelism_and_efficiency",
+            "how much work was redundant and how many independent steps were batched together", {
+                "1-3": "over 70% of calls are redundant, or under 30% of independent steps ran together",
+                "4-6": "40-60% of calls are redundant, or 40-60% of independent steps ran together",
+                "7-8": "20-30% of calls are redundant and 70-80% of independent steps ran together",
+                "9-10": "under 10% of calls are redundant and 90% or more of independent steps ran together"}),
     },
 }
 SCORE_KEYS = [key for axis in RUBRIC.values() for key, _, _ in axis.values()]

@@ -30,7 +30,7 @@ def hbars(rows: Sequence[tuple[str, float | None, str]], title: str, width: int 
     if not rows:
         return ""
     label_w = min(340, max(80, int(max(len(r[0]) for r in rows) * CHAR_W) + 12))
-    note_w = min(260, max(60, int(max(len(r[2]) for r in rows) * CHAR_W) + 12))
+    note_w = min(280, max(60, int((len("100.0% ") + max(len(r[2]) for r in rows)) * CHAR_W) + 12))
     bar_w = max(120, width - label_w - note_w - 20)
     row_h, top = 22, 34
     height = top + row_h * len(rows) + 28
@@ -43,14 +43,16 @@ def hbars(rows: Sequence[tuple[str, float | None, str]], title: str, width: int 
         out.append(f'<text x="{x:.1f}" y="{height - 8}" class="tick" text-anchor="middle">{int(tick * 100)}%</text>')
     for i, (label, value, note) in enumerate(rows):
         y = top + i * row_h
-        out.append(f'<text x="{label_w - 8}" y="{y + 15}" class="label" text-anchor="end">{escape(_clip(label, label_w))}</text>')
+        out.append(f'<text x="{label_w - 8}" y="{y + 15}" class="label" text-anchor="end">'
+                   f'{escape(_clip(label, label_w))}</text>')
         if value is None:
             out.append(f'<text x="{label_w + 4}" y="{y + 15}" class="note">no data</text>')
             continue
         w = max(1.0, value * bar_w)
+        shown = f"{100 * value:.1f}% {escape(note)}"
         out.append(f'<rect x="{label_w}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" rx="2" '
-                   f'fill="{_bar_colour(value)}"><title>{escape(label)}: {100 * value:.1f}% {escape(note)}</title></rect>')
-        out.append(f'<text x="{label_w + bar_w + 8}" y="{y + 15}" class="note">{100 * value:.1f}% {escape(note)}</text>')
+                   f'fill="{_bar_colour(value)}"><title>{escape(label)}: {shown}</title></rect>')
+        out.append(f'<text x="{label_w + bar_w + 8}" y="{y + 15}" class="note">{shown}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -94,7 +96,8 @@ def grouped(groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | 
             bx = gx + s * bar_w
             shown = f"{100 * value:.1f}%" if as_percent else f"{value:.3f}"
             out.append(f'<rect x="{bx:.1f}" y="{plot_top + plot_h - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
-                       f'fill="{PALETTE[s % len(PALETTE)]}"><title>{escape(name)}, {escape(group)}: {shown}</title></rect>')
+                       f'fill="{PALETTE[s % len(PALETTE)]}">'
+                       f'<title>{escape(name)}, {escape(group)}: {shown}</title></rect>')
         for line_no, text in enumerate(_wrap(group)):
             out.append(f'<text x="{left + (g + 0.5) * group_w:.1f}" y="{plot_top + plot_h + 16 + 14 * line_no}" '
                        f'class="tick" text-anchor="middle">{escape(text)}</text>')

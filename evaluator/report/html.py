@@ -22,7 +22,8 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans",
        max-width: 1000px; color: #1f2430; background: #fff; padding: 0 16px; }
 h1 { font-size: 24px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #dde; }
 .meta { color: #667; font-size: 13px; }
-.chart { display: block; margin: 12px 0 20px; font-size: 12px; }
+.chart { display: block; margin: 12px 0 20px; font-size: 12px; max-width: 100%; height: auto; }
+.scroll { overflow-x: auto; }
 .chart-title { font-size: 14px; font-weight: 600; fill: #1f2430; }
 .label { fill: #1f2430; } .note { fill: #445; } .tick { fill: #667; font-size: 11px; }
 .grid { stroke: #e4e6eb; stroke-width: 1; }
@@ -33,7 +34,7 @@ td.bad { color: #b3261e; font-weight: 600; } td.warn { color: #8a5a00; }
 ul.notes { color: #556; font-size: 13px; } .empty { color: #889; font-style: italic; }
 """
 
-_NUMERIC = {"rate", "pct", "int", "ms"}
+_NUMERIC = {"rate", "pct", "lowpct", "int", "ms"}
 
 
 def _table(section: Section) -> str:
@@ -45,11 +46,13 @@ def _table(section: Section) -> str:
             cells = []
             for value, (_, kind) in zip(row, section.columns):
                 cls = "num" if kind in _NUMERIC else ""
-                if kind == "pct" and isinstance(value, float):
-                    cls += " bad" if value < 0.5 else (" warn" if value < 0.9 else "")
+                if kind in ("pct", "lowpct") and isinstance(value, float):
+                    good = value if kind == "pct" else 1.0 - value
+                    cls += " bad" if good < 0.5 else (" warn" if good < 0.9 else "")
                 cells.append(f'<td class="{cls.strip()}">{escape(cell(value, kind))}</td>')
             body.append("<tr>" + "".join(cells) + "</tr>")
-        parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+        parts.append(f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+                     f"<tbody>{''.join(body)}</tbody></table></div>")
     if section.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in section.notes) + "</ul>")
     return "\n".join(parts)
@@ -58,13 +61,16 @@ def _table(section: Section) -> str:
 def tool_validity_chart(audit: Mapping[str, Any]) -> str:
     known = [t for t in audit["tools"] if t["known"] and t["calls"]]
     known.sort(key=lambda t: (t["validity"], -t["calls"], t["server"], t["tool"]))
-    rows = [(f"{t['server']}/{t['tool']}", t["validity"],
-             f"of {t['calls']:,} calls" + (f", {t['near_misses']} near misses" if t["near_misses"] else ""))
+    rows = [(f"{t['server']}/{t['tool']}", t["validity"], f"of {t['calls']:,} calls{_near(t['near_misses'])}")
             for t in known[:MAX_TOOL_BARS]]
     title = "Per-tool argument validity (share of calls passing the input schema), worst first"
     if len(known) > MAX_TOOL_BARS:
         title += f" - {MAX_TOOL_BARS} of {len(known)} tools"
     return charts.hbars(rows, title)
+
+
+def _near(count: int) -> str:
+    return "" if not count else f", {count} near miss" + ("es" if count > 1 else "")
 
 
 def server_chart(servers: Mapping[str, Any]) -> str:
@@ -88,7 +94,8 @@ def score_charts(report: Mapping[str, Any]) -> list[str]:
         names = ["valid tool name", "schema compliance", "execution success", "valid call failure"]
         keys = ["valid_tool_name_rate", "schema_compliance_rate", "execution_success_rate", "valid_call_failure_rate"]
         series = [(model, [r["overall"][k] for k in keys]) for model, r in rules.items()]
-        out.append(charts.grouped(names, series, "MCP-Bench rule-based metrics per model (failure rate: lower is better)"))
+        title = "MCP-Bench rule-based metrics per model (failure rate: lower is better)"
+        out.append(charts.grouped(names, series, title))
     judged = report.get("mcpbench_judge")
     if judged:
         axes = ["task_completion", "tool_usage", "planning_effectiveness", "overall"]

@@ -2,7 +2,8 @@
 
 Renderers (terminal, Markdown, HTML) only lay these out, so the numbers a
 person reads are the same in each. A column has a kind that decides how its
-cells print: rate (0.873), pct (87.3%), int, ms, text.
+cells print: rate (0.873), pct (87.3%, higher is better), lowpct (87.3%, lower
+is better), int, ms, text.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.agentbench import CATEGORIES
+
+# Short headers for the six categories; tables explain SS/MS in a note.
+SHORT_CATEGORY = {c: f"{'SS' if c.startswith('single') else 'MS'} {c.split('/')[1].split('-')[0]}"
+                  for c in CATEGORIES}
 
 
 @dataclass
@@ -28,8 +33,8 @@ def cell(value: Any, kind: str) -> str:
     if value is None:
         return "-"
     if kind == "rate":
-        return f"{value:.3f}"
-    if kind == "pct":
+        return f"{0.0 if abs(value) < 5e-10 else value:.3f}"  # no "-0.000" from rounding noise
+    if kind in ("pct", "lowpct"):
         return f"{100 * value:.1f}%"
     if kind == "ms":
         return f"{value:.1f}"
@@ -110,7 +115,8 @@ def matching(report: Mapping[str, Any]) -> list[Section]:
                                  f["success_rate"], s["average_score"], f["average_score"], s["tool_name_accuracy"],
                                  s["param_match_accuracy"], f["param_match_accuracy"], s["order_score"]])
             if result["unpredicted_tasks"]:
-                summary.notes.append(f"{model}: {len(result['unpredicted_tasks'])} ground-truth tasks have no prediction "
+                count = len(result["unpredicted_tasks"])
+                summary.notes.append(f"{model}: {count} ground-truth tasks have no prediction "
                                      "(left out, as MCPEval does)")
             for task_id, row in result["tasks"].items():
                 mismatches = "; ".join(f"{call}.{param}: expected {exp!r}, got {got!r}"
@@ -129,7 +135,10 @@ def pass_rates(report: Mapping[str, Any]) -> Section | None:
     extra = sorted({c for r in data.values() for c in r["summary"]["categories"] if c not in CATEGORIES})
     section = Section("MCP-AgentBench pass rates (MCP-Eval judge)",
                       [("model", "text"), ("pass rate", "pct"), ("avg of categories", "pct"), ("judged", "int"),
-                       ("unjudged", "int")] + [(c, "pct") for c in present + extra], key="agentbench")
+                       ("unjudged", "int")] + [(SHORT_CATEGORY.get(c, c), "pct") for c in present + extra],
+                      key="agentbench")
+    section.notes.append("SS = single server, MS = multi server; then single, parallel or sequential calls. "
+                         "'avg of categories' is the paper's Avg. column; unjudged answers are not counted.")
     for model, result in data.items():
         s = result["summary"]
         section.rows.append([model, s["pass_rate"], s["macro_pass_rate"], s["judged"], s["unjudged"],
@@ -168,8 +177,9 @@ def agreement(report: Mapping[str, Any]) -> Section | None:
     if data is None:
         return None
     section = Section("Judge vs human labels", [("statistic", "text"), ("value", "text")], key="agreement")
-    for label, key, kind in (("items", "items", "int"), ("percentage agreement (judge vs majority)",
-                             "percentage_agreement", "pct"), ("Cohen's kappa (judge vs majority)", "cohens_kappa", "rate"),
+    for label, key, kind in (("items", "items", "int"),
+                             ("percentage agreement (judge vs majority)", "percentage_agreement", "pct"),
+                             ("Cohen's kappa (judge vs majority)", "cohens_kappa", "rate"),
                              ("Fleiss' kappa (among raters)", "fleiss_kappa", "rate"),
                              ("all-raters agreement", "all_raters_agreement", "pct"),
                              ("all raters and judge agree", "all_raters_agreement_with_judge", "pct")):
@@ -178,7 +188,7 @@ def agreement(report: Mapping[str, Any]) -> Section | None:
 
 
 AUDIT_COLUMNS = [("server", "text"), ("tool", "text"), ("calls", "int"), ("invalid", "int"), ("validity", "pct"),
-                 ("failing keywords", "text"), ("near misses", "int"), ("isError", "pct"), ("timeouts", "int"),
+                 ("failing keywords", "text"), ("near misses", "int"), ("isError", "lowpct"), ("timeouts", "int"),
                  ("misses", "int"), ("p50 ms", "ms"), ("p99 ms", "ms")]
 
 
@@ -205,8 +215,9 @@ def servers(report: Mapping[str, Any]) -> Section | None:
     data = report.get("servers")
     if not data:
         return None
-    section = Section("Per-server success", [("server", "text"), ("calls", "int"), ("success", "pct"),
-                                             ("isError", "int"), ("invalid", "int"), ("timeouts", "int")], key="servers")
+    columns = [("server", "text"), ("calls", "int"), ("success", "pct"), ("isError", "int"), ("invalid", "int"),
+               ("timeouts", "int")]
+    section = Section("Per-server success", columns, key="servers")
     for name, s in data.items():
         section.rows.append([name, s["calls"], s["success"], s["is_error"], s["invalid"], s["timeouts"]])
     return section

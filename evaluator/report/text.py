@@ -8,7 +8,7 @@ from typing import Any
 
 from evaluator.report.tables import Section, all_sections, audit as audit_section, cell
 
-_NUMERIC = {"rate", "pct", "int", "ms"}
+_NUMERIC = {"rate", "pct", "lowpct", "int", "ms"}
 
 
 def _rich_table(section: Section) -> Any:
@@ -25,10 +25,11 @@ def _rich_table(section: Section) -> Any:
 def _styled(value: Any, kind: str) -> str:
     text = cell(value, kind)
     # Rates that say "healthy" or "bad" at a glance; the columns where lower is better are ints or text.
-    if kind == "pct" and isinstance(value, float):
-        if value < 0.5:
+    if kind in ("pct", "lowpct") and isinstance(value, float):
+        good = value if kind == "pct" else 1.0 - value
+        if good < 0.5:
             return f"[red]{text}[/red]"
-        if value < 0.9:
+        if good < 0.9:
             return f"[yellow]{text}[/yellow]"
     return text.replace("[", "\\[")
 
@@ -67,7 +68,8 @@ def markdown_sections(sections: list[Section], title: str = "Evaluation report")
             lines.append("| " + " | ".join(_md_escape(h) for h, _ in section.columns) + " |")
             lines.append("|" + "|".join("---:" if k in _NUMERIC else "---" for _, k in section.columns) + "|")
             for row in section.rows:
-                lines.append("| " + " | ".join(_md_escape(cell(v, k)) for v, (_, k) in zip(row, section.columns)) + " |")
+                cells = (_md_escape(cell(v, k)) for v, (_, k) in zip(row, section.columns))
+                lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
         lines += [f"- {_md_escape(note)}" for note in section.notes]
         if section.notes:

@@ -59,6 +59,16 @@ def test_checks_compile_once_per_digest():
     assert checks.complies(OBJ, {"n": 1}) and not checks.complies(OBJ, None)  # None arguments mean {}
 
 
+def test_verdicts_are_memoised_but_exact():
+    checks = SchemaChecks()
+    digest = checks.add(OBJ)
+    assert checks.verdict("nope", {"n": 1}) is None
+    assert checks.verdict(digest, {"n": 1}) is True and checks.verdict(digest, {"n": 1}) is True
+    assert checks.verdict(digest, {"n": 1.5}) is False and checks.verdict(digest, {"n": True}) is False
+    assert checks.verdict(digest, {"n": "1"}) is False and checks.verdict(digest, None) is False
+    assert len(checks._memo) == 5
+
+
 def test_digest_matches_the_gateways():
     validation = pytest.importorskip("gateway.validation")
     assert schema_digest(OBJ) == validation.schema_digest(OBJ)
