@@ -1,10 +1,13 @@
-"""Gateway overhead benchmark: prints a table, asserts nothing.
+"""Gateway benchmark: prints a table, asserts nothing.
 
 Against the same upstream (server-everything's `echo`, started with npx), in one run:
   (a) direct: the SDK client over stdio to the upstream
   (b) naive: a few-line SDK proxy (bench/naive_proxy.py), streamable HTTP, JSON responses
-  (c) mcpgw: the gateway, validation (audit) and call log on
-For each: p50, p99 and calls/s, sequentially and with 8 concurrent clients.
+  (c) mcpgw live: the gateway, validation (audit) and call log on (SSE responses, the default)
+  (c') mcpgw live --json-response (plain JSON answers, like (b))
+  (d) mcpgw record: (c) plus every exchange committed to the cassette before the answer
+  (e) mcpgw replay: answers from the cassette (d) wrote, no upstream process
+For each: p50, p99 and calls/s with 1, 8 and 16 concurrent clients.
 Then: the gateway's own work per call (from its /status; time in the gateway minus the
 upstream wait) and inline validation time for the reference servers' real schemas.
 
@@ -122,18 +125,19 @@ def validation_timing() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=480)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 16])
     args = parser.parse_args()
     rows = []
 
     direct = StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:])
-    for clients in (1, 8):
+    for clients in args.clients:
         rows.append(("(a) direct stdio", clients, anyio.run(measure, direct, "echo", args.calls, clients)))
 
     port = free_port()
     naive = start([sys.executable, "bench/naive_proxy.py", str(port), *UPSTREAM])
     try:
         wait_http(f"http://127.0.0.1:{port}/mcp")
-        for clients in (1, 8):
+        for clients in args.clients:
             rows.append(("(b) naive SDK proxy", clients, anyio.run(measure, f"http://127.0.0.1:{port}/mcp", "echo", args.calls, clients)))
     finally:
         stop(naive)
@@ -142,29 +146,44 @@ def main() -> None:
     config = tmp / "bench.yaml"
     config.write_text("version: 1\nservers:\n  everything:\n    command: npx\n"
                       f"    args: {UPSTREAM[1:]!r}\n".replace("'", '"'))
-    port = free_port()
-    gateway = start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), "--port", str(port),
-                     "--cassettes-dir", str(tmp), "--cassette", "bench", "--validate", "audit"])
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_http(base + "/healthz")
-        deadline = time.monotonic() + 120
-        while httpx.get(base + "/status").json()["servers"]["everything"]["state"] != "ready":
-            if time.monotonic() > deadline:
-                raise SystemExit("gateway upstream not ready")
-            time.sleep(0.2)
-        for clients in (1, 8):
-            rows.append(("(c) mcpgw (validate+log)", clients, anyio.run(measure, base + "/mcp", "everything__echo", args.calls, clients)))
-        own = httpx.get(base + "/status").json()["own_work_us"]
-    finally:
-        stop(gateway)
+    own = {}
+    setups = [
+        ("(c) mcpgw live", ["--mode", "live", "--cassette", "live"]),
+        ("(c') mcpgw live, json", ["--mode", "live", "--cassette", "live-json", "--json-response"]),
+        ("(d) mcpgw record", ["--mode", "record", "--cassette", "rec"]),
+        ("(e) mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"]),
+    ]
+    for name, extra in setups:
+        port = free_port()
+        gateway = start([sys.executable, "-m", "gateway.cli", "serve", "--config", str(config), "--port", str(port),
+                         "--cassettes-dir", str(tmp), "--validate", "audit", *extra])
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_http(base + "/healthz")
+            deadline = time.monotonic() + 120
+            while httpx.get(base + "/status").json()["servers"]["everything"]["state"] != "ready":
+                if time.monotonic() > deadline:
+                    raise SystemExit("gateway upstream not ready")
+                time.sleep(0.2)
+            for clients in args.clients:
+                rows.append((name, clients, anyio.run(measure, base + "/mcp", "everything__echo", args.calls, clients)))
+            own[name] = httpx.get(base + "/status").json()["own_work_us"]
+        finally:
+            stop(gateway)
 
     print(f"\nupstream: {' '.join(UPSTREAM)} tool echo; {args.calls} calls per row; machine: {os.cpu_count()} cores\n")
     print(f"{'setup':<26}{'clients':>8}{'p50 ms':>10}{'p99 ms':>10}{'calls/s':>10}")
     for name, clients, r in rows:
         print(f"{name:<26}{clients:>8}{r['p50_ms']:>10.2f}{r['p99_ms']:>10.2f}{r['calls_s']:>10.0f}")
-    print(f"\ngateway own work per call (in-gateway time minus upstream wait, {own['n']} calls): "
-          f"p50 {own['p50']:.0f} us, p99 {own['p99']:.0f} us   (target p50 <= 500 us)")
+    by = {(name, clients): r for name, clients, r in rows}
+    print()
+    for clients in args.clients:
+        live, rec, rep = by[("(c) mcpgw live", clients)], by[("(d) mcpgw record", clients)], by[("(e) mcpgw replay", clients)]
+        print(f"{clients:>2} clients: replay/live throughput {rep['calls_s'] / live['calls_s']:.2f}x (target >= 2x); "
+              f"recording cost {100 * (1 - rec['calls_s'] / live['calls_s']):+.1f}% of live throughput (target <= 10%)")
+    for name, o in own.items():
+        if o:
+            print(f"gateway own work per call, {name}: p50 {o['p50']:.0f} us, p99 {o['p99']:.0f} us (n={o['n']}; target p50 <= 500 us)")
     v = validation_timing()
     print(f"inline validation, typical schemas: p50 {v['p50_us']:.1f} us, p99 {v['p99_us']:.1f} us   (target p50 <= 25 us)")
 

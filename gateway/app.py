@@ -122,7 +122,8 @@ class Gateway:
     # -- serving ---------------------------------------------------------------------
 
     async def serve_http(self) -> None:
-        app = build_http_app(self.router, self.server, self.settings.host, self.settings.path, on_shutdown=self.close)
+        app = build_http_app(self.router, self.server, self.settings.host, self.settings.path, on_shutdown=self.close,
+                             json_response=self.settings.json_response)
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         try:
             async with anyio.create_task_group() as tg:

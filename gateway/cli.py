@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="replay: answer to a request repeated more often than recorded")
     serve.add_argument("--redact", action="append", default=[], metavar="REGEX",
                        help="also keep text matching REGEX out of cassettes (declared env values always are)")
+    serve.add_argument("--json-response", action="store_true",
+                       help="answer HTTP requests with plain JSON instead of SSE streams: faster, but progress "
+                            "notifications and server-to-client requests cannot reach HTTP clients mid-call")
     serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
@@ -126,6 +129,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings(
         mode=mode,
         log_cassette=args.log_cassette,
+        json_response=args.json_response,
         past_end=args.past_end,
         validate=args.validate,
         naming=args.naming,
@@ -140,10 +144,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
     try:
-        anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http)
+        # uvloop: the gateway's time is mostly event-loop and HTTP machinery, which uvloop makes cheaper.
+        anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http, backend_options={"use_uvloop": _has_uvloop()})
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _has_uvloop() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 # -- servers -----------------------------------------------------------------------

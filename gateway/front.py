@@ -209,7 +209,8 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 
 
 def build_http_app(
-    router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None
+    router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
+    json_response: bool = False,
 ) -> Starlette:
     security = None
     if host in ("127.0.0.1", "localhost", "::1"):
@@ -218,7 +219,7 @@ def build_http_app(
             allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
         )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security, json_response=json_response)
     mcp_app = StreamableHTTPASGIApp(manager)
 
     async def status(_: Request) -> JSONResponse:
@@ -266,7 +267,7 @@ async def serve_stdio(router: Router, server: Server[Any]) -> None:
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None) -> None:
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none")
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none", http="auto")
     uv_server = uvicorn.Server(config)
     if ready is None:
         await uv_server.serve()

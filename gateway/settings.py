@@ -25,4 +25,5 @@ class Settings:
     mode: str = "live"  # live | record | replay | hybrid
     past_end: str = "repeat"  # replay: what a lane answers past its recorded end (repeat | miss)
     page_size: int = 200
+    json_response: bool = False  # plain JSON answers over HTTP: faster, but no mid-call progress or relays
     separator: str = "__"  # from the lock file  # tools/list page size towards clients
