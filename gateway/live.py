@@ -84,6 +84,12 @@ class LiveUpstream:
                 self.status.set("unavailable", f"missing environment variable(s): {', '.join(missing)}")
                 self._ready.set()
                 return
+            if self.spec.cwd and not os.path.isdir(self.spec.cwd):
+                pin = self.spec.pin
+                source = f" (a checkout of {pin.repo} at commit {pin.commit})" if pin and pin.repo else ""
+                self.status.set("unavailable", f"source not present: no directory {self.spec.cwd!r}{source}")
+                self._ready.set()
+                return
             if self.spec.transport == "stdio" and shutil.which(self.spec.command or "") is None:
                 self.status.set("unavailable", f"command not found: {self.spec.command!r}")
                 self._ready.set()

@@ -184,3 +184,65 @@ def test_stdio_front_for_desktop_style_clients(tmp_path):
     tools, result = run(go)
     assert sorted(tools) == ["time__convert_time", "time__get_current_time"]
     assert json.loads(result.content[0].text)["target"]["datetime"].endswith("21:00:00+09:00")
+
+
+def test_logging_subscriptions_and_completion_pass_through(real_gateway):
+    from mcp_types import PromptReference
+
+    logs, updates = [], []
+
+    async def on_log(params):
+        logs.append(params)
+
+    async def on_message(message):
+        if getattr(message, "method", "") == "notifications/resources/updated":
+            updates.append(message.params.uri)
+
+    async def go():
+        with anyio.fail_after(90):
+            async with Client(real_gateway.url, mode="legacy", logging_callback=on_log, message_handler=on_message) as client:
+                await client.set_logging_level("debug")
+                await client.call_tool("everything__toggle-simulated-logging", {})
+                uri = (await client.list_resources()).resources[0].uri
+                await client.subscribe_resource(uri)
+                await client.call_tool("everything__toggle-subscriber-updates", {})
+                completion = await client.complete(PromptReference(type="ref/prompt", name="everything__completable-prompt"),
+                                                   {"name": "department", "value": "Eng"})
+                while not (logs and updates):
+                    await anyio.sleep(0.2)
+                await client.call_tool("everything__toggle-simulated-logging", {})
+                await client.call_tool("everything__toggle-subscriber-updates", {})
+                return uri, completion
+
+    uri, completion = run(go)
+    assert "Engineering" in completion.completion.values
+    assert logs[0].logger.startswith("everything")  # the gateway names the server a message came from
+    assert updates[0] == uri
+
+
+def test_elicitation_roots_and_sampling_are_relayed_to_the_calling_client(real_gateway):
+    from mcp_types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
+
+    async def elicit(ctx, params):
+        return ElicitResult(action="accept", content={"name": "Ada", "check": True, "email": "ada@example.org",
+                                                      "integer": 3, "number": 1.5, "favoriteColor": "blue"})
+
+    async def roots(ctx):
+        return ListRootsResult(roots=[Root(uri="file:///tmp/relayed-root", name="relayed")])
+
+    async def sample(ctx, params):
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="sampled through mcpgw"), model="t")
+
+    async def go():
+        with anyio.fail_after(60):
+            async with Client(real_gateway.url, mode="legacy", elicitation_callback=elicit, list_roots_callback=roots,
+                              sampling_callback=sample) as client:
+                elicited = await client.call_tool("everything__trigger-elicitation-request", {})
+                listed = await client.call_tool("everything__get-roots-list", {})
+                sampled = await client.call_tool("everything__trigger-sampling-request", {"prompt": "hello", "maxTokens": 20})
+                return elicited, listed, sampled
+
+    elicited, listed, sampled = run(go)
+    assert "Ada" in json.dumps(elicited.model_dump(mode="json"))
+    assert "file:///tmp/relayed-root" in json.dumps(listed.model_dump(mode="json"))
+    assert "sampled through mcpgw" in json.dumps(sampled.model_dump(mode="json"))
