@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     from recorder.commands import add_commands as add_cassette_commands
 
     add_cassette_commands(sub)
+    from replay.drift_cli import add_commands as add_drift_commands
+
+    add_drift_commands(sub)
     try:
         from evaluator.cli import add_commands
     except ImportError:

@@ -73,6 +73,7 @@ class ServerSpec:
     timeout: float | None = None
     hide_tools: frozenset[str] = frozenset()
     title: str | None = None  # the benchmark's display name ("Unit Converter")
+    ignore: tuple[dict[str, Any], ...] = ()  # drift ignore rules: [{tool, paths, text}]
     line: int = 0
 
     @property
@@ -215,6 +216,7 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         timeout=float(timeout) if timeout is not None else None,
         hide_tools=frozenset(_str_list(entry, "hide_tools", source, where)),
         title=_opt_str(entry, "title", source, where),
+        ignore=_ignore_rules(entry, source, where),
         line=line,
     )
     if spec.transport == "stdio" and not spec.command:
@@ -265,6 +267,21 @@ ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 def expand_env(template: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
     return ENV_REF_RE.sub(lambda m: environ.get(m.group(1), ""), template)
+
+
+def _ignore_rules(entry: _Mapping, source: str, where: str) -> tuple[dict[str, Any], ...]:
+    from replay.compare import parse_rules
+
+    raw = entry.get("ignore")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError(source, _line(entry, "ignore"), f"{where}: 'ignore' must be a list of rules")
+    try:
+        parse_rules(raw, f"{where} ignore")
+    except ValueError as exc:
+        raise ConfigError(source, _line(entry, "ignore"), str(exc)) from None
+    return tuple(dict(rule) for rule in raw)
 
 
 def _pin(entry: _Mapping, source: str, where: str) -> Pin | None:
@@ -379,7 +396,7 @@ def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
         "env_values": {k: (v if ENV_REF_RE.fullmatch(v) else "«redacted»") for k, v in spec.env_values.items()},
         "url": spec.url, "headers": {k: (v if "${" in v else "«redacted»") for k, v in spec.headers.items()},
         "pin": dict(vars(spec.pin)) if spec.pin else None, "flags": sorted(spec.flags), "timeout": spec.timeout,
-        "hide_tools": sorted(spec.hide_tools), "title": spec.title,
+        "hide_tools": sorted(spec.hide_tools), "title": spec.title, "ignore": [dict(r) for r in spec.ignore],
     }
 
 
@@ -390,6 +407,7 @@ def spec_from_dict(data: dict[str, Any]) -> ServerSpec:
         env_values=dict(data.get("env_values") or {}), url=data.get("url"), headers=dict(data.get("headers") or {}),
         pin=Pin(**data["pin"]) if data.get("pin") else None, flags=frozenset(data.get("flags") or ()),
         timeout=data.get("timeout"), hide_tools=frozenset(data.get("hide_tools") or ()), title=data.get("title"),
+        ignore=tuple(data.get("ignore") or ()),
     )
 
 
