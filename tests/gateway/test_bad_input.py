@@ -272,3 +272,39 @@ def export(gateway) -> list[dict]:
             break
         time.sleep(0.05)
     return records
+
+
+def test_client_cancellation_reaches_the_upstream(gateway):
+    async def go():
+        with anyio.fail_after(30):
+            async with Client(gateway.url, mode="legacy") as client:
+                with anyio.move_on_after(0.5):
+                    await client.call_tool("good__slow", {"seconds": 1.2})
+                for _ in range(50):
+                    seen = json.loads((await client.call_tool("good__cancelled", {})).content[0].text)
+                    if seen:
+                        return seen
+                    await anyio.sleep(0.05)
+                return seen
+
+    assert len(run(go)) == 1  # the upstream got notifications/cancelled for the abandoned call
+    assert export(gateway)[0]["outcome"] == "upstream_error" and "abandoned" in export(gateway)[0]["error"]
+
+
+def test_servers_command_and_liveness(gateway):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    assert httpx.get(gateway.base + "/healthz", timeout=5).json()["ok"] is True
+    table = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", gateway.base],
+                           capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert table.returncode == 1  # some servers are unavailable
+    assert "missing database" in table.stdout and "ready" in table.stdout
+    raw = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", gateway.base, "--json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert json.loads(raw.stdout)["servers"]["nokey"]["state"] == "unavailable"
+    down = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", "http://127.0.0.1:9"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert down.returncode == 2 and "no gateway answering" in down.stderr
