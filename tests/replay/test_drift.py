@@ -62,7 +62,8 @@ def test_new_version_differences_found_and_classified(tmp_path):
     calls(recorder, [("fx__echo", {"message": "hi"}), ("fx__counter", {}), ("fx__wipe", {}), ("fx__garbage", {})])
     stop_gateway(recorder)
     changed = tmp_path / "v2.yaml"
-    changed.write_text("version: 1\nservers:\n" + misbehaving_entry("fx", "--echo-prefix", "ECHO", "--drop-tool", "garbage"))
+    changed.write_text("version: 1\nservers:\n" + misbehaving_entry(
+        "fx", "--echo-prefix", "ECHO", "--drop-tool", "garbage", "--echo-requires", "lang"))
     code, report = drift(tmp_path, "--cassette", "c", "--config", str(changed))
     detail = {c["tool"]: c for c in report["calls_detail"]}
     assert code == 1
@@ -71,6 +72,9 @@ def test_new_version_differences_found_and_classified(tmp_path):
     assert detail["counter"]["verdict"] == "identical"
     assert detail["wipe"]["verdict"] == "skipped" and "destructiveHint" in detail["wipe"]["error"]
     assert detail["garbage"]["verdict"] == "failing"  # the tool is gone in the new version
+    breaking = json.dumps(report["catalog"]["fx"]["breaking"])
+    assert "garbage" in breaking and "lang" in breaking  # removed tool, new required parameter
+    assert report["catalog_breaking"] == 2
     code, report = drift(tmp_path, "--cassette", "c", "--config", str(changed), "--include-unsafe")
     assert {c["tool"]: c["verdict"] for c in report["calls_detail"]}["wipe"] == "identical"
 
