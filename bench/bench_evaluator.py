@@ -107,7 +107,8 @@ def main() -> int:
     print(f"  -> valid tool name rate {rules['overall']['valid_tool_name_rate']:.4f}, "
           f"{len(report['tools'])} audit rows, validity {report['totals']['validity']:.4f}")
     if args.recheck:
-        again = timed("rule metrics, re-checking schemas", lambda: score_runs(runs, checks=checks), results)
+        again = timed("rule metrics, re-checking schemas", lambda: score_runs(runs, checks=checks, recheck=True),
+                      results)
         print(f"  -> schema compliance {again['overall']['schema_compliance_rate']:.4f} "
               f"(recorded verdicts: {rules['overall']['schema_compliance_rate']:.4f})")
     if args.jsonl:

@@ -93,7 +93,8 @@ def check_calls(records: Iterable[Any], source: str = "<calls>") -> Iterator[dic
 
 
 def group_by_run(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """run_id -> that run's calls, in call order (by `seq` when present, else as read)."""
+    """run_id -> that run's calls, in call order (by `seq`, which the recorder numbers globally,
+    when every call has one; else as read)."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         run_id = record["run_id"]
@@ -115,6 +116,6 @@ def _order_by_seq(calls: list[dict[str, Any]]) -> None:
         if not isinstance(seq, (int, float)) or isinstance(seq, bool):
             return  # no usable seq: keep the order as read
         if previous is not None and seq < previous:
-            calls.sort(key=lambda c: (c.get("session_id") or "", c["seq"]))
+            calls.sort(key=lambda c: c["seq"])
             return
         previous = seq

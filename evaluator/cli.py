@@ -47,8 +47,11 @@ def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calls", metavar="FILE.jsonl", help="call log exported as JSONL")
     parser.add_argument("--cassette", metavar="DIR", help="read the call log straight from a cassette")
-    parser.add_argument("--tools", metavar="FILE.json", help="tool catalog with input schemas (optional)")
+    parser.add_argument("--tools", metavar="FILE.json",
+                        help="tool catalog (optional): names for near misses, descriptions for the judge, and "
+                             "schemas to check calls the gateway recorded without a verdict")
     parser.add_argument("--format", choices=("terminal", "json", "markdown", "html"), default="terminal")
+    parser.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
 
 
@@ -64,6 +67,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--weights", metavar="SPEC", help="MCPEval score weights, e.g. name=0.4,params=0.4,order=0.2")
     ev.add_argument("--task-servers-only", action="store_true",
                     help="MCP-Bench: a valid tool name must also be on one of the task's servers")
+    ev.add_argument("--recheck-schemas", action="store_true",
+                    help="re-validate every call against the --tools schemas instead of the recorded verdicts (slow)")
     judge = ev.add_argument_group("LLM judge")
     judge.add_argument("--judge-model", metavar="NAME", help="judge model; judges run only when given")
     judge.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible endpoint (default: OpenAI)")
@@ -74,10 +79,14 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     judge.add_argument("--judge-store", metavar="PATH", default=DEFAULT_STORE,
                        help=f"where judge exchanges are recorded: LMDB dir, or a .jsonl file (default {DEFAULT_STORE})")
     judge.add_argument("--offline", action="store_true", help="re-score from recorded judge exchanges only")
-    judge.add_argument("--judge-runs", type=int, default=5, help="MCP-Bench rubric runs per task (default 5)")
-    judge.add_argument("--judge-concurrency", type=int, default=4, help="judge requests in flight (default 4)")
-    judge.add_argument("--judge-timeout", type=float, default=60.0, help="seconds per judge request (default 60)")
-    judge.add_argument("--judge-retries", type=int, default=3, help="retries after a transient failure (default 3)")
+    judge.add_argument("--judge-runs", type=int, default=5, metavar="N",
+                       help="MCP-Bench rubric runs per task (default 5)")
+    judge.add_argument("--judge-concurrency", type=int, default=4, metavar="N",
+                       help="judge requests in flight (default 4)")
+    judge.add_argument("--judge-timeout", type=float, default=60.0, metavar="SECONDS",
+                       help="seconds per judge request (default 60)")
+    judge.add_argument("--judge-retries", type=int, default=3, metavar="N",
+                       help="retries after a transient failure (default 3)")
     ev.set_defaults(func=eval_command)
 
     au = subparsers.add_parser("audit", help="per-tool call-validity audit of a call log",
@@ -91,7 +100,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     au.add_argument("--fail-under", metavar="SPEC",
                     help="exit 1 when a tool falls below, e.g. validity=0.95,success=0.9 (metrics: validity, "
                          "success, no_error)")
-    au.add_argument("--limit", type=int, default=50, help="rows in the terminal table (default 50)")
+    au.add_argument("--limit", type=int, default=50, metavar="N", help="rows in the terminal table (default 50)")
     au.set_defaults(func=audit_command)
 
 
@@ -146,10 +155,14 @@ def _emit(args: argparse.Namespace, text: str | None, printer: Any = None) -> No
     from rich.console import Console
 
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            printer(Console(file=handle, width=160, no_color=True))
+        import io
+
+        buffer = io.StringIO()
+        printer(Console(file=buffer, width=160, no_color=True))
+        _write(args.output, buffer.getvalue())
     else:
-        printer(Console())
+        console = Console()
+        printer(console if console.is_terminal else Console(width=160))  # pipes get full-width tables
 
 
 def _write(path: str, text: str) -> None:
@@ -213,6 +226,7 @@ def eval_command(args: argparse.Namespace) -> int:
             labels=read_labels(args.labels) if args.labels else None,
             weights=_parse_weights(args.weights),
             task_servers_only=args.task_servers_only,
+            recheck_schemas=args.recheck_schemas,
         )
         if args.tools:
             from evaluator.catalog import read_catalog
@@ -221,7 +235,11 @@ def eval_command(args: argparse.Namespace) -> int:
         if not (inputs.calls or inputs.task_files):
             raise SourceUnavailable("nothing to evaluate: give --calls/--cassette and/or --tasks")
         judge = _judge(args) if args.judge_model else None
-        report = evaluate(inputs, judge=judge, progress=_RichProgress())
+        try:
+            report = evaluate(inputs, judge=judge, progress=_RichProgress())
+        finally:
+            if judge is not None and hasattr(judge.client.store, "close"):
+                judge.client.store.close()
         if args.format == "terminal":
             _emit(args, None, lambda console: print_report(report, console))
         else:

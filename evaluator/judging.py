@@ -15,7 +15,7 @@ fail the same way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,9 @@ from evaluator.judges.trace import estimate_rounds, list_tools, render_calls, re
 from evaluator.pipeline import UNKNOWN_MODEL, EvalInputs, Loaded, Progress, RunIndex, predicted_calls
 
 KINDS = ("agentbench", "mcpbench", "mcpeval")
+Key = tuple[str, str, str]  # (judge kind, model, run or task id)
+Job = Callable[[], Awaitable[dict[str, Any]]]
+Planned = tuple[Key, dict[str, Any], Job | None]
 NO_ANSWER = "(no final answer was recorded for this run)"
 
 
@@ -44,73 +47,80 @@ class JudgeRun:
         return asyncio.run(self._run_all(runs, index, loaded, inputs, progress))
 
     async def _run_all(self, runs, index, loaded, inputs, progress) -> dict[str, Any]:
-        jobs: list[tuple[str, str, str, Callable[[], Awaitable[dict[str, Any]]]]] = []  # (kind, model, item, job)
-        meta: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for tasks in loaded.agentbench.values():
-            for run_id, task_id in sorted(index.task_of.items()):
-                task = tasks.get(task_id)
-                if task is None:
-                    continue
-                answer = inputs.answers.get(run_id)
-                key = ("agentbench", index.model_of[run_id], run_id)
-                meta[key] = {"task_id": task_id, "category": task.category}
-                if answer is None:
-                    meta[key].update(passed=None, reason=NO_ANSWER)
-                    continue
-                jobs.append((*key, _bind(outcome.judge_outcome, self.client, task_id=run_id, query=task.query,
-                                         reference_answer=task.reference_answer, answer=answer.final_answer,
-                                         template=self.templates.get("agentbench"))))
-        for tasks in loaded.mcpbench.values():
-            for task in tasks:
-                for run_id in index.runs_for(task.task_id):
-                    calls = runs.get(run_id, [])
-                    answer = inputs.answers.get(run_id)
-                    values = {
-                        "fuzzy_task": task.fuzzy_description, "concrete_task": task.task_description,
-                        "dependency_analysis": task.dependency_analysis or "(none given)",
-                        "final_answer": answer.final_answer if answer else NO_ANSWER,
-                        "rounds": (answer.rounds if answer and answer.rounds is not None else estimate_rounds(calls)),
-                        "trace": render_trace(calls), "tools": list_tools(calls, inputs.catalog),
-                    }
-                    key = ("mcpbench", index.model_of[run_id], run_id)
-                    meta[key] = {"task_id": task.task_id}
-                    jobs.append((*key, _bind(rubric.judge_rubric, self.client, task_id=run_id, values=values,
-                                             runs=self.rubric_runs, seed=self.seed,
-                                             template=self.templates.get("mcpbench"))))
-        for truth in loaded.mcpeval.values():
-            for model, task_id, calls, response in _mcpeval_cases(runs, index, truth, inputs):
-                gt = truth[task_id]
-                values = {"task": gt.description or f"(task {task_id}; no description given)",
-                          "trajectory": render_calls(calls), "reference_trajectory": render_calls(gt.tool_calls),
-                          "response": response or NO_ANSWER, "reference_response": gt.final_response or "(not given)"}
-                key = ("mcpeval", model, task_id)
-                meta[key] = {"task_id": task_id}
-                jobs.append((*key, _bind(aspects.judge_trajectory_and_completion, self.client,
-                                         task_id=f"{model}/{task_id}", values=values,
-                                         template=self.templates.get("mcpeval"))))
+        meta: dict[Key, dict[str, Any]] = {}
+        jobs: list[tuple[Key, Job]] = []
+        for collect in (self._agentbench_jobs, self._mcpbench_jobs, self._mcpeval_jobs):
+            for key, info, job in collect(runs, index, loaded, inputs):
+                meta[key] = info
+                if job is not None:
+                    jobs.append((key, job))
         progress.start("judging", len(jobs))
-        results: dict[tuple[str, str, str], dict[str, Any]] = {}
+        results: dict[Key, dict[str, Any]] = {}
         limit = asyncio.Semaphore(max(1, self.client.config.concurrency))
 
-        async def one(kind: str, model: str, item: str, job: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        async def one(key: Key, job: Job) -> None:
             async with limit:
                 try:
-                    results[(kind, model, item)] = await job()
+                    results[key] = await job()
                 except JudgeMiss as miss:
                     self.misses.append(miss.message)
-                    results[(kind, model, item)] = {"error": miss.message}
+                    results[key] = {"error": miss.message}
             progress.advance()
 
         try:
             async with asyncio.TaskGroup() as group:
-                for kind, model, item, job in jobs:
-                    group.create_task(one(kind, model, item, job))
+                for key, job in jobs:
+                    group.create_task(one(key, job))
         except ExceptionGroup as failure:
             raise _first_evaluator_error(failure) from None
         finally:
             progress.finish()
             await self.client.aclose()
         return self._assemble(meta, results)
+
+    def _agentbench_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
+        for tasks in loaded.agentbench.values():
+            for run_id, task_id in sorted(index.task_of.items()):
+                task = tasks.get(task_id)
+                if task is None:
+                    continue
+                key = ("agentbench", index.model_of[run_id], run_id)
+                info = {"task_id": task_id, "category": task.category}
+                answer = inputs.answers.get(run_id)
+                if answer is None:  # nothing to judge: counted as unjudged, not as a failure
+                    yield key, {**info, "passed": None, "reason": NO_ANSWER}, None
+                    continue
+                yield key, info, _bind(outcome.judge_outcome, self.client, task_id=run_id, query=task.query,
+                                       reference_answer=task.reference_answer, answer=answer.final_answer,
+                                       template=self.templates.get("agentbench"))
+
+    def _mcpbench_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
+        for tasks in loaded.mcpbench.values():
+            for task in tasks:
+                for run_id in index.runs_for(task.task_id):
+                    calls = runs.get(run_id, [])
+                    answer = inputs.answers.get(run_id)
+                    rounds = answer.rounds if answer and answer.rounds is not None else estimate_rounds(calls)
+                    values = {
+                        "fuzzy_task": task.fuzzy_description, "concrete_task": task.task_description,
+                        "dependency_analysis": task.dependency_analysis or "(none given)",
+                        "final_answer": answer.final_answer if answer else NO_ANSWER, "rounds": rounds,
+                        "trace": render_trace(calls), "tools": list_tools(calls, inputs.catalog),
+                    }
+                    yield (("mcpbench", index.model_of[run_id], run_id), {"task_id": task.task_id},
+                           _bind(rubric.judge_rubric, self.client, task_id=run_id, values=values,
+                                 runs=self.rubric_runs, seed=self.seed, template=self.templates.get("mcpbench")))
+
+    def _mcpeval_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
+        for truth in loaded.mcpeval.values():
+            for model, task_id, calls, response in _mcpeval_cases(runs, index, truth, inputs):
+                gt = truth[task_id]
+                values = {"task": gt.description or f"(task {task_id}; no description given)",
+                          "trajectory": render_calls(calls), "reference_trajectory": render_calls(gt.tool_calls),
+                          "response": response or NO_ANSWER, "reference_response": gt.final_response or "(not given)"}
+                yield (("mcpeval", model, task_id), {"task_id": task_id},
+                       _bind(aspects.judge_trajectory_and_completion, self.client, task_id=f"{model}/{task_id}",
+                             values=values, template=self.templates.get("mcpeval")))
 
     def _assemble(self, meta: dict, results: dict) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -131,12 +141,9 @@ class JudgeRun:
         config = self.client.config
         out["judge"] = {"model": config.model, "base_url": config.base_url, "offline": config.offline,
                         "live_calls": self.client.live_calls, "replayed": self.client.replayed,
-                        "attempts": self.client.attempts, "misses": self.misses,
+                        "attempts": self.client.attempts, "misses": sorted(self.misses),
                         "prompts": {k: t.origin for k, t in self.templates.items()}}
         return out
-
-
-Job = Callable[[], Awaitable[dict[str, Any]]]
 
 
 def _bind(func: Callable[..., Awaitable[dict[str, Any]]], *args: Any, **kwargs: Any) -> Job:

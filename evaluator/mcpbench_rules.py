@@ -16,11 +16,13 @@ Mapping the call log onto MCP-Bench's terms:
 - valid name: the gateway resolved the name (`known_tool`); optionally the
   call must also target one of the task's servers (required + Time MCP +
   distractors) when `servers` is given.
-- compliant: when the tool's schema is known (digest -> schema), checked here
-  with MCP-Bench's semantics (see `schemas`); otherwise the gateway's recorded
-  verdict `validation.valid`. A call with no verdict and no schema counts as
-  compliant (nothing to check against, like an empty schema) and is counted
-  in `unchecked` so a report can say so.
+- compliant: the gateway's recorded verdict `validation.valid` (it validates
+  with the same semantics: the schema's draft, no formats, an invalid schema
+  fails). When there is no verdict (validation off) and the schema is known
+  (digest -> schema), it is checked here with MCP-Bench's semantics (see
+  `schemas`); `recheck=True` checks every call that way, ignoring verdicts.
+  A call with neither verdict nor schema counts as compliant (nothing to check
+  against, like an empty schema) and is counted in `unchecked`.
 - success: outcome "ok" and not isError; rejections, upstream errors,
   timeouts and replay misses are exceptions from the agent's point of view.
 """
@@ -51,6 +53,7 @@ def task_metrics(
     *,
     checks: SchemaChecks | None = None,
     servers: Container[str] | None = None,
+    recheck: bool = False,
 ) -> dict[str, Any]:
     """The four rates for one task, plus the counts they come from."""
     total = len(calls)
@@ -69,14 +72,14 @@ def task_metrics(
         valid += 1
         if not ok:
             valid_failed += 1
-        if use_schemas:
+        validation = record.get("validation")
+        verdict = validation.get("valid") if validation else None
+        if use_schemas and (recheck or verdict is None):
             digest = record.get("input_schema_digest")
             rechecked = None if digest is None else checks.verdict(digest, record.get("arguments"))  # type: ignore
             if rechecked is not None:
                 compliant += rechecked
                 continue
-        validation = record.get("validation")
-        verdict = validation.get("valid") if validation else None
         if verdict is None:
             unchecked += 1
             compliant += 1
@@ -131,6 +134,7 @@ def score_runs(
     *,
     checks: SchemaChecks | None = None,
     servers_by_run: Mapping[str, Container[str]] | None = None,
+    recheck: bool = False,
 ) -> dict[str, Any]:
     """Per task, per file and overall. `files` maps a task file to its run ids; a run id
     listed there but absent from the log is a task with no calls (None, skipped)."""
@@ -145,7 +149,8 @@ def score_runs(
         for run_id in run_ids:
             row = per_task.get(run_id)
             if row is None:
-                row = task_metrics(runs.get(run_id, empty), checks=checks, servers=servers_by_run.get(run_id))
+                row = task_metrics(runs.get(run_id, empty), checks=checks, servers=servers_by_run.get(run_id),
+                                   recheck=recheck)
                 per_task[run_id] = row
             rows.append(row)
         per_file[name] = aggregate_tasks(rows)

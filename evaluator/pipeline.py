@@ -18,12 +18,11 @@ The report is plain JSON-ready data; the renderers in `report_*` only read it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from evaluator import agentbench, agreement, audit, catalog as catalog_mod, mcpbench_rules, mcpeval_match
+from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_rules, mcpeval_match
 from evaluator.calllog import group_by_run
 from evaluator.tasks import (Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind, read_agentbench_tasks,
                              read_mcpbench_tasks, read_mcpeval_tasks)
@@ -54,6 +53,7 @@ class EvalInputs:
     catalog: list[dict[str, Any]] = field(default_factory=list)
     weights: dict[str, float] | None = None
     task_servers_only: bool = False  # MCP-Bench: a valid name must also be on one of the task's servers
+    recheck_schemas: bool = False  # re-validate every call against the catalog's schemas, ignoring verdicts
 
 
 @dataclass
@@ -105,6 +105,16 @@ class RunIndex:
         return sorted(set(self.model_of.values()))
 
 
+def answers_from_predictions(predictions: Mapping[str, McpEvalTask]) -> dict[str, Answer]:
+    """MCPEval predictions carry final responses: usable as answers when no answers file covers them.
+    Their run id is the task id, prefixed with the model when there is one."""
+    out = {}
+    for task_id, pred in predictions.items():
+        run_id = f"{pred.model}/{task_id}" if pred.model else task_id
+        out[run_id] = Answer(run_id, task_id, pred.model, pred.final_response or "")
+    return out
+
+
 def _fill_digests(calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
     digest_of = {(t["server"], t["tool"]): t.get("input_schema_digest") for t in tools}
     if not any(digest_of.values()):
@@ -139,7 +149,8 @@ def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, load
                 continue
         else:
             files = {"call log": sorted(r for r in mine if r in runs)}
-        out[model] = mcpbench_rules.score_runs(runs, files, checks=checks, servers_by_run=servers_by_run)
+        out[model] = mcpbench_rules.score_runs(runs, files, checks=checks, servers_by_run=servers_by_run,
+                                               recheck=inputs.recheck_schemas)
     return out
 
 
@@ -190,6 +201,10 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
     started = time.perf_counter()
     loaded = load_task_files(inputs.task_files)
     runs = group_by_run(inputs.calls)
+    if inputs.predictions:
+        covered = {a.task_id for a in inputs.answers.values()}
+        extra = {r: a for r, a in answers_from_predictions(inputs.predictions).items() if a.task_id not in covered}
+        inputs.answers = {**extra, **inputs.answers}
     index = RunIndex.build(runs, inputs.answers, inputs.predictions)
     checks = catalog_mod.schema_checks(inputs.catalog) if inputs.catalog else None
     if inputs.catalog:
@@ -241,16 +256,3 @@ def _agreement(report: Mapping[str, Any], labels: Mapping[str, list[bool | None]
             if len(candidates) == 1:
                 by_label[item] = verdicts[candidates[0]]
     return agreement.judge_vs_humans(by_label, labels)
-
-
-def category_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """(model, category, pass rate) rows for the charts and tables."""
-    rows = []
-    for model, result in report.get("agentbench", {}).items():
-        for category, counts in result["summary"]["categories"].items():
-            rows.append({"model": model, "category": category, "value": counts["pass_rate"], "n": counts["judged"]})
-    return rows
-
-
-def file_label(path: str) -> str:
-    return Path(path).name if path not in ("call log",) else path

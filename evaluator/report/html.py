@@ -13,7 +13,7 @@ from typing import Any
 
 from evaluator.agentbench import CATEGORIES
 from evaluator.report import charts
-from evaluator.report.tables import Section, all_sections, audit as audit_section, cell
+from evaluator.report.tables import Section, all_sections, audit as audit_section, audit_examples, cell, plural
 
 MAX_TOOL_BARS = 40
 
@@ -61,7 +61,7 @@ def _table(section: Section) -> str:
 def tool_validity_chart(audit: Mapping[str, Any]) -> str:
     known = [t for t in audit["tools"] if t["known"] and t["calls"]]
     known.sort(key=lambda t: (t["validity"], -t["calls"], t["server"], t["tool"]))
-    rows = [(f"{t['server']}/{t['tool']}", t["validity"], f"of {t['calls']:,} calls{_near(t['near_misses'])}")
+    rows = [(f"{t['server']}/{t['tool']}", t["validity"], f"of {plural(t['calls'], 'call')}{_near(t['near_misses'])}")
             for t in known[:MAX_TOOL_BARS]]
     title = "Per-tool argument validity (share of calls passing the input schema), worst first"
     if len(known) > MAX_TOOL_BARS:
@@ -74,7 +74,7 @@ def _near(count: int) -> str:
 
 
 def server_chart(servers: Mapping[str, Any]) -> str:
-    rows = [(name, s["success"], f"of {s['calls']:,} calls") for name, s in
+    rows = [(name, s["success"], f"of {plural(s['calls'], 'call')}") for name, s in
             sorted(servers.items(), key=lambda kv: (kv[1]["success"] if kv[1]["success"] is not None else 2, kv[0]))]
     return charts.hbars(rows, "Per-server success (calls that returned without error)")
 
@@ -142,7 +142,7 @@ def html_report(report: Mapping[str, Any]) -> str:
 
 def html_audit(audit: Mapping[str, Any]) -> str:
     body = [tool_validity_chart(audit)]
-    section = audit_section({"audit": audit})
-    if section:
-        body.append(_table(section))
+    for section in (audit_section({"audit": audit}), audit_examples({"audit": audit})):
+        if section:
+            body.append(_table(section))
     return _page("Per-tool call-validity audit", body, f"{audit['totals']['calls']:,} calls to known tools")

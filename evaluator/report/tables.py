@@ -8,6 +8,7 @@ is better), int, ms, text.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,10 @@ def cell(value: Any, kind: str) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value) or "-"
     return str(value)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" + ("" if count == 1 else ("es" if word.endswith(("s", "sh", "ch")) else "s"))
 
 
 def _name(path: str) -> str:
@@ -205,9 +210,39 @@ def audit(report: Mapping[str, Any], limit: int | None = None) -> Section | None
     if limit and len(tools) > limit:
         section.notes.append(f"{len(tools) - limit} more tools not shown (use --format json or html for all)")
     t = data["totals"]
-    section.notes.append(f"All known tools: {t['calls']:,} calls, validity {cell(t['validity'], 'pct')}, "
-                         f"success {cell(t['success'], 'pct')}, {t['unknown_name_calls']:,} calls to unknown names "
-                         f"({t['near_misses']:,} near a known tool).")
+    section.notes.append(f"All known tools: {plural(t['calls'], 'call')}, validity {cell(t['validity'], 'pct')}, "
+                         f"success {cell(t['success'], 'pct')}; {plural(t['unknown_name_calls'], 'call')} to unknown "
+                         f"names ({t['near_misses']:,} near a known tool).")
+    return section
+
+
+def _short(value: Any, limit: int = 100) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def audit_examples(report: Mapping[str, Any], limit: int | None = None) -> Section | None:
+    """One example per tool and kind of bad call: invalid arguments (per keyword) and wrong names."""
+    data = report.get("audit")
+    if not data:
+        return None
+    section = Section("Examples of invalid calls", [("server", "text"), ("tool", "text"), ("kind", "text"),
+                                                    ("called as", "text"), ("arguments", "text"),
+                                                    ("problems", "text"), ("run / seq", "text")], key="audit_examples")
+    for row in data["tools"]:
+        for kind, example in sorted(row["examples"].items()):
+            if not (kind.startswith("invalid:") or kind in ("near_miss", "unknown_name")):
+                continue
+            problems = "; ".join(f"{e.get('path', '$')}: {e.get('message') or e.get('keyword')}"
+                                 for e in example.get("errors", [])[:3])
+            section.rows.append([row["server"], row["tool"], kind.replace("invalid:", "invalid ").replace("_", " "),
+                                 example.get("exposed_name"), _short(example.get("arguments")), problems or "-",
+                                 f"{example.get('run_id')} / {example.get('seq')}"])
+    if not section.rows:
+        return None
+    if limit and len(section.rows) > limit:
+        section.notes.append(f"{len(section.rows) - limit} more examples in the JSON and HTML reports")
+        section.rows = section.rows[:limit]
     return section
 
 
@@ -226,5 +261,5 @@ def servers(report: Mapping[str, Any]) -> Section | None:
 def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> list[Section]:
     out: list[Section | None] = [overview(report), rule_metrics(report), *matching(report), pass_rates(report),
                                  rubric(report), judgements(report), agreement(report), servers(report),
-                                 audit(report, audit_limit)]
+                                 audit(report, audit_limit), audit_examples(report, audit_limit)]
     return [s for s in out if s is not None]

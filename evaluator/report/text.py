@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.report.tables import Section, all_sections, audit as audit_section, cell
+from evaluator.report.tables import Section, all_sections, audit as audit_section, audit_examples, cell
 
 _NUMERIC = {"rate", "pct", "lowpct", "int", "ms"}
 
@@ -50,10 +50,21 @@ def print_report(report: Mapping[str, Any], console: Any = None, audit_limit: in
     print_sections(all_sections(report, audit_limit), console)
 
 
+def _audit_sections(audit_report: Mapping[str, Any], limit: int | None = None) -> list[Section]:
+    sections = [audit_section({"audit": audit_report}, limit), audit_examples({"audit": audit_report}, limit)]
+    return [s for s in sections if s is not None]
+
+
 def print_audit(audit_report: Mapping[str, Any], console: Any = None, limit: int | None = 50) -> None:
-    section = audit_section({"audit": audit_report}, limit)
-    if section is not None:
-        print_sections([section], console)
+    print_sections(_audit_sections(audit_report, limit), console)
+    for failure in audit_report.get("threshold_failures") or []:
+        (console or _console()).print(f"[red]below threshold:[/red] {failure.replace('[', chr(92) + '[')}")
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
 
 
 def _md_escape(text: str) -> str:
@@ -82,8 +93,7 @@ def markdown_report(report: Mapping[str, Any]) -> str:
 
 
 def markdown_audit(audit_report: Mapping[str, Any]) -> str:
-    section = audit_section({"audit": audit_report})
-    return markdown_sections([section] if section else [], title="Per-tool call-validity audit")
+    return markdown_sections(_audit_sections(audit_report), title="Per-tool call-validity audit")
 
 
 def json_text(data: Any) -> str:
