@@ -37,13 +37,13 @@ logger = logging.getLogger("mcpgw")
 MODES = ("live", "record", "replay", "hybrid")
 
 
-def open_cassette(settings: Settings, name: str, *, create: bool) -> Cassette:
+def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool = False) -> Cassette:
     path = cassette_path(settings.cassettes_dir, name)
     if not create and not (path / "data.mdb").exists():
         known = sorted(p.name for p in settings.cassettes_dir.glob("*") if (p / "data.mdb").exists()) if settings.cassettes_dir.exists() else []
         raise CassetteError(f"no cassette {name!r} in {settings.cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
     try:
-        return Cassette(path, create=create)
+        return Cassette(path, create=create, readonly=readonly)
     except CassetteFormatError as exc:
         raise CassetteError(str(exc)) from None
 
@@ -62,7 +62,9 @@ class Gateway:
         upstreams: dict[str, Any] = {}
 
         if self.mode in ("replay", "hybrid"):
-            self.cassette = open_cassette(settings, settings.cassette or "default", create=False)
+            # Replay never writes into what it plays; hybrid records its misses into it.
+            self.cassette = open_cassette(settings, settings.cassette or "default", create=False,
+                                          readonly=self.mode == "replay")
             self.recorded = self.cassette.load()
             recorded_specs = [spec_from_dict(d) for d in self.recorded.info.get("servers", {}).values()]
             if not specs or self.mode == "replay":
@@ -155,7 +157,7 @@ class Gateway:
             lines.append(f"  replaying cassette {self.cassette.path} (recorded {when}, "
                          f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
                          + (" except for misses" if self.mode == "hybrid" else ""))
-            lines.append("  to go live instead: mcpgw serve --mode live --config servers.lock.yaml")
+            lines.append("  to go live instead: mcpgw serve --mode live [--profile P]  (servers of servers.lock.yaml)")
         for name, info in sorted(status["servers"].items()):
             reason = f" ({info['reason']})" if info.get("reason") else ""
             lines.append(f"  {name:<24} {info['state']:<12} {info['exposed_tools']:>3} tools{reason}")
@@ -175,7 +177,7 @@ class Gateway:
                     misses[f"{name}:{tool}"] = n
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
                                           "started": self.started, "ended": time.time(), "hits": hits, "misses": misses})
-        for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():
+        for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 
 

@@ -21,6 +21,7 @@ from gateway.errors import ConfigError
 
 LOCK_FORMAT = 1
 DEFAULT_SEPARATOR = "__"
+SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.IGNORECASE)
 SERVER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 TRANSPORTS = ("stdio", "http", "sse")
 FLAGS = ("offline", "stateful", "nondeterministic", "unsafe")
@@ -89,9 +90,10 @@ class ServerSpec:
         return self.title or self.id
 
     def secret_values(self) -> list[str]:
-        """Values of the env vars this server declares: never to be written to a cassette."""
-        values = [expand_env(v) for v in self.env_values.values()]
-        values += [expand_env(v) for v in self.headers.values() if "${" in v]
+        """Values never to be written to a cassette: every env var taken from the gateway's
+        environment, and literal values whose name says secret (API_KEY, TOKEN, ...)."""
+        values = [expand_env(v) for name, v in self.env_values.items() if "${" in v or SECRET_NAME_RE.search(name)]
+        values += [expand_env(v) for name, v in self.headers.items() if "${" in v or SECRET_NAME_RE.search(name)]
         return [v for v in values if len(v) >= 4]
 
 
@@ -393,8 +395,10 @@ def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
     return {
         "id": spec.id, "transport": spec.transport, "command": spec.command, "args": list(spec.args),
         "cwd": spec.cwd, "env_required": list(spec.env_required),
-        "env_values": {k: (v if ENV_REF_RE.fullmatch(v) else "«redacted»") for k, v in spec.env_values.items()},
-        "url": spec.url, "headers": {k: (v if "${" in v else "«redacted»") for k, v in spec.headers.items()},
+        "env_values": {k: (v if ENV_REF_RE.fullmatch(v) or not SECRET_NAME_RE.search(k) else "«redacted»")
+                       for k, v in spec.env_values.items()},
+        "url": spec.url, "headers": {k: (v if "${" in v or not SECRET_NAME_RE.search(k) else "«redacted»")
+                                     for k, v in spec.headers.items()},
         "pin": dict(vars(spec.pin)) if spec.pin else None, "flags": sorted(spec.flags), "timeout": spec.timeout,
         "hide_tools": sorted(spec.hide_tools), "title": spec.title, "ignore": [dict(r) for r in spec.ignore],
     }

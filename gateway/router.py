@@ -236,7 +236,9 @@ class Router:
                 self.call_log.append(record)
 
     async def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> dict[str, Any]:
-        out = {"name": entry.name, "arguments": arguments}
+        # Every param passes through (e.g. `task`), with the upstream's own tool name.
+        out = {k: v for k, v in params.items() if k != "_meta"}
+        out["name"], out["arguments"] = entry.name, arguments
         meta = _upstream_meta(params.get("_meta"))
         if meta:
             out["_meta"] = meta

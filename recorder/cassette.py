@@ -37,6 +37,7 @@ class Cassette:
     def __init__(self, path: Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
         self.store = CassetteStore(self.path, create=create, readonly=readonly)
+        self.readonly = readonly
         self._exchange_seq = self._last("exchanges")
 
     def _last(self, db: str) -> int:

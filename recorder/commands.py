@@ -43,12 +43,12 @@ def add_commands(sub: Any) -> None:
     cassette.set_defaults(func=lambda args: cassette.print_help() or 2)
 
 
-def _open(args: argparse.Namespace, name: str, *, create: bool = False) -> Cassette:
+def _open(args: argparse.Namespace, name: str, *, create: bool = False, read_only: bool = True) -> Cassette:
     path = cassette_path(Path(args.cassettes_dir), name)
     if not create and not (path / "data.mdb").exists():
         raise GatewayError(f"no cassette {name!r} in {args.cassettes_dir}/")
     try:
-        return Cassette(path, create=create)
+        return Cassette(path, create=create, readonly=not create and read_only)
     except CassetteFormatError as exc:
         raise GatewayError(str(exc)) from None
 
@@ -101,7 +101,7 @@ def replay_stats(cassettes_dir: Path, name: str) -> dict[str, Any]:
     runs = 0
     for path in sorted(cassettes_dir.glob("*/data.mdb")):
         try:
-            other = Cassette(path.parent, create=False)
+            other = Cassette(path.parent, create=False, readonly=True)
         except (CassetteFormatError, GatewayError):
             continue
         try:
@@ -124,7 +124,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         table.add_column(column)
     for path in sorted(Path(args.cassettes_dir).glob("*/data.mdb")):
         try:
-            cassette = Cassette(path.parent, create=False)
+            cassette = Cassette(path.parent, create=False, readonly=True)
         except CassetteFormatError as exc:
             table.add_row(path.parent.name, f"[red]unreadable: {exc}[/]", "", "", "", "", "")
             continue

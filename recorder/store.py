@@ -54,10 +54,13 @@ class CassetteStore:
             self.path.mkdir(parents=True, exist_ok=True)
         elif not (self.path / "data.mdb").exists():
             raise CassetteFormatError(f"{self.path}: no cassette here (no data.mdb)")
+        # A read-only open takes no lock file when nobody holds one (a shipped cassette stays
+        # untouched); when a writer may be active (lock.mdb exists), readers register in it.
+        use_lock = not readonly or (self.path / "lock.mdb").exists()
         try:
             self.env = lmdb.open(
                 str(self.path), max_dbs=len(DATABASES) + 2, map_size=MAP_SIZE, subdir=True,
-                readonly=readonly, sync=False, metasync=False, lock=not readonly, create=create and not readonly,
+                readonly=readonly, sync=False, metasync=False, lock=use_lock, create=create and not readonly,
             )
         except lmdb.Error as exc:
             raise CassetteFormatError(f"{self.path}: corrupt or not a cassette, cannot open it: {exc}") from None

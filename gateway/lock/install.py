@@ -1,0 +1,213 @@
+"""`mcpgw servers install`: fetch every package of a profile into its runner's cache, ahead of time.
+
+For each entry launched with npx or uvx and pinned to a registry version, run
+the runner with the entry's own specs, options and environment, but a command
+that exits at once (`gateway.lock.launchers.warm_command`), then run it again
+with the registry switched off (`npm_config_offline=true`, `UV_OFFLINE=1`): an
+entry is "installed" only when that offline run succeeds, that is when a later
+start needs no registry. Runs concurrently, at most `--jobs` at a time, each
+bounded by `--timeout`. Other entries are skipped, with the reason.
+Exit status: 0 when nothing failed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from anyio.streams.text import TextReceiveStream
+
+from gateway.config import ServerSpec
+from gateway.live import _child_env  # the exact environment the gateway gives the server
+from gateway.lock.launchers import Launch, parse_launch, warm_command
+from gateway.lock.lockfile import open_lock
+
+_OFFLINE = {"npx": {"npm_config_offline": "true"}, "uvx": {"UV_OFFLINE": "1"}}
+_FILESYSTEM = "@modelcontextprotocol/server-filesystem"
+KILL_GRACE = 5.0
+
+
+@dataclass
+class Plan:
+    spec: ServerSpec
+    skip: str | None = None
+    launch: Launch | None = None
+    warm: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    dirs: list[str] = field(default_factory=list)  # directories the server needs before it starts
+
+    @property
+    def package(self) -> str:
+        pin = self.spec.pin
+        return f"{pin.registry} {pin.package}@{pin.version}" if pin and pin.package else ""
+
+
+@dataclass
+class Outcome:
+    server: str
+    result: str  # installed | failed | skipped
+    package: str
+    seconds: float
+    detail: str
+
+
+def plan(spec: ServerSpec) -> Plan:
+    """What installing one entry means, or why it is skipped."""
+    if spec.transport != "stdio" and not spec.command:
+        return Plan(spec, skip=f"{spec.transport} server with no launch command: nothing to install")
+    if spec.pin is None or not spec.pin.registry or not spec.pin.package:
+        return Plan(spec, skip="no registry pin (runs from a source tree or an unpinned command)")
+    launch = parse_launch(spec.command, spec.args)
+    if launch is None:
+        return Plan(spec, skip=f"not launched with npx or uvx (command {spec.command!r})")
+    env = _child_env(spec)
+    for name in ("UV_OFFLINE", "npm_config_offline", "NPM_CONFIG_OFFLINE"):
+        env.pop(name, None)
+    dirs = []
+    if launch.runner == "npx" and launch.packages[0].startswith(_FILESYSTEM + "@"):
+        dirs = [a for a in launch.command[1:] if a.startswith("/")]  # its allowed roots must exist to start
+    return Plan(spec, launch=launch, warm=warm_command(launch), env=env, dirs=dirs)
+
+
+async def install(plan: Plan, timeout: float, on_step=None) -> Outcome:
+    started = time.monotonic()
+    spec = plan.spec
+
+    def outcome(result: str, detail: str) -> Outcome:
+        return Outcome(spec.id, result, plan.package, time.monotonic() - started, detail)
+
+    if plan.skip is not None:
+        return outcome("skipped", plan.skip)
+    assert plan.launch is not None
+    notes = []
+    for directory in plan.dirs:
+        if not Path(directory).is_dir():
+            try:
+                Path(directory).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                return outcome("failed", f"cannot create {directory}: {exc}")
+            notes.append(f"created {directory}")
+    cwd = spec.cwd if spec.cwd and Path(spec.cwd).is_dir() else None
+    if on_step:
+        on_step(f"fetching {plan.package}")
+    code, tail = await run_process(plan.warm, plan.env, cwd, timeout)
+    if code != 0:
+        return outcome("failed", f"{' '.join(plan.warm[:3])} ... exited {code}: {tail}" if code is not None else tail)
+    if on_step:
+        on_step("checking it starts offline")
+    code, tail = await run_process(plan.warm, {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd, min(timeout, 120))
+    if code != 0:
+        return outcome("failed", f"fetched, but an offline run still needs the registry: {tail}")
+    return outcome("installed", "; ".join(["cached, starts offline", *notes]))
+
+
+async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float) -> tuple[int | None, str]:
+    """(exit code or None, the last lines it wrote); the process group is killed past `timeout`."""
+    tail: collections.deque[str] = collections.deque(maxlen=6)
+    try:
+        process = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
+    except OSError as exc:
+        return None, f"could not start {argv[0]}: {exc}"
+    try:
+        with anyio.move_on_after(timeout) as scope:
+            assert process.stdout is not None
+            pending = ""
+            async for chunk in TextReceiveStream(process.stdout, errors="replace"):
+                pending += chunk
+                *lines, pending = pending.split("\n")
+                tail.extend(line.strip() for line in lines if line.strip())
+            if pending.strip():
+                tail.append(pending.strip())
+            await process.wait()
+        if scope.cancelled_caught:
+            return None, f"timed out after {timeout:g}s: " + _tail(tail)
+        return process.returncode, _tail(tail)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _stop(process)
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    if process.returncode is None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            with anyio.move_on_after(KILL_GRACE):
+                await process.wait()
+            if process.returncode is not None:
+                break
+    await process.aclose()
+
+
+def _tail(lines: collections.deque[str], limit: int = 400) -> str:
+    text = " | ".join(lines)
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+# -- the command ---------------------------------------------------------------------
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    lock = open_lock(args.config)
+    plans = [plan(spec) for spec in lock.select(args.profile, args.servers)]
+    outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout))
+    _report(outcomes, lock.source, args.profile or lock.config.default_profile)
+    return 1 if any(o.result == "failed" for o in outcomes) else 0
+
+
+async def _install_all(plans: list[Plan], jobs: int, timeout: float) -> list[Outcome]:
+    from gateway.lock.progress import progress_bar
+
+    limiter = anyio.CapacityLimiter(max(1, jobs))
+    results: dict[str, Outcome] = {}
+    with progress_bar() as progress:
+        overall = progress.add_task(f"installing {sum(p.skip is None for p in plans)} package(s)", total=len(plans))
+
+        async def one(p: Plan) -> None:
+            if p.skip is not None:
+                results[p.spec.id] = await install(p, timeout)
+                progress.advance(overall)
+                return
+            row = progress.add_task(f"  {p.spec.id}: waiting", total=None)
+            async with limiter:
+                def step(text: str) -> None:
+                    progress.update(row, description=f"  {p.spec.id}: {text}")
+                results[p.spec.id] = outcome = await install(p, timeout, step)
+            progress.remove_task(row)
+            colour = "green" if outcome.result == "installed" else "red"
+            if progress.console.is_terminal:
+                progress.console.print(f"  {p.spec.id:<28} [{colour}]{outcome.result}[/] {outcome.seconds:5.1f}s")
+            progress.advance(overall)
+
+        async with anyio.create_task_group() as tg:
+            for p in plans:
+                tg.start_soon(one, p)
+    return [results[p.spec.id] for p in plans]
+
+
+def _report(outcomes: list[Outcome], source: str, profile: str | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    counts = {r: sum(o.result == r for o in outcomes) for r in ("installed", "failed", "skipped")}
+    title = f"servers install: {source}" + (f", profile {profile!r}" if profile else "") + \
+        f": {counts['installed']} installed, {counts['failed']} failed, {counts['skipped']} skipped"
+    table = Table(title=title)
+    for column in ("server", "result", "package", "time", "detail"):
+        table.add_column(column, overflow="fold")
+    colours = {"installed": "green", "failed": "red", "skipped": "white"}
+    for o in outcomes:
+        table.add_row(o.server, f"[{colours[o.result]}]{o.result}[/]", o.package,
+                      f"{o.seconds:.1f}s" if o.result != "skipped" else "", o.detail)
+    Console(file=sys.stdout, width=160).print(table)

@@ -1,0 +1,183 @@
+"""The embedded default cassette: a bare `mcpgw serve` replays cassettes/default with nothing to start.
+
+No network, npx or uvx: the gateway runs with PATH=/nonexistent from a temporary folder
+holding a copy of cassettes/default, so the repository is never written to (a replay opens
+its cassette writable, which creates lock.mdb, and writes its call log to a new cassette
+beside it). The cassette is made by scripts/record_default_cassette.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from recorder.cassette import Cassette, Recorded
+from tests.conftest import ROOT, RunningGateway, free_port, stop_gateway
+
+EMBEDDED = ROOT / "cassettes" / "default"
+SEPARATOR = "__"  # lock/mcpbench.yaml, prefix naming
+ERAS = ("legacy", "2026-07-28")
+PER_SERVER = 2  # recorded requests replayed per server (from the start of its history: stateful servers chain them)
+
+
+def dump(model: Any) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"})
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningGateway, Recorded, Path]]:
+    if not (EMBEDDED / "data.mdb").exists():
+        pytest.fail(f"{EMBEDDED}/data.mdb is missing; record it with `python scripts/record_default_cassette.py`")
+    home = tmp_path_factory.mktemp("default-cassette")
+    cassettes = home / "cassettes"
+    (cassettes / "default").mkdir(parents=True)
+    shutil.copy2(EMBEDDED / "data.mdb", cassettes / "default" / "data.mdb")
+    copy = Cassette(cassettes / "default", create=False, readonly=True)
+    try:
+        recorded = copy.load()
+    finally:
+        copy.close()
+
+    port = free_port()
+    log_path = home / "gateway.log"
+    env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with open(log_path, "w") as log:
+        # The README's default: no --mode, no --config; run where ./cassettes/default exists.
+        process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--port", str(port)],
+                                   stdout=log, stderr=subprocess.STDOUT, cwd=home, env=env, start_new_session=True)
+    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, cassettes, log_path)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"gateway exited ({process.returncode}): {gateway.log()}")
+            try:
+                status = gateway.status()
+                if status["servers"] and all(s["state"] != "starting" for s in status["servers"].values()):
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"gateway did not settle within 60 s: {gateway.log()}")
+            time.sleep(0.1)
+        yield gateway, recorded, home
+    finally:
+        stop_gateway(gateway)
+
+
+def exposed_tools(recorded: Recorded) -> set[str]:
+    return {f"{server}{SEPARATOR}{tool['name']}" for server, entry in recorded.catalogs.items() for tool in entry["catalog"]["tools"]}
+
+
+def sample(recorded: Recorded) -> list[dict[str, Any]]:
+    """The first recorded requests of every server, in recorded order, taken from the lane the
+    session was recorded in. Stateful servers key each request on the ones before it, so only a
+    prefix of a server's history can be replayed in a fresh run."""
+    lanes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for entries in recorded.by_server.values():
+        for entry in entries:
+            lanes[entry.get("lane", "")].append(entry)
+    lane = max(lanes, key=lambda name: len(lanes[name]))
+    chosen: list[dict[str, Any]] = []
+    for server in sorted(recorded.by_server):
+        history = [e for e in recorded.by_server[server] if e.get("lane", "") == lane]
+        for entry in history[:PER_SERVER]:
+            if entry["method"] != "tools/call":
+                break
+            chosen.append(entry)
+    return chosen
+
+
+async def _all_tools(client: Client) -> list[types.Tool]:
+    tools, cursor = [], None
+    for _ in range(50):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def test_bare_serve_replays_the_embedded_cassette_without_starting_anything(embedded):
+    gateway, recorded, home = embedded
+    status = gateway.status()
+    assert status["mode"] == "replay"
+    assert sorted(status["servers"]) == sorted(recorded.catalogs)
+    assert len(status["servers"]) >= 10
+    for name, info in status["servers"].items():
+        assert info["state"] == "ready", (name, info)
+        assert info["pid"] is None, (name, info)
+    assert status["tools"] == len(exposed_tools(recorded))
+    assert "no server process is started" in gateway.log()
+    # The call log of the replay goes to a cassette of its own, beside the copy, not into it.
+    assert any(p.name.startswith("replay-") for p in (home / "cassettes").iterdir())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_tools_list_in_both_eras(embedded, era):
+    gateway, recorded, _ = embedded
+
+    async def go() -> list[types.Tool]:
+        with anyio.fail_after(30):
+            async with Client(f"{gateway.url}?run=list-{era}", mode=era) as client:
+                return await _all_tools(client)
+
+    tools = anyio.run(go)
+    names = [t.name for t in tools]
+    assert len(names) == len(set(names))
+    assert set(names) == exposed_tools(recorded)
+    by_name = {f"{server}{SEPARATOR}{tool['name']}": tool for server, entry in recorded.catalogs.items()
+               for tool in entry["catalog"]["tools"]}
+    for tool in tools:
+        assert tool.input_schema == by_name[tool.name]["inputSchema"], tool.name
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_recorded_calls_replay_exactly(embedded, era):
+    gateway, recorded, home = embedded
+    chosen = sample(recorded)
+    assert len({e["server"] for e in chosen}) >= 8 and len(chosen) >= 15, [e["server"] for e in chosen]
+    tools = exposed_tools(recorded)
+    before = digest(home / "cassettes" / "default" / "data.mdb")
+
+    async def go() -> list[Any]:
+        out: list[Any] = []
+        with anyio.fail_after(60):
+            async with Client(f"{gateway.url}?run=replay-{era}", mode=era) as client:
+                for entry in chosen:
+                    name = f"{entry['server']}{SEPARATOR}{entry['params']['name']}"
+                    assert name in tools
+                    try:
+                        out.append(dump(await client.call_tool(name, entry["params"].get("arguments") or {})))
+                    except MCPError as exc:
+                        out.append({"code": exc.code, "message": exc.message})
+        return out
+
+    replayed = anyio.run(go)
+    for entry, got in zip(chosen, replayed, strict=True):
+        if "error" in entry:
+            expected = {"code": entry["error"]["code"], "message": entry["error"]["message"]}
+        else:
+            expected = dump(types.CallToolResult.model_validate(entry["result"]))
+        assert got == expected, (entry["server"], entry["params"])
+    assert digest(home / "cassettes" / "default" / "data.mdb") == before  # a replay never writes what it plays
