@@ -46,6 +46,8 @@ def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool
         return Cassette(path, create=create, readonly=readonly)
     except CassetteFormatError as exc:
         raise CassetteError(str(exc)) from None
+    except OSError as exc:  # e.g. the cassettes folder is a file, or not writable
+        raise CassetteError(f"cannot open cassette {path}: {exc.strerror or exc}") from None
 
 
 class Gateway:
@@ -82,6 +84,9 @@ class Gateway:
             self.log_cassette = self.cassette
         else:
             log_name = settings.log_cassette or (settings.cassette if self.mode == "live" else None) or _session_name(self.mode)
+            if self.cassette is not None and cassette_path(settings.cassettes_dir, log_name) == self.cassette.path:
+                self.cassette.close()
+                raise CassetteError(f"--log-cassette {log_name!r} is the cassette being played; the call log needs another one")
             self.log_cassette = open_cassette(settings, log_name, create=True)
 
         secrets = [value for spec in specs for value in spec.secret_values()]
@@ -99,9 +104,11 @@ class Gateway:
             holder: dict[str, RecordingUpstream] = {}
 
             async def catalog_changed(server: str, kind: str) -> None:
-                holder["up"].record_catalog()
-                if self.mode == "record":  # in hybrid the replayed catalog is what clients see
+                if self.mode == "record":
+                    holder["up"].record_catalog()
                     await self.router.on_catalog_changed(server, kind)
+                elif self.recorded is not None and server not in self.recorded.catalogs:
+                    holder["up"].record_catalog()  # hybrid keeps the recorded catalog; adds only new servers
 
             assert self.cassette is not None
             holder["up"] = RecordingUpstream(
@@ -128,10 +135,11 @@ class Gateway:
                              json_response=self.settings.json_response)
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         try:
+            listening = anyio.Event()
             async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, lambda: None)
+                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, listening.set)
+                await listening.wait()
                 print(f"mcpgw: serving MCP at {url} (status: http://{self.settings.host}:{self.settings.port}/status)", file=sys.stderr)
-                await anyio.sleep(0.2)
                 await self.router.wait_ready(self.settings.start_timeout)
                 self.announce()
         finally:

@@ -115,6 +115,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gateway.config import load_config
     from gateway.settings import Settings
 
+    import re
+    import socket
+
+    for pattern in args.redact:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise GatewayError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from None
+    if not args.stdio:  # say so now, not after the servers have started
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((args.host, args.port))
+            except OSError as exc:
+                raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     mode = args.mode
     if mode is None:
         wants_servers = args.config or args.profile or args.servers

@@ -94,6 +94,8 @@ class ServerSpec:
         environment, and literal values whose name says secret (API_KEY, TOKEN, ...)."""
         values = [expand_env(v) for name, v in self.env_values.items() if "${" in v or SECRET_NAME_RE.search(name)]
         values += [expand_env(v) for name, v in self.headers.items() if "${" in v or SECRET_NAME_RE.search(name)]
+        templates = [*self.env_values.values(), *self.headers.values()]
+        values += [os.environ.get(ref, "") for t in templates for ref in ENV_REF_RE.findall(t)]  # the bare token too
         return [v for v in values if len(v) >= 4]
 
 

@@ -272,8 +272,17 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
     if ready is None:
         await uv_server.serve()
         return
+    finished = anyio.Event()
+
+    async def run() -> None:
+        try:
+            await uv_server.serve()
+        finally:
+            finished.set()
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(uv_server.serve)
-        while not uv_server.started:
+        tg.start_soon(run)
+        while not uv_server.started and not finished.is_set():  # a failed start-up returns early
             await anyio.sleep(0.05)
-        ready()
+        if uv_server.started:
+            ready()

@@ -61,10 +61,17 @@ class Caller:
 
 @dataclass
 class ClientHandle:
-    """A connected client the router can notify (list changes, resource updates, log messages)."""
+    """A connected client the router can notify (list changes, resource updates, log messages).
 
-    notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]
+    Holds its notify method weakly: the handle must not keep the connection (its key) alive."""
+
+    notify_ref: weakref.WeakMethod
     subscriptions: set[str] = field(default_factory=set)
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        notify = self.notify_ref()
+        if notify is not None:
+            await notify(method, params)
 
 
 class Router:
@@ -144,7 +151,7 @@ class Router:
     def register_client(self, key: Any, notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]) -> ClientHandle:
         handle = self._clients.get(key)
         if handle is None:
-            handle = self._clients[key] = ClientHandle(notify)
+            handle = self._clients[key] = ClientHandle(weakref.WeakMethod(notify))
         return handle
 
     async def _broadcast(self, method: str, params: dict[str, Any] | None) -> None:

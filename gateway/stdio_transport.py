@@ -31,7 +31,12 @@ logger = logging.getLogger(__name__)
 
 CLOSE_GRACE = 2.0
 TERM_GRACE = 2.0
-_ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+_ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
+# Only a top-level id counts: last member (`..."id":7}`, as TypeScript servers write it), or
+# among the first members (`{"jsonrpc":"2.0","id":7,...`, as Python servers do). A nested
+# "id" inside the result must never be taken for it.
+_TAIL_ID_RE = re.compile(rb',\s*' + _ID + rb'\s*\}\s*$')
+_HEAD_ID_RE = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID)
 
 
 @dataclass
@@ -201,7 +206,7 @@ async def _lines(stream: anyio.abc.ByteReceiveStream, limit: int) -> AsyncIterat
 
 def _too_large_error(head: bytes, tail: bytes, size: int) -> SessionMessage | None:
     """An error response standing in for an oversized one, if its id can be found."""
-    match = _ID_RE.search(head) or _ID_RE.search(tail)
+    match = _TAIL_ID_RE.search(tail) or _HEAD_ID_RE.search(head)
     if match is None or b'"method"' in head[:64]:
         return None
     raw_id = match.group(1).decode()

@@ -12,8 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import logging
+
 from recorder.redaction import Redactor
-from recorder.store import CassetteStore, seq_key
+from recorder.store import CassetteStore
+
+logger = logging.getLogger(__name__)
 
 FIELDS = (
     "run_id", "session_id", "seq", "started_at", "ended_at", "latency_ms", "client_name", "protocol_version",
@@ -31,11 +35,13 @@ class CallLog:
         self.redact = redact if redact is not None and redact.active else None
 
     def append(self, record: dict[str, Any]) -> None:
-        seq = self.store.next_seq()
-        record["seq"] = seq
+        """Never raises: a call log that cannot be written must not fail the call it describes."""
         if self.redact is not None:  # arguments and errors can carry secrets too
             record = self.redact(record)
-        self.store.put("calls", seq_key(seq), record)
+        try:
+            self.store.append("calls", record)
+        except Exception as exc:  # noqa: BLE001 - closed store at shutdown, and the like
+            logger.error("call log: record of %s dropped: %s", record.get("exposed_name"), exc)
 
 
 def iter_calls(cassette_dir: str | Path) -> Iterator[dict[str, Any]]:

@@ -12,7 +12,6 @@ Exchanges are keyed by sequence so that loading them back gives recorded order;
 
 from __future__ import annotations
 
-import struct
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import __version__
-from recorder.store import CassetteStore, seq_key
+from recorder.store import CassetteStore
 
 
 @dataclass
@@ -38,12 +37,6 @@ class Cassette:
         self.path = Path(path)
         self.store = CassetteStore(self.path, create=create, readonly=readonly)
         self.readonly = readonly
-        self._exchange_seq = self._last("exchanges")
-
-    def _last(self, db: str) -> int:
-        with self.store.env.begin(db=self.store.dbs[db]) as txn:
-            cursor = txn.cursor()
-            return struct.unpack(">Q", cursor.key())[0] if cursor.last() else 0
 
     # -- writing -------------------------------------------------------------------
 
@@ -59,8 +52,7 @@ class Cassette:
 
     def record_exchange(self, entry: dict[str, Any], *, wait: bool = True) -> Any:
         """Queue one exchange; with `wait`, a future resolved once it is on disk (kill -9 safe)."""
-        self._exchange_seq += 1
-        return self.store.put("exchanges", seq_key(self._exchange_seq), entry, wait=wait)
+        return self.store.append("exchanges", entry, wait=wait)
 
     def record_run(self, summary: dict[str, Any]) -> None:
         self.store.put("runs", f"{summary.get('started', time.time()):.6f}".encode(), summary)

@@ -10,7 +10,20 @@ _packer_options = {"use_bin_type": True}
 
 
 def pack(value: Any) -> bytes:
-    return msgpack.packb(value, **_packer_options)
+    try:
+        return msgpack.packb(value, **_packer_options)
+    except OverflowError:  # an integer beyond 64 bits (valid JSON): kept exactly, as its decimal text
+        return msgpack.packb(_big_ints_as_text(value), **_packer_options)
+
+
+def _big_ints_as_text(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _big_ints_as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_big_ints_as_text(v) for v in value]
+    return value
 
 
 def unpack(data: bytes) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 from gateway.errors import GatewayError
 from recorder.cassette import Cassette
 from recorder.paths import cassette_path
-from recorder.store import CassetteFormatError, seq_key
+from recorder.store import CassetteFormatError
 
 
 def add_commands(sub: Any) -> None:
@@ -208,19 +208,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
             task = progress.add_task("merging", total=total)
             for source in sources:
                 servers.update(source.info().get("servers", {}))
-                batch = []
                 for key, value in source.store.items("catalog"):
                     if target.store.get("catalog", key) is None:
-                        batch.append(("catalog", key, value))
-                for _, entry in source.store.items("exchanges"):
-                    target._exchange_seq += 1  # noqa: SLF001 - merge is the cassette's own tool
-                    batch.append(("exchanges", seq_key(target._exchange_seq), entry))  # noqa: SLF001
-                for _, record in source.store.items("calls"):
-                    seq = target.store.next_seq()
-                    batch.append(("calls", seq_key(seq), {**record, "seq": seq}))
-                for i in range(0, len(batch), 2000):
-                    target.store.put_many(batch[i:i + 2000])
-                    progress.advance(task, min(2000, len(batch) - i))
+                        target.store.put("catalog", key, value)
+                for db in ("exchanges", "calls"):
+                    for _, value in source.store.items(db):
+                        target.store.append(db, value)
+                        progress.advance(task, 1)
         target.write_info(servers)
     finally:
         for cassette in {id(c): c for c in (*sources, target)}.values():

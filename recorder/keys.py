@@ -15,8 +15,19 @@ from typing import Any
 
 
 def canonical(params: dict[str, Any] | None) -> str:
-    clean = {k: v for k, v in (params or {}).items() if k != "_meta"}
+    clean = {k: _number(v) for k, v in (params or {}).items() if k != "_meta"}
     return json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _number(value: Any) -> Any:
+    """JSON does not tell 1 from 1.0; neither do keys."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _number(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_number(v) for v in value]
+    return value
 
 
 def request_key(server: str, method: str, params: dict[str, Any] | None, history: str = "") -> str:

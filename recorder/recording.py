@@ -13,11 +13,12 @@ import time
 from typing import Any
 
 from gateway.catalog import ServerCatalog
-from gateway.errors import UpstreamRejected
+from gateway.errors import CassetteError, UpstreamRejected
 from gateway.upstream import CallOptions
 from recorder.cassette import Cassette
 from recorder.keys import chain, request_key
 from recorder.redaction import Redactor
+from recorder.store import StoreWriteError
 
 
 class RecordingUpstream:
@@ -54,13 +55,19 @@ class RecordingUpstream:
             return
         self.cassette.record_catalog(self.name, self.redact(catalog.as_dict()), self._provenance(0.0))
 
-    def key_for(self, method: str, params: dict[str, Any], lane: str) -> str:
+    def take_key(self, method: str, params: dict[str, Any], lane: str) -> str:
+        """The request's key; a stateful server's history advances now, in request order
+        (as replay does), so overlapping calls record keys that replay will compute."""
         history = self._history.get(lane, "") if self.stateful else ""
-        return request_key(self.name, method, params, history)
+        key = request_key(self.name, method, params, history)
+        if self.stateful:
+            self._history[lane] = chain(history, key)
+        return key
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
-        key = self.key_for(method, params, options.lane)
+        # In hybrid mode the replaying upstream owns the history and hands us its key.
+        key = options.cassette_key or self.take_key(method, params, options.lane)
         started = time.perf_counter()
         entry: dict[str, Any] = {"key": key, "server": self.name, "method": method, "params": self.redact(params)}
         if options.on_progress is not None:  # keep the progress the client saw, to replay it
@@ -87,9 +94,12 @@ class RecordingUpstream:
     async def _write(self, entry: dict[str, Any], started: float, options: CallOptions, key: str) -> None:
         entry.update(self._provenance((time.perf_counter() - started) * 1000))
         entry["lane"] = options.lane
-        if self.stateful:
-            self._history[options.lane] = chain(self._history.get(options.lane, ""), key)
-        await self.cassette.record_exchange(entry, wait=True)
+        if "progress" in entry:
+            entry["progress"] = self.redact(entry["progress"])
+        try:
+            await self.cassette.record_exchange(entry, wait=True)
+        except StoreWriteError as exc:
+            raise CassetteError(f"the call ran, but its recording could not be written: {exc}") from None
 
     def _provenance(self, latency_ms: float) -> dict[str, Any]:
         status = self.inner.status

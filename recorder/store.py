@@ -43,6 +43,10 @@ class StoreClosed(Exception):
     pass
 
 
+class StoreWriteError(Exception):
+    """A commit failed (full disk, full map): the exchange is not safe on disk."""
+
+
 def seq_key(seq: int) -> bytes:
     return struct.pack(">Q", seq)
 
@@ -79,7 +83,6 @@ class CassetteStore:
         except CassetteFormatError:
             self.env.close()
             raise
-        self._next_seq = self._last_seq() + 1
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._pending_retry: list[tuple[str, bytes, bytes]] = []
         self._error: str | None = None
@@ -109,28 +112,22 @@ class CassetteStore:
                     f"{self.path}: cassette format version {meta.get('version')}, this gateway reads version {FORMAT_VERSION}"
                 )
 
-    def _last_seq(self) -> int:
-        with self.env.begin(db=self.dbs["calls"]) as txn:
-            cursor = txn.cursor()
-            if cursor.last():
-                return struct.unpack(">Q", cursor.key())[0]
-        return 0
-
-    # -- writing -----------------------------------------------------------------
-
-    def next_seq(self) -> int:
-        seq = self._next_seq
-        self._next_seq += 1
-        return seq
-
     def put(self, db: str, key: bytes, value: Any, *, wait: bool = False) -> asyncio.Future[None] | None:
         """Queue one write; with `wait`, return a future resolved once it is committed."""
         return self.put_many([(db, key, value)], wait=wait)
 
+    def append(self, db: str, value: dict[str, Any], *, wait: bool = False) -> asyncio.Future[None] | None:
+        """Queue a record under the next sequence number of `db`, assigned inside the write
+        transaction (so two processes appending to one cassette never overwrite each other).
+        The record's "seq" field is set to it. Encoding happens on the writer thread."""
+        return self._enqueue([(db, None, value)], wait)
+
     def put_many(self, items: list[tuple[str, bytes, Any]], *, wait: bool = False) -> asyncio.Future[None] | None:
+        return self._enqueue([(db, key, pack(value)) for db, key, value in items], wait)
+
+    def _enqueue(self, encoded: list[tuple[str, bytes | None, Any]], wait: bool) -> asyncio.Future[None] | None:
         if self._closed:
             raise StoreClosed(f"{self.path}: cassette is closed")
-        encoded = [(db, key, pack(value)) for db, key, value in items]
         future = None
         if wait:
             loop = asyncio.get_running_loop()
@@ -170,8 +167,19 @@ class CassetteStore:
             return
         try:
             with self.env.begin(write=True) as txn:
+                next_seq: dict[str, int] = {}
                 for db, key, value in ops:
-                    txn.put(key, value, db=self.dbs[db])
+                    if key is None:  # an append: the next number after what any process wrote
+                        if db not in next_seq:
+                            cursor = txn.cursor(db=self.dbs[db])
+                            next_seq[db] = (struct.unpack(">Q", cursor.key())[0] + 1) if cursor.last() else 1
+                        seq = next_seq[db]
+                        next_seq[db] += 1
+                        value = pack({**value, "seq": seq} if db == "calls" else value)
+                        txn.put(seq_key(seq), value, db=self.dbs[db])
+                    else:
+                        txn.put(key, value, db=self.dbs[db])
+            # Appends are now keyed; a retry after a failure assigns them afresh.
             self._pending_retry = []
             self.commits += 1
             self.written += len(ops)
@@ -180,8 +188,10 @@ class CassetteStore:
         except (lmdb.Error, OSError) as exc:
             self._error = f"cassette write failing ({type(exc).__name__}: {exc}); {len(ops)} record(s) held in memory, retrying"
             logger.error("%s: %s", self.path, self._error)
+            if len(ops) > MAX_PENDING:
+                logger.error("%s: %d record(s) dropped: more than %d waiting", self.path, len(ops) - MAX_PENDING, MAX_PENDING)
             self._pending_retry = ops[-MAX_PENDING:]
-            outcome = exc
+            outcome = StoreWriteError(f"{self.path}: could not write the cassette ({type(exc).__name__}: {exc})")
         for _, loop, future in batch:
             if future is not None:
                 loop.call_soon_threadsafe(_settle, future, outcome)
@@ -197,6 +207,9 @@ class CassetteStore:
         if self._writer is not None:
             self._queue.put(None)
             self._writer.join(timeout=10)
+        if self._pending_retry:
+            logger.error("%s: closing with %d record(s) that could not be written: %s",
+                         self.path, len(self._pending_retry), self._error)
         try:
             self.env.sync(True)
         except lmdb.Error:

@@ -84,6 +84,9 @@ class CassetteUpstream:
         if entry is None:
             self.misses[label] += 1
             if self.fallback is not None:
+                options.cassette_key = key  # recorded under the key replay computes, history included
+                if self.stateful:
+                    self._history[options.lane] = chain(history, key)
                 result = await self.fallback.request(method, params, options)
                 self.exchanges.setdefault(key, []).append({"key": key, "result": result})
                 self._lanes[(options.lane, key)] = len(self.exchanges[key])

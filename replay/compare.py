@@ -62,7 +62,7 @@ class Rules:
 def _path_pattern(path: str) -> re.Pattern[str]:
     escaped = re.escape(path)
     escaped = escaped.replace(r"\[\*\]", r"\[\d+\]").replace(r"\*", r"[^.\[\]]*")
-    return re.compile(escaped + r"(?:[.\[].*)?")  # a rule on a path covers everything below it
+    return re.compile(escaped + r"(?::json)?(?:[.\[].*)?")  # a rule on a path covers everything below it
 
 
 def parse_rules(raw: Any, where: str = "ignore") -> list[IgnoreRule]:

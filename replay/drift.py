@@ -103,7 +103,8 @@ async def run_drift(
         upstream = upstreams[server]
         async with limiter:
             call = await _check(upstream, server, tool, params, entry, Rules.for_tool(rules.get(server, []), tool))
-            if learn and call.verdict in ("identical", "changed", "equal_after_ignore"):
+            # Extra calls would shift a stateful server's state under the recorded sequence.
+            if learn and not specs[server].stateful and call.verdict in ("identical", "changed", "equal_after_ignore"):
                 await _learn(upstream, params, report, f"{server}:{tool}")
         report.calls.append(call)
         done += 1

@@ -113,3 +113,22 @@ def test_hidden_tools_and_wire_repair(tmp_path):
     assert router.catalog.tools["beta__noargs"].tool["inputSchema"] == {"type": "object"}
     assert any("beta:noargs" in p for p in router.catalog.problems)
     store.close()
+
+
+def test_client_handles_do_not_keep_connections_alive(tmp_path):
+    import gc
+
+    router, store = make_router(tmp_path)
+
+    class Connection:
+        async def notify(self, method, params):
+            pass
+
+    connections = [Connection() for _ in range(20)]
+    for connection in connections:
+        router.register_client(connection, connection.notify)
+    assert len(router._clients) == 20
+    del connections, connection
+    gc.collect()
+    assert len(router._clients) == 0
+    store.close()

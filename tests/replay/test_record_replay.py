@@ -219,3 +219,32 @@ def test_cassette_errors_are_clear(tmp_path):
     env.close()
     foreign = mcpgw("serve", "--mode", "replay", "--cassette", "foreign", "--cassettes-dir", str(cassettes))
     assert foreign.returncode == 2 and "not a mcpgw-cassette cassette" in foreign.stderr
+
+
+def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path):
+    config = FIXTURE + "    flags: [stateful]\n"
+    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
+    calls(recorder, [("fx__echo", {"message": "a"})])
+    stop_gateway(recorder)
+    session = [("fx__echo", {"message": "a"}), ("fx__counter", {}), ("fx__echo", {"message": "a"})]
+    hybrid = start_gateway(tmp_path / "h", config, "--mode", "hybrid", "--cassette", "c",
+                           "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
+    first = calls(hybrid, session, run_id="s1")
+    stop_gateway(hybrid)
+    # After the live counter call the history differs from the recording: the second echo goes live too.
+    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["replay", "live", "live"]
+    player = start_gateway(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",
+                           "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "plog")
+    again = calls(player, session, run_id="s2")
+    stop_gateway(player)
+    assert again == first
+    assert [r["outcome"] for r in iter_calls(tmp_path / "cassettes" / "plog")] == ["ok", "ok", "ok"]
+
+
+def test_big_integer_arguments_are_logged_and_recorded(tmp_path):
+    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    out = calls(recorder, [("fx__echo", {"message": 2**70})])
+    stop_gateway(recorder)
+    assert out[0]["content"][0]["text"] == f"echo: {2**70}"
+    record = list(iter_calls(tmp_path / "cassettes" / "c"))[0]
+    assert record["arguments"] == {"message": str(2**70)} and record["outcome"] == "ok"

@@ -1,0 +1,75 @@
+"""The LMDB store: format checks, appends from several processes, big integers, failures made visible."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+
+import lmdb
+import pytest
+
+from recorder.codec import pack, unpack
+from recorder.store import CassetteFormatError, CassetteStore
+
+
+def _append_from_process(path: str, tag: str) -> None:
+    store = CassetteStore(path)
+    for i in range(50):
+        store.append("calls", {"tag": tag, "i": i})
+        store.append("exchanges", {"tag": tag, "i": i})
+    store.close()
+
+
+def test_two_processes_appending_to_one_cassette_lose_nothing(tmp_path):
+    path = str(tmp_path / "c")
+    CassetteStore(path).close()
+    procs = [multiprocessing.get_context("spawn").Process(target=_append_from_process, args=(path, t)) for t in "AB"]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    store = CassetteStore(path, create=False, readonly=True)
+    calls = [v for _, v in store.items("calls")]
+    exchanges = [v for _, v in store.items("exchanges")]
+    assert len(calls) == 100 and len(exchanges) == 100
+    assert [c["seq"] for c in calls] == list(range(1, 101))
+    assert sorted((c["tag"], c["i"]) for c in calls) == sorted((t, i) for t in "AB" for i in range(50))
+
+
+def test_integers_beyond_64_bits_are_kept_as_text():
+    value = {"x": 2**70, "ok": [1, -(2**63)], "flag": True}
+    assert unpack(pack(value)) == {"x": str(2**70), "ok": [1, -(2**63)], "flag": True}
+
+
+def test_format_version_and_foreign_environments(tmp_path):
+    store = CassetteStore(tmp_path / "c")
+    store.close()
+    env = lmdb.open(str(tmp_path / "c"), max_dbs=8)
+    meta = env.open_db(b"meta")
+    with env.begin(write=True, db=meta) as txn:
+        txn.put(b"format", pack({"format": "mcpgw-cassette", "version": 99}))
+    env.close()
+    with pytest.raises(CassetteFormatError, match="format version 99"):
+        CassetteStore(tmp_path / "c")
+    with pytest.raises(CassetteFormatError, match="no cassette here"):
+        CassetteStore(tmp_path / "missing", create=False)
+
+
+def test_a_failing_commit_is_reported_to_the_waiter_and_retried(tmp_path):
+    store = CassetteStore(tmp_path / "c")
+    store.env.set_mapsize(64 * 1024)  # tiny map: commits fail with MapFullError
+
+    async def go():
+        futures = [store.append("exchanges", {"blob": "x" * 4096, "i": i}, wait=True) for i in range(40)]
+        return await asyncio.gather(*futures, return_exceptions=True)
+
+    results = asyncio.run(go())
+    failures = [r for r in results if isinstance(r, Exception)]
+    assert failures and "could not write the cassette" in str(failures[0])
+    assert "cassette write failing" in store.health()["error"]
+    store.env.set_mapsize(1 << 30)
+    store.append("calls", {"after": True})  # the held records go in with the next batch
+    store.close()
+    reopened = CassetteStore(tmp_path / "c", create=False, readonly=True)
+    assert reopened.count("exchanges") == 40 and reopened.count("calls") == 1

@@ -1,0 +1,28 @@
+from gateway.stdio_transport import _too_large_error
+from recorder.keys import request_key
+from replay.compare import Rules, compare_results, parse_rules
+
+
+def test_keys_ignore_meta_order_and_integral_floats():
+    a = request_key("s", "tools/call", {"name": "t", "arguments": {"x": 1, "y": [2.0]}, "_meta": {"progressToken": 5}})
+    b = request_key("s", "tools/call", {"arguments": {"y": [2], "x": 1.0}, "name": "t"})
+    assert a == b
+    assert a != request_key("s", "tools/call", {"name": "t", "arguments": {"x": 1.5, "y": [2]}})
+    assert a != request_key("s", "tools/call", {"name": "t", "arguments": {"x": 1, "y": [2]}}, history="h")
+
+
+def test_ignore_rules_cover_json_inside_text():
+    rec = {"content": [{"type": "text", "text": '{"t": 1, "v": "a"}'}]}
+    live = {"content": [{"type": "text", "text": '{"t": 2, "v": "a"}'}]}
+    rules = Rules.for_tool(parse_rules([{"paths": ["$.content[*].text"]}]), "x")
+    assert compare_results(rec, live, rules)[1] == []
+    narrow = Rules.for_tool(parse_rules([{"tool": "x", "paths": ["$.content[0].text:json.v"]}]), "x")
+    assert [d.path for d in compare_results(rec, live, narrow)[1]] == ["$.content[0].text:json.t"]
+
+
+def test_oversized_response_id_is_the_top_level_one():
+    ts_style = _too_large_error(b'{"result":{"content":[{"id":1,"text":"', b'xxxx"}]},"jsonrpc":"2.0","id":7}', 10)
+    assert ts_style.message.id == 7
+    py_style = _too_large_error(b'{"jsonrpc":"2.0","id":"r-9","result":{"id":1,', b'xx"}}', 10)
+    assert py_style.message.id == "r-9"
+    assert _too_large_error(b'{"result":{"id":1,', b'xx"}}', 10) is None  # no top-level id: nothing to answer
