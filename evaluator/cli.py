@@ -67,6 +67,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--weights", metavar="SPEC", help="MCPEval score weights, e.g. name=0.4,params=0.4,order=0.2")
     ev.add_argument("--task-servers-only", action="store_true",
                     help="MCP-Bench: a valid tool name must also be on one of the task's servers")
+    ev.add_argument("--drift", metavar="FILE.json",
+                    help="a drift report (`mcpgw drift -o`) to show; default: the last one stored in --cassette")
     ev.add_argument("--recheck-schemas", action="store_true",
                     help="re-validate every call against the --tools schemas instead of the recorded verdicts (slow)")
     judge = ev.add_argument_group("LLM judge")
@@ -240,6 +242,9 @@ def eval_command(args: argparse.Namespace) -> int:
         finally:
             if judge is not None and hasattr(judge.client.store, "close"):
                 judge.client.store.close()
+        drift = _drift(args)
+        if drift is not None:
+            report["drift"] = drift
         if args.format == "terminal":
             _emit(args, None, lambda console: print_report(report, console))
         else:
@@ -253,6 +258,35 @@ def eval_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
+    """A drift report to show beside the metrics: --drift FILE (from `mcpgw drift -o`), else the
+    last drift check stored in --cassette."""
+    if getattr(args, "drift", None):
+        import json
+
+        try:
+            with open(args.drift, encoding="utf-8") as handle:
+                return json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise SourceUnavailable(f"{args.drift}: cannot read the drift report: {exc}") from None
+    if not getattr(args, "cassette", None):
+        return None
+    try:
+        from recorder.cassette import Cassette
+        from recorder.store import CassetteFormatError
+    except ImportError:
+        return None
+    try:
+        cassette = Cassette(args.cassette, create=False, readonly=True)
+    except CassetteFormatError:
+        return None
+    try:
+        runs = [r for r in cassette.runs() if r.get("kind") == "drift"]
+    finally:
+        cassette.close()
+    return runs[-1] if runs else None
 
 
 def _judge(args: argparse.Namespace) -> Any:

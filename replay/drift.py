@@ -69,10 +69,11 @@ class DriftReport:
         counts = {v: sum(1 for c in self.calls if c.verdict == v) for v in VERDICTS}
         return {"kind": "drift", "cassette": self.cassette, "started": self.started, "ended": self.ended,
                 "calls": len(self.calls), **counts, "changed_share": round(self.drift_share, 4),
-                "servers": self.servers, "catalog_breaking": sum(len(c.get("breaking", [])) for c in self.catalog.values())}
+                "servers": self.servers, "catalog_breaking": sum(len(c.get("breaking", [])) for c in self.catalog.values()),
+                "by_tool": self.by_tool()}
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.summary(), "by_tool": self.by_tool(), "calls_detail": [c.as_dict() for c in self.calls],
+        return {**self.summary(), "calls_detail": [c.as_dict() for c in self.calls],
                 "catalog": self.catalog, "proposals": self.proposals}
 
 

@@ -258,8 +258,25 @@ def servers(report: Mapping[str, Any]) -> Section | None:
     return section
 
 
+def drift(report: Mapping[str, Any]) -> Section | None:
+    """Live vs recorded: per server and tool, the share of calls in each verdict."""
+    data = report.get("drift")
+    if not data or not data.get("by_tool"):
+        return None
+    verdicts = ("identical", "equal_after_ignore", "changed", "failing", "skipped")
+    section = Section("Drift: live vs recorded", [("server:tool", "text"), ("calls", "int")]
+                      + [(v.replace("_", " "), "rate") for v in verdicts], key="drift")
+    for tool, counts in data["by_tool"].items():
+        total = sum(counts.get(v, 0) for v in verdicts)
+        section.rows.append([tool, total, *[counts.get(v, 0) / total if total else None for v in verdicts]])
+    section.notes.append(f"cassette {data.get('cassette')}: {data.get('calls', 0)} calls re-issued; "
+                         f"{100 * (data.get('changed_share') or 0):.1f}% changed or failing; "
+                         f"{data.get('catalog_breaking', 0)} breaking catalog change(s)")
+    return section
+
+
 def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> list[Section]:
     out: list[Section | None] = [overview(report), rule_metrics(report), *matching(report), pass_rates(report),
                                  rubric(report), judgements(report), agreement(report), servers(report),
-                                 audit(report, audit_limit), audit_examples(report, audit_limit)]
+                                 audit(report, audit_limit), audit_examples(report, audit_limit), drift(report)]
     return [s for s in out if s is not None]

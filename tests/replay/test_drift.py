@@ -93,3 +93,18 @@ def test_server_down_is_failing_and_the_rest_is_complete(tmp_path):
     assert report["servers"]["fx"]["state"] != "ready" and code == 1
     code, _ = drift(tmp_path, "--cassette", "c", "--config", str(down), "--max-drift", "0.5")
     assert code == 0
+
+
+def test_drift_results_appear_in_the_html_report(tmp_path):
+    config = "version: 1\nservers:\n" + misbehaving_entry("fx")
+    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
+    calls(recorder, [("fx__echo", {"message": "hi"}), ("fx__counter", {})])
+    stop_gateway(recorder)
+    changed = tmp_path / "v2.yaml"
+    changed.write_text("version: 1\nservers:\n" + misbehaving_entry("fx", "--echo-prefix", "ECHO"))
+    drift(tmp_path, "--cassette", "c", "--config", str(changed))
+    html = tmp_path / "report.html"
+    result = mcpgw("eval", "--cassette", str(tmp_path / "cassettes" / "c"), "--format", "html", "-o", str(html))
+    assert result.returncode == 0, result.stderr
+    page = html.read_text()
+    assert "Drift: live vs recorded" in page and "fx:echo" in page and "50.0% changed or failing" in page
