@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     from recorder.commands import add_commands as add_cassette_commands
 
     add_cassette_commands(sub)
+    from gateway.lock import add_commands as add_lock_commands
+
+    add_lock_commands(sub)
     from replay.drift_cli import add_commands as add_drift_commands
 
     add_drift_commands(sub)

@@ -156,7 +156,7 @@ class LiveUpstream:
     async def _open_transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
         spec = self.spec
         if spec.transport == "stdio":
-            env = _child_env(spec)
+            env = child_env(spec)
             read, write, info = await stack.enter_async_context(
                 stdio_process([spec.command or "", *spec.args], env, spec.cwd, self.settings.max_response_bytes)
             )
@@ -269,7 +269,7 @@ _INHERIT_PREFIXES = ("LC_", "SSL_", "PIP_", "UV_", "NPM_", "npm_", "NODE_", "XDG
 _INHERIT_SUFFIXES = ("_PROXY", "_proxy", "_CA_BUNDLE", "_CA_CERTS")
 
 
-def _child_env(spec: ServerSpec) -> dict[str, str]:
+def child_env(spec: ServerSpec) -> dict[str, str]:
     env = {
         name: value
         for name, value in os.environ.items()

@@ -1,6 +1,6 @@
 """The scripted session recorded into cassettes/default (data; the driver is record_default_cassette.py).
 
-Every tool of profile `local` in lock/mcpbench.yaml is called at least once with
+Every tool of profile `local` in servers.lock.yaml is called at least once with
 hand-written, meaningful arguments. A tool that shows up in tools/list but is
 neither written here nor in SKIP gets arguments generated from its inputSchema
 (`arguments_from_schema`), so a newer server version still gets exercised.

@@ -5,7 +5,7 @@
 
 1. Rebuilds the session's scratch world (/tmp/mcpgw-fs/default-session: a workspace and a
    small git repository; an empty memory graph), deletes cassettes/default, and starts
-   `mcpgw serve --mode record --cassette default --config lock/mcpbench.yaml --profile local`
+   `mcpgw serve --mode record --cassette default --config servers.lock.yaml --profile local`
    on a free loopback port. Every server must reach `ready`; the ones that do not are named.
 2. Plays the scripted session of scripts/default_session.py through the SDK client
    (`?run=default-session`, handshake era): every exposed tool at least once, resources,
@@ -48,7 +48,7 @@ import default_session as session  # noqa: E402
 from default_session import Step  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "lock" / "mcpbench.yaml"
+CONFIG = ROOT / "servers.lock.yaml"
 PROFILE = "local"
 CASSETTES = ROOT / "cassettes"
 CASSETTE = CASSETTES / "default"

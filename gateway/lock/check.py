@@ -52,10 +52,12 @@ def compare(spec: ServerSpec, locked: Locked, probe: Probe) -> ServerCheck:
     live = snapshot(spec, probe.catalog, None)
     changes = diff_tools(locked.tools, live.tools)
     status = "breaking" if any(c.breaking for c in changes) else "compatible" if changes else "ok"
-    reason = None
+    notes = []
+    if locked.pinned != live.pinned:
+        notes.append(f"pin {locked.pinned} -> {live.pinned}")
     if (locked.server_name, locked.server_version) != (live.server_name, live.server_version):
-        reason = f"server {locked.server_name} {locked.server_version} -> {live.server_name} {live.server_version}"
-    return ServerCheck(spec.id, status, reason, locked, live, changes)
+        notes.append(f"server {locked.server_name} {locked.server_version} -> {live.server_name} {live.server_version}")
+    return ServerCheck(spec.id, status, "; ".join(notes) or None, locked, live, changes)
 
 
 def exit_status(checks: list[ServerCheck]) -> int:

@@ -12,9 +12,10 @@ Shapes read:
   `../unit-converter-mcp` next to `mcp_servers/commands.json` is `mcp_servers/unit-converter-mcp`.
 
 Ids come from names the way `gateway.config` makes them ("Unit Converter" -> unit_converter, the
-name kept as `title`). A literal env value whose name looks secret (KEY, TOKEN, SECRET, PASSWORD...)
-is not copied into the lock: the entry reads it from the gateway's environment instead, and the
-report says which variable to export. An exact version in an npx / uvx command becomes the `pin`.
+name kept as `title`). A literal env value whose name says secret (`SECRET_NAME_RE`: KEY, TOKEN,
+SECRET, PASS...) is not copied into the lock: the entry reads it from the gateway's environment
+instead, and the report says which variable to export. An exact version in an npx / uvx command
+becomes the `pin`.
 """
 
 from __future__ import annotations
@@ -32,14 +33,21 @@ from typing import Any
 
 import yaml
 
-from gateway.config import ENV_REF_RE, SERVER_ID_RE, GatewayConfig, ServerSpec, parse_config, server_id_from_name
+from gateway.config import (
+    ENV_REF_RE,
+    SECRET_NAME_RE,
+    SERVER_ID_RE,
+    GatewayConfig,
+    ServerSpec,
+    parse_config,
+    server_id_from_name,
+)
 from gateway.errors import ConfigError, GatewayError
 from gateway.lock.launchers import infer_pin, parse_launch
 from gateway.lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
 
 SHAPES = {"mcpServers": "Claude Desktop / Cursor", "servers": "VS Code", "mcp": "VS Code settings", "commands": "MCP-Bench"}
 _KNOWN_KEYS = {"command", "args", "cwd", "env", "url", "headers", "type", "transport"}
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE", re.IGNORECASE)
 _VSCODE_REF = re.compile(r"\$\{(env|input):([^}]+)\}")
 _PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -174,14 +182,14 @@ def _translate_refs(item: Imported) -> ServerSpec:
     env = {}
     for name, value in spec.env_values.items():
         value = translate(value)
-        if not ENV_REF_RE.search(value) and _SECRET_NAME.search(name) and value:
+        if not ENV_REF_RE.search(value) and SECRET_NAME_RE.search(name) and value:
             item.notes.append(f"env {name}: its literal value was not copied; export {name} for the gateway")
             value = "${%s}" % name
         env[name] = value
     headers = {}
     for name, value in spec.headers.items():
         value = translate(value)
-        if "${" not in value and _SECRET_NAME.search(name) and value:
+        if "${" not in value and SECRET_NAME_RE.search(name) and value:
             var = re.sub(r"[^A-Za-z0-9]+", "_", f"{spec.id}_{name}").upper()
             scheme, _, token = value.partition(" ")
             value = f"{scheme} ${{{var}}}" if token and scheme.lower() in ("bearer", "basic", "token") else "${%s}" % var

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,8 @@ import anyio
 from anyio.streams.text import TextReceiveStream
 
 from gateway.config import ServerSpec
-from gateway.live import _child_env  # the exact environment the gateway gives the server
-from gateway.lock.launchers import Launch, parse_launch, warm_command
+from gateway.live import child_env  # the exact environment the gateway gives the server
+from gateway.lock.launchers import Launch, infer_pin, parse_launch, warm_command
 from gateway.lock.lockfile import open_lock
 
 _OFFLINE = {"npx": {"npm_config_offline": "true"}, "uvx": {"UV_OFFLINE": "1"}}
@@ -43,6 +44,7 @@ class Plan:
     warm: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     dirs: list[str] = field(default_factory=list)  # directories the server needs before it starts
+    warning: str | None = None
 
     @property
     def package(self) -> str:
@@ -59,7 +61,7 @@ class Outcome:
     detail: str
 
 
-def plan(spec: ServerSpec) -> Plan:
+def make_plan(spec: ServerSpec) -> Plan:
     """What installing one entry means, or why it is skipped."""
     if spec.transport != "stdio" and not spec.command:
         return Plan(spec, skip=f"{spec.transport} server with no launch command: nothing to install")
@@ -68,16 +70,20 @@ def plan(spec: ServerSpec) -> Plan:
     launch = parse_launch(spec.command, spec.args)
     if launch is None:
         return Plan(spec, skip=f"not launched with npx or uvx (command {spec.command!r})")
-    env = _child_env(spec)
+    env = child_env(spec)
     for name in ("UV_OFFLINE", "npm_config_offline", "NPM_CONFIG_OFFLINE"):
         env.pop(name, None)
     dirs = []
     if launch.runner == "npx" and launch.packages[0].startswith(_FILESYSTEM + "@"):
         dirs = [a for a in launch.command[1:] if a.startswith("/")]  # its allowed roots must exist to start
-    return Plan(spec, launch=launch, warm=warm_command(launch), env=env, dirs=dirs)
+    runs = infer_pin(spec.command, spec.args)
+    mismatch = None
+    if runs is not None and (runs.package, runs.version) != (spec.pin.package, spec.pin.version):
+        mismatch = f"the pin says {spec.pin.package}@{spec.pin.version} but the command runs {runs.package}@{runs.version}"
+    return Plan(spec, launch=launch, warm=warm_command(launch), env=env, dirs=dirs, warning=mismatch)
 
 
-async def install(plan: Plan, timeout: float, on_step=None) -> Outcome:
+async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | None = None) -> Outcome:
     started = time.monotonic()
     spec = plan.spec
 
@@ -106,6 +112,8 @@ async def install(plan: Plan, timeout: float, on_step=None) -> Outcome:
     code, tail = await run_process(plan.warm, {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd, min(timeout, 120))
     if code != 0:
         return outcome("failed", f"fetched, but an offline run still needs the registry: {tail}")
+    if plan.warning:
+        notes.append(f"warning: {plan.warning}")
     return outcome("installed", "; ".join(["cached, starts offline", *notes]))
 
 
@@ -160,7 +168,7 @@ def _tail(lines: collections.deque[str], limit: int = 400) -> str:
 
 def cmd_install(args: argparse.Namespace) -> int:
     lock = open_lock(args.config)
-    plans = [plan(spec) for spec in lock.select(args.profile, args.servers)]
+    plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
     outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout))
     _report(outcomes, lock.source, args.profile or lock.config.default_profile)
     return 1 if any(o.result == "failed" for o in outcomes) else 0

@@ -2,6 +2,7 @@
 
     locked:                      # written by `mcpgw lock refresh`
       server: {name: "mcp-servers/everything", version: "2.0.0"}
+      pinned: "@modelcontextprotocol/server-everything@2026.8.31"
       protocol: "2025-11-25"
       tool_count: 13
       catalog_digest: "3f2a9c0d1e4b5a67"
@@ -9,6 +10,9 @@
       tools:
         "echo": {description: "0c1d2e3f4a5b6c7d", input: '{"properties": {...}, "type": "object"}'}
 
+`server` is what the server calls itself (often its SDK's version, not its
+package's); `pinned` is the package@version the entry's command ran, so a
+changed pin shows.
 `catalog_digest` covers the tool names and input schemas (canonical JSON);
 each tool keeps the digest of its description and its whole input schema, as
 one line of JSON in a single-quoted YAML string (exact round trip, one line per
@@ -25,6 +29,7 @@ from typing import Any
 from gateway.catalog import ServerCatalog
 from gateway.config import ServerSpec
 from gateway.errors import ConfigError
+from gateway.lock.launchers import infer_pin
 from gateway.validation import schema_digest
 
 KEY = "locked"
@@ -37,19 +42,21 @@ class Locked:
     protocol: str | None
     catalog_digest: str
     refreshed: str | None
+    pinned: str | None = None  # "package@version" of the entry's pin when it was locked
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {"description": digest, "inputSchema": schema}
 
     @property
     def tool_count(self) -> int:
         return len(self.tools)
 
-    def same_catalog(self, other: Locked) -> bool:
+    def same_as(self, other: Locked) -> bool:
         """Equal in everything but the time of the refresh."""
-        return (self.server_name, self.server_version, self.protocol, self.catalog_digest, self.tools) == (
-            other.server_name, other.server_version, other.protocol, other.catalog_digest, other.tools)
+        return (self.server_name, self.server_version, self.pinned, self.protocol, self.catalog_digest, self.tools) == (
+            other.server_name, other.server_version, other.pinned, other.protocol, other.catalog_digest, other.tools)
 
     def summary(self) -> dict[str, Any]:
-        return {"server": {"name": self.server_name, "version": self.server_version}, "protocol": self.protocol,
+        return {"server": {"name": self.server_name, "version": self.server_version}, "pinned": self.pinned,
+                "protocol": self.protocol,
                 "tool_count": self.tool_count, "catalog_digest": self.catalog_digest, "refreshed": self.refreshed}
 
 
@@ -77,8 +84,15 @@ def snapshot(spec: ServerSpec, catalog: ServerCatalog, refreshed: str | None) ->
         protocol=_str_or_none(catalog.init.get("protocolVersion")),
         catalog_digest=catalog_digest(tools),
         refreshed=refreshed,
+        pinned=pinned(spec),
         tools=tools,
     )
+
+
+def pinned(spec: ServerSpec) -> str | None:
+    """"package@version" the entry runs: from its npx / uvx command when that names one, else its `pin`."""
+    pin = infer_pin(spec.command, spec.args) or spec.pin
+    return f"{pin.package}@{pin.version}" if pin and pin.package and pin.version else None
 
 
 def render(locked: Locked, indent: int, step: int = 2) -> str:
@@ -88,6 +102,7 @@ def render(locked: Locked, indent: int, step: int = 2) -> str:
     lines = [
         f"{pad}{KEY}:  # written by `mcpgw lock refresh`; `mcpgw lock check` compares the live server with it",
         f"{inner}server: {server}",
+        f"{inner}pinned: {_q(locked.pinned)}",
         f"{inner}protocol: {_q(locked.protocol)}",
         f"{inner}tool_count: {locked.tool_count}",
         f"{inner}catalog_digest: {_q(locked.catalog_digest)}",
@@ -111,7 +126,7 @@ def parse(server: str, data: Any, source: str) -> Locked:
     info = data.get("server") or {}
     if not isinstance(info, dict):
         raise ConfigError(source, None, f"{where}.server must be a mapping of name and version")
-    raw_tools = data.get("tools") or {}
+    raw_tools = {} if data.get("tools") is None else data["tools"]
     if not isinstance(raw_tools, dict):
         raise ConfigError(source, None, f"{where}.tools must be a mapping of tool name -> definition")
     tools: dict[str, dict[str, Any]] = {}
@@ -128,8 +143,15 @@ def parse(server: str, data: Any, source: str) -> Locked:
     digest = data.get("catalog_digest")
     if not isinstance(digest, str):
         raise ConfigError(source, None, f"{where}.catalog_digest is missing; run `mcpgw lock refresh` again")
-    return Locked(_str_or_none(info.get("name")), _str_or_none(info.get("version")), _str_or_none(data.get("protocol")),
-                  digest, _str_or_none(data.get("refreshed")), dict(sorted(tools.items())))
+    return Locked(
+        server_name=_str_or_none(info.get("name")),
+        server_version=_str_or_none(info.get("version")),
+        protocol=_str_or_none(data.get("protocol")),
+        catalog_digest=digest,
+        refreshed=_str_or_none(data.get("refreshed")),
+        pinned=_str_or_none(data.get("pinned")),
+        tools=dict(sorted(tools.items())),
+    )
 
 
 def _q(value: str | None) -> str:

@@ -63,10 +63,12 @@ def _refresh_one(lock, probe: Probe, refreshed: str) -> Refreshed:
         return Refreshed(sid, "updated", f"replaced an unreadable {KEY} section ({exc.problem})", new)
     if old is None:
         return Refreshed(sid, "locked", f"{new.tool_count} tools", new)
-    if old.same_catalog(new):
+    if old.same_as(new):
         return Refreshed(sid, "unchanged", f"{new.tool_count} tools", old)
     changes = diff_tools(old.tools, new.tools)
     parts = []
+    if old.pinned != new.pinned:
+        parts.append(f"pin {old.pinned} -> {new.pinned}")
     if (old.server_name, old.server_version) != (new.server_name, new.server_version):
         parts.append(f"server {old.server_name} {old.server_version} -> {new.server_name} {new.server_version}")
     breaking = sum(c.breaking for c in changes)

@@ -30,7 +30,7 @@ from recorder.cassette import Cassette, Recorded
 from tests.conftest import ROOT, RunningGateway, free_port, stop_gateway
 
 EMBEDDED = ROOT / "cassettes" / "default"
-SEPARATOR = "__"  # lock/mcpbench.yaml, prefix naming
+SEPARATOR = "__"  # servers.lock.yaml, prefix naming
 ERAS = ("legacy", "2026-07-28")
 PER_SERVER = 2  # recorded requests replayed per server (from the start of its history: stateful servers chain them)
 

@@ -1,0 +1,113 @@
+"""Start-up benchmark: time-to-ready of a profile, all servers at once, against each server alone.
+
+"Ready" is what the gateway means by it: the process started, the MCP
+handshake answered and the catalog (tools, resources, prompts) fetched. Every
+start goes through the gateway's own code (`LiveUpstream`, one task per server,
+all started together, as `mcpgw serve` does). Each measurement is made twice:
+
+  (a) as locked: npx / uvx check the registry on every start;
+  (b) offline:   UV_OFFLINE=1 npm_config_offline=true, so they start from cache only.
+
+Run `mcpgw servers install --config servers.lock.yaml --profile local` first.
+Prints a table and the slowest single server's time; asserts nothing.
+
+    python bench/bench_startup.py [--config servers.lock.yaml] [--profile local] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gateway.config import ServerSpec, load_config  # noqa: E402
+from gateway.lock.install import make_plan  # noqa: E402
+from gateway.lock.probe import Probe, probe_servers  # noqa: E402
+
+MODES = {"a": {}, "b": {"UV_OFFLINE": "1", "npm_config_offline": "true"}}
+LABELS = {"a": "as locked", "b": "offline env"}
+
+
+def set_mode(mode: str) -> None:
+    for name in ("UV_OFFLINE", "npm_config_offline"):
+        os.environ.pop(name, None)
+    os.environ.update(MODES[mode])
+
+
+async def together(specs: list[ServerSpec], timeout: float) -> tuple[float, list[Probe]]:
+    probes = await probe_servers(specs, timeout=timeout)
+    # the wall time until the last one is ready (closing them afterwards is not start-up)
+    return max(p.seconds for p in probes), probes
+
+
+async def alone(spec: ServerSpec, timeout: float) -> Probe:
+    return (await probe_servers([spec], timeout=timeout))[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default=str(ROOT / "servers.lock.yaml"))
+    parser.add_argument("--profile", default="local")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the median is shown")
+    parser.add_argument("--timeout", type=float, default=180.0)
+    parser.add_argument("--no-warmup", action="store_true", help="skip the untimed start of everything first")
+    args = parser.parse_args()
+
+    specs = load_config(args.config).select(args.profile)
+    for spec in specs:
+        for directory in make_plan(spec).dirs:
+            Path(directory).mkdir(parents=True, exist_ok=True)
+    print(f"profile {args.profile!r} of {args.config}: {len(specs)} servers; {os.cpu_count()} cores; "
+          f"median of {args.repeat} run(s)", flush=True)
+    if not args.no_warmup:
+        set_mode("a")
+        anyio.run(together, specs, args.timeout)
+
+    all_ready: dict[str, list[float]] = {m: [] for m in MODES}
+    in_group: dict[str, dict[str, list[float]]] = {m: {s.id: [] for s in specs} for m in MODES}
+    single: dict[str, dict[str, list[float]]] = {m: {s.id: [] for s in specs} for m in MODES}
+    failures: dict[str, str] = {}
+    for run in range(args.repeat):
+        for mode in MODES:
+            set_mode(mode)
+            wall, probes = anyio.run(together, specs, args.timeout)
+            all_ready[mode].append(wall)
+            for probe in probes:
+                in_group[mode][probe.spec.id].append(probe.seconds)
+                if not probe.ready:
+                    failures[probe.spec.id] = f"({LABELS[mode]}, together) {probe.state}: {probe.reason}"
+            for spec in specs:
+                probe = anyio.run(alone, spec, args.timeout)
+                single[mode][spec.id].append(probe.seconds)
+                if not probe.ready:
+                    failures[spec.id] = f"({LABELS[mode]}, alone) {probe.state}: {probe.reason}"
+            print(f"  run {run + 1}, {LABELS[mode]}: all ready after {wall:.2f}s", flush=True)
+    set_mode("a")
+
+    med = statistics.median
+    print()
+    print(f"{'server':<24}{'alone (a)':>11}{'alone (b)':>11}{'together (a)':>14}{'together (b)':>14}")
+    for spec in specs:
+        print(f"{spec.id:<24}{med(single['a'][spec.id]):>10.2f}s{med(single['b'][spec.id]):>10.2f}s"
+              f"{med(in_group['a'][spec.id]):>13.2f}s{med(in_group['b'][spec.id]):>13.2f}s")
+    print()
+    for mode in MODES:
+        slowest_id = max(specs, key=lambda s: med(single[mode][s.id])).id
+        slowest = med(single[mode][slowest_id])
+        total = sum(med(single[mode][s.id]) for s in specs)
+        every = med(all_ready[mode])
+        print(f"({mode}) {LABELS[mode]:<12} all {len(specs)} ready together: {every:.2f}s   slowest single server: "
+              f"{slowest_id} {slowest:.2f}s   gap {every - slowest:+.2f}s (target <= +1 s)   one after another: {total:.2f}s")
+    for sid, reason in failures.items():
+        print(f"not ready: {sid} {reason}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""Helpers for the lock tests: run `mcpgw` in-process, write catalog-server tool files, list a gateway's tools."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import anyio
+from mcp import Client
+
+from gateway.cli import build_parser, main
+from gateway.errors import GatewayError
+from gateway.lock import add_commands
+from tests.gateway.test_bad_input import run
+
+CATALOG_SERVER = Path(__file__).resolve().parent / "catalog_server.py"
+
+
+def mcpgw(*argv: str) -> int:
+    """`mcpgw ARGV` in this process; its exit status."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    if "lock" in sub.choices:  # gateway/cli.py registers the lock commands itself
+        return main(list(argv))
+    add_commands(sub)  # until it does
+    args = parser.parse_args(list(argv))
+    try:
+        return int(args.func(args) or 0)
+    except GatewayError as exc:
+        print(f"mcpgw: {exc.message}", file=sys.stderr)
+        return 2
+
+
+def write_tools(path: Path, tools: list[dict], version: str = "1.0") -> Path:
+    path.write_text(json.dumps({"name": "catalog-server", "version": version, "tools": tools}))
+    return path
+
+
+def catalog_command(tools_file: Path) -> list[str]:
+    return [sys.executable, str(CATALOG_SERVER), str(tools_file)]
+
+
+def list_tools(url: str) -> list[str]:
+    async def go() -> list[str]:
+        with anyio.fail_after(30):
+            async with Client(url, mode="legacy") as client:
+                return sorted(t.name for t in (await client.list_tools()).tools)
+
+    return run(go)
+
+
+def call_tool(url: str, name: str, arguments: dict) -> str:
+    async def go() -> str:
+        with anyio.fail_after(30):
+            async with Client(url, mode="legacy") as client:
+                return (await client.call_tool(name, arguments)).content[0].text
+
+    return run(go)
