@@ -3,8 +3,9 @@
 Against the same upstream (server-everything's `echo`, started with npx), in one run:
   (a) direct: the SDK client over stdio to the upstream
   (b) naive: a few-line SDK proxy (bench/naive_proxy.py), streamable HTTP, JSON responses
-  (c) mcpgw live: the gateway, validation (audit) and call log on (SSE responses, the default)
-  (c') mcpgw live --json-response (plain JSON answers, like (b))
+  (c) mcpgw live: the gateway, validation (audit) and call log on (default adaptive responses: plain JSON
+      unless a request needs a stream; this client asks for no progress and accepts no server requests)
+  (c') mcpgw live --responses sse (every answer an SSE stream)
   (d) mcpgw record: (c) plus every exchange committed to the cassette before the answer
   (e) mcpgw replay: answers from the cassette (d) wrote, no upstream process
 For each: p50, p99 and calls/s with 1, 8 and 16 concurrent clients.
@@ -149,7 +150,7 @@ def main() -> None:
     own = {}
     setups = [
         ("(c) mcpgw live", ["--mode", "live", "--cassette", "live"]),
-        ("(c') mcpgw live, json", ["--mode", "live", "--cassette", "live-json", "--json-response"]),
+        ("(c') mcpgw live, sse", ["--mode", "live", "--cassette", "live-sse", "--responses", "sse"]),
         ("(d) mcpgw record", ["--mode", "record", "--cassette", "rec"]),
         ("(e) mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"]),
     ]

@@ -132,7 +132,7 @@ class Gateway:
 
     async def serve_http(self) -> None:
         app = build_http_app(self.router, self.server, self.settings.host, self.settings.path, on_shutdown=self.close,
-                             json_response=self.settings.json_response)
+                             response_mode=self.settings.response_mode)
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         try:
             listening = anyio.Event()

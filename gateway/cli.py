@@ -68,9 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="replay: answer to a request repeated more often than recorded")
     serve.add_argument("--redact", action="append", default=[], metavar="REGEX",
                        help="also keep text matching REGEX out of cassettes (declared env values always are)")
-    serve.add_argument("--json-response", action="store_true",
-                       help="answer HTTP requests with plain JSON instead of SSE streams: faster, but progress "
-                            "notifications and server-to-client requests cannot reach HTTP clients mid-call")
+    serve.add_argument("--responses", choices=("adaptive", "sse", "json"), default="adaptive",
+                       help="HTTP answers: adaptive (default) = plain JSON unless the request asked for progress or "
+                            "its session accepts sampling/elicitation/roots; sse = always a stream; json = never")
     serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
@@ -150,7 +150,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings(
         mode=mode,
         log_cassette=args.log_cassette,
-        json_response=args.json_response,
+        response_mode=args.responses,
         past_end=args.past_end,
         validate=args.validate,
         naming=args.naming,

@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__
+from gateway import __version__, adaptive_http
 from gateway.errors import GatewayError
 from gateway.router import UPSTREAM_WAIT, Caller, Router
 
@@ -210,7 +210,7 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 
 def build_http_app(
     router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
-    json_response: bool = False,
+    response_mode: str = "adaptive",
 ) -> Starlette:
     security = None
     if host in ("127.0.0.1", "localhost", "::1"):
@@ -219,8 +219,12 @@ def build_http_app(
             allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
         )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security, json_response=json_response)
-    mcp_app = StreamableHTTPASGIApp(manager)
+    if response_mode == "adaptive":
+        adaptive_http.install()
+    manager = StreamableHTTPSessionManager(app=server, security_settings=security, json_response=response_mode == "json")
+    mcp_app: Any = StreamableHTTPASGIApp(manager)
+    if response_mode == "adaptive":
+        mcp_app = adaptive_http.AdaptiveResponses(mcp_app)
 
     async def status(_: Request) -> JSONResponse:
         return JSONResponse(router.status())

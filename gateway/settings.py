@@ -25,5 +25,7 @@ class Settings:
     mode: str = "live"  # live | record | replay | hybrid
     past_end: str = "repeat"  # replay: what a lane answers past its recorded end (repeat | miss)
     page_size: int = 200
-    json_response: bool = False  # plain JSON answers over HTTP: faster, but no mid-call progress or relays
+    # HTTP answers: "adaptive" = plain JSON unless the request may need a stream (progress, relays);
+    # "sse" = always a stream; "json" = never (no mid-call progress or relays over HTTP).
+    response_mode: str = "adaptive"
     separator: str = "__"  # from the lock file  # tools/list page size towards clients
