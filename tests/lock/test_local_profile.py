@@ -1,0 +1,55 @@
+"""The `local` profile, live: installed with `mcpgw servers install`, served, and each offline
+benchmark server answering a real call whose result is worked out by hand here."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.conftest import ROOT, start_gateway, stop_gateway
+from tests.gateway.test_bad_input import run
+
+pytestmark = pytest.mark.real
+
+
+def test_local_profile_installs_serves_and_answers(tmp_path):
+    install = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "install", "--config", "servers.lock.yaml",
+                              "--profile", "local"], capture_output=True, text=True, cwd=ROOT, timeout=1500)
+    assert install.returncode == 0, install.stdout + install.stderr
+    gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--profile", "local")
+    try:
+        states = {name: s["state"] for name, s in gateway.status()["servers"].items()}
+        assert len(states) == 10 and set(states.values()) == {"ready"}, gateway.status()
+
+        async def go():
+            with anyio.fail_after(120):
+                async with Client(gateway.url, mode="legacy") as client:
+                    async def call(name, arguments):
+                        result = await client.call_tool(name, arguments)
+                        assert not result.is_error, result
+                        return result.content[0].text
+
+                    fahrenheit = await call("unit_converter__convert_temperature",
+                                            {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"})
+                    bmi = await call("medical_calculator__bmi_bsa_calculator", {"weight": 70, "height": 175})
+                    await call("scientific_computing__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})
+                    determinant = await call("scientific_computing__determinant", {"name": "A"})
+                    tokyo = await call("time_mcp__convert_time",
+                                       {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+                    return fahrenheit, bmi, determinant, tokyo
+
+        fahrenheit, bmi, determinant, tokyo = run(go)
+    finally:
+        stop_gateway(gateway)
+    assert json.loads(fahrenheit)["converted_value"] == 100 * 9 / 5 + 32
+    body = json.loads(bmi)
+    assert body["bmi"] == round(70 / 1.75**2, 1)  # 22.9
+    assert body["bsa"] == round(math.sqrt(175 * 70 / 3600), 2)  # Mosteller: 1.84
+    assert float(determinant.strip('"')) == pytest.approx(4 * 6 - 7 * 2)
+    assert json.loads(tokyo)["target"]["datetime"].endswith("21:00:00+09:00")
