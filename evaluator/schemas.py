@@ -15,8 +15,6 @@ canonical-JSON sha256 prefix the gateway uses, so digests in call logs match.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -24,13 +22,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
+from gateway.validation import schema_digest  # one digest for the call log and the evaluator
+
 Check = Callable[[Any], bool]
 MEMO_LIMIT = 500_000
 
 
-def schema_digest(schema: Any) -> str:
-    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def _always(_instance: Any) -> bool:
