@@ -20,6 +20,7 @@ import anyio
 import mcp_types as types
 from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -98,6 +99,9 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
         _client_handle(router, ctx)
         return await router.set_logging_level(params)
 
+    # 2026-07-28 clients learn of changes on `subscriptions/listen` streams; the router publishes to this bus.
+    bus = InMemorySubscriptionBus()
+    router.event_bus = bus
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # logging is deprecated in 2026-07-28 but live for handshake clients
         server: Server[Any] = Server(
@@ -118,6 +122,7 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
             on_unsubscribe_resource=guarded(unsubscribe),
             on_completion=guarded(complete),
             on_set_logging_level=guarded(set_level),
+            on_subscriptions_listen=ListenHandler(bus),
         )
     server.middleware = [_OwnWorkTimer(router)]  # replaces the SDK's (no-op) OpenTelemetry middleware
     # Every transport (the HTTP session manager included) asks the server for its

@@ -87,6 +87,7 @@ class Router:
         self.started_at = time.time()
         self.calls_served = 0
         self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
+        self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -128,14 +129,17 @@ class Router:
 
     async def on_catalog_changed(self, server: str, kind: str) -> None:
         self.rebuild_catalog()
+        from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+
         tools, prompts, resources = self._changes
-        for method, changed in (
-            ("notifications/tools/list_changed", tools),
-            ("notifications/prompts/list_changed", prompts),
-            ("notifications/resources/list_changed", resources),
+        for method, event, changed in (
+            ("notifications/tools/list_changed", ToolsListChanged(), tools),
+            ("notifications/prompts/list_changed", PromptsListChanged(), prompts),
+            ("notifications/resources/list_changed", ResourcesListChanged(), resources),
         ):
             if changed:
                 await self._broadcast(method, None)
+                await self._publish(event)
 
     async def on_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
         """Notifications an upstream sends on its own: log messages and resource updates reach clients."""
@@ -147,12 +151,20 @@ class Router:
             for handle in list(self._clients.values()):
                 if uri in handle.subscriptions:
                     await _quietly(handle.notify(method, params))
+            if isinstance(uri, str):
+                from mcp.shared.subscriptions import ResourceUpdated
+
+                await self._publish(ResourceUpdated(uri=uri))
 
     def register_client(self, key: Any, notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]) -> ClientHandle:
         handle = self._clients.get(key)
         if handle is None:
             handle = self._clients[key] = ClientHandle(weakref.WeakMethod(notify))
         return handle
+
+    async def _publish(self, event: Any) -> None:
+        if self.event_bus is not None:
+            await _quietly(self.event_bus.publish(event))
 
     async def _broadcast(self, method: str, params: dict[str, Any] | None) -> None:
         for handle in list(self._clients.values()):

@@ -308,3 +308,16 @@ def test_servers_command_and_liveness(gateway):
     down = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", "http://127.0.0.1:9"],
                           capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert down.returncode == 2 and "no gateway answering" in down.stderr
+
+
+def test_list_changed_reaches_2026_clients_on_listen_streams(gateway):
+    async def go():
+        with anyio.fail_after(30):
+            async with Client(gateway.url, mode="2026-07-28") as client:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    await client.call_tool("other__add_tool", {})
+                    async for event in subscription:
+                        return type(event).__name__, {t.name for t in (await client.list_tools()).tools}
+
+    kind, names = run(go)
+    assert kind == "ToolsListChanged" and "other__extra_0" in names
