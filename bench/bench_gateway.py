@@ -22,7 +22,6 @@ import json
 import os
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def summarize(latencies: list[float], wall: float) -> dict:
+    latencies.sort()
+    return {"p50_ms": latencies[len(latencies) // 2] * 1000, "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+            "calls_s": len(latencies) / wall}
+
+
 async def measure(target, tool: str, calls: int, clients: int) -> dict:
     latencies: list[float] = []
 
@@ -59,13 +64,7 @@ async def measure(target, tool: str, calls: int, clients: int) -> dict:
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(worker, calls // clients)
-    wall = time.perf_counter() - started
-    latencies.sort()
-    return {
-        "p50_ms": latencies[len(latencies) // 2] * 1000,
-        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
-        "calls_s": len(latencies) / wall,
-    }
+    return summarize(latencies, time.perf_counter() - started)
 
 
 async def measure_raw(url: str, tool: str, calls: int, clients: int) -> dict:
@@ -92,10 +91,7 @@ async def measure_raw(url: str, tool: str, calls: int, clients: int) -> dict:
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(worker, calls // clients)
-    wall = time.perf_counter() - started
-    latencies.sort()
-    return {"p50_ms": latencies[len(latencies) // 2] * 1000, "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
-            "calls_s": len(latencies) / wall}
+    return summarize(latencies, time.perf_counter() - started)
 
 
 def wait_http(url: str, timeout: float = 120) -> None:

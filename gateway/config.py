@@ -124,14 +124,18 @@ class GatewayConfig:
 
 def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
     """Read a lock file (YAML) or an `mcpServers` JSON; raise `ConfigError` on any problem."""
+    return parse_config(read_config_text(path), str(path))
+
+
+def read_config_text(path: str | os.PathLike[str], missing_hint: str = "") -> str:
+    """A config file's text, or a `ConfigError` that says why it cannot be read."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(source, None, "file not found") from None
+        raise ConfigError(source, None, f"file not found{missing_hint}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, None, f"cannot read: {exc}") from None
-    return parse_config(text, source)
 
 
 def parse_config(text: str, source: str = "<config>") -> GatewayConfig:
@@ -197,7 +201,6 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
     transport = entry.get("transport", "stdio" if "command" in entry else "http")
     if transport not in TRANSPORTS:
         raise ConfigError(source, _line(entry, "transport"), f"{where}: transport must be one of {TRANSPORTS}, got {transport!r}")
-    env_required, env_values = _env(entry, source, where)
     flags = _str_list(entry, "flags", source, where)
     bad = [f for f in flags if f not in FLAGS]
     if bad:
@@ -206,15 +209,9 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ConfigError(source, _line(entry, "timeout"), f"{where}: timeout must be a positive number of seconds")
     spec = ServerSpec(
+        **_launch_fields(entry, source, where),
         id=sid,
         transport=transport,
-        command=_opt_str(entry, "command", source, where),
-        args=tuple(_str_list(entry, "args", source, where)),
-        cwd=_opt_str(entry, "cwd", source, where),
-        env_required=env_required,
-        env_values=env_values,
-        url=_opt_str(entry, "url", source, where),
-        headers=_str_map(entry, "headers", source, where),
         pin=_pin(entry, source, where),
         flags=frozenset(flags),
         timeout=float(timeout) if timeout is not None else None,
@@ -223,10 +220,7 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         ignore=_ignore_rules(entry, source, where),
         line=line,
     )
-    if spec.transport == "stdio" and not spec.command:
-        raise ConfigError(source, line, f"{where}: a stdio server needs a 'command'")
-    if spec.transport != "stdio" and not spec.url:
-        raise ConfigError(source, line, f"{where}: an {spec.transport} server needs a 'url'")
+    _check_transport(spec, source, where)
     return spec
 
 
@@ -271,6 +265,27 @@ ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 def expand_env(template: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
     return ENV_REF_RE.sub(lambda m: environ.get(m.group(1), ""), template)
+
+
+def _launch_fields(entry: _Mapping, source: str, where: str) -> dict[str, Any]:
+    """How to start or reach a server: the fields a lock entry and an mcpServers entry share."""
+    env_required, env_values = _env(entry, source, where)
+    return {
+        "command": _opt_str(entry, "command", source, where),
+        "args": tuple(_str_list(entry, "args", source, where)),
+        "cwd": _opt_str(entry, "cwd", source, where),
+        "env_required": env_required,
+        "env_values": env_values,
+        "url": _opt_str(entry, "url", source, where),
+        "headers": _str_map(entry, "headers", source, where),
+    }
+
+
+def _check_transport(spec: ServerSpec, source: str, where: str) -> None:
+    if spec.transport == "stdio" and not spec.command:
+        raise ConfigError(source, spec.line, f"{where}: a stdio server needs a 'command'")
+    if spec.transport != "stdio" and not spec.url:
+        raise ConfigError(source, spec.line, f"{where}: an {spec.transport} server needs a 'url'")
 
 
 def _ignore_rules(entry: _Mapping, source: str, where: str) -> tuple[dict[str, Any], ...]:
@@ -327,24 +342,14 @@ def _from_mcp_servers(doc: _Mapping, source: str) -> GatewayConfig:
         kind = {"streamable-http": "http", "streamableHttp": "http", "streamable_http": "http"}.get(kind, kind)
         if kind not in TRANSPORTS:
             raise ConfigError(source, line, f"{where}: unknown type {kind!r}; expected stdio, http or sse")
-        env_required, env_values = _env(entry, source, where)
         spec = ServerSpec(
+            **_launch_fields(entry, source, where),
             id=sid,
             transport=kind,
-            command=_opt_str(entry, "command", source, where),
-            args=tuple(_str_list(entry, "args", source, where)),
-            cwd=_opt_str(entry, "cwd", source, where),
-            env_required=env_required,
-            env_values=env_values,
-            url=_opt_str(entry, "url", source, where),
-            headers=_str_map(entry, "headers", source, where),
             title=str(name) if sid != name else None,
             line=line,
         )
-        if kind == "stdio" and not spec.command:
-            raise ConfigError(source, line, f"{where}: a stdio server needs a 'command'")
-        if kind != "stdio" and not spec.url:
-            raise ConfigError(source, line, f"{where}: an {kind} server needs a 'url'")
+        _check_transport(spec, source, where)
         servers[sid] = spec
     return GatewayConfig(source, servers, {}, None, DEFAULT_SEPARATOR)
 

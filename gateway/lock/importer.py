@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from gateway.config import (
+    read_config_text,
     ENV_REF_RE,
     SECRET_NAME_RE,
     SERVER_ID_RE,
@@ -62,12 +63,7 @@ class Imported:
 def read_import(path: Path, base_dir: Path | None = None) -> tuple[str, list[Imported]]:
     """(shape, entries) of a server list file; `ConfigError` naming the entry for anything wrong."""
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(source, None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(source, None, f"cannot read: {exc}") from None
+    text = read_config_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from gateway.config import GatewayConfig, ServerSpec, parse_config
+from gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
 from gateway.errors import ConfigError
 from gateway.lock import DEFAULT_LOCK
 from gateway.lock import locked as locked_data
@@ -42,12 +42,7 @@ def open_lock(path: str | Path) -> LockFile:
     """Read and validate a lock file (format v1); an `mcpServers` JSON is refused with the way out."""
     path = Path(path)
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(source, None, "file not found (create one with `mcpgw lock import <mcpServers.json>`)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(source, None, f"cannot read: {exc}") from None
+    text = read_config_text(path, " (create one with `mcpgw lock import <mcpServers.json>`)")
     config = parse_config(text, source)
     doc = yaml.safe_load(text)
     if not isinstance(doc, dict) or "version" not in doc:
