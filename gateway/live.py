@@ -126,8 +126,16 @@ class LiveUpstream:
         async with AsyncExitStack() as stack:
             read, write = await self._open_transport(stack)
             dispatcher = JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception)
+            closed = anyio.Event()  # set when the connection ends (the dispatcher's run returns)
+
+            async def serve_connection(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+                try:
+                    await dispatcher.run(self._on_request, self._on_notify, task_status=task_status)
+                finally:
+                    closed.set()
+
             async with anyio.create_task_group() as tg:
-                await tg.start(dispatcher.run, self._on_request, self._on_notify)
+                await tg.start(serve_connection)
                 with anyio.fail_after(self.settings.start_timeout):
                     init = await dispatcher.send_raw_request(
                         "initialize",
@@ -148,8 +156,7 @@ class LiveUpstream:
                 self._ready.set()
                 if self._on_catalog_changed is not None:
                     await self._on_catalog_changed(self.name, "all")
-                # Serve until the connection ends (the dispatcher's run returns on EOF).
-                await _wait_closed(dispatcher)
+                await closed.wait()  # serve until the connection ends
                 tg.cancel_scope.cancel()
         return True
 
@@ -253,12 +260,6 @@ class LiveUpstream:
 
     async def _on_stream_exception(self, exc: Exception) -> None:
         logger.debug("server %s: unreadable message: %s", self.name, exc)
-
-
-async def _wait_closed(dispatcher: JSONRPCDispatcher) -> None:
-    # The dispatcher exposes no "closed" event; poll its flag cheaply.
-    while not dispatcher._closed:  # noqa: SLF001 - no public equivalent in mcp 2.3
-        await anyio.sleep(0.05)
 
 
 # What a child inherits from the gateway: the basics, plus the settings package
