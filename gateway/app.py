@@ -12,6 +12,7 @@ cassette of its own otherwise (a replay never writes into what it replays).
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import time
 from datetime import datetime, timezone
@@ -22,6 +23,7 @@ import anyio
 from gateway.config import ServerSpec, spec_digest, spec_from_dict, spec_to_dict
 from gateway.errors import CassetteError
 from gateway.front import build_http_app, build_server, serve_http, serve_stdio
+from gateway.isolation import PerRunUpstream, state_dir, uses_state_dir, with_state_dir
 from gateway.live import LiveUpstream
 from gateway.router import Router
 from gateway.settings import Settings
@@ -61,6 +63,7 @@ class Gateway:
         self.recorded: Recorded | None = None
         self.started = time.time()
         self._closed = False
+        self._state_dirs: list[str] = []  # ${RUN_STATE_DIR} of shared instances, removed at close
         upstreams: dict[str, Any] = {}
 
         if self.mode in ("replay", "hybrid"):
@@ -96,9 +99,22 @@ class Gateway:
         self.server = build_server(self.router, default_run)
 
     def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Any:
-        def live(on_catalog_changed: Any) -> LiveUpstream:
-            return LiveUpstream(spec, self.settings, on_notification=self.router.on_notification,
-                                on_catalog_changed=on_catalog_changed)
+        # One instance per run where the server's state must not leak between runs; in hybrid mode
+        # every tracked server too, so a run that goes live gets a fresh instance to catch up.
+        per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
+
+        def live(on_catalog_changed: Any) -> Any:
+            def make(s: ServerSpec, provides_catalog: bool) -> LiveUpstream:
+                return LiveUpstream(s, self.settings, on_notification=self.router.on_notification,
+                                    on_catalog_changed=on_catalog_changed if provides_catalog else None)
+
+            if per_run:
+                return PerRunUpstream(spec, make, idle_timeout=self.settings.run_idle_timeout,
+                                      start_timeout=self.settings.start_timeout)
+            if uses_state_dir(spec):
+                self._state_dirs.append(state_dir(spec.id))
+                return make(with_state_dir(spec, self._state_dirs[-1]), True)
+            return make(spec, True)
 
         def recording() -> RecordingUpstream:
             holder: dict[str, RecordingUpstream] = {}
@@ -112,7 +128,7 @@ class Gateway:
 
             assert self.cassette is not None
             holder["up"] = RecordingUpstream(
-                live(catalog_changed), self.cassette, stateful=spec.stateful,
+                live(catalog_changed), self.cassette, tracked=spec.tracked,
                 redact=Redactor(spec.secret_values(), patterns), lock_digest=spec_digest(spec),
             )
             return holder["up"]
@@ -123,9 +139,13 @@ class Gateway:
             return recording()
         assert self.recorded is not None
         fallback = recording() if self.mode == "hybrid" else None
+        # Keys are computed as they were recorded: with the flags the server had then.
+        recorded = self.recorded.info.get("servers", {}).get(spec.id)
+        as_recorded = spec_from_dict(recorded) if recorded else spec
         return CassetteUpstream(
-            spec.id, self.recorded.catalogs.get(spec.id), self.recorded.exchanges, self.recorded.by_server.get(spec.id, []),
-            stateful=spec.stateful, past_end=self.settings.past_end, fallback=fallback,
+            spec.id, self.recorded.catalogs.get(spec.id), self.recorded.by_server.get(spec.id, []),
+            tracked=as_recorded.tracked, legacy_stateful=as_recorded.stateful, past_end=self.settings.past_end,
+            fallback=fallback, ignore=spec.ignore,
         )
 
     # -- serving ---------------------------------------------------------------------
@@ -176,15 +196,19 @@ class Gateway:
             return
         self._closed = True
         if self.mode in ("replay", "hybrid") and self.log_cassette is not None and self.cassette is not None:
-            hits: dict[str, int] = {}
-            misses: dict[str, int] = {}
+            counts: dict[str, dict[str, int]] = {"hits": {}, "misses": {}, "diverged": {}}
+            lanes: dict[str, dict[str, Any]] = {}
             for name, upstream in self.router.upstreams.items():
-                for tool, n in getattr(upstream, "hits", {}).items():
-                    hits[f"{name}:{tool}"] = n
-                for tool, n in getattr(upstream, "misses", {}).items():
-                    misses[f"{name}:{tool}"] = n
+                for kind, by_tool in counts.items():
+                    for tool, n in getattr(upstream, kind, {}).items():
+                        by_tool[f"{name}:{tool}"] = n
+                for lane, report in getattr(upstream, "lane_report", dict)().items():
+                    if report["diverged"] or report["live"]:
+                        lanes.setdefault(lane, {})[name] = report
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
-                                          "started": self.started, "ended": time.time(), "hits": hits, "misses": misses})
+                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes})
+        for directory in self._state_dirs:
+            shutil.rmtree(directory, ignore_errors=True)
         for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 

@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-cassette", help="cassette for the call log in replay/hybrid (default: <mode>-<time>)")
     serve.add_argument("--past-end", choices=("repeat", "miss"), default="repeat",
                        help="replay: answer to a request repeated more often than recorded")
+    serve.add_argument("--run-idle-timeout", type=float, default=300.0, metavar="SECONDS",
+                       help="servers with isolation: run get one instance per run; it stops after this much idle time")
     serve.add_argument("--redact", action="append", default=[], metavar="REGEX",
                        help="also keep text matching REGEX out of cassettes (declared env values always are)")
     serve.add_argument("--responses", choices=("adaptive", "sse", "json"), default="adaptive",
@@ -151,6 +153,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_cassette=args.log_cassette,
         response_mode=args.responses,
         past_end=args.past_end,
+        run_idle_timeout=args.run_idle_timeout,
         validate=args.validate,
         naming=args.naming,
         call_timeout=args.call_timeout,

@@ -24,7 +24,10 @@ DEFAULT_SEPARATOR = "__"
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.IGNORECASE)
 SERVER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 TRANSPORTS = ("stdio", "http", "sse")
-FLAGS = ("offline", "stateful", "nondeterministic", "unsafe")
+FLAGS = ("offline", "stateful", "stateless", "nondeterministic", "unsafe")
+ISOLATION = ("run", "shared")
+# Names a per-instance state directory in args/env/cwd (see gateway.isolation); not from the environment.
+RUN_STATE_VAR = "RUN_STATE_DIR"
 
 
 class _Mapping(dict):
@@ -75,6 +78,7 @@ class ServerSpec:
     hide_tools: frozenset[str] = frozenset()
     title: str | None = None  # the benchmark's display name ("Unit Converter")
     ignore: tuple[dict[str, Any], ...] = ()  # drift ignore rules: [{tool, paths, text}]
+    isolation: str | None = None  # "run": one instance per run id; "shared"; None: run if stateful
     line: int = 0
 
     @property
@@ -86,13 +90,25 @@ class ServerSpec:
         return "stateful" in self.flags
 
     @property
+    def tracked(self) -> bool:
+        """Replay keys calls on the run's earlier state-changing calls, unless declared stateless."""
+        return "stateless" not in self.flags
+
+    @property
+    def isolated(self) -> bool:
+        """One instance (and state directory) per run id."""
+        return self.isolation == "run" or (self.isolation is None and self.stateful)
+
+    @property
     def display_name(self) -> str:
         return self.title or self.id
 
     def secret_values(self) -> list[str]:
         """Values never to be written to a cassette: every env var taken from the gateway's
         environment, and literal values whose name says secret (API_KEY, TOKEN, ...)."""
-        values = [expand_env(v) for name, v in self.env_values.items() if "${" in v or SECRET_NAME_RE.search(name)]
+        run_state = "${%s}" % RUN_STATE_VAR  # a per-run directory, not a secret
+        values = [expand_env(v) for name, v in self.env_values.items()
+                  if ("${" in v or SECRET_NAME_RE.search(name)) and run_state not in v]
         values += [expand_env(v) for name, v in self.headers.items() if "${" in v or SECRET_NAME_RE.search(name)]
         templates = [*self.env_values.values(), *self.headers.values()]
         values += [os.environ.get(ref, "") for t in templates for ref in ENV_REF_RE.findall(t)]  # the bare token too
@@ -185,7 +201,7 @@ def _from_lock(doc: _Mapping, source: str) -> GatewayConfig:
 
 _SERVER_KEYS = {
     "transport", "command", "args", "cwd", "env", "url", "headers", "pin",
-    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked",
+    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation",
 }
 
 
@@ -205,6 +221,11 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
     bad = [f for f in flags if f not in FLAGS]
     if bad:
         raise ConfigError(source, _line(entry, "flags"), f"{where}: unknown flag(s) {bad}; known: {list(FLAGS)}")
+    if "stateful" in flags and "stateless" in flags:
+        raise ConfigError(source, _line(entry, "flags"), f"{where}: flags 'stateful' and 'stateless' contradict each other")
+    isolation = entry.get("isolation")
+    if isolation is not None and isolation not in ISOLATION:
+        raise ConfigError(source, _line(entry, "isolation"), f"{where}: isolation must be one of {ISOLATION}, got {isolation!r}")
     timeout = entry.get("timeout")
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
         raise ConfigError(source, _line(entry, "timeout"), f"{where}: timeout must be a positive number of seconds")
@@ -218,6 +239,7 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         hide_tools=frozenset(_str_list(entry, "hide_tools", source, where)),
         title=_opt_str(entry, "title", source, where),
         ignore=_ignore_rules(entry, source, where),
+        isolation=isolation,
         line=line,
     )
     _check_transport(spec, source, where)
@@ -255,7 +277,7 @@ def _env(entry: _Mapping, source: str, where: str) -> tuple[tuple[str, ...], dic
             if not isinstance(value, (str, int, float)) or isinstance(value, bool):
                 raise ConfigError(source, raw.key_lines.get(str(name), raw.line), f"{where}: env {name!r} must be a string")
             values[str(name)] = str(value)
-            required += ENV_REF_RE.findall(str(value))
+            required += [ref for ref in ENV_REF_RE.findall(str(value)) if ref != RUN_STATE_VAR]
         return tuple(dict.fromkeys(required)), values
     raise ConfigError(source, _line(entry, "env"), f"{where}: 'env' must be a list of variable names or a mapping name -> value")
 
@@ -408,6 +430,7 @@ def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
                                      for k, v in spec.headers.items()},
         "pin": dict(vars(spec.pin)) if spec.pin else None, "flags": sorted(spec.flags), "timeout": spec.timeout,
         "hide_tools": sorted(spec.hide_tools), "title": spec.title, "ignore": [dict(r) for r in spec.ignore],
+        "isolation": spec.isolation,
     }
 
 
@@ -418,7 +441,7 @@ def spec_from_dict(data: dict[str, Any]) -> ServerSpec:
         env_values=dict(data.get("env_values") or {}), url=data.get("url"), headers=dict(data.get("headers") or {}),
         pin=Pin(**data["pin"]) if data.get("pin") else None, flags=frozenset(data.get("flags") or ()),
         timeout=data.get("timeout"), hide_tools=frozenset(data.get("hide_tools") or ()), title=data.get("title"),
-        ignore=tuple(data.get("ignore") or ()),
+        ignore=tuple(data.get("ignore") or ()), isolation=data.get("isolation"),
     )
 
 

@@ -15,6 +15,7 @@ JSON-RPC errors only at the front (`gateway.front`).
         ├── ResponseTooLarge      the answer exceeded the configured size limit
         └── UpstreamRejected      the upstream answered with a JSON-RPC error (passed through)
     ReplayMiss                 replay has no recording for this request (names the nearest ones)
+    └── ReplayDiverged         the run left the recording earlier on this server: answers would be another state's
     CassetteError              a cassette that is missing, corrupt or of another format
 """
 
@@ -101,6 +102,11 @@ class UpstreamRejected(UpstreamError):
 
 class ReplayMiss(GatewayError):
     code = REPLAY_MISS
+
+
+class ReplayDiverged(ReplayMiss):
+    """The lane missed a state-changing call (or hybrid catch-up failed) on this server earlier:
+    the recording no longer describes the state this run is in, so nothing more is answered from it."""
 
 
 class CassetteError(GatewayError):

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http
+from gateway import __version__, adaptive_http, client_identity
 from gateway.errors import GatewayError
 from gateway.router import UPSTREAM_WAIT, Caller, Router
 
@@ -162,16 +162,19 @@ def initialization_options(server: Server[Any]) -> Any:
 
 
 def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
-    run_id, session_id = default_run, ""
+    run_id, identity = None, "stdio"  # a stdio gateway has exactly one client
     request = ctx.request
     if isinstance(request, Request):
-        run_id = request.query_params.get("run") or request.headers.get("x-run-id") or default_run
-        session_id = request.headers.get("mcp-session-id") or ""
+        run_id = request.query_params.get("run") or request.headers.get("x-run-id")
+        session = request.headers.get("mcp-session-id")
+        client_id = request.headers.get(client_identity.HEADER.decode())
+        identity = f"session-{session}" if session else f"client-{client_id}" if client_id else "anonymous"
     client = ctx.session.client_params
     meta = (ctx.params or {}).get("_meta") or {}
     caller = Caller(
-        run_id=run_id,
-        session_id=session_id or _connection_id(ctx),
+        run_id=run_id or default_run,
+        tagged=bool(run_id),
+        session_id=identity,
         client_name=client.client_info.name if client is not None and client.client_info else None,
         protocol_version=ctx.protocol_version,
     )
@@ -181,13 +184,6 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
         _client_handle(router, ctx)
         caller.relay = _relay_for(ctx)
     return caller
-
-
-def _connection_id(ctx: Any) -> str:
-    """stdio and handshake-era connections have an identity; a 2026-era request stands alone."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return ""
-    return f"conn-{id(getattr(ctx.session, '_connection', ctx.session)):x}"
 
 
 def _client_handle(router: Router, ctx: Any) -> Any:
@@ -230,6 +226,7 @@ def build_http_app(
     mcp_app: Any = StreamableHTTPASGIApp(manager)
     if response_mode == "adaptive":
         mcp_app = adaptive_http.AdaptiveResponses(mcp_app)
+    mcp_app = client_identity.ClientIdentity(mcp_app)  # every untagged client gets a replay lane of its own
 
     async def status(_: Request) -> JSONResponse:
         return JSONResponse(router.status())

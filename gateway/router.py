@@ -23,7 +23,7 @@ import anyio
 
 from gateway.catalog import Catalog, ToolEntry, build_catalog
 from gateway.config import ServerSpec
-from gateway.errors import GatewayError, ReplayMiss, UnknownTargetError, UnknownToolError, UpstreamError, UpstreamTimeout
+from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UnknownTargetError, UnknownToolError, UpstreamError, UpstreamTimeout
 from gateway.naming import NamingPolicy
 from gateway.settings import Settings
 from gateway.upstream import CallOptions, ProgressFn, RelayFn
@@ -47,16 +47,17 @@ class Caller:
     """Who is calling: what the call log records about the client side of a request."""
 
     run_id: str = "default"
-    session_id: str = ""
+    session_id: str = ""  # the client's identity when untagged: handshake session, cookie or connection
     client_name: str | None = None
     protocol_version: str | None = None
     on_progress: ProgressFn | None = None
     relay: RelayFn | None = None
+    tagged: bool = False  # the run id came from the client (?run= / X-Run-Id)
 
     @property
     def lane(self) -> str:
-        """Replay order is kept per run; untagged clients get one lane per session."""
-        return self.run_id if self.run_id != "default" or not self.session_id else f"default/{self.session_id}"
+        """Replay order and state are kept per run: a tagged run id, else one lane per client."""
+        return self.run_id if self.tagged or not self.session_id else f"{self.run_id}/{self.session_id}"
 
 
 @dataclass
@@ -227,6 +228,10 @@ class Router:
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
                 record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
             return result
+        except ReplayDiverged as exc:
+            record["outcome"] = "diverged"
+            record["error"] = exc.message
+            raise
         except ReplayMiss as exc:
             record["outcome"] = "miss"
             record["error"] = exc.message
@@ -267,6 +272,7 @@ class Router:
         return {
             "run_id": caller.run_id,
             "session_id": caller.session_id,
+            "lane": caller.lane,
             "seq": None,
             "started_at": _iso(started),
             "ended_at": None,

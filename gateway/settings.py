@@ -23,7 +23,8 @@ class Settings:
     cassette: str | None = None  # recorded into (record), replayed from (replay, hybrid); the call log's in live
     log_cassette: str | None = None  # where the call log goes when it is not `cassette`
     mode: str = "live"  # live | record | replay | hybrid
-    past_end: str = "repeat"  # replay: what a lane answers past its recorded end (repeat | miss)
+    past_end: str = "repeat"
+    run_idle_timeout: float = 300.0  # seconds after which a run's own server instances (isolation: run) stop  # replay: what a lane answers past its recorded end (repeat | miss)
     page_size: int = 200
     # HTTP answers: "adaptive" = plain JSON unless the request may need a stream (progress, relays);
     # "sse" = always a stream; "json" = never (no mid-call progress or relays over HTTP).

@@ -28,6 +28,7 @@ class CallOptions:
     # Filled by recording/replaying upstreams, read by the call log:
     source: str = "live"
     cassette_key: str | None = None
+    cassette_call: Any = None  # hybrid: the replaying upstream's keyed call (recorder.state.Call), recorded as is
 
 
 class Upstream(Protocol):

@@ -1,10 +1,13 @@
 """Request keys: which recorded exchange answers a request.
 
-key = digest(server, method, canonical params), where canonical params have
+base = digest(server, method, canonical params), where canonical params have
 sorted keys and no volatile `_meta` (progress tokens, client identity, trace
 ids: nothing in `_meta` names what is asked). JSON-RPC ids never reach here.
-For a stateful server the key also chains the digest of the calls made to it
-earlier in the session, so a different sequence is a miss, not a wrong answer.
+
+key = base, or, once a lane has made state-changing calls to the server,
+digest(base @ history), where history chains the bases of those calls in
+order (see `recorder.state`). So the same read at another state of the server
+is another request, and a diverging sequence is a miss, never a wrong answer.
 """
 
 from __future__ import annotations
@@ -30,11 +33,23 @@ def _number(value: Any) -> Any:
     return value
 
 
-def request_key(server: str, method: str, params: dict[str, Any] | None, history: str = "") -> str:
-    text = f"{server}\n{method}\n{canonical(params)}\n{history}"
+def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def chain(history: str, key: str) -> str:
-    """The history digest after one more call (stateful servers)."""
-    return hashlib.blake2b(f"{history}>{key}".encode(), digest_size=16).hexdigest()
+def base_key(server: str, method: str, params: dict[str, Any] | None) -> str:
+    """What is asked, whatever the state: the key of a call with no history."""
+    return _digest(f"{server}\n{method}\n{canonical(params)}\n")
+
+
+def with_history(base: str, history: str) -> str:
+    return _digest(f"{base}@{history}") if history else base
+
+
+def request_key(server: str, method: str, params: dict[str, Any] | None, history: str = "") -> str:
+    return with_history(base_key(server, method, params), history)
+
+
+def chain(history: str, base: str) -> str:
+    """The history digest after one more state-changing call."""
+    return _digest(f"{history}>{base}")

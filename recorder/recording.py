@@ -16,20 +16,21 @@ from gateway.catalog import ServerCatalog
 from gateway.errors import CassetteError, UpstreamRejected
 from gateway.upstream import CallOptions
 from recorder.cassette import Cassette
-from recorder.keys import chain, request_key
 from recorder.redaction import Redactor
+from recorder.state import Call, StateModel, read_only_tools
 from recorder.store import StoreWriteError
 
 
 class RecordingUpstream:
-    def __init__(self, inner: Any, cassette: Cassette, *, stateful: bool, redact: Redactor, lock_digest: str) -> None:
+    def __init__(self, inner: Any, cassette: Cassette, *, tracked: bool, redact: Redactor, lock_digest: str) -> None:
         self.inner = inner
         self.name = inner.name
         self.cassette = cassette
-        self.stateful = stateful
+        self.tracked = tracked
         self.redact = redact
         self.lock_digest = lock_digest
-        self._history: dict[str, str] = {}  # lane -> chained digest of earlier calls (stateful servers)
+        self._history: dict[str, str] = {}  # lane -> history of its state-changing calls (recorder.state)
+        self._model: tuple[Any, StateModel] | None = None  # (catalog it was built from, model)
 
     # The supervised lifecycle, catalog and status are the live upstream's.
     @property
@@ -55,21 +56,29 @@ class RecordingUpstream:
             return
         self.cassette.record_catalog(self.name, self.redact(catalog.as_dict()), self._provenance(0.0))
 
-    def take_key(self, method: str, params: dict[str, Any], lane: str) -> str:
-        """The request's key; a stateful server's history advances now, in request order
-        (as replay does), so overlapping calls record keys that replay will compute."""
-        history = self._history.get(lane, "") if self.stateful else ""
-        key = request_key(self.name, method, params, history)
-        if self.stateful:
-            self._history[lane] = chain(history, key)
-        return key
+    def state_model(self) -> StateModel:
+        """Which calls change state, by the live catalog's annotations (rebuilt when it changes)."""
+        catalog = self.inner.catalog
+        if self._model is None or self._model[0] is not catalog:
+            self._model = (catalog, StateModel(self.name, self.tracked, read_only_tools(catalog.tools if catalog else None)))
+        return self._model[1]
+
+    def take_call(self, method: str, params: dict[str, Any], lane: str) -> Call:
+        """The request's key; the lane's history advances now, in request order (as replay
+        does), so overlapping calls record the keys replay will compute."""
+        call = self.state_model().keyed(method, params, self._history.get(lane, ""))
+        if call.changes_state:
+            self._history[lane] = call.history_after()
+        return call
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
-        # In hybrid mode the replaying upstream owns the history and hands us its key.
-        key = options.cassette_key or self.take_key(method, params, options.lane)
+        # In hybrid mode the replaying upstream owns the lane's history and hands us the call.
+        call = options.cassette_call or self.take_call(method, params, options.lane)
+        key = call.key
         started = time.perf_counter()
-        entry: dict[str, Any] = {"key": key, "server": self.name, "method": method, "params": self.redact(params)}
+        entry: dict[str, Any] = {"key": key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
+                                 "server": self.name, "method": method, "params": self.redact(params)}
         if options.on_progress is not None:  # keep the progress the client saw, to replay it
             seen: list[list[Any]] = []
             entry["progress"] = seen

@@ -1,24 +1,49 @@
 """CassetteUpstream: answers one server's requests from a cassette, starting nothing.
 
-Identical requests are answered in recorded order, one FIFO lane per run
-(`CallOptions.lane`) and request key. Past the end of a lane, `past_end`
-decides: "repeat" the last answer (default) or "miss". A miss raises
-`ReplayMiss` naming the nearest recorded requests, unless a `fallback`
-(hybrid mode: a RecordingUpstream over the live server) takes it live.
+Each lane (a run id, else one client: see `gateway.front`) replays on its own:
+- a request's key holds the lane's history of state-changing calls to this
+  server (`recorder.state`), so a read is answered only at the state it was
+  recorded in; identical requests at one state answer in recorded order, and
+  past the end `past_end` decides ("repeat" the last answer, or "miss");
+- a miss on a state-changing call means the run has left the recording: from
+  then on this server answers nothing more from the cassette in that lane
+  (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless;
+- in hybrid mode (`fallback`: a RecordingUpstream over the live server) a miss
+  goes live instead. On a tracked server the lane first gets a fresh instance,
+  which is sent the lane's replayed state-changing calls in order, each answer
+  checked against the recording (catch-up); the lane then stays live on that
+  server. If catch-up cannot reproduce the recording, the call fails with why.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.catalog import ServerCatalog
-from gateway.errors import ReplayMiss, UpstreamRejected
+from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
 from gateway.upstream import CallOptions, Status
-from recorder.keys import chain, request_key
+from recorder.codec import pack
+from recorder.redaction import MASK
+from recorder.state import Call, StateModel, read_only_tools
+from replay.compare import Rules, compare_results, parse_rules
+from replay.index import build_index
 from replay.nearest import describe_miss, nearest
 
 PAST_END = ("repeat", "miss")
+
+
+@dataclass
+class Lane:
+    """One run's progress through this server's recording."""
+
+    history: str = ""  # its state-changing calls so far (recorder.state)
+    calls: int = 0  # requests to this server in this lane
+    positions: Counter[str] = field(default_factory=Counter)  # key -> answers taken (FIFO)
+    replayed_changes: list[dict[str, Any]] = field(default_factory=list)  # for hybrid catch-up
+    diverged: str | None = None  # where the lane left the recording
+    live: bool = False  # hybrid: the lane now talks to its own live instance
 
 
 class CassetteUpstream:
@@ -26,20 +51,22 @@ class CassetteUpstream:
         self,
         name: str,
         recorded_catalog: dict[str, Any] | None,
-        exchanges: dict[str, list[dict[str, Any]]],
         server_entries: list[dict[str, Any]],
         *,
-        stateful: bool = False,
+        tracked: bool = True,
+        legacy_stateful: bool = False,
         past_end: str = "repeat",
         fallback: Any = None,
+        ignore: Any = (),
     ) -> None:
         self.name = name
-        self.exchanges = exchanges
         self.server_entries = server_entries
-        self.stateful = stateful
         self.past_end = past_end
         self.fallback = fallback
         self.catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
+        self.model = StateModel(name, tracked, read_only_tools(self.catalog.tools if self.catalog else None))
+        self.exchanges = build_index(server_entries, self.model, legacy_stateful=legacy_stateful)
+        self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
         self.status = Status("ready" if self.catalog else "unavailable")
         if self.catalog is not None:
             self.status.server_info = self.catalog.init.get("serverInfo")
@@ -48,10 +75,10 @@ class CassetteUpstream:
             self.status.reason = "replaying from cassette"
         else:
             self.status.reason = "not in the cassette"
-        self._lanes: Counter[tuple[str, str]] = Counter()
-        self._history: dict[str, str] = {}
+        self._lanes: dict[str, Lane] = {}
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
+        self.diverged: Counter[str] = Counter()
 
     async def run(self, *, task_status: Any = None) -> None:
         if self.fallback is not None:  # hybrid: the live server is supervised as usual
@@ -67,39 +94,45 @@ class CassetteUpstream:
         if self.fallback is not None:
             await self.fallback.aclose()
 
+    def lane_report(self) -> dict[str, dict[str, Any]]:
+        """Per lane: calls, whether it diverged (and where), whether it went live."""
+        return {name: {"calls": lane.calls, "diverged": lane.diverged, "live": lane.live} for name, lane in self._lanes.items()}
+
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
-        history = self._history.get(options.lane, "") if self.stateful else ""
-        key = request_key(self.name, method, params, history)
+        lane = self._lanes.get(options.lane)
+        if lane is None:
+            lane = self._lanes[options.lane] = Lane()
+        lane.calls += 1
+        call = self.model.keyed(method, params, lane.history)
+        options.source, options.cassette_key = "replay", call.key
         label = params.get("name") or method
-        entries = self.exchanges.get(key)
-        entry = None
-        if entries:
-            index = self._lanes[(options.lane, key)]
-            if index < len(entries):
-                entry = entries[index]
-            elif self.past_end == "repeat":
-                entry = entries[-1]
-            self._lanes[(options.lane, key)] += 1
+        if lane.live:
+            return await self._live(lane, call, method, params, options)
+        if lane.diverged is not None:
+            self.diverged[label] += 1
+            raise ReplayDiverged(
+                f"replay refused: this run diverged from the recording of server {self.name!r} at {lane.diverged}; "
+                f"later answers from the recording would describe another state, so {_what(method, params)} "
+                f"(call {lane.calls} to this server in this run) is not answered",
+                data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
+            )
+        entry = self._take(lane, call)
         if entry is None:
             self.misses[label] += 1
             if self.fallback is not None:
-                options.cassette_key = key  # recorded under the key replay computes, history included
-                if self.stateful:
-                    self._history[options.lane] = chain(history, key)
-                result = await self.fallback.request(method, params, options)
-                self.exchanges.setdefault(key, []).append({"key": key, "result": result})
-                self._lanes[(options.lane, key)] = len(self.exchanges[key])
-                options.source = "live"
-                return result
-            stateful_note = self.stateful and bool(history)
-            text = describe_miss(self.name, method, params, nearest(method, params, self.server_entries), stateful_note)
-            options.source, options.cassette_key = "replay", key
-            raise ReplayMiss(text, data={"server": self.name, "method": method, "key": key})
+                return await self._live(lane, call, method, params, options)
+            text = describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
+                                 self.model.tracked and bool(lane.history))
+            if call.changes_state:
+                lane.diverged = f"call {lane.calls} ({_what(method, params)}: not recorded at this point)"
+                text += ("; this call may change the server's state, so later calls to this server in this run "
+                         "will be refused too")
+            raise ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key})
         self.hits[label] += 1
-        if self.stateful:
-            self._history[options.lane] = chain(history, key)
-        options.source, options.cassette_key = "replay", key
+        if call.changes_state:
+            lane.history = call.history_after()
+            lane.replayed_changes.append(entry)
         if options.on_progress is not None:
             for progress, total, message in entry.get("progress") or ():
                 await options.on_progress(progress, total, message)
@@ -107,3 +140,74 @@ class CassetteUpstream:
             error = entry["error"]
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
         return entry["result"]
+
+    def _take(self, lane: Lane, call: Call) -> dict[str, Any] | None:
+        entries = self.exchanges.get(call.key)
+        if not entries:
+            return None
+        index = lane.positions[call.key]
+        lane.positions[call.key] += 1
+        if index < len(entries):
+            return entries[index]
+        return entries[-1] if self.past_end == "repeat" else None
+
+    # -- hybrid --------------------------------------------------------------------
+
+    async def _live(self, lane: Lane, call: Call, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+        if self.model.tracked and not lane.live:
+            await self._catch_up(lane, options)
+            lane.live = True
+        options.cassette_call = call  # recorded under the key replay computes, history included
+        result = await self.fallback.request(method, params, options)
+        entries = self.exchanges.setdefault(call.key, [])
+        entries.append({"key": call.key, "base": call.base, "history": call.history, "result": result})
+        lane.positions[call.key] = len(entries)
+        if call.changes_state:
+            lane.history = call.history_after()
+        options.source = "live"
+        return result
+
+    async def _catch_up(self, lane: Lane, options: CallOptions) -> None:
+        """Bring a fresh live instance to the state the lane reached in the recording."""
+        live = self.fallback.inner  # the RecordingUpstream's live side: catch-up calls are not recorded again
+        if hasattr(live, "discard"):
+            await live.discard(options.lane)  # whatever it held, it starts from nothing
+        for number, entry in enumerate(lane.replayed_changes, 1):
+            what = _what(entry["method"], entry.get("params") or {})
+            problem = await self._replay_live(live, entry, options)
+            if problem is not None:
+                lane.diverged = f"hybrid catch-up, replayed call {number} ({what})"
+                if hasattr(live, "discard"):
+                    await live.discard(options.lane)
+                raise ReplayDiverged(
+                    f"hybrid catch-up failed on server {self.name!r}: to go live, a fresh instance was sent this run's "
+                    f"{len(lane.replayed_changes)} recorded state-changing call(s); call {number} ({what}) {problem}. "
+                    "The live server cannot be brought to the recorded state, so this call is not answered",
+                    data={"server": self.name, "diverged": lane.diverged},
+                )
+
+    async def _replay_live(self, live: Any, entry: dict[str, Any], options: CallOptions) -> str | None:
+        params = entry.get("params") or {}
+        if MASK.encode() in pack(params):
+            return "has redacted arguments in the cassette, so it cannot be re-sent"
+        quiet = CallOptions(timeout=options.timeout, max_timeout=options.max_timeout, lane=options.lane)
+        try:
+            result = await live.request(entry["method"], params, quiet)
+        except UpstreamRejected as exc:
+            if "error" in entry and entry["error"].get("code") == exc.code:
+                return None
+            return f"was answered live with error {exc.code}: {exc.message}"
+        except GatewayError as exc:
+            return f"failed live: {exc.message}"
+        if "error" in entry:
+            return "succeeded live but was an error in the recording"
+        rules = Rules.for_tool(self._ignore, params.get("name") or entry["method"])
+        _, differences = compare_results(entry["result"], result, rules)
+        if differences:
+            return "answered differently live: " + "; ".join(d.describe() for d in differences[:3])
+        return None
+
+
+def _what(method: str, params: dict[str, Any]) -> str:
+    target = params.get("name") or params.get("uri")
+    return f"{method} {target!r}" if target else method

@@ -1,0 +1,79 @@
+"""Who an untagged HTTP client is, so that every client replays in a lane of its own.
+
+A 2026-07-28 request carries no session, and two untagged clients must never
+share a replay lane. This ASGI layer gives each client an identity it keeps:
+a cookie (`mcpgw-client`) minted on its first request, which HTTP clients that
+keep cookies (the MCP SDK's, httpx, browsers) send back on every later request,
+whatever connection it travels on. A request without the cookie belongs to its
+TCP connection's identity, minted once per connection, so a client that drops
+cookies still keeps one lane for as long as it keeps its connection. The
+identity reaches the handlers as a request header set here (any copy a client
+sent is replaced). Runs tagged with `?run=` / `X-Run-Id` do not depend on it.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections import OrderedDict
+from typing import Any
+
+COOKIE = "mcpgw-client"
+HEADER = b"x-mcpgw-client"
+_VALID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_MAX_CONNECTIONS = 10_000  # remembered connection identities (oldest forgotten first)
+_CONNECTION_TTL = 600.0  # seconds a connection's identity is kept without traffic
+
+
+class ClientIdentity:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._connections: OrderedDict[tuple[Any, ...], tuple[str, float]] = OrderedDict()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        identity = _cookie(scope)
+        minted = identity is None
+        if identity is None:
+            identity = self._for_connection(scope)
+        headers = [(k, v) for k, v in scope.get("headers", ()) if k != HEADER]
+        headers.append((HEADER, identity.encode()))
+        scope = {**scope, "headers": headers}
+        if minted:
+            cookie = f"{COOKIE}={identity}; Path=/; HttpOnly; SameSite=Strict".encode()
+
+            async def send_with_cookie(message: dict[str, Any]) -> None:
+                if message.get("type") == "http.response.start":
+                    message = {**message, "headers": [*message.get("headers", ()), (b"set-cookie", cookie)]}
+                await send(message)
+
+            await self.app(scope, receive, send_with_cookie)
+        else:
+            await self.app(scope, receive, send)
+
+    def _for_connection(self, scope: dict[str, Any]) -> str:
+        client = scope.get("client")
+        if not client:
+            return secrets.token_hex(8)
+        key = tuple(client)
+        now = time.monotonic()
+        known = self._connections.pop(key, None)
+        identity = known[0] if known is not None and now - known[1] < _CONNECTION_TTL else secrets.token_hex(8)
+        self._connections[key] = (identity, now)
+        while len(self._connections) > _MAX_CONNECTIONS:
+            self._connections.popitem(last=False)
+        return identity
+
+
+def _cookie(scope: dict[str, Any]) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name != b"cookie":
+            continue
+        for part in value.decode("latin-1").split(";"):
+            key, _, val = part.strip().partition("=")
+            if key == COOKIE and _VALID.match(val):
+                return val
+    return None

@@ -1,0 +1,61 @@
+"""Which calls change a server's state, and the per-lane history keys depend on.
+
+A server declared `stateless` keys every call on what is asked alone. Every
+other server is tracked: a call's key also holds the history of the
+state-changing calls made to that server earlier in the same lane (run), so
+the same question asked at another state is a different request. Statefulness
+is decided without flags where the server tells: a `tools/call` changes state
+unless the tool declares `readOnlyHint: true`; reading resources, getting
+prompts, completions and lists never do. Record and replay use this one
+model, so they compute the same keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from recorder.keys import base_key, chain, with_history
+
+# Requests that only read: they never move a server's state forward.
+READS = frozenset({"resources/read", "prompts/get", "completion/complete", "resources/list",
+                   "resources/templates/list", "prompts/list", "tools/list", "ping"})
+
+
+def read_only_tools(tools: list[dict[str, Any]] | None) -> frozenset[str]:
+    """Tools that declare they change nothing (MCP `readOnlyHint`)."""
+    return frozenset(
+        t["name"] for t in tools or () if isinstance(t, dict) and (t.get("annotations") or {}).get("readOnlyHint") is True
+    )
+
+
+@dataclass(frozen=True)
+class StateModel:
+    server: str
+    tracked: bool  # False for servers declared stateless
+    read_only: frozenset[str] = frozenset()
+
+    def changes_state(self, method: str, params: dict[str, Any] | None) -> bool:
+        if not self.tracked or method in READS:
+            return False
+        if method == "tools/call":
+            return (params or {}).get("name") not in self.read_only
+        return True  # anything else (subscriptions aside, which never reach a cassette): assume it may
+
+    def keyed(self, method: str, params: dict[str, Any] | None, history: str) -> Call:
+        base = base_key(self.server, method, params)
+        history = history if self.tracked else ""
+        return Call(base, history, with_history(base, history), self.changes_state(method, params))
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request as the cassette sees it."""
+
+    base: str  # what is asked
+    history: str  # the lane's history when it was asked
+    key: str  # base + history
+    changes_state: bool
+
+    def history_after(self) -> str:
+        return chain(self.history, self.base) if self.changes_state else self.history
