@@ -53,7 +53,8 @@ def describe_miss(server: str, method: str, params: dict[str, Any], near: list[d
     what = params.get("name") or params.get("uri") or method
     text = f"replay miss: no recording of {method} {what!r} on server {server!r} with these arguments"
     if stateful:
-        text += " at this point of the session (the server is stateful: earlier calls are part of the key)"
+        text += (" at this point of the run (calls to this server are keyed on the run's earlier state-changing "
+                 "calls; none recorded after the same ones matches)")
     if not near:
         return text + "; nothing similar was recorded"
     lines = [f"{_short(n['arguments'])} ({'; '.join(n['differences']) or 'same arguments, other history'})" for n in near]

@@ -6,7 +6,7 @@ neither written here nor in SKIP gets arguments generated from its inputSchema
 (`arguments_from_schema`), so a newer server version still gets exercised.
 
 Paths are the ones the lock entries fix: the filesystem server may only touch
-/tmp/mcpgw-fs, and the memory server keeps its graph in /tmp/mcpgw-memory.json.
+/tmp/mcpgw-fs; the memory server keeps its graph in the run's own state directory.
 The session works in /tmp/mcpgw-fs/default-session/, which the driver rebuilds
 before every recording (a workspace for the filesystem tools and a small git
 repository for the git tools).
@@ -25,7 +25,6 @@ FS_ROOT = "/tmp/mcpgw-fs"  # filesystem: the allowed directory (args of its lock
 SESSION_DIR = f"{FS_ROOT}/default-session"
 WORKSPACE = f"{SESSION_DIR}/workspace"
 REPO = f"{SESSION_DIR}/repo"
-MEMORY_FILE = "/tmp/mcpgw-memory.json"  # memory: MEMORY_FILE_PATH of its lock entry
 RUN_ID = "default-session"
 
 # Tools that cannot be called meaningfully from a scripted client, and why.

@@ -5,6 +5,7 @@ set -euo pipefail
 npm_pkgs=(
   "@modelcontextprotocol/server-everything@2026.8.31"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@modelcontextprotocol/server-memory@2026.8.31"
   "@modelcontextprotocol/inspector@0.15.0"
 )
 for pkg in "${npm_pkgs[@]}"; do
@@ -13,3 +14,5 @@ for pkg in "${npm_pkgs[@]}"; do
 done
 echo "fetching mcp-server-time==2026.10.19" >&2
 uvx --from "mcp-server-time==2026.10.19" mcp-server-time --help >/dev/null
+echo "fetching mcp-server-git==2026.10.19" >&2
+uvx --from "mcp-server-git==2026.10.19" mcp-server-git --help >/dev/null

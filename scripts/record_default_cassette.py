@@ -143,9 +143,9 @@ def stop_gateway(gateway: Gateway, timeout: float = 30) -> None:
 # -- the scratch world the session works in ------------------------------------------------
 
 
-def prepare_world() -> bytes | None:
-    """Fresh workspace and git repository under the filesystem root, an empty memory graph.
-    Returns what the memory file held before, so it can be put back afterwards."""
+def prepare_world() -> None:
+    """Fresh workspace and git repository under the filesystem root (the memory server needs
+    nothing: its lock entry gives every run an empty graph of its own)."""
     Path(session.FS_ROOT).mkdir(parents=True, exist_ok=True)  # filesystem refuses to start without it
     shutil.rmtree(session.SESSION_DIR, ignore_errors=True)
     workspace, repo = Path(session.WORKSPACE), Path(session.REPO)
@@ -161,18 +161,6 @@ def prepare_world() -> bytes | None:
                     ["config", "user.email", "recorder@mcpgw.invalid"], ["config", "commit.gpgsign", "false"],
                     ["add", "README.md"], ["commit", "-q", "-m", "Start dose-tools"]):
         subprocess.run(["git", *command], cwd=repo, env=git_env, check=True, capture_output=True, timeout=30)
-    memory = Path(session.MEMORY_FILE)
-    before = memory.read_bytes() if memory.exists() else None
-    memory.unlink(missing_ok=True)
-    return before
-
-
-def restore_memory(before: bytes | None) -> None:
-    memory = Path(session.MEMORY_FILE)
-    if before is None:
-        memory.unlink(missing_ok=True)
-    else:
-        memory.write_bytes(before)
 
 
 # -- playing the session -----------------------------------------------------------------
@@ -209,7 +197,29 @@ async def plan_session(url: str) -> tuple[list[Step], list[tuple[str, str]], int
             tail.insert(next(i for i, s in enumerate(tail) if s.kind == "complete"), Step("prompt", prompt.name, args))
     known_prompts = {p.name for p in prompts}
     steps += [s for s in tail if s.kind not in ("prompt", "complete") or s.target in known_prompts]
-    return steps, skipped, len(tools), len(prompts)
+    read_only = {t.name for t in tools if t.annotations is not None and t.annotations.read_only_hint is True}
+    return steps, skipped, len(tools), len(prompts), read_only
+
+
+def newcomer_reads(steps: list[Step], read_only: set[str]) -> list[Step]:
+    """The session's reads on servers whose state replay tracks (not declared stateless): read-only
+    tool calls, resource reads, prompts, completions. Played first, in a lane of their own, so they
+    are recorded at the state a new run starts in, and a newcomer's reads replay in any order.
+    (Calls to stateless servers need no such pass: their keys never hold history.)"""
+    from gateway.config import load_config
+
+    servers = load_config(CONFIG).servers
+
+    def tracked(step: Step) -> bool:
+        server = step.target.split("__", 1)[0]
+        return server in servers and servers[server].tracked
+
+    def read(step: Step) -> bool:
+        if step.kind == "tool":
+            return tracked(step) and step.target in read_only
+        return step.kind in ("read", "prompt", "complete") and tracked(step)
+
+    return [step for step in steps if read(step)]
 
 
 async def _all(method: Any, key: str) -> list[Any]:
@@ -431,7 +441,7 @@ def record(work: Path) -> tuple[list[Step], list[dict[str, Any]], dict[str, Any]
     for command in ("npx", "uvx", "git"):
         if shutil.which(command) is None:
             raise Failure(f"{command} is not on PATH; recording starts the lock's servers with it")
-    memory_before = prepare_world()
+    prepare_world()
     try:
         if CASSETTE.exists():
             shutil.rmtree(CASSETTE)
@@ -448,9 +458,12 @@ def record(work: Path) -> tuple[list[Step], list[dict[str, Any]], dict[str, Any]
             require_ready(status)
             print(f"record gateway on port {gateway.port}: {len(status['servers'])} servers ready, {status['tools']} tools "
                   f"({time.monotonic() - started:.1f}s)")
-            steps, skipped, n_tools, n_prompts = anyio.run(plan_session, gateway.url("planning"))
+            steps, skipped, n_tools, n_prompts, read_only = anyio.run(plan_session, gateway.url("planning"))
             print(f"session: {len(steps)} requests ({sum(s.kind == 'tool' for s in steps)} tool calls over "
                   f"{len({s.target for s in steps if s.kind == 'tool'})} of {n_tools} tools, {n_prompts} prompts)")
+            reads = newcomer_reads(steps, read_only)
+            print(f"newcomer pass: {len(reads)} reads of tracked servers, recorded first at the starting state")
+            recorded_reads = anyio.run(play, gateway.url(session.RUN_ID + "-reads"), reads, "legacy")
             recorded = anyio.run(play, gateway.url(session.RUN_ID), steps, "legacy")
             status = gateway.status()
             require_ready(status)  # nobody crashed during the session
@@ -465,15 +478,17 @@ def record(work: Path) -> tuple[list[Step], list[dict[str, Any]], dict[str, Any]
         if transport:
             raise Failure(f"requests without an answer (not recorded): {transport}")
         check_environment_answer(steps, recorded)
+        failed_reads = [o["step"] for o in recorded_reads if "result" not in o]
+        if failed_reads:
+            raise Failure(f"newcomer reads without a result: {failed_reads}")
     except BaseException:
         shutil.rmtree(CASSETTE, ignore_errors=True)  # a half or unsafe recording is never left where it could be committed
         raise
-    finally:
-        restore_memory(memory_before)
-    return steps, recorded, status
+    return steps, recorded, status, (reads, recorded_reads)
 
 
-def verify(work: Path, steps: list[Step], recorded: list[dict[str, Any]], live_status: dict[str, Any]) -> list[str]:
+def verify(work: Path, steps: list[Step], recorded: list[dict[str, Any]], live_status: dict[str, Any],
+           newcomer: tuple[list[Step], list[dict[str, Any]]]) -> list[str]:
     """Replay a copy of the cassette with nothing startable on PATH; compare every answer."""
     copy_dir = work / "replay" / "cassettes"
     (copy_dir / "default").mkdir(parents=True)
@@ -501,7 +516,11 @@ def verify(work: Path, steps: list[Step], recorded: list[dict[str, Any]], live_s
         problems += compare(recorded, replayed, "legacy")
         modern = anyio.run(play, gateway.url("verify-2026"), steps, "2026-07-28")
         problems += compare(recorded, modern, "2026-07-28")
-        misses = [o["step"] for o in replayed + modern if "replay miss" in json.dumps(o.get("error", ""))]
+        reads, recorded_reads = newcomer
+        order = list(range(len(reads)))[::-1]  # a newcomer's reads in another order: still answered, same answers
+        shuffled = anyio.run(play, gateway.url("verify-reads"), [reads[i] for i in order], "2026-07-28")
+        problems += compare([recorded_reads[i] for i in order], shuffled, "2026-07-28")
+        misses = [o["step"] for o in replayed + modern + shuffled if "replay" in json.dumps(o.get("error", ""))]
         if misses:
             problems.append(f"replay misses: {misses[:10]}")
     finally:
@@ -519,10 +538,10 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mcpgw-default-cassette-"))
     try:
-        steps, recorded, live_status = record(work)
+        steps, recorded, live_status, newcomer = record(work)
         for note in tidy_cassette():
             print(note)
-        problems = verify(work, steps, recorded, live_status)
+        problems = verify(work, steps, recorded, live_status, newcomer)
         summary = cassette_summary()
         size = (CASSETTE / "data.mdb").stat().st_size
         print(f"\ncassette {CASSETTE.relative_to(ROOT)}: {len(summary['servers'])} servers, {summary['tools']} tools, "
