@@ -79,7 +79,7 @@ def audit_calls(records: Iterable[Mapping[str, Any]], catalog: Iterable[tuple[st
             row.ok += 1
         elif outcome == "timeout":
             row.timeouts += 1
-        elif outcome == "miss":
+        elif outcome in ("miss", "diverged"):  # replay refused: not recorded, or the run left the recording
             row.misses += 1
         elif outcome == "rejected":
             row.rejected += 1
@@ -96,7 +96,7 @@ def audit_calls(records: Iterable[Mapping[str, Any]], catalog: Iterable[tuple[st
         if validation and validation.get("valid") is False:
             row.invalid += 1
             _count_keywords(row, record, validation.get("errors") or ())
-        if outcome in ("timeout", "miss") and outcome not in row.examples:
+        if outcome in ("timeout", "miss", "diverged") and outcome not in row.examples:
             row.examples[outcome] = _example(record)
     _attribute_unknown(unknown, rows, by_exposed)
     return _summarise(rows)

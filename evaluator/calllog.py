@@ -18,7 +18,7 @@ from typing import Any
 from evaluator.errors import InputError
 from evaluator.jsonio import iter_jsonl, kind
 
-OUTCOMES = frozenset({"ok", "tool_error", "rejected", "upstream_error", "timeout", "miss"})
+OUTCOMES = frozenset({"ok", "tool_error", "rejected", "upstream_error", "timeout", "miss", "diverged"})
 SOURCES = frozenset({"live", "replay", "simulated"})
 _VALID_VALUES = (True, False, None)
 

@@ -32,6 +32,7 @@ from recorder.cassette import Cassette, Recorded
 from recorder.paths import cassette_path
 from recorder.recording import RecordingUpstream
 from recorder.redaction import Redactor
+from recorder.state import GroupState
 from recorder.store import CassetteFormatError
 from replay.cassette_upstream import CassetteUpstream
 
@@ -64,6 +65,7 @@ class Gateway:
         self.started = time.time()
         self._closed = False
         self._state_dirs: list[str] = []  # ${RUN_STATE_DIR} of shared instances, removed at close
+        self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
         upstreams: dict[str, Any] = {}
 
         if self.mode in ("replay", "hybrid"):
@@ -128,7 +130,7 @@ class Gateway:
 
             assert self.cassette is not None
             holder["up"] = RecordingUpstream(
-                live(catalog_changed), self.cassette, tracked=spec.tracked,
+                live(catalog_changed), self.cassette, tracked=spec.tracked, group=self._group(spec),
                 redact=Redactor(spec.secret_values(), patterns), lock_digest=spec_digest(spec),
             )
             return holder["up"]
@@ -145,8 +147,13 @@ class Gateway:
         return CassetteUpstream(
             spec.id, self.recorded.catalogs.get(spec.id), self.recorded.by_server.get(spec.id, []),
             tracked=as_recorded.tracked, legacy_stateful=as_recorded.stateful, past_end=self.settings.past_end,
-            fallback=fallback, ignore=spec.ignore,
+            fallback=fallback, ignore=spec.ignore, group=self._group(as_recorded),
         )
+
+    def _group(self, spec: ServerSpec) -> GroupState:
+        """Servers of one state group share their lanes' history; any other server has its own."""
+        name = f"group:{spec.state_group}" if spec.state_group else f"server:{spec.id}"
+        return self._groups.setdefault(name, GroupState())
 
     # -- serving ---------------------------------------------------------------------
 
@@ -185,6 +192,15 @@ class Gateway:
             lines.append(f"  replaying cassette {self.cassette.path} (recorded {when}, "
                          f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
                          + (" except for misses" if self.mode == "hybrid" else ""))
+            methods: dict[str, int] = {}
+            for entries in self.recorded.exchanges.values():
+                for entry in entries:
+                    methods[entry.get("method", "?")] = methods.get(entry.get("method", "?"), 0) + 1
+            lines.append(f"  recorded: {methods.get('tools/call', 0)} tool calls, {methods.get('resources/read', 0)} resource reads, "
+                         f"{methods.get('prompts/get', 0)} prompts; anything else is a miss. "
+                         f"See what: mcpgw cassette show {self.cassette.path.name}")
+            lines.append("  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
+                         "recording is refused from then on, never answered from another state")
             lines.append("  to go live instead: mcpgw serve --mode live [--profile P]  (servers of servers.lock.yaml)")
         for name, info in sorted(status["servers"].items()):
             reason = f" ({info['reason']})" if info.get("reason") else ""

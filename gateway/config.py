@@ -79,6 +79,7 @@ class ServerSpec:
     title: str | None = None  # the benchmark's display name ("Unit Converter")
     ignore: tuple[dict[str, Any], ...] = ()  # drift ignore rules: [{tool, paths, text}]
     isolation: str | None = None  # "run": one instance per run id; "shared"; None: run if stateful
+    state_group: str | None = None  # servers that share state (one directory) share one replay history
     line: int = 0
 
     @property
@@ -201,7 +202,7 @@ def _from_lock(doc: _Mapping, source: str) -> GatewayConfig:
 
 _SERVER_KEYS = {
     "transport", "command", "args", "cwd", "env", "url", "headers", "pin",
-    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation",
+    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation", "state_group",
 }
 
 
@@ -240,6 +241,7 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         title=_opt_str(entry, "title", source, where),
         ignore=_ignore_rules(entry, source, where),
         isolation=isolation,
+        state_group=_opt_str(entry, "state_group", source, where),
         line=line,
     )
     _check_transport(spec, source, where)
@@ -430,7 +432,7 @@ def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
                                      for k, v in spec.headers.items()},
         "pin": dict(vars(spec.pin)) if spec.pin else None, "flags": sorted(spec.flags), "timeout": spec.timeout,
         "hide_tools": sorted(spec.hide_tools), "title": spec.title, "ignore": [dict(r) for r in spec.ignore],
-        "isolation": spec.isolation,
+        "isolation": spec.isolation, "state_group": spec.state_group,
     }
 
 
@@ -442,6 +444,7 @@ def spec_from_dict(data: dict[str, Any]) -> ServerSpec:
         pin=Pin(**data["pin"]) if data.get("pin") else None, flags=frozenset(data.get("flags") or ()),
         timeout=data.get("timeout"), hide_tools=frozenset(data.get("hide_tools") or ()), title=data.get("title"),
         ignore=tuple(data.get("ignore") or ()), isolation=data.get("isolation"),
+        state_group=data.get("state_group"),
     )
 
 

@@ -82,6 +82,11 @@ class PerRunUpstream:
     def catalog(self) -> Any:
         return self._catalog_instance.catalog
 
+    @property
+    def run_instances(self) -> int:
+        """Instances serving runs now (the catalog instance aside)."""
+        return len(self._instances)
+
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         try:
             async with anyio.create_task_group() as tg:

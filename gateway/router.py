@@ -381,6 +381,8 @@ class Router:
         for name, upstream in self.upstreams.items():
             info = upstream.status.as_dict()
             info["exposed_tools"] = sum(1 for e in self.catalog.tools.values() if e.server == name)
+            if hasattr(upstream, "run_instances"):  # isolation: run
+                info["run_instances"] = upstream.run_instances
             servers[name] = info
         return {
             "servers": servers,

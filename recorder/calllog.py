@@ -20,11 +20,11 @@ from recorder.store import CassetteStore
 logger = logging.getLogger(__name__)
 
 FIELDS = (
-    "run_id", "session_id", "seq", "started_at", "ended_at", "latency_ms", "client_name", "protocol_version",
+    "run_id", "session_id", "lane", "seq", "started_at", "ended_at", "latency_ms", "client_name", "protocol_version",
     "server", "tool", "exposed_name", "arguments", "known_tool", "validation", "output_validation", "outcome",
     "is_error", "error", "result_digest", "cassette_key", "source", "input_schema_digest", "upstream_ms",
 )
-OUTCOMES = ("ok", "tool_error", "rejected", "upstream_error", "timeout", "miss")
+OUTCOMES = ("ok", "tool_error", "rejected", "upstream_error", "timeout", "miss", "diverged")
 
 
 class CallLog:

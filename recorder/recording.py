@@ -17,19 +17,20 @@ from gateway.errors import CassetteError, UpstreamRejected
 from gateway.upstream import CallOptions
 from recorder.cassette import Cassette
 from recorder.redaction import Redactor
-from recorder.state import Call, StateModel, read_only_tools
+from recorder.state import Call, GroupState, StateModel, read_only_tools
 from recorder.store import StoreWriteError
 
 
 class RecordingUpstream:
-    def __init__(self, inner: Any, cassette: Cassette, *, tracked: bool, redact: Redactor, lock_digest: str) -> None:
+    def __init__(self, inner: Any, cassette: Cassette, *, tracked: bool, redact: Redactor, lock_digest: str,
+                 group: GroupState | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self.cassette = cassette
         self.tracked = tracked
         self.redact = redact
         self.lock_digest = lock_digest
-        self._history: dict[str, str] = {}  # lane -> history of its state-changing calls (recorder.state)
+        self._group = group if group is not None else GroupState()  # lane -> history, shared within a state group
         self._model: tuple[Any, StateModel] | None = None  # (catalog it was built from, model)
 
     # The supervised lifecycle, catalog and status are the live upstream's.
@@ -66,9 +67,10 @@ class RecordingUpstream:
     def take_call(self, method: str, params: dict[str, Any], lane: str) -> Call:
         """The request's key; the lane's history advances now, in request order (as replay
         does), so overlapping calls record the keys replay will compute."""
-        call = self.state_model().keyed(method, params, self._history.get(lane, ""))
+        state = self._group.lane(lane)
+        call = self.state_model().keyed(method, params, state.history)
         if call.changes_state:
-            self._history[lane] = call.history_after()
+            state.history = call.history_after()
         return call
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:

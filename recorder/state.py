@@ -7,7 +7,10 @@ the same question asked at another state is a different request. Statefulness
 is decided without flags where the server tells: a `tools/call` changes state
 unless the tool declares `readOnlyHint: true`; reading resources, getting
 prompts, completions and lists never do. Record and replay use this one
-model, so they compute the same keys.
+model, so they compute the same keys. Servers that share state outside MCP
+(say a filesystem server and a git server on one directory) declare one
+`state_group`: their calls then share one history per lane, so a read of one
+is keyed on what the other changed.
 """
 
 from __future__ import annotations
@@ -59,3 +62,21 @@ class Call:
 
     def history_after(self) -> str:
         return chain(self.history, self.base) if self.changes_state else self.history
+
+
+@dataclass
+class GroupLane:
+    """One lane's state in a state group: shared by the group's servers."""
+
+    history: str = ""
+    diverged: str | None = None  # where the lane left the recording (replay)
+
+
+class GroupState(dict[str, GroupLane]):
+    """lane -> GroupLane, for the servers of one state group (or one server alone)."""
+
+    def lane(self, name: str) -> GroupLane:
+        state = self.get(name)
+        if state is None:
+            state = self[name] = GroupLane()
+        return state

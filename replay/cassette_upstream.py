@@ -6,7 +6,7 @@ Each lane (a run id, else one client: see `gateway.front`) replays on its own:
   recorded in; identical requests at one state answer in recorded order, and
   past the end `past_end` decides ("repeat" the last answer, or "miss");
 - a miss on a state-changing call means the run has left the recording: from
-  then on this server answers nothing more from the cassette in that lane
+  then on this server (and its state group) answers nothing more from the cassette in that lane
   (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless;
 - in hybrid mode (`fallback`: a RecordingUpstream over the live server) a miss
   goes live instead. On a tracked server the lane first gets a fresh instance,
@@ -26,7 +26,7 @@ from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRej
 from gateway.upstream import CallOptions, Status
 from recorder.codec import pack
 from recorder.redaction import MASK
-from recorder.state import Call, StateModel, read_only_tools
+from recorder.state import Call, GroupLane, GroupState, StateModel, read_only_tools
 from replay.compare import Rules, compare_results, parse_rules
 from replay.index import build_index
 from replay.nearest import describe_miss, nearest
@@ -36,14 +36,30 @@ PAST_END = ("repeat", "miss")
 
 @dataclass
 class Lane:
-    """One run's progress through this server's recording."""
+    """One run's progress through this server's recording. Its history and divergence live in
+    `shared`, which the servers of one state group have in common."""
 
-    history: str = ""  # its state-changing calls so far (recorder.state)
+    shared: GroupLane
     calls: int = 0  # requests to this server in this lane
     positions: Counter[str] = field(default_factory=Counter)  # key -> answers taken (FIFO)
     replayed_changes: list[dict[str, Any]] = field(default_factory=list)  # for hybrid catch-up
-    diverged: str | None = None  # where the lane left the recording
     live: bool = False  # hybrid: the lane now talks to its own live instance
+
+    @property
+    def history(self) -> str:
+        return self.shared.history
+
+    @history.setter
+    def history(self, value: str) -> None:
+        self.shared.history = value
+
+    @property
+    def diverged(self) -> str | None:
+        return self.shared.diverged
+
+    @diverged.setter
+    def diverged(self, value: str | None) -> None:
+        self.shared.diverged = value
 
 
 class CassetteUpstream:
@@ -58,6 +74,7 @@ class CassetteUpstream:
         past_end: str = "repeat",
         fallback: Any = None,
         ignore: Any = (),
+        group: GroupState | None = None,
     ) -> None:
         self.name = name
         self.server_entries = server_entries
@@ -76,6 +93,7 @@ class CassetteUpstream:
         else:
             self.status.reason = "not in the cassette"
         self._lanes: dict[str, Lane] = {}
+        self._group = group if group is not None else GroupState()
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
@@ -102,7 +120,7 @@ class CassetteUpstream:
         options = options or CallOptions()
         lane = self._lanes.get(options.lane)
         if lane is None:
-            lane = self._lanes[options.lane] = Lane()
+            lane = self._lanes[options.lane] = Lane(self._group.lane(options.lane))
         lane.calls += 1
         call = self.model.keyed(method, params, lane.history)
         options.source, options.cassette_key = "replay", call.key
@@ -112,7 +130,7 @@ class CassetteUpstream:
         if lane.diverged is not None:
             self.diverged[label] += 1
             raise ReplayDiverged(
-                f"replay refused: this run diverged from the recording of server {self.name!r} at {lane.diverged}; "
+                f"replay refused: this run diverged from the recording at {lane.diverged}; on server {self.name!r} "
                 f"later answers from the recording would describe another state, so {_what(method, params)} "
                 f"(call {lane.calls} to this server in this run) is not answered",
                 data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
@@ -125,7 +143,7 @@ class CassetteUpstream:
             text = describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
                                  self.model.tracked and bool(lane.history))
             if call.changes_state:
-                lane.diverged = f"call {lane.calls} ({_what(method, params)}: not recorded at this point)"
+                lane.diverged = f"call {lane.calls} to server {self.name!r} ({_what(method, params)}: not recorded at this point)"
                 text += ("; this call may change the server's state, so later calls to this server in this run "
                          "will be refused too")
             raise ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key})

@@ -181,3 +181,55 @@ def test_recorded_calls_replay_exactly(embedded, era):
             expected = dump(types.CallToolResult.model_validate(entry["result"]))
         assert got == expected, (entry["server"], entry["params"])
     assert digest(home / "cassettes" / "default" / "data.mdb") == before  # a replay never writes what it plays
+
+
+def newcomer_requests(recorded: Recorded) -> list[dict[str, Any]]:
+    """What a newcomer may ask in any order: every distinct request recorded at the state a run starts
+    in that changes nothing (calls to stateless servers, read-only tools, resource reads, prompts)."""
+    chosen, seen = [], set()
+    for entries in recorded.by_server.values():
+        for entry in entries:
+            if entry["method"] not in ("tools/call", "resources/read", "prompts/get") or entry["key"] in seen:
+                continue
+            if entry.get("history") == "" and not entry.get("changes_state"):
+                seen.add(entry["key"])
+                chosen.append(recorded.exchanges[entry["key"]][0])  # a fresh run gets the first recorded answer
+    return chosen
+
+
+async def ask(client: Client, entry: dict[str, Any]) -> Any:
+    params = entry["params"]
+    try:
+        if entry["method"] == "tools/call":
+            return dump(await client.call_tool(f"{entry['server']}{SEPARATOR}{params['name']}", params.get("arguments") or {}))
+        if entry["method"] == "resources/read":
+            return dump(await client.read_resource(params["uri"]))
+        return dump(await client.get_prompt(f"{entry['server']}{SEPARATOR}{params['name']}", params.get("arguments")))
+    except MCPError as exc:
+        return {"code": exc.code, "message": exc.message}
+
+
+def expected_answer(entry: dict[str, Any]) -> Any:
+    if "error" in entry:
+        return {"code": entry["error"]["code"], "message": entry["error"]["message"]}
+    model = {"tools/call": types.CallToolResult, "resources/read": types.ReadResourceResult,
+             "prompts/get": types.GetPromptResult}[entry["method"]]
+    return dump(model.model_validate(entry["result"]))
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_newcomer_is_answered_in_any_order_without_a_run_id(embedded, era):
+    gateway, recorded, _ = embedded
+    chosen = newcomer_requests(recorded)
+    methods = {e["method"] for e in chosen}
+    assert len(chosen) >= 40 and methods == {"tools/call", "resources/read", "prompts/get"}, (len(chosen), methods)
+    assert len({e["server"] for e in chosen}) >= 9
+
+    async def go() -> list[Any]:
+        with anyio.fail_after(120):
+            async with Client(gateway.url, mode=era) as client:  # no ?run=: a careless newcomer
+                return [await ask(client, entry) for entry in reversed(chosen)]
+
+    answers = anyio.run(go)
+    for entry, got in zip(reversed(chosen), answers, strict=True):
+        assert got == expected_answer(entry), (entry["server"], entry["method"], entry["params"])
