@@ -12,7 +12,6 @@ cassette of its own otherwise (a replay never writes into what it replays).
 from __future__ import annotations
 
 import logging
-import shutil
 import sys
 import time
 from datetime import datetime, timezone
@@ -23,7 +22,7 @@ import anyio
 from gateway.config import ServerSpec, spec_digest, spec_from_dict, spec_to_dict
 from gateway.errors import CassetteError
 from gateway.front import build_http_app, build_server, serve_http, serve_stdio
-from gateway.isolation import PerRunUpstream, state_dir, uses_state_dir, with_state_dir
+from gateway.isolation import PerRunUpstream
 from gateway.live import LiveUpstream
 from gateway.router import Router
 from gateway.settings import Settings
@@ -64,7 +63,6 @@ class Gateway:
         self.recorded: Recorded | None = None
         self.started = time.time()
         self._closed = False
-        self._state_dirs: list[str] = []  # ${RUN_STATE_DIR} of shared instances, removed at close
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
         upstreams: dict[str, Any] = {}
 
@@ -113,10 +111,7 @@ class Gateway:
             if per_run:
                 return PerRunUpstream(spec, make, idle_timeout=self.settings.run_idle_timeout,
                                       start_timeout=self.settings.start_timeout)
-            if uses_state_dir(spec):
-                self._state_dirs.append(state_dir(spec.id))
-                return make(with_state_dir(spec, self._state_dirs[-1]), True)
-            return make(spec, True)
+            return make(spec, True)  # a shared instance: with its own ${RUN_STATE_DIR} if it uses one
 
         def recording() -> RecordingUpstream:
             holder: dict[str, RecordingUpstream] = {}
@@ -223,8 +218,6 @@ class Gateway:
                         lanes.setdefault(lane, {})[name] = report
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
                                           "started": self.started, "ended": time.time(), **counts, "lanes": lanes})
-        for directory in self._state_dirs:
-            shutil.rmtree(directory, ignore_errors=True)
         for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 

@@ -26,6 +26,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from gateway import __version__
 from gateway.catalog import ServerCatalog, fetch_catalog, refresh_list
 from gateway.config import ServerSpec, expand_env
+from gateway.isolation import state_dir, uses_state_dir, with_state_dir
 from gateway.errors import (
     RESPONSE_TOO_LARGE,
     ResponseTooLarge,
@@ -77,6 +78,17 @@ class LiveUpstream:
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Keep the server connected until `aclose`; never raises."""
+        own_state_dir = None
+        if uses_state_dir(self.spec):  # not given one by a PerRunUpstream: this instance gets its own
+            own_state_dir = state_dir(self.name)
+            self.spec = with_state_dir(self.spec, own_state_dir)
+        try:
+            await self._supervise(task_status)
+        finally:
+            if own_state_dir is not None:
+                shutil.rmtree(own_state_dir, ignore_errors=True)
+
+    async def _supervise(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         with anyio.CancelScope() as self._scope:
             task_status.started()
             missing = [n for n in self.spec.env_required if not os.environ.get(n)]

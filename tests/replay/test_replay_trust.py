@@ -78,12 +78,17 @@ def texts(results: list[dict]) -> list[str]:
     return [r["content"][0]["text"] if "content" in r else "ERROR " + r["error"] for r in results]
 
 
-def record_memory(tmp_path: Path, third: str = "Carol") -> tuple[list[dict], Path]:
+def long_session() -> list[tuple[str, dict]]:
+    """32 steps: the session twice over (the second round meets entities that already exist)."""
+    return memory_session("Carol") + memory_session("Erin")
+
+
+def record_memory(tmp_path: Path, steps: list[tuple[str, dict]] | None = None) -> tuple[list[dict], Path]:
     config = memory_config(str(tmp_path / "memory.json"))
     gateway = start_gateway(tmp_path / "rec", config, "--mode", "record", "--cassette", "mem",
                             "--cassettes-dir", str(tmp_path / "cassettes"), suffix=".json")
     try:
-        recorded = session(gateway.url, memory_session(third))
+        recorded = session(gateway.url, steps or memory_session("Carol"))
     finally:
         stop_gateway(gateway)
     assert all("error" not in r for r in recorded), recorded
@@ -97,12 +102,13 @@ def replayer(tmp_path: Path, name: str, cassettes: Path, *args: str):
 
 
 def test_untagged_clients_each_get_their_own_lane_in_both_eras(tmp_path):
-    recorded, cassettes = record_memory(tmp_path)
+    steps = long_session()
+    recorded, cassettes = record_memory(tmp_path, steps)
+    assert len(recorded) == 32 and len({json.dumps(r, sort_keys=True) for r in recorded}) > 20
     gateway = replayer(tmp_path, "play", cassettes, "--past-end", "miss")
     try:
-        steps = memory_session("Carol")
-        for mode in ERAS:  # one after the other, no run id: each client replays from the start
-            for _ in range(2):
+        for mode in ERAS:  # 10 clients one after the other per era, no run id: each replays from the start
+            for _ in range(10):
                 assert session(gateway.url, steps, mode) == recorded
 
         async def together() -> list[list[dict]]:
@@ -120,8 +126,8 @@ def test_untagged_clients_each_get_their_own_lane_in_both_eras(tmp_path):
     finally:
         stop_gateway(gateway)
     log = list(iter_calls(cassettes / "log-play"))
-    assert len(log) == 7 * len(recorded) and {r["outcome"] for r in log} == {"ok"}
-    assert len({r["lane"] for r in log}) == 7
+    assert len(log) == 23 * len(recorded) and {r["outcome"] for r in log} == {"ok"}
+    assert len({r["lane"] for r in log}) == 23
 
 
 def test_diverging_run_on_an_unflagged_server_is_refused_not_answered(tmp_path):

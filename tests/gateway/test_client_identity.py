@@ -1,0 +1,56 @@
+"""The identity an untagged HTTP client keeps: a cookie, else its TCP connection (unit test of one layer)."""
+
+from __future__ import annotations
+
+import anyio
+
+from gateway.client_identity import COOKIE, HEADER, ClientIdentity
+
+
+def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[bytes, bytes]] = ()) -> tuple[str, str | None]:
+    """One request through the layer: (identity the handler saw, Set-Cookie sent back or None)."""
+    seen: dict[str, str] = {}
+    sent: list[dict] = []
+
+    async def app(scope, receive, send):
+        names = [k for k, _ in scope["headers"]]
+        assert names.count(HEADER) == 1
+        seen["id"] = dict(scope["headers"])[HEADER].decode()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    layer.app = app
+    anyio.run(layer, {"type": "http", "client": client, "headers": list(headers)}, receive, send)
+    cookies = [v.decode() for k, v in sent[0]["headers"] if k == b"set-cookie"]
+    return seen["id"], cookies[0] if cookies else None
+
+
+def test_a_connection_without_cookies_keeps_one_identity_and_is_offered_a_cookie():
+    layer = ClientIdentity(None)
+    first, offered = call(layer, ("127.0.0.1", 5001))
+    again, offered_again = call(layer, ("127.0.0.1", 5001))
+    other, _ = call(layer, ("127.0.0.1", 5002))
+    assert first == again != other
+    assert offered.startswith(f"{COOKIE}={first};") and "HttpOnly" in offered and offered_again == offered
+
+
+def test_the_cookie_wins_over_the_connection_and_forged_headers_are_replaced():
+    layer = ClientIdentity(None)
+    headers = [(b"cookie", f"other=1; {COOKIE}=abcdef0123456789".encode()), (HEADER, b"forged-identity")]
+    on_one, set_one = call(layer, ("127.0.0.1", 6001), headers)
+    on_two, set_two = call(layer, ("127.0.0.1", 6002), headers)
+    assert on_one == on_two == "abcdef0123456789"
+    assert set_one is None and set_two is None
+
+
+def test_a_malformed_cookie_is_ignored():
+    layer = ClientIdentity(None)
+    for value in (b"../../etc", b"x" * 200, b"short"):
+        identity, offered = call(layer, ("127.0.0.1", 7001), [(b"cookie", COOKIE.encode() + b"=" + value)])
+        assert identity != value.decode() and offered is not None
