@@ -313,7 +313,7 @@ def _check_transport(spec: ServerSpec, source: str, where: str) -> None:
 
 
 def _ignore_rules(entry: _Mapping, source: str, where: str) -> tuple[dict[str, Any], ...]:
-    from replay.compare import parse_rules
+    from gateway.ignore_rules import parse_rules
 
     raw = entry.get("ignore")
     if raw is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import json
 import logging
 import time
 import weakref
@@ -17,9 +18,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
+import msgpack
 
 from gateway.catalog import Catalog, ToolEntry, build_catalog
 from gateway.config import ServerSpec
@@ -28,8 +30,6 @@ from gateway.naming import NamingPolicy
 from gateway.settings import Settings
 from gateway.upstream import CallOptions, ProgressFn, RelayFn
 from gateway.validation import UNCHECKED, ValidatorCache
-from recorder.calllog import CallLog
-from recorder.codec import pack
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,14 @@ _ENVELOPE_PREFIX = "io.modelcontextprotocol/"
 # Seconds the current tools/call spent waiting on its upstream; read by the
 # front's timing middleware to report the gateway's own work per call.
 UPSTREAM_WAIT: ContextVar[list[float] | None] = ContextVar("upstream_wait", default=None)
+
+
+class CallSink(Protocol):
+    """Where call records go (the recorder's call log); the router knows nothing more of it."""
+
+    def append(self, record: dict[str, Any]) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...  # for /status: where it writes, and its health
 
 
 @dataclass(slots=True)
@@ -76,7 +84,7 @@ class ClientHandle:
 
 
 class Router:
-    def __init__(self, specs: list[ServerSpec], upstreams: dict[str, Any], settings: Settings, call_log: CallLog | None) -> None:
+    def __init__(self, specs: list[ServerSpec], upstreams: dict[str, Any], settings: Settings, call_log: CallSink | None) -> None:
         self.specs = {s.id: s for s in specs}
         self.upstreams = upstreams
         self.settings = settings
@@ -391,8 +399,7 @@ class Router:
             "problems": self.catalog.problems,
             "validate": self.settings.validate,
             "mode": self.settings.mode,
-            "cassette": str(self.call_log.store.path) if self.call_log else None,
-            "call_log": self.call_log.store.health() if self.call_log else None,
+            **(self.call_log.describe() if self.call_log else {"cassette": None, "call_log": None}),
             "calls_served": self.calls_served,
             "own_work_us": _percentiles(self.own_work_s),
             "uptime_s": round(time.time() - self.started_at, 1),
@@ -441,7 +448,11 @@ def _cursor_offset(cursor: str | None, total: int) -> int:
 
 
 def _digest(result: dict[str, Any]) -> str:
-    return hashlib.blake2b(pack(result), digest_size=12).hexdigest()
+    try:
+        data = msgpack.packb(result, use_bin_type=True)
+    except OverflowError:  # an integer beyond 64 bits (valid JSON)
+        data = json.dumps(result, sort_keys=True, default=str).encode()
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
 def _iso(ts: float) -> str:

@@ -34,6 +34,10 @@ class CallLog:
         self.store = store
         self.redact = redact if redact is not None and redact.active else None
 
+    def describe(self) -> dict[str, Any]:
+        """What /status shows of the call log."""
+        return {"cassette": str(self.store.path), "call_log": self.store.health()}
+
     def append(self, record: dict[str, Any]) -> None:
         """Never raises: a call log that cannot be written must not fail the call it describes."""
         if self.redact is not None:  # arguments and errors can carry secrets too

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway import __version__
-from recorder.store import CassetteStore
+from gateway.errors import CassetteError
+from recorder.paths import cassette_path
+from recorder.store import CassetteFormatError, CassetteStore
 
 
 @dataclass
@@ -74,3 +76,17 @@ class Cassette:
 
     def runs(self) -> list[dict[str, Any]]:
         return [v for _, v in self.store.items("runs")]
+
+
+def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool = False) -> Cassette:
+    """Cassette `name` of a cassettes folder; a clear CassetteError when it is missing, foreign or unreadable."""
+    path = cassette_path(cassettes_dir, name)
+    if not create and not (path / "data.mdb").exists():
+        known = sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists()) if cassettes_dir.exists() else []
+        raise CassetteError(f"no cassette {name!r} in {cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
+    try:
+        return Cassette(path, create=create, readonly=readonly)
+    except CassetteFormatError as exc:
+        raise CassetteError(str(exc)) from None
+    except OSError as exc:  # e.g. the cassettes folder is a file, or not writable
+        raise CassetteError(f"cannot open cassette {path}: {exc.strerror or exc}") from None

@@ -35,10 +35,10 @@ def add_commands(sub: Any) -> None:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    from gateway.app import open_cassette
+    from recorder.cassette import open_named
 
     settings = Settings(cassettes_dir=Path(args.cassettes_dir), call_timeout=args.call_timeout)
-    cassette = open_cassette(settings, args.cassette, create=False)
+    cassette = open_named(settings.cassettes_dir, args.cassette, create=False)
     try:
         recorded = cassette.load()
         if args.config:

@@ -446,7 +446,7 @@ def record(work: Path) -> tuple[list[Step], list[dict[str, Any]], dict[str, Any]
         if CASSETTE.exists():
             shutil.rmtree(CASSETTE)
             print(f"deleted the old {CASSETTE.relative_to(ROOT)}")
-        mcpgw = [str(VENV_BIN / "mcpgw")] if (VENV_BIN / "mcpgw").exists() else [str(PYTHON), "-m", "gateway.cli"]
+        mcpgw = [str(VENV_BIN / "mcpgw")] if (VENV_BIN / "mcpgw").exists() else [str(PYTHON), "-m", "mcpgw.cli"]
         gateway = start_gateway(
             [*mcpgw, "serve", "--mode", "record", "--cassette", "default", "--config", str(CONFIG), "--profile", PROFILE,
              "--cassettes-dir", str(CASSETTES)],
@@ -496,7 +496,7 @@ def verify(work: Path, steps: list[Step], recorded: list[dict[str, Any]], live_s
     digest = sha256(CASSETTE / "data.mdb")
     env = {**os.environ, "PATH": "/nonexistent"}
     gateway = start_gateway(
-        [str(PYTHON), "-m", "gateway.cli", "serve", "--mode", "replay", "--cassette", "default",
+        [str(PYTHON), "-m", "mcpgw.cli", "serve", "--mode", "replay", "--cassette", "default",
          "--cassettes-dir", str(copy_dir)],
         env=env, log_path=work / "replay.log", cwd=work / "replay",
     )

@@ -63,7 +63,7 @@ def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml"
     log_path = tmp_path / "gateway.log"
     log = open(log_path, "w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "gateway.cli", "serve", "--config", str(config_path), "--port", str(port),
+        [sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config_path), "--port", str(port),
          "--cassettes-dir", str(cassettes), "--cassette", "test", *args],
         stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
     )

@@ -34,7 +34,7 @@ def call_tool(url: str, name: str, arguments: dict) -> str:
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
 
 

@@ -298,14 +298,14 @@ def test_servers_command_and_liveness(gateway):
     from tests.conftest import ROOT
 
     assert httpx.get(gateway.base + "/healthz", timeout=5).json()["ok"] is True
-    table = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", gateway.base],
+    table = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", gateway.base],
                            capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert table.returncode == 1  # some servers are unavailable
     assert "missing database" in table.stdout and "ready" in table.stdout
-    raw = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", gateway.base, "--json"],
+    raw = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", gateway.base, "--json"],
                          capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert json.loads(raw.stdout)["servers"]["nokey"]["state"] == "unavailable"
-    down = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", "http://127.0.0.1:9"],
+    down = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", "http://127.0.0.1:9"],
                           capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert down.returncode == 2 and "no gateway answering" in down.stderr
 

@@ -163,7 +163,7 @@ def test_stdio_front_for_desktop_style_clients(tmp_path):
     config.write_text(reference_config(tmp_path))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "gateway.cli", "serve", "--stdio", "--config", str(config), "--servers", "time",
+        args=["-m", "mcpgw.cli", "serve", "--stdio", "--config", str(config), "--servers", "time",
               "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "stdio"],
         cwd=str(ROOT),
         env=dict(os.environ),  # as a desktop config's "env" would; uvx needs the registry settings

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from gateway.cli import build_parser, main
+from mcpgw.cli import build_parser, main
 from gateway.errors import GatewayError
 from gateway.lock import add_commands
 from tests.gateway.test_bad_input import run
@@ -22,7 +22,7 @@ def mcpgw(*argv: str) -> int:
     """`mcpgw ARGV` in this process; its exit status."""
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
-    if "lock" in sub.choices:  # gateway/cli.py registers the lock commands itself
+    if "lock" in sub.choices:  # mcpgw/cli.py registers the lock commands itself
         return main(list(argv))
     add_commands(sub)  # until it does
     args = parser.parse_args(list(argv))

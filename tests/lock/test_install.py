@@ -159,7 +159,7 @@ def test_install_reports_installed_failed_and_skipped(tmp_path, fake_runners, ca
 def test_install_joins_the_servers_command_without_breaking_it():
     import argparse
 
-    from gateway.cli import build_parser, cmd_servers
+    from mcpgw.cli import build_parser, cmd_servers
     from gateway.lock import add_commands
 
     parser = build_parser()

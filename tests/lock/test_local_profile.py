@@ -19,7 +19,7 @@ pytestmark = pytest.mark.real
 
 
 def test_local_profile_installs_serves_and_answers(tmp_path):
-    install = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "install", "--config", "servers.lock.yaml",
+    install = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", "servers.lock.yaml",
                               "--profile", "local"], capture_output=True, text=True, cwd=ROOT, timeout=1500)
     assert install.returncode == 0, install.stdout + install.stderr
     gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--profile", "local")

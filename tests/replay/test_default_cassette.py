@@ -61,7 +61,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Running
     env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with open(log_path, "w") as log:
         # The README's default: no --mode, no --config; run where ./cassettes/default exists.
-        process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--port", str(port)],
+        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)],
                                    stdout=log, stderr=subprocess.STDOUT, cwd=home, env=env, start_new_session=True)
     gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, cassettes, log_path)
     try:

@@ -11,7 +11,7 @@ from tests.replay.test_record_replay import calls
 
 
 def mcpgw(*args, timeout=240):
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
 def drift(tmp_path, *args):

@@ -8,18 +8,16 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import anyio
-import httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from recorder.cassette import Cassette
 from recorder.calllog import iter_calls
-from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
-from tests.gateway.test_bad_input import open_session, post, run
+from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
+from tests.gateway.test_bad_input import run
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 
@@ -107,7 +105,7 @@ def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
     stop_gateway(again)
     assert out[0]["content"][0]["text"] == "echo: gamma"  # hybrid recorded it
 
-    show = subprocess.run([sys.executable, "-m", "gateway.cli", "cassette", "--cassettes-dir", str(tmp_path / "cassettes"),
+    show = subprocess.run([sys.executable, "-m", "mcpgw.cli", "cassette", "--cassettes-dir", str(tmp_path / "cassettes"),
                            "show", "c", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     summary = json.loads(show.stdout)
     assert summary["tool_calls"] == {"fx:echo": 4}  # alpha, beta recorded; gamma, alpha added by hybrid
@@ -215,7 +213,7 @@ def test_kill_9_while_recording_loses_no_acknowledged_exchange(tmp_path):
 
 def test_cassette_errors_are_clear(tmp_path):
     def mcpgw(*args):
-        return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
 
     cassettes = tmp_path / "cassettes"
     missing = mcpgw("serve", "--mode", "replay", "--cassette", "nope", "--cassettes-dir", str(cassettes))

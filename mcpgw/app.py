@@ -27,12 +27,11 @@ from gateway.live import LiveUpstream
 from gateway.router import Router
 from gateway.settings import Settings
 from recorder.calllog import CallLog
-from recorder.cassette import Cassette, Recorded
+from recorder.cassette import Cassette, Recorded, open_named
 from recorder.paths import cassette_path
 from recorder.recording import RecordingUpstream
 from recorder.redaction import Redactor
 from recorder.state import GroupState
-from recorder.store import CassetteFormatError
 from replay.cassette_upstream import CassetteUpstream
 
 logger = logging.getLogger("mcpgw")
@@ -40,16 +39,7 @@ MODES = ("live", "record", "replay", "hybrid")
 
 
 def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool = False) -> Cassette:
-    path = cassette_path(settings.cassettes_dir, name)
-    if not create and not (path / "data.mdb").exists():
-        known = sorted(p.name for p in settings.cassettes_dir.glob("*") if (p / "data.mdb").exists()) if settings.cassettes_dir.exists() else []
-        raise CassetteError(f"no cassette {name!r} in {settings.cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
-    try:
-        return Cassette(path, create=create, readonly=readonly)
-    except CassetteFormatError as exc:
-        raise CassetteError(str(exc)) from None
-    except OSError as exc:  # e.g. the cassettes folder is a file, or not writable
-        raise CassetteError(f"cannot open cassette {path}: {exc.strerror or exc}") from None
+    return open_named(settings.cassettes_dir, name, create=create, readonly=readonly)
 
 
 class Gateway:

@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
-    from gateway.app import Gateway
+    from mcpgw.app import Gateway
     from gateway.config import load_config
     from gateway.settings import Settings
 

@@ -1,0 +1,72 @@
+"""The layering stays visible: the core imports none of the features, and no package cycle exists.
+
+gateway/   the core: upstreams, router, catalog, validation, front (imports only itself)
+recorder/, replay/, evaluator/, ...   features built on the core
+mcpgw/     the composition root: the only package that may import all of them
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+CORE = "gateway"
+ROOT_PACKAGE = "mcpgw"
+
+
+def packages() -> set[str]:
+    return {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists() and p.name != "tests"}
+
+
+def imports_by_package() -> dict[str, dict[str, list[str]]]:
+    """package -> imported project package -> the files that import it (top-level or inside functions)."""
+    ours = packages()
+    graph: dict[str, dict[str, list[str]]] = {name: {} for name in ours}
+    for package in ours:
+        for path in (ROOT / package).rglob("*.py"):
+            tree = ast.parse(path.read_text(), str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    targets = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    targets = [node.module]
+                else:
+                    continue
+                for target in targets:
+                    top = target.split(".")[0]
+                    if top in ours and top != package:
+                        graph[package].setdefault(top, []).append(str(path.relative_to(ROOT)))
+    return graph
+
+
+def test_the_core_imports_no_feature_package():
+    graph = imports_by_package()
+    assert {"gateway", "recorder", "replay", "evaluator", "mcpgw"} <= set(graph)
+    assert graph[CORE] == {}, f"gateway/ must not import the features built on it: {graph[CORE]}"
+
+
+def test_only_the_composition_root_imports_it():
+    graph = imports_by_package()
+    importers = {package: files[ROOT_PACKAGE] for package, files in graph.items() if ROOT_PACKAGE in files}
+    assert importers == {}, importers
+
+
+def test_the_package_graph_has_no_cycle():
+    graph = imports_by_package()
+    state: dict[str, str] = {}
+
+    def visit(package: str, path: list[str]) -> None:
+        state[package] = "open"
+        for target in graph[package]:
+            if state.get(target) == "open":
+                cycle = path[path.index(target):] + [target]
+                raise AssertionError(f"import cycle {' -> '.join(cycle)} (e.g. {graph[package][target][0]})")
+            if target not in state:
+                visit(target, path + [target])
+        state[package] = "done"
+
+    for package in sorted(graph):
+        if package not in state:
+            visit(package, [package])
