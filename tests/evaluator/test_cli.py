@@ -32,11 +32,11 @@ def evaluated(tmp_path, fake_openai, judge_key):
 def test_rule_metrics_per_model_and_file(evaluated):
     _, report, _ = evaluated
     a = report["mcpbench_rules"]["model-a"]["overall"]
-    assert a["valid_tool_name_rate"] == pytest.approx(2 / 3) and a["schema_compliance_rate"] == pytest.approx(0.5)
-    assert a["execution_success_rate"] == pytest.approx(1 / 3) and a["valid_call_failure_rate"] == pytest.approx(0.5)
+    assert a["valid_tool_name_rate"] == pytest.approx(2 / 3) and a["input_schema_compliance"] == pytest.approx(0.5)
+    assert a["tool_call_success_rate"] == pytest.approx(1 / 3) and a["valid_call_failure_rate"] == pytest.approx(0.5)
     assert a["tasks"] == 2 and report["mcpbench_rules"]["model-a"]["tasks"]["a-mb2"]["valid_tool_name_rate"] is None
     b = report["mcpbench_rules"]["model-b"]["overall"]
-    assert (b["valid_tool_name_rate"], b["schema_compliance_rate"], b["execution_success_rate"]) == (1.0, 1.0, 0.5)
+    assert (b["valid_tool_name_rate"], b["input_schema_compliance"], b["tool_call_success_rate"]) == (1.0, 1.0, 0.5)
 
 
 def test_matching_from_the_call_log(evaluated):

@@ -26,7 +26,7 @@ def task_b():  # only unknown names
 def test_rates_for_one_task():
     m = task_metrics(task_a())
     assert m["valid_tool_name_rate"] == pytest.approx(4 / 5)
-    assert m["schema_compliance_rate"] == pytest.approx(3 / 4)
+    assert m["input_schema_compliance"] == pytest.approx(3 / 4)
     assert m["execution_success_rate"] == pytest.approx(1 / 5)
     assert m["valid_call_failure_rate"] == pytest.approx(3 / 4)
     assert (m["calls"], m["valid_name_calls"], m["unchecked_calls"]) == (5, 4, 1)
@@ -36,21 +36,23 @@ def test_no_valid_name_calls_gives_zero_not_none():
     # Quirk: both ratios over valid-name calls are 0.0 (not None) when there are none.
     m = task_metrics(task_b())
     assert m["valid_tool_name_rate"] == 0.0 and m["execution_success_rate"] == 0.0
-    assert m["schema_compliance_rate"] == 0.0 and m["valid_call_failure_rate"] == 0.0
+    assert m["input_schema_compliance"] == 0.0 and m["valid_call_failure_rate"] == 0.0
 
 
 def test_task_without_calls_is_none():
     m = task_metrics([])
-    assert all(m[k] is None for k in ("valid_tool_name_rate", "schema_compliance_rate",
+    assert all(m[k] is None for k in ("valid_tool_name_rate", "input_schema_compliance",
                                        "execution_success_rate", "valid_call_failure_rate"))
 
 
 def test_none_is_skipped_when_averaging_and_empty_average_is_zero():
     agg = aggregate_tasks([task_metrics(task_a()), task_metrics(task_b()), task_metrics([])])
     assert agg["valid_tool_name_rate"] == pytest.approx((0.8 + 0.0) / 2)  # the empty task does not count
-    assert agg["schema_compliance_rate"] == pytest.approx((0.75 + 0.0) / 2)
-    assert agg["execution_success_rate"] == pytest.approx((0.2 + 0.0) / 2)
+    assert agg["input_schema_compliance"] == pytest.approx((0.75 + 0.0) / 2)
+    assert agg["tool_call_success_rate"] == pytest.approx((0.2 + 0.0) / 2)  # MCP-Bench's name for the mean
     assert (agg["tasks"], agg["tasks_with_calls"]) == (3, 2)
+    # Calls per task counts the zero-call task: (5 + 2 + 0) / 3.
+    assert agg["avg_tool_calls_per_task"] == pytest.approx(7 / 3)
     assert aggregate_tasks([task_metrics([])])["valid_tool_name_rate"] == 0.0  # safe_avg of nothing
     assert mean_skipping_none([None, 1.0, None, 0.5]) == 0.75
 
@@ -79,7 +81,7 @@ def test_known_schema_is_rechecked_with_mcpbench_semantics():
         call(seq=4, input_schema_digest="not-in-catalog", validation=INVALID),   # unknown digest: recorded verdict
     ]
     m = task_metrics(calls, checks=checks, recheck=True)
-    assert m["schema_compliance_rate"] == pytest.approx(2 / 5)
+    assert m["input_schema_compliance"] == pytest.approx(2 / 5)
     assert m["unchecked_calls"] == 0
     assert "invalid schema" in checks.problems[broken]
 
@@ -94,7 +96,7 @@ def test_schemas_fill_in_for_missing_verdicts_by_default():
         call(seq=3, input_schema_digest=None, validation=None),                   # neither: compliant, unchecked
     ]
     m = task_metrics(calls, checks=checks)
-    assert m["schema_compliance_rate"] == pytest.approx(3 / 4) and m["unchecked_calls"] == 1
+    assert m["input_schema_compliance"] == pytest.approx(3 / 4) and m["unchecked_calls"] == 1
 
 
 def test_task_servers_restrict_valid_names():

@@ -86,7 +86,7 @@ def test_mcpeval_jsonl_and_json_array(tmp_path):
 
 
 @pytest.mark.parametrize("record, field", [
-    ({"tool_calls": []}, "task_id"),
+    ({"tool_calls": []}, "id"),  # ground truth: MCPEval reads `id` first
     ({"id": "a", "tool_calls": {}}, "tool_calls"),
     ({"id": "a", "tool_calls": [{"tool_parameters": {}}]}, "tool_calls[0].tool_name"),
     ({"id": "a", "tool_calls": [{"tool_name": "x", "tool_parameters": [1]}]}, "tool_calls[0].tool_parameters"),
