@@ -255,7 +255,7 @@ def eval_command(args: argparse.Namespace) -> int:
         else:
             _emit(args, render(report, args.format))
     except (EvaluatorError, ValueError) as exc:
-        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        print(f"mcpgw: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
     misses = (report.get("judge") or {}).get("misses") or []
     if misses:
@@ -332,7 +332,7 @@ def audit_command(args: argparse.Namespace) -> int:
         else:
             _emit(args, render_audit(report, args.format))
     except (EvaluatorError, ValueError) as exc:
-        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        print(f"mcpgw: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
     for failure in failures:
         print(f"below threshold: {failure}", file=sys.stderr)

@@ -50,11 +50,25 @@ class ResultTask:
 
 # ---- reading ------------------------------------------------------------------------------
 
-def looks_like_results(data: Any) -> bool:
-    """True for MCP-Bench per-task results (something with execution_results)."""
+SUMMARY_KEYS = ("input_schema_compliance", "tool_call_success_rate", "final_metrics", "task_completion_score")
+
+
+def results_kind(data: Any, source: str) -> str:
+    """'mcpbench' (per-task results with execution_results) or 'mcpeval' (evaluation results with
+    tool_calls); anything else is an InputError saying what was expected."""
+    if isinstance(data, Mapping) and any(key in data for key in SUMMARY_KEYS) and "execution_results" not in data:
+        raise InputError(source, line_of(data, 1), None,
+                         "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "
+                         "needs the per-task results (each with execution_results and available_tools)")
     first = _first_record(data)
-    return isinstance(first, Mapping) and ("execution_results" in first or first.get("status") == "failed"
-                                           and "server_name" in first)
+    if isinstance(first, Mapping):
+        if "execution_results" in first or (first.get("status") == "failed" and "server_name" in first):
+            return "mcpbench"
+        if "tool_calls" in first:
+            return "mcpeval"
+    raise InputError(source, line_of(first if isinstance(first, Mapping) else data, 1), None,
+                     "cannot tell the result format: expected MCP-Bench task results (execution_results, "
+                     "available_tools) or MCPEval evaluation results (task_id, tool_calls)")
 
 
 def _first_record(data: Any) -> Any:

@@ -173,7 +173,7 @@ def load_results(paths: list[str]) -> tuple[dict[str, list[mcpbench_results.Resu
     mcpeval: list[dict[str, McpEvalTask]] = []
     for path in paths:
         data = mcpbench_results.load_document(path)
-        if mcpbench_results.looks_like_results(data):
+        if mcpbench_results.results_kind(data, path) == "mcpbench":
             mcpbench[path] = mcpbench_results.read_results(path, data)
         else:
             mcpeval.append(read_mcpeval_tasks(path, id_keys=PREDICTION_IDS))
@@ -217,7 +217,8 @@ def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loa
             for run_id, task_id in index.task_of.items():
                 if task_id in gt:
                     by_model.setdefault(index.model_of[run_id], {})[task_id] = predicted_calls(runs.get(run_id, []))
-        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=inputs.weights)
+        weights, _ = mcpeval_match.analyzer_weights(inputs.weights)
+        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights)
                      for model, preds in sorted(by_model.items())}
     return out
 
@@ -281,6 +282,7 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
     if loaded.mcpeval:
         report["mcpeval_match"] = tool_matching(runs, index, loaded, inputs, prediction_sets)
+        report["warnings"] += mcpeval_match.analyzer_weights(inputs.weights)[1]
     if judge is not None:
         report.update(judge.run(runs, index, loaded, inputs, progress))
     if loaded.agentbench and judge is None:

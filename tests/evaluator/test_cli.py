@@ -103,7 +103,7 @@ def test_unreachable_judge_stops_with_a_clear_error(tmp_path, closed_port, judge
             "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "s"), "--judge-retries", "1"]
     assert cli.main(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: cannot reach judge endpoint") and "Traceback" not in err
+    assert err.startswith("mcpgw: cannot reach judge endpoint") and "Traceback" not in err
 
 
 @pytest.mark.parametrize("fmt, marker", [("markdown", "## MCP-Bench rule-based metrics"), ("html", "<svg"),
@@ -121,7 +121,7 @@ def test_bad_inputs_exit_2_with_file_line_field(tmp_path, capsys):
     files["answers"].write_text('{"run_id": "r1", "final_answer": "ok"}\n{"run_id": "r2"}\n')
     code = cli.main(["eval", "--calls", str(files["calls"]), "--answers", str(files["answers"])])
     assert code == 2
-    assert capsys.readouterr().err.strip() == (f"error: {files['answers']}:2: field 'final_answer': missing "
+    assert capsys.readouterr().err.strip() == (f"mcpgw: {files['answers']}:2: field 'final_answer': missing "
                                                "(expected 'final_answer' or 'answer' or 'final_response' or 'response')")
     assert cli.main(["eval"]) == 2 and "nothing to evaluate" in capsys.readouterr().err
     assert cli.main(["eval", "--calls", str(files["calls"]), "--weights", "name=x"]) == 2

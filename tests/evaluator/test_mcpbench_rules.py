@@ -104,3 +104,48 @@ def test_task_servers_restrict_valid_names():
              call(seq=2, server="x", exposed_name="Weather Server:forecast")]
     m = task_metrics(calls, servers={"time", "Weather Server"})
     assert m["valid_tool_name_rate"] == pytest.approx(2 / 3)
+
+
+def test_null_arguments_are_rechecked_with_mcpbench_semantics():
+    # The gateway validates null arguments as {} (required q missing: INVALID). MCP-Bench validates None
+    # itself, which {"required": ["q"]} without "type" accepts: 1 compliant / 1 valid-name call = 1.0.
+    checks = SchemaChecks()
+    loose = checks.add({"required": ["q"]})
+    calls = [call(seq=0, input_schema_digest=loose, arguments=None, validation=INVALID)]
+    assert task_metrics(calls, checks=checks)["input_schema_compliance"] == 1.0
+    # Without the schema there is nothing to recheck with: the recorded verdict stands (0/1).
+    assert task_metrics(calls)["input_schema_compliance"] == 0.0
+
+
+def test_schema_the_gateway_found_unusable_is_rechecked():
+    # The schema `false` fails every call in JSON Schema (the gateway's verdict), but MCP-Bench returns True
+    # for any falsy schema before validating: 1/1.
+    checks = SchemaChecks()
+    never = checks.add(False)
+    unusable = {"valid": False, "errors": [], "schema_invalid": True}
+    calls = [call(seq=0, input_schema_digest=never, validation=unusable)]
+    assert task_metrics(calls, checks=checks)["input_schema_compliance"] == 1.0
+
+
+def test_server_utilization_from_the_call_log():
+    # Valid calls count under their benchmark display name ("Server Name:tool"), else the gateway's server id;
+    # unknown names have no server. Distinct: "Weather Server", "time" -> 2, cross-server.
+    calls = [call(seq=0, exposed_name="Weather Server:forecast"), call(seq=1, exposed_name="Weather Server:forecast"),
+             call(seq=2, server="time", tool="now", exposed_name="time__now"),
+             call(seq=3, known_tool=False, tool=None, server=None, exposed_name="nope", outcome="rejected")]
+    util = task_metrics(calls)["server_utilization_metrics"]
+    assert util == {"server_count": 2, "cross_server_coordination": True,
+                    "server_distribution": {"Weather Server": 2, "time": 1}}
+
+
+def test_reported_planning_compliance_and_rounds_reach_the_aggregate():
+    # Run a: planning 0.5, rounds 4; run b (no calls): planning 1.0, rounds 2 -> means 0.75 and 3.0.
+    # Nothing reported anywhere -> None (MCP-Bench has no value to average either).
+    runs = {"a": task_a()}
+    result = score_runs(runs, {"f": ["a", "b"]}, reported_by_run={
+        "a": {"planning_json_compliance": 0.5, "total_rounds": 4}, "b": {"planning_json_compliance": 1.0,
+                                                                         "total_rounds": 2}})
+    assert result["files"]["f"]["planning_json_compliance"] == 0.75
+    assert result["files"]["f"]["avg_total_rounds"] == 3.0
+    assert result["files"]["f"]["avg_tool_calls_per_task"] == 2.5  # (5 + 0) / 2: the zero-call task counts
+    assert score_runs(runs)["overall"]["planning_json_compliance"] is None
