@@ -1,6 +1,6 @@
 """MCPEval's tool-call matching: a ground-truth trajectory against a prediction.
 
-The definitions (METRICS.md), with the reference code's quirks kept on purpose
+The definitions (evaluator/METRICS.md), with the reference code's quirks kept on purpose
 so that numbers agree with it:
 
 - normalisation: strings stripped and lower-cased, also in strict mode; numbers
