@@ -63,6 +63,8 @@ def overview(report: Mapping[str, Any]) -> Section:
                      ["answers", f"{inputs['answers']:,}"], ["models", ", ".join(report["models"]) or "-"]]
     for path, kind in inputs["task_files"].items():
         section.rows.append([f"task file ({kind})", _name(path)])
+    for path, kind in inputs.get("results", {}).items():
+        section.rows.append([f"results ({kind})", _name(path)])
     judge = report.get("judge")
     if judge:
         mode = "offline (recordings only)" if judge["offline"] else (judge["base_url"] or "default endpoint")
@@ -93,6 +95,10 @@ def rule_metrics(report: Mapping[str, Any]) -> list[Section]:
             counts = f"{scored} ({agg['tasks_with_calls']})" if "tasks_with_calls" in agg else str(scored)
             section.rows.append([model, _name(path), *(agg[m] for m in _RULES), counts, agg["calls"]])
         unchecked += result["overall"]["unchecked_calls"]
+        left_out = result["overall"]["tasks"] - result["overall"].get("tasks_scored", result["overall"]["tasks"])
+        if left_out:
+            section.notes.append(f"{model}: {plural(left_out, 'task')} failed in the harness or in MCP-Bench's "
+                                 "evaluation; left out of the averages, as MCP-Bench leaves them out.")
     section.notes.append("MCP-Bench's names and formulas: per task over its calls (tasks without calls have no "
                          "rates but count in calls/task and servers/task), per file, then the mean of files.")
     if unchecked:
