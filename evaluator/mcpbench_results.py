@@ -18,12 +18,13 @@ MCP-Bench's saved aggregate file (metrics only, no tasks) cannot be re-scored.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.errors import InputError
-from evaluator.jsonio import Fields, iter_jsonl, kind, line_of, load_json
+from evaluator.jsonio import Fields, LineDict, iter_jsonl, kind, line_of, load_json
 from evaluator.mcpbench_rules import RATES, Call, aggregate_files, aggregate_tasks, score_calls
 from evaluator.schemas import SchemaChecks
 
@@ -87,14 +88,29 @@ def _first_record(data: Any) -> Any:
     return None
 
 
+LINES_UP_TO = 4_000_000  # bytes; bigger files are parsed by the C parser, without line numbers
+
+
 def load_document(path: str) -> Any:
-    """One JSON document, or the records of a JSONL file as a list."""
+    """One JSON document, or the records of a JSONL file as a list (with their line numbers)."""
     try:
-        return load_json(path)
+        small = os.path.getsize(path) <= LINES_UP_TO
+    except OSError:
+        small = True  # load_json reports the problem
+    try:
+        return load_json(path, with_lines=small)
     except InputError as exc:
         if "Extra data" not in exc.problem:
             raise
-    return [record for _, record in iter_jsonl(path)]
+    return [_stamped(record, line) for line, record in iter_jsonl(path)]
+
+
+def _stamped(record: Any, line: int) -> Any:
+    if not isinstance(record, dict):
+        return record
+    stamped = LineDict(record)
+    stamped.line = line
+    return stamped
 
 
 def read_results(path: str, data: Any = None) -> list[ResultTask]:
