@@ -218,21 +218,22 @@ class Scorer:
             self._digests[id(schema)] = known
         return bool(self.checks.verdict(known[1], parameters))
 
-    def calls(self, execution_results: Sequence[Any], available_tools: Mapping[str, Any]) -> list[Call]:
-        out = []
+    def calls(self, execution_results: Sequence[Any], available_tools: Mapping[str, Any]) -> tuple[list[Call], bool]:
+        """The calls, and whether MCP-Bench's evaluator would have crashed on them (an unhashable tool
+        name or server raises TypeError there, its evaluate() returns None and the task is left out)."""
+        out, crashes = [], False
         for result in execution_results:
             record = result if isinstance(result, Mapping) else {}  # safe_get on a non-dict gives the defaults
             tool = record.get("tool", "")
-            try:
-                valid = tool in available_tools
-            except TypeError:  # an unhashable name cannot be a tool (MCP-Bench itself would crash here)
-                valid = False
+            if not isinstance(tool, Hashable):
+                tool, crashes = json.dumps(tool, sort_keys=True), True
+            valid = tool in available_tools
             compliant = valid and self._complies(tool, record.get("parameters", {}), available_tools)
             server = record.get("server", "")
             if server and not isinstance(server, Hashable):
-                server = json.dumps(server, sort_keys=True)
+                server, crashes = json.dumps(server, sort_keys=True), True
             out.append(Call(valid, compliant, bool(record.get("success", False)), server or None))
-        return out
+        return out, crashes
 
     def task(self, task: ResultTask, fallback_tools: Mapping[str, Any] | None) -> dict[str, Any]:
         tools = task.available_tools if task.available_tools is not None else fallback_tools
@@ -240,12 +241,16 @@ class Scorer:
             raise InputError(task.source, task.line, "available_tools",
                              "missing: MCP-Bench needs the task's available tools to tell valid names and schemas "
                              "(save them with the results, or pass the catalog with --tools)")
-        row = score_calls(self.calls(task.execution_results, tools or {}),
-                          planning_json_compliance=task.planning_json_compliance, total_rounds=task.total_rounds)
+        calls, crashes = self.calls(task.execution_results, tools or {})
+        row = score_calls(calls, planning_json_compliance=task.planning_json_compliance,
+                          total_rounds=task.total_rounds)
         row["status"] = task.status
         row["task_id"] = task.task_id
         if task.evaluation_null:
             row["excluded"] = "MCP-Bench's evaluation of this task failed (evaluation: null); left out of averages"
+        elif crashes:
+            row["excluded"] = ("a tool name or server is not a string: MCP-Bench's evaluation would fail on it "
+                               "and leave the task out of averages")
         if task.evaluation is not None:
             row["reported"] = reported_fields(task.evaluation)
         return row

@@ -234,3 +234,14 @@ def test_comparison_with_the_saved_evaluation(tmp_path):
     # c is left out of the averages as MCP-Bench leaves it out: compliance (1.0 + 0.0) / 2.
     assert scored["files"]["r.json"]["input_schema_compliance"] == 0.5
     assert scored["files"]["r.json"]["tasks_scored"] == 2 and "excluded" in scored["tasks"]["c"]
+
+
+def test_unhashable_names_leave_the_task_out_as_mcpbench_would():
+    # `["a"] in available_tools` raises TypeError in MCP-Bench's evaluator; evaluate() catches it and returns
+    # None, and its aggregation skips tasks without an evaluation. The row is still shown (the name is not a
+    # tool: valid 0/1), marked excluded, and the file average is over the other task only: 1.0.
+    bad = rescore([{"tool": ["a"], "parameters": {}, "success": False}])
+    assert bad["valid_tool_name_rate"] == 0.0 and "excluded" in bad
+    good = rescore([execution("Search:find", {"q": "a"})])
+    assert aggregate_tasks([bad, good])["valid_tool_name_rate"] == 1.0
+    assert "excluded" in rescore([execution("Search:find", {"q": "a"}, server={"name": "Search"})])
