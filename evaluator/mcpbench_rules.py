@@ -105,8 +105,8 @@ def calls_from_log(records: Sequence[Mapping[str, Any]], *, checks: SchemaChecks
       differ and the schema is known (digest -> schema): no verdict, `recheck`, null arguments, or a
       schema the gateway found unusable are checked here as MCP-Bench checks them (`schemas`).
       Neither verdict nor schema: compliant, and counted in `unchecked`;
-    - success: outcome "ok" and not isError; rejections, upstream errors, timeouts and replay
-      misses are exceptions from the agent's point of view;
+    - success: outcome "ok" and not isError; rejections, upstream errors, timeouts, replay
+      misses and divergences are exceptions from the agent's point of view;
     - server: the benchmark display name ("Server Name:tool") or the gateway's server id.
     """
     out = []

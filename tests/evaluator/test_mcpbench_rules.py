@@ -149,3 +149,10 @@ def test_reported_planning_compliance_and_rounds_reach_the_aggregate():
     assert result["files"]["f"]["avg_total_rounds"] == 3.0
     assert result["files"]["f"]["avg_tool_calls_per_task"] == 2.5  # (5 + 0) / 2: the zero-call task counts
     assert score_runs(runs)["overall"]["planning_json_compliance"] is None
+
+
+def test_replay_refusals_are_failed_calls():
+    # A replay miss or divergence never reached a server: a failure, as an exception is in MCP-Bench.
+    # E = [ok, miss, diverged], all valid names: success 1/3, valid-call failures 2/3.
+    m = task_metrics([call(seq=0), call(seq=1, outcome="miss"), call(seq=2, outcome="diverged")])
+    assert m["execution_success_rate"] == pytest.approx(1 / 3) and m["valid_call_failure_rate"] == pytest.approx(2 / 3)
