@@ -99,13 +99,23 @@ def loads_with_lines(text: str, source: str = "<text>") -> Any:
 
 
 def load_records(path: str | Path) -> list[tuple[int, Any]]:
-    """A list of (line, record) from either a JSON array or JSONL (both shapes occur in the wild)."""
+    """A list of (line, record) from a JSON array, JSONL, or one (pretty-printed) JSON object: all
+    three shapes occur in the wild (MCPEval's loader reads a lone object as a one-record list)."""
     text = _read_text(path)
     stripped = text.lstrip()
     if stripped.startswith("["):
         items = loads_with_lines(text, str(path))
         return [(line_of(item, 1), item) for item in items]
-    return list(iter_jsonl(path))
+    try:
+        return list(iter_jsonl(path))
+    except InputError as problem:
+        if not stripped.startswith("{"):
+            raise
+        try:
+            value = loads_with_lines(text, str(path))
+        except InputError:
+            raise problem from None
+        return [(line_of(value, 1), value)]
 
 
 def line_of(value: Any, default: int | None = None) -> int | None:

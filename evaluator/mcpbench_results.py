@@ -57,6 +57,8 @@ SUMMARY_KEYS = ("input_schema_compliance", "tool_call_success_rate", "final_metr
 def results_kind(data: Any, source: str) -> str:
     """'mcpbench' (per-task results with execution_results) or 'mcpeval' (evaluation results with
     tool_calls); anything else is an InputError saying what was expected."""
+    if isinstance(data, Mapping) and "tool_calls" in data:  # one MCPEval record
+        return "mcpeval"
     if isinstance(data, Mapping) and any(key in data for key in SUMMARY_KEYS) and "execution_results" not in data:
         raise InputError(source, line_of(data, 1), None,
                          "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "

@@ -62,6 +62,8 @@ class EvalInputs:
     recheck_schemas: bool = False  # re-validate every call against the catalog's schemas, ignoring verdicts
     results: list[str] = field(default_factory=list)  # a harness's own result files (MCP-Bench, MCPEval)
     call_log_given: bool = False  # a call log was given, even an empty one (its runs may have no calls)
+    # Every source of MCPEval predictions (--predictions, then MCPEval --results files); filled by evaluate().
+    prediction_sets: list[dict[str, McpEvalTask]] = field(default_factory=list)
 
 
 @dataclass
@@ -244,15 +246,16 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
     results, prediction_sets = load_results(inputs.results)
     if inputs.predictions is not None:
         prediction_sets.insert(0, inputs.predictions)
-    if prediction_sets and inputs.predictions is None:
-        inputs.predictions = {k: v for predictions in prediction_sets for k, v in predictions.items()}
+    inputs.prediction_sets = prediction_sets
     answered = set(inputs.answers)
     runs = group_by_run(inputs.calls)
-    if inputs.predictions:
+    merged = {task_id: pred for predictions in prediction_sets for task_id, pred in predictions.items()}
+    if prediction_sets:
         covered = {a.task_id for a in inputs.answers.values()}
-        extra = {r: a for r, a in answers_from_predictions(inputs.predictions).items() if a.task_id not in covered}
+        extra = {r: a for predictions in prediction_sets for r, a in answers_from_predictions(predictions).items()
+                 if a.task_id not in covered}
         inputs.answers = {**extra, **inputs.answers}
-    index = RunIndex.build(runs, inputs.answers, inputs.predictions)
+    index = RunIndex.build(runs, inputs.answers, merged or inputs.predictions)
     checks = catalog_mod.schema_checks(inputs.catalog) if inputs.catalog else SchemaChecks()
     if inputs.catalog:
         _fill_digests(inputs.calls, inputs.catalog)

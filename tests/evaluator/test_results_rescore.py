@@ -226,3 +226,18 @@ def test_bad_results_file_is_one_line_error_through_mcpgw(tmp_path):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "metrics summary" in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_two_models_result_files_side_by_side(tmp_path):
+    # A second model's evaluation file with the same task ids: each model is matched on its own.
+    # gpt-z calls nothing for t1 -> strict overall 0 (names 0, params 0, order 0).
+    gt, pred = mcpeval_files(tmp_path)
+    other = tmp_path / "gpt-z_evaluation.jsonl"
+    other.write_text(json.dumps({"task_id": "t1", "model": "gpt-z", "tool_calls": [], "final_response": ""}) + "\n")
+    code, report = run_eval(tmp_path, "--tasks", str(gt), "--results", str(pred), "--results", str(other))
+    assert code == 0
+    per_model = report["mcpeval_match"][str(gt)]
+    assert set(per_model) == {"gpt-y", "gpt-z"}
+    assert per_model["gpt-z"]["summary_metrics"]["total_tasks"] == 1
+    assert per_model["gpt-z"]["tasks"]["t1"]["strict"]["overall_score"] == 0.0
+    assert per_model["gpt-y"]["summary_metrics"]["total_tasks"] == 3
