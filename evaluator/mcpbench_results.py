@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evaluator.errors import InputError
@@ -46,7 +46,6 @@ class ResultTask:
     server_name: str = ""
     source: str = ""
     line: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- reading ------------------------------------------------------------------------------
@@ -59,16 +58,16 @@ def results_kind(data: Any, source: str) -> str:
     tool_calls); anything else is an InputError saying what was expected."""
     if isinstance(data, Mapping) and "tool_calls" in data:  # one MCPEval record
         return "mcpeval"
-    if isinstance(data, Mapping) and any(key in data for key in SUMMARY_KEYS) and "execution_results" not in data:
-        raise InputError(source, line_of(data, 1), None,
-                         "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "
-                         "needs the per-task results (each with execution_results and available_tools)")
     first = _first_record(data)
     if isinstance(first, Mapping):
         if "execution_results" in first or (first.get("status") == "failed" and "server_name" in first):
             return "mcpbench"
         if "tool_calls" in first:
             return "mcpeval"
+    if isinstance(data, Mapping) and any(key in data for key in SUMMARY_KEYS):
+        raise InputError(source, line_of(data, 1), None,
+                         "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "
+                         "needs the per-task results (each with execution_results and available_tools)")
     raise InputError(source, line_of(first if isinstance(first, Mapping) else data, 1), None,
                      "cannot tell the result format: expected MCP-Bench task results (execution_results, "
                      "available_tools) or MCPEval evaluation results (task_id, tool_calls)")

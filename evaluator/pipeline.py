@@ -189,7 +189,8 @@ def merge_rules(rules: dict[str, Any], scored: Mapping[str, dict[str, Any]]) -> 
         if mine is None:
             rules[model] = entry
             continue
-        mine["tasks"].update(entry["tasks"])
+        for key, row in entry["tasks"].items():  # a results task id may equal a call-log run id
+            mine["tasks"][key if key not in mine["tasks"] else f"results:{key}"] = row
         mine["files"].update(entry["files"])
         mine.setdefault("disagreements", []).extend(entry["disagreements"])
         mine["overall"] = mcpbench_rules.aggregate_files(mine["files"])

@@ -245,3 +245,15 @@ def test_unhashable_names_leave_the_task_out_as_mcpbench_would():
     good = rescore([execution("Search:find", {"q": "a"})])
     assert aggregate_tasks([bad, good])["valid_tool_name_rate"] == 1.0
     assert "excluded" in rescore([execution("Search:find", {"q": "a"}, server={"name": "Search"})])
+
+
+def test_results_with_saved_summary_beside_the_tasks_are_rescored(tmp_path):
+    # Some runners save the summary next to the per-task results; the tasks are what is read.
+    data = {"final_metrics": {"m1": {"accuracy_metrics": {}}}, "run_metadata": {},
+            "task_run_results": {"m1": [runner_task("a", [execution("Search:find", {"q": "x"})])]}}
+    from evaluator.mcpbench_results import results_kind
+
+    assert results_kind(data, "r.json") == "mcpbench"
+    assert [t.task_id for t in read_results(write(tmp_path, "r.json", data))] == ["a"]
+    with pytest.raises(InputError, match="metrics summary"):
+        results_kind({"final_metrics": {}}, "s.json")
