@@ -9,6 +9,11 @@ Accepted shapes (JSON):
 - a list of {"server", "name" | "tool", "exposed_name"?, "description"?, "inputSchema" | "input_schema"?};
 - {"server id": {"tools": [...]}} or {"server id": [tools...]} (a tools/list result per server);
 - MCP-Bench's available_tools: {"Server Name:tool": {"server", "name"?, "description", "input_schema"}}.
+
+A schema that is not a JSON Schema object (a list, a string) and, in the
+MCP-Bench shape, an entry that is null or not an object do not refuse the
+catalog: MCP-Bench scores calls to such a tool non-compliant and every other
+call normally, and so does the evaluator (`unusable` says why).
 """
 
 from __future__ import annotations
@@ -29,10 +34,16 @@ def _entry(raw: Any, source: str, path: str, server: str | None = None, exposed:
     if name is None:  # MCP-Bench key "Server Name:tool"
         name = exposed.split(":", 1)[1] if exposed and ":" in exposed else exposed
     schema = raw.get("inputSchema", raw.get("input_schema"))
-    if schema is not None and not isinstance(schema, (Mapping, bool)):
-        raise f.fail("inputSchema", f"expected a JSON Schema object, got {kind(schema)}")
     return {"server": server, "tool": name, "exposed_name": f.text("exposed_name", required=False) or exposed or name,
-            "description": f.text("description", required=False, default=""), "inputSchema": schema}
+            "description": f.text("description", required=False, default=""), "inputSchema": schema, "unusable": None}
+
+
+def _unusable_entry(key: str, value: Any) -> dict[str, Any]:
+    """An MCP-Bench available_tools entry that is null or not an object: the name exists, every call to it fails
+    the schema check (MCP-Bench's `.get` on it raises inside its catch-all)."""
+    server, _, name = key.partition(":")
+    return {"server": server, "tool": name or key, "exposed_name": key, "description": "", "inputSchema": None,
+            "unusable": f"catalog entry {key!r} is {kind(value)}, not a tool object"}
 
 
 def read_catalog(path: str | Path) -> list[dict[str, Any]]:
@@ -50,6 +61,8 @@ def read_catalog(path: str | Path) -> list[dict[str, Any]]:
             elif isinstance(value, Mapping):
                 tools.append(_entry(value, source, key, server=str(value.get("server") or key.split(":", 1)[0]),
                                     exposed=key))
+            elif ":" in key:  # MCP-Bench shape with a broken entry: scored, not refused
+                tools.append(_unusable_entry(key, value))
             else:
                 raise InputError(source, line_of(data), key, f"expected a tool or a list of tools, got {kind(value)}")
     else:
@@ -62,7 +75,9 @@ def read_catalog(path: str | Path) -> list[dict[str, Any]]:
 def schema_checks(catalog: list[dict[str, Any]]) -> SchemaChecks:
     checks = SchemaChecks()
     for tool in catalog:
-        if tool["inputSchema"] is not None:
+        if tool.get("unusable"):
+            tool["input_schema_digest"] = checks.add_failing(f"unusable:{tool['exposed_name']}", tool["unusable"])
+        elif tool["inputSchema"] is not None:
             tool["input_schema_digest"] = checks.add(tool["inputSchema"])
     return checks
 

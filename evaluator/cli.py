@@ -63,6 +63,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     help="task file (MCP-Bench JSON, MCPEval ground truth, MCP-AgentBench queries); repeatable")
     ev.add_argument("--answers", metavar="FILE.jsonl", help="agents' final answers keyed by run_id")
     ev.add_argument("--predictions", metavar="FILE", help="MCPEval predictions (instead of the call log)")
+    ev.add_argument("--results", metavar="FILE", action="append", default=[],
+                    help="a benchmark harness's own results, re-scored here: MCP-Bench per-task results "
+                         "(execution_results + available_tools) or MCPEval evaluation results; repeatable")
     ev.add_argument("--labels", metavar="FILE.jsonl", help="human pass/fail labels, for judge agreement")
     ev.add_argument("--weights", metavar="SPEC", help="MCPEval score weights, e.g. name=0.4,params=0.4,order=0.2")
     ev.add_argument("--task-servers-only", action="store_true",
@@ -217,25 +220,27 @@ def _templates(specs: list[str]) -> dict[str, Any]:
 def eval_command(args: argparse.Namespace) -> int:
     from evaluator.pipeline import EvalInputs, evaluate
     from evaluator.report import print_report, render
-    from evaluator.tasks import read_answers, read_labels, read_mcpeval_tasks
+    from evaluator.tasks import PREDICTION_IDS, read_answers, read_labels, read_mcpeval_tasks
 
     try:
         inputs = EvalInputs(
             calls=_load_with_status(args),
             task_files=list(args.tasks),
             answers=read_answers(args.answers) if args.answers else {},
-            predictions=read_mcpeval_tasks(args.predictions) if args.predictions else None,
+            predictions=read_mcpeval_tasks(args.predictions, PREDICTION_IDS) if args.predictions else None,
             labels=read_labels(args.labels) if args.labels else None,
             weights=_parse_weights(args.weights),
             task_servers_only=args.task_servers_only,
             recheck_schemas=args.recheck_schemas,
+            results=list(args.results),
+            call_log_given=bool(args.calls or args.cassette),
         )
         if args.tools:
             from evaluator.catalog import read_catalog
 
             inputs.catalog = read_catalog(args.tools)
-        if not (inputs.calls or inputs.task_files):
-            raise SourceUnavailable("nothing to evaluate: give --calls/--cassette and/or --tasks")
+        if not (inputs.call_log_given or inputs.task_files or inputs.results):
+            raise SourceUnavailable("nothing to evaluate: give --calls/--cassette, --results and/or --tasks")
         judge = _judge(args) if args.judge_model else None
         try:
             report = evaluate(inputs, judge=judge, progress=_RichProgress())
@@ -250,7 +255,7 @@ def eval_command(args: argparse.Namespace) -> int:
         else:
             _emit(args, render(report, args.format))
     except (EvaluatorError, ValueError) as exc:
-        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        print(f"mcpgw: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
     misses = (report.get("judge") or {}).get("misses") or []
     if misses:
@@ -327,7 +332,7 @@ def audit_command(args: argparse.Namespace) -> int:
         else:
             _emit(args, render_audit(report, args.format))
     except (EvaluatorError, ValueError) as exc:
-        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        print(f"mcpgw: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
     for failure in failures:
         print(f"below threshold: {failure}", file=sys.stderr)

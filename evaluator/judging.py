@@ -152,10 +152,12 @@ def _bind(func: Callable[..., Awaitable[dict[str, Any]]], *args: Any, **kwargs: 
 
 def _mcpeval_cases(runs, index: RunIndex, truth, inputs: EvalInputs):
     """(model, task id, predicted calls, final response) for every prediction of a known task."""
-    if inputs.predictions is not None:
-        for task_id, pred in sorted(inputs.predictions.items()):
-            if task_id in truth:
-                yield pred.model or UNKNOWN_MODEL, task_id, pred.tool_calls, pred.final_response
+    sets = inputs.prediction_sets or ([inputs.predictions] if inputs.predictions is not None else [])
+    if sets:
+        chosen = {(pred.model or UNKNOWN_MODEL, task_id): pred  # later sources win, as in the matching
+                  for predictions in sets for task_id, pred in predictions.items() if task_id in truth}
+        for (model, task_id), pred in sorted(chosen.items()):
+            yield model, task_id, pred.tool_calls, pred.final_response
         return
     for run_id, task_id in sorted(index.task_of.items()):
         if task_id in truth:

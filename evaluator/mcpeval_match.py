@@ -1,6 +1,6 @@
 """MCPEval's tool-call matching: a ground-truth trajectory against a prediction.
 
-The definitions (METRICS.md), with the reference code's quirks kept on purpose
+The definitions (evaluator/METRICS.md), with the reference code's quirks kept on purpose
 so that numbers agree with it:
 
 - normalisation: strings stripped and lower-cased, also in strict mode; numbers
@@ -13,7 +13,11 @@ so that numbers agree with it:
   than once in the ground truth.
 - strict success does not require equal lengths: extra calls to names that are
   in the ground truth do not count as extra tools.
-- weights that do not sum to 1 (+-0.001) are replaced by the defaults, with a warning.
+- weights that do not sum to 1 (+-0.001) are replaced by the defaults, with a warning
+  (the evaluator's rule); MCPEval's `analyze` command first scales them to sum to 1
+  (`analyzer_weights`), which is what the CLI does too.
+- `summary_metrics` repeats the summary under the names of MCPEval's analysis
+  file (exact_match / flexible_match, tasks_with_matching_tools), to compare side by side.
 """
 
 from __future__ import annotations
@@ -216,6 +220,35 @@ def summarize(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+def analyzer_weights(weights: Mapping[str, float] | None) -> tuple[dict[str, float], list[str]]:
+    """Weights as MCPEval's analyze command passes them on: defaults filled in, then scaled to sum to 1."""
+    merged = {**DEFAULT_WEIGHTS, **(weights or {})}
+    total = sum(merged.values())
+    if abs(total - 1.0) <= 0.001 or total <= 0:
+        return merged, []
+    scaled = {k: v / total for k, v in merged.items()}
+    return scaled, [f"weights sum to {total:g}, not 1: scaled to " + ", ".join(f"{k}={v:.3f}" for k, v in scaled.items())]
+
+
+def analysis_summary(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The summary under MCPEval's analysis-file names (means over tasks, 0 when there are none)."""
+    rows = list(tasks.values())
+    out: dict[str, Any] = {"total_tasks": len(rows), "tasks_with_matching_tools": sum(
+        1 for r in rows if len(r["missing_tools"]) < r["counts"]["ground_truth_tool_count"])}
+    for mode, name in (("strict", "exact_match"), ("flexible", "flexible_match")):
+        part = [r[mode] for r in rows]
+
+        def mean(key: str) -> float:
+            return sum(p[key] for p in part) / len(part) if part else 0
+
+        out[name] = {"tasks_with_complete_success": sum(1 for p in part if p["success"]),
+                     "average_name_match_score": mean("tool_name_score"),
+                     "average_param_match_score": mean("param_match_score"),
+                     "average_order_match_score": mean("order_score"),
+                     "average_overall_score": mean("overall_score")}
+    return out
+
+
 def match_tasks(
     ground_truth: Mapping[str, Sequence[Mapping[str, Any]]],
     predictions: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -230,6 +263,7 @@ def match_tasks(
              for task_id in shared}
     return {
         "summary": summarize(tasks.values()),
+        "summary_metrics": analysis_summary(tasks),
         "tasks": tasks,
         "unpredicted_tasks": [t for t in ground_truth if t not in predictions],
         "unknown_predictions": [t for t in predictions if t not in ground_truth],

@@ -6,7 +6,12 @@ answer's or prediction's `model`, else the client name in the call log.
 
 Which metrics appear depends on what was given:
 - call log -> audit, and MCP-Bench rule metrics (per MCP-Bench task file when
-  given, else over all runs as one file), per model;
+  given, else over all runs as one file), per model; runs known only from the
+  answers are tasks with zero calls, scored as MCP-Bench scores them;
+- a benchmark harness's own result files (`results`): MCP-Bench per-task
+  results are re-scored with MCP-Bench's rules (one task file per results file)
+  and compared with the evaluation they carry; MCPEval evaluation results are
+  predictions for the matching;
 - MCPEval ground truth -> matching against --predictions or the call log;
 - MCP-AgentBench queries + answers + judge -> pass rates per category;
 - MCP-Bench tasks + judge -> the rubric; MCPEval + judge -> trajectory/completion;
@@ -22,10 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_rules, mcpeval_match
+from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpeval_match
 from evaluator.calllog import group_by_run
-from evaluator.tasks import (Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind, read_agentbench_tasks,
-                             read_mcpbench_tasks, read_mcpeval_tasks)
+from evaluator.schemas import SchemaChecks
+from evaluator.tasks import (PREDICTION_IDS, Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
+                             read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks)
 
 UNKNOWN_MODEL = "unknown"
 
@@ -54,6 +60,10 @@ class EvalInputs:
     weights: dict[str, float] | None = None
     task_servers_only: bool = False  # MCP-Bench: a valid name must also be on one of the task's servers
     recheck_schemas: bool = False  # re-validate every call against the catalog's schemas, ignoring verdicts
+    results: list[str] = field(default_factory=list)  # a harness's own result files (MCP-Bench, MCPEval)
+    call_log_given: bool = False  # a call log was given, even an empty one (its runs may have no calls)
+    # Every source of MCPEval predictions (--predictions, then MCPEval --results files); filled by evaluate().
+    prediction_sets: list[dict[str, McpEvalTask]] = field(default_factory=list)
 
 
 @dataclass
@@ -127,8 +137,11 @@ def _fill_digests(calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> N
 
 
 def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
-                 inputs: EvalInputs, checks: Any) -> dict[str, Any]:
-    """Per model: MCP-Bench's rule metrics per task file (or one pseudo-file: the call log)."""
+                 inputs: EvalInputs, checks: Any, answered: set[str]) -> dict[str, Any]:
+    """Per model: MCP-Bench's rule metrics per task file (or one pseudo-file: the call log).
+    `answered`: runs of the answers file; those without calls are zero-call tasks."""
+    reported = {run_id: {"planning_json_compliance": a.planning_json_compliance, "total_rounds": a.rounds}
+                for run_id, a in inputs.answers.items()}
     out = {}
     for model in index.models():
         mine = [r for r, m in index.model_of.items() if m == model]
@@ -148,10 +161,39 @@ def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, load
             if not files:
                 continue
         else:
-            files = {"call log": sorted(r for r in mine if r in runs)}
+            files = {"call log": sorted(r for r in mine if r in runs or r in answered)}
+            if not files["call log"]:
+                continue
         out[model] = mcpbench_rules.score_runs(runs, files, checks=checks, servers_by_run=servers_by_run,
-                                               recheck=inputs.recheck_schemas)
+                                               recheck=inputs.recheck_schemas, reported_by_run=reported)
     return out
+
+
+def load_results(paths: list[str]) -> tuple[dict[str, list[mcpbench_results.ResultTask]], list[dict[str, McpEvalTask]]]:
+    """Each harness result file: MCP-Bench per-task results, or MCPEval evaluation results."""
+    mcpbench: dict[str, list[mcpbench_results.ResultTask]] = {}
+    mcpeval: list[dict[str, McpEvalTask]] = []
+    for path in paths:
+        data = mcpbench_results.load_document(path)
+        if mcpbench_results.results_kind(data, path) == "mcpbench":
+            mcpbench[path] = mcpbench_results.read_results(path, data)
+        else:
+            mcpeval.append(read_mcpeval_tasks(path, id_keys=PREDICTION_IDS))
+    return mcpbench, mcpeval
+
+
+def merge_rules(rules: dict[str, Any], scored: Mapping[str, dict[str, Any]]) -> None:
+    """Add re-scored results files to the call log's rule metrics (same model: files side by side)."""
+    for model, entry in scored.items():
+        mine = rules.get(model)
+        if mine is None:
+            rules[model] = entry
+            continue
+        for key, row in entry["tasks"].items():  # a results task id may equal a call-log run id
+            mine["tasks"][key if key not in mine["tasks"] else f"results:{key}"] = row
+        mine["files"].update(entry["files"])
+        mine.setdefault("disagreements", []).extend(entry["disagreements"])
+        mine["overall"] = mcpbench_rules.aggregate_files(mine["files"])
 
 
 def predicted_calls(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -165,19 +207,21 @@ def predicted_calls(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
-                  inputs: EvalInputs) -> dict[str, Any]:
+                  inputs: EvalInputs, prediction_sets: list[dict[str, McpEvalTask]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for path, truth in loaded.mcpeval.items():
         gt = {task_id: task.tool_calls for task_id, task in truth.items()}
         by_model: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        if inputs.predictions is not None:
-            for task_id, pred in inputs.predictions.items():
-                by_model.setdefault(pred.model or UNKNOWN_MODEL, {})[task_id] = pred.tool_calls
+        if prediction_sets:
+            for predictions in prediction_sets:  # later files win for the same model and task, as in MCPEval
+                for task_id, pred in predictions.items():
+                    by_model.setdefault(pred.model or UNKNOWN_MODEL, {})[task_id] = pred.tool_calls
         else:
             for run_id, task_id in index.task_of.items():
                 if task_id in gt:
                     by_model.setdefault(index.model_of[run_id], {})[task_id] = predicted_calls(runs.get(run_id, []))
-        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=inputs.weights)
+        weights, _ = mcpeval_match.analyzer_weights(inputs.weights)
+        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights)
                      for model, preds in sorted(by_model.items())}
     return out
 
@@ -200,30 +244,49 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
     progress = progress or Progress()
     started = time.perf_counter()
     loaded = load_task_files(inputs.task_files)
+    results, prediction_sets = load_results(inputs.results)
+    if inputs.predictions is not None:
+        prediction_sets.insert(0, inputs.predictions)
+    inputs.prediction_sets = prediction_sets
+    answered = set(inputs.answers)
     runs = group_by_run(inputs.calls)
-    if inputs.predictions:
+    merged = {task_id: pred for predictions in prediction_sets for task_id, pred in predictions.items()}
+    if prediction_sets:
         covered = {a.task_id for a in inputs.answers.values()}
-        extra = {r: a for r, a in answers_from_predictions(inputs.predictions).items() if a.task_id not in covered}
+        extra = {r: a for predictions in prediction_sets for r, a in answers_from_predictions(predictions).items()
+                 if a.task_id not in covered}
         inputs.answers = {**extra, **inputs.answers}
-    index = RunIndex.build(runs, inputs.answers, inputs.predictions)
-    checks = catalog_mod.schema_checks(inputs.catalog) if inputs.catalog else None
+    index = RunIndex.build(runs, inputs.answers, merged or inputs.predictions)
+    checks = catalog_mod.schema_checks(inputs.catalog) if inputs.catalog else SchemaChecks()
     if inputs.catalog:
         _fill_digests(inputs.calls, inputs.catalog)
     report: dict[str, Any] = {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "inputs": {"calls": len(inputs.calls), "runs": len(runs), "answers": len(inputs.answers),
-                   "task_files": {p: k for p, k in _kinds(loaded)}, "catalog_tools": len(inputs.catalog)},
+                   "task_files": {p: k for p, k in _kinds(loaded)}, "catalog_tools": len(inputs.catalog),
+                   "results": {p: ("mcpbench" if p in results else "mcpeval") for p in inputs.results}},
         "models": index.models(),
         "warnings": [],
     }
     if inputs.calls:
         report["audit"] = audit.audit_calls(inputs.calls, catalog_mod.names(inputs.catalog))
         report["servers"] = server_success(report["audit"])
-        report["mcpbench_rules"] = rule_metrics(runs, index, loaded, inputs, checks)
-        if checks and checks.problems:
-            report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
+    if inputs.calls or inputs.call_log_given:
+        report["mcpbench_rules"] = rule_metrics(runs, index, loaded, inputs, checks, answered)
+    if results:
+        fallback = mcpbench_results.tools_from_catalog(inputs.catalog) if inputs.catalog else None
+        scored = mcpbench_results.score_results(results, checks=checks, fallback_tools=fallback)
+        merge_rules(report.setdefault("mcpbench_rules", {}), scored)
+        report["models"] = sorted({*report["models"], *scored})
+        differ = sum(len(entry["disagreements"]) for entry in scored.values())
+        if differ:
+            report["warnings"].append(f"{differ} re-scored values differ from the evaluation MCP-Bench saved with the "
+                                      "results (mcpbench_rules.<model>.disagreements)")
+    if checks and checks.problems:
+        report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
     if loaded.mcpeval:
-        report["mcpeval_match"] = tool_matching(runs, index, loaded, inputs)
+        report["mcpeval_match"] = tool_matching(runs, index, loaded, inputs, prediction_sets)
+        report["warnings"] += mcpeval_match.analyzer_weights(inputs.weights)[1]
     if judge is not None:
         report.update(judge.run(runs, index, loaded, inputs, progress))
     if loaded.agentbench and judge is None:

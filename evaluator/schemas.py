@@ -3,11 +3,17 @@
 MCP-Bench calls `jsonschema.validate(parameters, input_schema)` inside a
 catch-all, after returning True for a falsy schema. So:
 
-- a falsy schema (missing, `{}`, null) passes;
+- a falsy schema (missing, `{}`, null, `false`, `[]`, "") passes;
+- a schema that is neither an object nor `true` (a list, a string, a number)
+  fails every call (jsonschema raises, the catch-all turns it into False);
 - the draft is the schema's `$schema`, the latest (2020-12) when absent;
 - a schema that is itself invalid fails every call (SchemaError is caught);
 - no format checking (validate() is not given a format checker);
-- any other exception while validating (e.g. a bad regex) is a failure.
+- any other exception while validating (e.g. a bad regex) is a failure;
+- the parameters are validated as they are: `null` stays `null` (so a schema
+  with `required` but no `"type"` accepts it: `required` only applies to
+  objects). The gateway's inline verdict instead validates `{}` for absent or
+  null arguments, as MCP servers read them (evaluator/METRICS.md, "Two verdicts").
 
 Validators are compiled once per schema digest; the digest is the same
 canonical-JSON sha256 prefix the gateway uses, so digests in call logs match.
@@ -28,8 +34,6 @@ Check = Callable[[Any], bool]
 MEMO_LIMIT = 500_000
 
 
-
-
 def _always(_instance: Any) -> bool:
     return True
 
@@ -42,6 +46,8 @@ def compile_check(schema: Any) -> tuple[Check, str | None]:
     """A predicate instance -> compliant, and the schema's own problem (None when usable)."""
     if not schema:
         return _always, None
+    if not isinstance(schema, (Mapping, bool)):
+        return _never, f"unusable schema: expected a JSON Schema object, got {type(schema).__name__}"
     try:
         cls = validator_for(schema, default=Draft202012Validator)
         cls.check_schema(schema)
@@ -69,6 +75,13 @@ class SchemaChecks:
         self._checks: dict[str, Check] = {}
         self.problems: dict[str, str] = {}
         self._memo: dict[tuple[str, str], bool] = {}
+
+    def add_failing(self, key: str, problem: str) -> str:
+        """A pseudo-schema every call fails (a catalog entry that is null or not an object)."""
+        self.schemas[key] = None
+        self._checks[key] = _never
+        self.problems[key] = problem
+        return key
 
     def add(self, schema: Any) -> str:
         digest = schema_digest(schema)
@@ -103,7 +116,7 @@ class SchemaChecks:
         if known is None:
             check = self.check_for(digest)
             assert check is not None
-            known = check({} if arguments is None else arguments)
+            known = check(arguments)
             if len(self._memo) >= MEMO_LIMIT:
                 self._memo.clear()  # bounded memory; a cleared memo only costs re-validation
             self._memo[key] = known
@@ -114,4 +127,4 @@ class SchemaChecks:
         digest = self.add(schema)
         check = self.check_for(digest)
         assert check is not None
-        return check({} if arguments is None else arguments)
+        return check(arguments)

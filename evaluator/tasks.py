@@ -6,10 +6,12 @@ Shapes accepted (what the benchmarks' own loaders accept):
   or "task": task}]}, {"tasks": [{"server_name", "task"}]}, {"combinations": [{"servers",
   "generated_tasks"}]} or a bare list of {"server_name", "task"}. A task has task_id,
   task_description (concrete), fuzzy_description, dependency_analysis, distraction_servers.
-- MCPEval ground truth / predictions: JSON array or JSONL of {"task_id"|"id"|"name",
-  "tool_calls": [{"tool_name", "tool_parameters"}], "final_response"}.
+- MCPEval ground truth / predictions: JSON array or JSONL of {"id"|"task_id"|"name",
+  "tool_calls": [{"tool_name", "tool_parameters"}], "final_response"}; predictions are
+  MCPEval's evaluation results (`mcp-eval evaluate --output`), whose id is "task_id" first.
 - MCP-AgentBench-style queries: {"id", "query", "reference_answer", "category"}.
-- answers: JSONL {"run_id", "task_id"?, "model"?, "final_answer", "rounds"?}.
+- answers: JSONL {"run_id", "task_id"?, "model"?, "final_answer", "rounds"?,
+  "planning_json_compliance"?} (the last two as the agent's harness reports them).
 - human labels: JSONL {"id", "labels": [pass/fail per rater, null when missing]}.
 
 Every problem is an InputError naming file, line and field.
@@ -28,6 +30,9 @@ from evaluator.errors import InputError
 from evaluator.jsonio import Fields, iter_jsonl, kind, line_of, load_json, load_records
 
 RESIDENT_SERVERS = ("Time MCP",)  # MCP-Bench always connects it
+# MCPEval's analyzer reads a ground-truth id as `id or task_id`, a prediction's as `task_id or id`.
+TRUTH_IDS = ("id", "task_id", "name")
+PREDICTION_IDS = ("task_id", "id", "name")
 
 
 @dataclass
@@ -74,6 +79,7 @@ class Answer:
     model: str | None
     final_answer: str
     rounds: int | None = None
+    planning_json_compliance: float | None = None
 
 
 # ---- MCP-Bench -------------------------------------------------------------------------
@@ -166,13 +172,13 @@ def read_mcpbench_tasks(path: str | Path, data: Any = None) -> list[McpBenchTask
 
 # ---- MCPEval ---------------------------------------------------------------------------
 
-def read_mcpeval_tasks(path: str | Path) -> dict[str, McpEvalTask]:
+def read_mcpeval_tasks(path: str | Path, id_keys: tuple[str, ...] = TRUTH_IDS) -> dict[str, McpEvalTask]:
     """Ground-truth or prediction records, keyed by task id."""
     source = str(path)
     out: dict[str, McpEvalTask] = {}
     for line, record in load_records(path):
         f = Fields(record, source, line)
-        task_id = f.text("task_id", "id", "name")
+        task_id = f.text(*id_keys)
         if task_id in out:
             raise f.fail("task_id", f"duplicate task id {task_id!r} (first at line {out[task_id].line})")
         calls = []
@@ -225,12 +231,14 @@ def read_answers(path: str | Path) -> dict[str, Answer]:
         if run_id in out:
             raise f.fail("run_id", f"duplicate run id {run_id!r} (first at line {first_line[run_id]})")
         rounds = f.number("rounds")
+        planning = f.number("planning_json_compliance")
         out[run_id] = Answer(
             run_id=run_id,
             task_id=f.text("task_id", required=False, default=run_id),
             model=f.text("model", required=False),
             final_answer=f.text("final_answer", "answer", "final_response", "response"),
             rounds=int(rounds) if rounds is not None else None,
+            planning_json_compliance=planning,
         )
         first_line[run_id] = line
     return out

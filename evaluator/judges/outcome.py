@@ -1,7 +1,7 @@
 """MCP-AgentBench's MCP-Eval: an outcome-only, pass/fail judgement.
 
 The judge sees the user's query, the annotated reference answer and the
-agent's final answer, never the trajectory. The criteria (METRICS.md), in our
+agent's final answer, never the trajectory. The criteria (evaluator/METRICS.md), in our
 own words: the answer passes when it carries specific external data that meets
 the core need (that data is itself the evidence tools were used; sufficiency
 over completeness; format and verbosity do not matter); it fails when it is

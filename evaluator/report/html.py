@@ -91,8 +91,8 @@ def score_charts(report: Mapping[str, Any]) -> list[str]:
         out.append(charts.grouped(groups, series, "MCP-AgentBench pass rate per model and category"))
     rules = report.get("mcpbench_rules")
     if rules:
-        names = ["valid tool name", "schema compliance", "execution success", "valid call failure"]
-        keys = ["valid_tool_name_rate", "schema_compliance_rate", "execution_success_rate", "valid_call_failure_rate"]
+        names = ["valid tool name", "schema compliance", "tool call success", "valid call failure"]
+        keys = ["valid_tool_name_rate", "input_schema_compliance", "tool_call_success_rate", "valid_call_failure_rate"]
         series = [(model, [r["overall"][k] for k in keys]) for model, r in rules.items()]
         title = "MCP-Bench rule-based metrics per model (failure rate: lower is better)"
         out.append(charts.grouped(names, series, title))

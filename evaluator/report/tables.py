@@ -63,6 +63,8 @@ def overview(report: Mapping[str, Any]) -> Section:
                      ["answers", f"{inputs['answers']:,}"], ["models", ", ".join(report["models"]) or "-"]]
     for path, kind in inputs["task_files"].items():
         section.rows.append([f"task file ({kind})", _name(path)])
+    for path, kind in inputs.get("results", {}).items():
+        section.rows.append([f"results ({kind})", _name(path)])
     judge = report.get("judge")
     if judge:
         mode = "offline (recordings only)" if judge["offline"] else (judge["base_url"] or "default endpoint")
@@ -74,32 +76,47 @@ def overview(report: Mapping[str, Any]) -> Section:
     return section
 
 
-def rule_metrics(report: Mapping[str, Any]) -> Section | None:
+def rule_metrics(report: Mapping[str, Any]) -> list[Section]:
     data = report.get("mcpbench_rules")
     if not data:
-        return None
+        return []
     section = Section("MCP-Bench rule-based metrics", [
         ("model", "text"), ("task file", "text"), ("valid tool name", "rate"), ("schema compliance", "rate"),
-        ("execution success", "rate"), ("valid call failure", "rate"), ("tasks (with calls)", "text"),
+        ("tool call success", "rate"), ("valid call failure", "rate"), ("planning JSON", "rate"),
+        ("calls/task", "ms"), ("servers/task", "ms"), ("cross-server", "pct"), ("tasks (with calls)", "text"),
         ("calls", "int")], key="mcpbench_rules")
     unchecked = 0
     for model, result in data.items():
-        for path, agg in result["files"].items():
-            section.rows.append([model, _name(path), *(agg[m] for m in _RULES),
-                                 f"{agg['tasks']} ({agg['tasks_with_calls']})", agg["calls"]])
-        if len(result["files"]) > 1:
-            agg = result["overall"]
-            section.rows.append([model, "all files (mean of files)", *(agg[m] for m in _RULES), str(agg["tasks"]),
-                                 agg["calls"]])
+        rows = list(result["files"].items())
+        if len(rows) > 1:
+            rows.append(("all files (mean of files)", result["overall"]))
+        for path, agg in rows:
+            scored = agg.get("tasks_scored", agg["tasks"])
+            counts = f"{scored} ({agg['tasks_with_calls']})" if "tasks_with_calls" in agg else str(scored)
+            section.rows.append([model, _name(path), *(agg[m] for m in _RULES), counts, agg["calls"]])
         unchecked += result["overall"]["unchecked_calls"]
-    section.notes.append("Per task over its calls; tasks without calls are skipped; per file, then the mean of files.")
+        left_out = result["overall"]["tasks"] - result["overall"].get("tasks_scored", result["overall"]["tasks"])
+        if left_out:
+            section.notes.append(f"{model}: {plural(left_out, 'task')} failed in the harness or in MCP-Bench's "
+                                 "evaluation; left out of the averages, as MCP-Bench leaves them out.")
+    section.notes.append("MCP-Bench's names and formulas: per task over its calls (tasks without calls have no "
+                         "rates but count in calls/task and servers/task), per file, then the mean of files.")
     if unchecked:
         section.notes.append(f"{unchecked:,} valid-name calls had no schema verdict and no known schema; "
                              "they count as compliant (pass --tools with schemas to check them).")
-    return section
+    out = [section]
+    differ = [(model, d) for model, result in data.items() for d in result.get("disagreements", [])]
+    if differ:
+        diffs = Section("Re-score vs MCP-Bench's saved evaluation", [
+            ("model", "text"), ("task", "text"), ("metric", "text"), ("re-scored", "text"), ("saved", "text")],
+            key="mcpbench_disagreements")
+        diffs.rows += [[model, d["task"], d["metric"], d["ours"], d["reported"]] for model, d in differ]
+        out.append(diffs)
+    return out
 
 
-_RULES = ("valid_tool_name_rate", "schema_compliance_rate", "execution_success_rate", "valid_call_failure_rate")
+_RULES = ("valid_tool_name_rate", "input_schema_compliance", "tool_call_success_rate", "valid_call_failure_rate",
+          "planning_json_compliance", "avg_tool_calls_per_task", "avg_servers_used", "cross_server_coordination_rate")
 
 
 def matching(report: Mapping[str, Any]) -> list[Section]:
@@ -276,7 +293,7 @@ def drift(report: Mapping[str, Any]) -> Section | None:
 
 
 def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> list[Section]:
-    out: list[Section | None] = [overview(report), rule_metrics(report), *matching(report), pass_rates(report),
+    out: list[Section | None] = [overview(report), *rule_metrics(report), *matching(report), pass_rates(report),
                                  rubric(report), judgements(report), agreement(report), servers(report),
                                  audit(report, audit_limit), audit_examples(report, audit_limit), drift(report)]
     return [s for s in out if s is not None]

@@ -32,11 +32,11 @@ def evaluated(tmp_path, fake_openai, judge_key):
 def test_rule_metrics_per_model_and_file(evaluated):
     _, report, _ = evaluated
     a = report["mcpbench_rules"]["model-a"]["overall"]
-    assert a["valid_tool_name_rate"] == pytest.approx(2 / 3) and a["schema_compliance_rate"] == pytest.approx(0.5)
-    assert a["execution_success_rate"] == pytest.approx(1 / 3) and a["valid_call_failure_rate"] == pytest.approx(0.5)
+    assert a["valid_tool_name_rate"] == pytest.approx(2 / 3) and a["input_schema_compliance"] == pytest.approx(0.5)
+    assert a["tool_call_success_rate"] == pytest.approx(1 / 3) and a["valid_call_failure_rate"] == pytest.approx(0.5)
     assert a["tasks"] == 2 and report["mcpbench_rules"]["model-a"]["tasks"]["a-mb2"]["valid_tool_name_rate"] is None
     b = report["mcpbench_rules"]["model-b"]["overall"]
-    assert (b["valid_tool_name_rate"], b["schema_compliance_rate"], b["execution_success_rate"]) == (1.0, 1.0, 0.5)
+    assert (b["valid_tool_name_rate"], b["input_schema_compliance"], b["tool_call_success_rate"]) == (1.0, 1.0, 0.5)
 
 
 def test_matching_from_the_call_log(evaluated):
@@ -103,7 +103,7 @@ def test_unreachable_judge_stops_with_a_clear_error(tmp_path, closed_port, judge
             "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "s"), "--judge-retries", "1"]
     assert cli.main(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: cannot reach judge endpoint") and "Traceback" not in err
+    assert err.startswith("mcpgw: cannot reach judge endpoint") and "Traceback" not in err
 
 
 @pytest.mark.parametrize("fmt, marker", [("markdown", "## MCP-Bench rule-based metrics"), ("html", "<svg"),
@@ -121,7 +121,7 @@ def test_bad_inputs_exit_2_with_file_line_field(tmp_path, capsys):
     files["answers"].write_text('{"run_id": "r1", "final_answer": "ok"}\n{"run_id": "r2"}\n')
     code = cli.main(["eval", "--calls", str(files["calls"]), "--answers", str(files["answers"])])
     assert code == 2
-    assert capsys.readouterr().err.strip() == (f"error: {files['answers']}:2: field 'final_answer': missing "
+    assert capsys.readouterr().err.strip() == (f"mcpgw: {files['answers']}:2: field 'final_answer': missing "
                                                "(expected 'final_answer' or 'answer' or 'final_response' or 'response')")
     assert cli.main(["eval"]) == 2 and "nothing to evaluate" in capsys.readouterr().err
     assert cli.main(["eval", "--calls", str(files["calls"]), "--weights", "name=x"]) == 2

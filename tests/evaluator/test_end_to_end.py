@@ -71,4 +71,4 @@ def test_record_export_audit_and_report(gateway_factory, tmp_path):
     rules = json.loads(as_json.stdout)["mcpbench_rules"]
     (per_model,) = rules.values()
     task1 = per_model["tasks"]["task-1"]
-    assert task1["valid_tool_name_rate"] == pytest.approx(2 / 3) and task1["schema_compliance_rate"] == 0.5
+    assert task1["valid_tool_name_rate"] == pytest.approx(2 / 3) and task1["input_schema_compliance"] == 0.5

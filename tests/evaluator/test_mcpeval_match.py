@@ -1,4 +1,4 @@
-"""MCPEval matching on hand-computed cases, one per quirk in METRICS.md."""
+"""MCPEval matching on hand-computed cases, one per quirk in evaluator/METRICS.md."""
 
 import pytest
 

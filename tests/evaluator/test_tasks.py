@@ -86,7 +86,7 @@ def test_mcpeval_jsonl_and_json_array(tmp_path):
 
 
 @pytest.mark.parametrize("record, field", [
-    ({"tool_calls": []}, "task_id"),
+    ({"tool_calls": []}, "id"),  # ground truth: MCPEval reads `id` first
     ({"id": "a", "tool_calls": {}}, "tool_calls"),
     ({"id": "a", "tool_calls": [{"tool_parameters": {}}]}, "tool_calls[0].tool_name"),
     ({"id": "a", "tool_calls": [{"tool_name": "x", "tool_parameters": [1]}]}, "tool_calls[0].tool_parameters"),
@@ -143,3 +143,13 @@ def test_unknown_format_is_explained(tmp_path):
     path.write_text(json.dumps({"hello": 1}))
     with pytest.raises(InputError, match="cannot tell the task format"):
         detect_kind(path)
+
+
+def test_mcpeval_single_pretty_printed_object(tmp_path):
+    # MCPEval's load_json turns a lone object into a one-record list; so does the reader.
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"task_id": "t9", "tool_calls": [{"tool_name": "x", "tool_parameters": {}}]}, indent=2))
+    assert list(read_mcpeval_tasks(path)) == ["t9"]
+    path.write_text('{"task_id": "t9",\n "tool_calls": [\n')  # broken: the JSONL error is reported
+    with pytest.raises(InputError, match="one.json:1"):
+        read_mcpeval_tasks(path)
