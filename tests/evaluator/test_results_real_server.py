@@ -68,7 +68,7 @@ def test_results_recorded_against_the_real_time_server(tmp_path):
     results.write_text(json.dumps({"task_run_results": {"agent-1": [
         {"task_id": "time_mcp_000", "server_name": SERVER, "model_name": "agent-1", "status": "completed",
          "execution_results": executions, "available_tools": tools, "total_rounds": 1}]}}))
-    proc = subprocess.run([sys.executable, "-m", "gateway.cli", "eval", "--results", str(results), "--json"],
+    proc = subprocess.run([sys.executable, "-m", "mcpgw.cli", "eval", "--results", str(results), "--json"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     task = json.loads(proc.stdout)["mcpbench_rules"]["agent-1"]["tasks"]["time_mcp_000"]

@@ -221,7 +221,7 @@ def test_weights_are_scaled_as_mcpeval_analyze_does(tmp_path):
 def test_bad_results_file_is_one_line_error_through_mcpgw(tmp_path):
     path = tmp_path / "summary.json"
     path.write_text(json.dumps({"input_schema_compliance": 0.9, "tool_call_success_rate": 0.8}))
-    proc = subprocess.run([sys.executable, "-m", "gateway.cli", "eval", "--results", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "mcpgw.cli", "eval", "--results", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
