@@ -1,8 +1,8 @@
 """Drift: re-issue a cassette's recorded calls live and compare each answer with the recording.
 
-Servers start concurrently (the gateway's own supervised upstreams); calls run
-concurrently with a bound, except a stateful server's calls, which replay in
-their recorded order per lane. Tools that declare `destructiveHint` (or whose
+Servers start concurrently (the gateway's own supervised upstreams); calls to
+servers declared stateless run concurrently with a bound; any other server
+sees its calls in recorded order (its answers may depend on earlier calls). Tools that declare `destructiveHint` (or whose
 server the lock marks unsafe) are skipped unless `include_unsafe`. A server
 that is down makes its calls "failing"; the rest of the report is complete.
 """
@@ -104,8 +104,8 @@ async def run_drift(
         upstream = upstreams[server]
         async with limiter:
             call = await _check(upstream, server, tool, params, entry, Rules.for_tool(rules.get(server, []), tool))
-            # Extra calls would shift a stateful server's state under the recorded sequence.
-            if learn and not specs[server].stateful and call.verdict in ("identical", "changed", "equal_after_ignore"):
+            # Extra calls would shift a server's state under the recorded sequence: learn on stateless ones only.
+            if learn and not specs[server].tracked and call.verdict in ("identical", "changed", "equal_after_ignore"):
                 await _learn(upstream, params, report, f"{server}:{tool}")
         report.calls.append(call)
         done += 1
@@ -113,7 +113,7 @@ async def run_drift(
             progress(done, total)
 
     async def lane(server: str, entries: list[dict[str, Any]]) -> None:
-        for entry in entries:  # a stateful server sees its calls in recorded order
+        for entry in entries:  # a server that may hold state sees its calls in recorded order
             await one(server, entry)
 
     async with anyio.create_task_group() as tg:
@@ -128,7 +128,7 @@ async def run_drift(
                 report.catalog[sid] = catalog_diff(recorded.catalogs[sid]["catalog"].get("tools") or [], upstream.catalog.tools)
         async with anyio.create_task_group() as calls:
             for server, entries in work.items():
-                if specs[server].stateful:
+                if specs[server].tracked:
                     calls.start_soon(lane, server, entries)
                 else:
                     for entry in entries:

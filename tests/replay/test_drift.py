@@ -26,6 +26,7 @@ servers:
   time:
     command: uvx
     args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time"]
+    flags: [stateless]  # --learn calls tools twice: only where that cannot shift state
   everything:
     command: npx
     args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]
