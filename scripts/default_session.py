@@ -317,9 +317,27 @@ def resources_and_prompts() -> list[Step]:
     ]
 
 
+def newcomer_guesses() -> list[Step]:
+    """What a person trying the gateway for the first time types before anything else, from the
+    tool descriptions alone: the obvious arguments. Recorded so that the first minutes work offline."""
+    return [
+        tool("time__get_current_time", timezone="UTC"),
+        tool("time_mcp__get_current_time", timezone="UTC"),
+        tool("time__convert_time", source_timezone="UTC", time="12:00", target_timezone="Europe/London"),
+        tool("everything__echo", message="hello"),
+        tool("everything__get-sum", a=1, b=2),
+        tool("unit_converter__convert_temperature", value=0, from_unit="celsius", to_unit="fahrenheit"),
+        tool("unit_converter__convert_length", value=1, from_unit="mile", to_unit="kilometer"),
+        tool("medical_calculator__bmi_bsa_calculator", weight=80, height=180),
+        tool("memory__search_nodes", query="test"),
+        tool("filesystem__list_directory", path=FS_ROOT),
+    ]
+
+
 def hand_written(today: date) -> list[Step]:
     """The whole hand-written session, in the order it is played."""
     return [
+        *newcomer_guesses(),
         *unit_converter(), *medical_calculator(today), *scientific_computing(), *time_servers(),
         *sequential_thinking(), *memory(), *filesystem(), *git(), *everything(),
     ]

@@ -220,3 +220,30 @@ def test_a_newcomer_is_answered_in_any_order_without_a_run_id(embedded, era):
     answers = anyio.run(go)
     for entry, got in zip(reversed(chosen), answers, strict=True):
         assert got == expected_answer(entry), (entry["server"], entry["method"], entry["params"])
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_newcomers_first_guesses_are_answered(embedded, era):
+    """The calls scripts/default_session.py lists as a newcomer's first guesses, untagged, last first."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from default_session import newcomer_guesses
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    gateway, _, _ = embedded
+    guesses = list(reversed(newcomer_guesses()))
+    assert len({step.target.split(SEPARATOR)[0] for step in guesses}) >= 7
+
+    async def go() -> list[Any]:
+        out = []
+        with anyio.fail_after(60):
+            async with Client(gateway.url, mode=era) as client:
+                for step in guesses:
+                    try:
+                        out.append(dump(await client.call_tool(step.target, step.args)))
+                    except MCPError as exc:
+                        out.append({"error": exc.message})
+        return out
+
+    for step, answer in zip(guesses, anyio.run(go), strict=True):
+        assert "error" not in answer and answer.get("content"), (step.target, answer)
