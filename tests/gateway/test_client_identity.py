@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from mcpgw.client_identity import COOKIE, HEADER, ClientIdentity
+from gateway.client_identity import COOKIE, HEADER, ClientIdentity
 
 
 def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[bytes, bytes]] = ()) -> tuple[str, str | None]:
