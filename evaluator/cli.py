@@ -33,20 +33,39 @@ def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
             raise SourceUnavailable(
                 f"--cassette needs the recorder (recorder.calllog.iter_calls), which cannot be imported ({exc}); "
                 "export the call log to JSONL and pass it with --calls instead") from None
-        if not Path(cassette).is_dir():
-            raise SourceUnavailable(f"cassette {cassette} is not a directory")
-        try:
-            records.extend(check_calls(iter_calls(cassette), source=f"cassette {cassette}"))
-        except EvaluatorError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
-            raise SourceUnavailable(f"cannot read the call log of cassette {cassette}: {exc}") from None
+        for path in cassette_logs(args):
+            try:
+                records.extend(check_calls(iter_calls(path), source=f"cassette {path}"))
+            except EvaluatorError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
+                raise SourceUnavailable(f"cannot read the call log of cassette {path}: {exc}") from None
     return records
+
+
+def cassette_logs(args: argparse.Namespace) -> list[Path]:
+    """The call-log folders of --cassette (a name in --cassettes-dir, or a path) that --log picks."""
+    from gateway.errors import GatewayError
+    from recorder.replay_logs import call_log_paths, log_note
+
+    try:
+        paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
+    except GatewayError as exc:
+        raise SourceUnavailable(exc.message) from None
+    note = log_note(paths[0], args.log)
+    if note:
+        print(f"mcpgw: {note}", file=sys.stderr)
+    return paths
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calls", metavar="FILE.jsonl", help="call log exported as JSONL")
-    parser.add_argument("--cassette", metavar="DIR", help="read the call log straight from a cassette")
+    parser.add_argument("--cassette", metavar="NAME", help="read the call log straight from a cassette (name or path)")
+    parser.add_argument("--cassettes-dir", metavar="DIR", default="cassettes",
+                        help="folder of named cassettes (default: ./cassettes)")
+    parser.add_argument("--log", metavar="WHICH", default=None,
+                        help="which call log of --cassette: recorded (default), last (newest replay session), all, "
+                             "or a session stamp")
     parser.add_argument("--tools", metavar="FILE.json",
                         help="tool catalog (optional): names for near misses, descriptions for the judge, and "
                              "schemas to check calls the gateway recorded without a verdict")
@@ -159,15 +178,16 @@ def _emit(args: argparse.Namespace, text: str | None, printer: Any = None) -> No
         return
     from rich.console import Console
 
+    from gateway.console import PIPE_WIDTH, table_console
+
     if args.output:
         import io
 
         buffer = io.StringIO()
-        printer(Console(file=buffer, width=160, no_color=True))
+        printer(Console(file=buffer, width=PIPE_WIDTH, no_color=True))
         _write(args.output, buffer.getvalue())
     else:
-        console = Console()
-        printer(console if console.is_terminal else Console(width=160))  # pipes get full-width tables
+        printer(table_console())  # pipes get full-width tables
 
 
 def _write(path: str, text: str) -> None:
@@ -279,13 +299,15 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
     if not getattr(args, "cassette", None):
         return None
     try:
+        from gateway.errors import GatewayError
         from recorder.cassette import Cassette
+        from recorder.paths import existing_cassette
         from recorder.store import CassetteFormatError
     except ImportError:
         return None
-    try:
-        cassette = Cassette(args.cassette, create=False, readonly=True)
-    except CassetteFormatError:
+    try:  # drift checks are stored with the recording itself
+        cassette = Cassette(existing_cassette(Path(args.cassettes_dir), args.cassette), create=False, readonly=True)
+    except (CassetteFormatError, GatewayError):
         return None
     try:
         runs = [r for r in cassette.runs() if r.get("kind") == "drift"]
@@ -334,8 +356,9 @@ def audit_command(args: argparse.Namespace) -> int:
     except (EvaluatorError, ValueError) as exc:
         print(f"mcpgw: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
-    for failure in failures:
-        print(f"below threshold: {failure}", file=sys.stderr)
+    if args.output or args.format != "terminal":  # the terminal report on stdout already lists them
+        for failure in failures:
+            print(f"below threshold: {failure}", file=sys.stderr)
     return 1 if failures else 0
 
 

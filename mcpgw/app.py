@@ -5,8 +5,10 @@ Modes are compositions of upstreams:
     record  RecordingUpstream(LiveUpstream)               -> writes the cassette
     replay  CassetteUpstream                              -> starts no process
     hybrid  CassetteUpstream(fallback=RecordingUpstream(LiveUpstream))
-The call log goes into the recorded cassette in record mode, and into a
-cassette of its own otherwise (a replay never writes into what it replays).
+The call log goes into the recorded cassette in record mode; in replay and
+hybrid into a session folder inside the played cassette (`runs/<stamp>-<mode>/`,
+see recorder.replay_logs), so the recorded exchanges stay untouched; in live
+mode into `--cassette` (or a `live-<time>` cassette).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import sys
 import time
 from datetime import datetime, timezone
 from typing import Any
+
+from pathlib import Path
 
 import anyio
 
@@ -28,10 +32,12 @@ from gateway.router import Router
 from gateway.settings import Settings
 from recorder.calllog import CallLog
 from recorder.cassette import Cassette, Recorded, open_named
-from recorder.paths import cassette_path
+from recorder.paths import cassette_path, is_cassette
 from recorder.recording import RecordingUpstream
 from recorder.redaction import Redactor
+from recorder.replay_logs import new_log_path
 from recorder.state import GroupState
+from recorder.store import CassetteFormatError
 from replay.cassette_upstream import CassetteUpstream
 
 logger = logging.getLogger("mcpgw")
@@ -40,6 +46,15 @@ MODES = ("live", "record", "replay", "hybrid")
 
 def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool = False) -> Cassette:
     return open_named(settings.cassettes_dir, name, create=create, readonly=readonly)
+
+
+def _open_path(path: Path, *, create: bool, readonly: bool = False) -> Cassette:
+    try:
+        return Cassette(path, create=create, readonly=readonly)
+    except CassetteFormatError as exc:
+        raise CassetteError(str(exc)) from None
+    except OSError as exc:  # e.g. the cassettes folder is a file, or not writable
+        raise CassetteError(f"cannot open cassette {path}: {exc.strerror or exc}") from None
 
 
 class Gateway:
@@ -52,10 +67,16 @@ class Gateway:
         self.log_cassette: Cassette | None = None  # where the call log goes
         self.recorded: Recorded | None = None
         self.started = time.time()
+        self.notes: list[str] = []  # said at start: why this mode, where the call log goes
         self._closed = False
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
         upstreams: dict[str, Any] = {}
 
+        if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
+            # Nothing to replay yet: every call would miss and go live, which is what record does.
+            self.mode = settings.mode = "record"
+            self.notes.append(f"hybrid: cassette {settings.cassette or 'default'!r} does not exist yet, so this session "
+                              "starts it (every call goes live and is recorded); the next hybrid serve replays it")
         if self.mode in ("replay", "hybrid"):
             # Replay never writes into what it plays; hybrid records its misses into it.
             self.cassette = open_cassette(settings, settings.cassette or "default", create=False,
@@ -70,17 +91,28 @@ class Gateway:
                 self.cassette.close()
                 raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
         elif self.mode == "record":
-            self.cassette = open_cassette(settings, settings.cassette or _session_name("record"), create=True)
+            if only:
+                specs = [s for s in specs if s.id in only]
+            self.cassette = open_cassette(settings, settings.cassette or (_session_name("record") if not self.notes else "default"),
+                                          create=True)
             self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
 
-        if self.mode == "record":
-            self.log_cassette = self.cassette
-        else:
-            log_name = settings.log_cassette or (settings.cassette if self.mode == "live" else None) or _session_name(self.mode)
-            if self.cassette is not None and cassette_path(settings.cassettes_dir, log_name) == self.cassette.path:
+        if settings.log_cassette and self.mode != "record":
+            if self.cassette is not None and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path:
                 self.cassette.close()
-                raise CassetteError(f"--log-cassette {log_name!r} is the cassette being played; the call log needs another one")
-            self.log_cassette = open_cassette(settings, log_name, create=True)
+                raise CassetteError(f"--log-cassette {settings.log_cassette!r} is the cassette being played; the call log needs another one")
+            self.log_cassette = open_cassette(settings, settings.log_cassette, create=True)
+        elif self.mode == "record":
+            self.log_cassette = self.cassette
+        elif self.mode == "live":
+            self.log_cassette = open_cassette(settings, settings.cassette or _session_name("live"), create=True)
+        else:
+            assert self.cassette is not None
+            try:
+                self.log_cassette = _open_path(new_log_path(self.cassette.path, self.mode), create=True)
+            except CassetteError as exc:
+                self.cassette.close()
+                raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
 
         secrets = [value for spec in specs for value in spec.secret_values()]
         self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns)))
@@ -169,7 +201,8 @@ class Gateway:
 
     def announce(self) -> None:
         status = self.router.status()
-        lines = [f"mcpgw: mode {self.mode}: {status['tools']} tools from {len(status['servers'])} server(s); "
+        lines = [f"mcpgw: {note}" for note in self.notes]
+        lines += [f"mcpgw: mode {self.mode}: {status['tools']} tools from {len(status['servers'])} server(s); "
                  f"validate={self.settings.validate}; call log -> {self.log_cassette.path if self.log_cassette else None}"]
         if self.mode in ("replay", "hybrid") and self.recorded is not None and self.cassette is not None:
             recorded = [c["provenance"].get("recorded_at") for c in self.recorded.catalogs.values() if c.get("provenance")]

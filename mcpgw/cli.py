@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from gateway import __version__
 from gateway.errors import GatewayError
@@ -38,8 +38,33 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors (`mcpgw: ...`) and a guess for a mistyped command.
+
+    Subcommand parsers are made from this class too (add_subparsers reuses the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        print(f"mcpgw: {_explain(self.prog, message)}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _explain(prog: str, message: str) -> str:
+    import difflib
+    import re
+
+    match = re.search(r"invalid choice: '?([^' ]*)'? \(choose from (.*)\)", message)
+    if match is None:
+        return f"{message} (see `{prog} --help`)"
+    typed, choices = match.group(1), [c.strip(" '\"") for c in match.group(2).split(",")]
+    what = "command" if prog == "mcpgw" else f"`{prog}` action"
+    close = difflib.get_close_matches(typed, choices, n=2, cutoff=0.5)
+    guess = f"; did you mean {' or '.join(close)}?" if close else f"; choose from {', '.join(choices)}"
+    return f"unknown {what} {typed!r}{guess}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcpgw", description="One MCP endpoint in front of many MCP servers.")
+    parser = Parser(prog="mcpgw", description="One MCP endpoint in front of many MCP servers.")
     parser.add_argument("--version", action="version", version=f"mcpgw {__version__}")
     sub = parser.add_subparsers(metavar="command")
 
@@ -59,7 +84,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--mode", choices=("live", "record", "replay", "hybrid"),
                        help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
                             "is given, live otherwise")
-    serve.add_argument("--cassettes-dir", default="cassettes")
     serve.add_argument("--cassette", help="record: cassette to write; replay/hybrid: cassette to play (default 'default'); "
                                           "live: cassette for the call log")
     serve.add_argument("--log-cassette", help="cassette for the call log in replay/hybrid (default: <mode>-<time>)")
@@ -84,13 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     calls = sub.add_parser("calls", help="the call log")
     calls_sub = calls.add_subparsers(metavar="action")
     export = calls_sub.add_parser("export", help="write a cassette's call log")
-    export.add_argument("cassette", help="cassette name (or path)")
-    export.add_argument("--cassettes-dir", default="cassettes")
+    export.add_argument("cassette", help="cassette name (in --cassettes-dir) or path")
     export.add_argument("--format", choices=("jsonl",), default="jsonl")
     export.add_argument("--run", help="only this run id")
     export.add_argument("-o", "--output", help="file to write (default: stdout)")
     export.set_defaults(func=cmd_calls_export)
 
+    from recorder.paths import add_dir_option
+    from recorder.replay_logs import add_log_option
+
+    add_dir_option(export)
+    add_log_option(export)
+    add_dir_option(serve)
     from recorder.commands import add_commands as add_cassette_commands
 
     add_cassette_commands(sub)
@@ -134,11 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 probe.bind((args.host, args.port))
             except OSError as exc:
                 raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
-    mode = args.mode
-    if mode is None:
-        wants_servers = args.config or args.profile or args.servers
-        embedded = Path(args.cassettes_dir) / "default" / "data.mdb"
-        mode = "live" if wants_servers or not embedded.exists() else "replay"
+    mode = args.mode or default_mode(args)
     specs = []
     separator = "__"
     if mode != "replay" or args.config:
@@ -174,6 +199,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def default_mode(args: argparse.Namespace) -> str:
+    """The mode when --mode is not given, said out loud: never a silent switch to starting servers."""
+    from recorder.paths import cassette_path, is_cassette
+
+    given = [flag for flag, value in (("--config", args.config), ("--profile", args.profile), ("--servers", args.servers)) if value]
+    if given:
+        print(f"mcpgw: mode live, because {' and '.join(given)} {'was' if len(given) == 1 else 'were'} given "
+              "without --mode", file=sys.stderr)
+        return "live"
+    name = args.cassette or "default"
+    if is_cassette(cassette_path(Path(args.cassettes_dir), name)):
+        print(f"mcpgw: mode replay of cassette {name!r} (no --mode, --config, --profile or --servers given)", file=sys.stderr)
+        return "replay"
+    restore = " (it ships with mcpgw: `git checkout -- cassettes/default` restores it)" if name == "default" else ""
+    raise GatewayError(f"no cassette {name!r} in {args.cassettes_dir}/ to replay{restore}; to start the servers of "
+                       f"{DEFAULT_CONFIG} instead: mcpgw serve --mode live")
+
+
 def _has_uvloop() -> bool:
     try:
         import uvloop  # noqa: F401
@@ -202,8 +245,9 @@ def cmd_servers(args: argparse.Namespace) -> int:
 
 
 def print_status(status: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from gateway.console import table_console
 
     table = Table(title=f"mcpgw: {status['tools']} tools, mode {status['mode']}, validate {status['validate']}")
     for column in ("server", "state", "tools", "restarts", "server info", "reason"):
@@ -219,7 +263,7 @@ def print_status(status: dict[str, Any]) -> None:
             f"{server_info.get('name', '')} {server_info.get('version', '')}".strip(),
             info.get("reason") or "",
         )
-    Console(stderr=False).print(table)
+    table_console().print(table)
 
 
 # -- calls ---------------------------------------------------------------------------
@@ -227,23 +271,31 @@ def print_status(status: dict[str, Any]) -> None:
 
 def cmd_calls_export(args: argparse.Namespace) -> int:
     from recorder.calllog import export_jsonl
-    from recorder.paths import cassette_path
+    from recorder.replay_logs import call_log_paths, log_note
     from recorder.store import CassetteFormatError
 
-    path = cassette_path(Path(args.cassettes_dir), args.cassette)
+    paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
+    count = 0
     try:
-        if args.output:
-            with open(args.output, "w", encoding="utf-8") as out:
-                count = export_jsonl(path, out, args.run)
-        else:
-            count = export_jsonl(path, sys.stdout, args.run)
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    except OSError as exc:
+        raise GatewayError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    try:
+        for path in paths:
+            count += export_jsonl(path, out, args.run)
     except CassetteFormatError as exc:
         raise GatewayError(str(exc)) from None
     except BrokenPipeError:  # `| head`: the reader has all it wants
         return 0
     except OSError as exc:
         raise GatewayError(f"cannot write {args.output}: {exc}") from None
-    print(f"exported {count} call record(s) from {path}", file=sys.stderr)
+    finally:
+        if args.output:
+            out.close()
+    print(f"exported {count} call record(s) from {', '.join(map(str, paths))}", file=sys.stderr)
+    note = log_note(paths[0], args.log)
+    if note:
+        print(f"mcpgw: {note}", file=sys.stderr)
     return 0
 
 

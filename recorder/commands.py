@@ -13,40 +13,53 @@ from typing import Any
 
 from gateway.errors import GatewayError
 from recorder.cassette import Cassette
-from recorder.paths import cassette_path
+from gateway.console import table_console
+from recorder.paths import add_dir_option, cassette_path, existing_cassette, is_cassette
+from recorder.replay_logs import fidelity, prune, replay_logs
 from recorder.store import CassetteFormatError
+
+CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
+SHIPPED = "default"  # the cassette mcpgw ships and `mcpgw serve` replays
 
 
 def add_commands(sub: Any) -> None:
-    cassette = sub.add_parser("cassette", help="list, inspect, export, merge and remove cassettes")
-    cassette.add_argument("--cassettes-dir", default="cassettes")
+    cassette = sub.add_parser("cassette", help="list, inspect, export, merge, prune and remove cassettes")
+    add_dir_option(cassette)
     actions = cassette.add_subparsers(metavar="action")
-    ls = actions.add_parser("ls", help="every cassette, with counts")
+    ls = actions.add_parser("ls", help="every cassette, with counts, and its replay logs under it")
+    ls.add_argument("--runs", type=int, default=3, metavar="N", help="replay logs listed per cassette (default 3)")
     ls.set_defaults(func=cmd_ls)
-    show = actions.add_parser("show", help="one cassette: servers, tools, calls, replay statistics, freshness")
-    show.add_argument("name")
+    show = actions.add_parser("show", help="one cassette: servers, tools, calls, per-replay fidelity, freshness")
+    show.add_argument("name", help=CASSETTE_HELP)
     show.add_argument("--json", action="store_true")
     show.set_defaults(func=cmd_show)
     export = actions.add_parser("export", help="catalogs, exchanges and calls as JSONL")
-    export.add_argument("name")
+    export.add_argument("name", help=CASSETTE_HELP)
     export.add_argument("--format", choices=("jsonl",), default="jsonl")
     export.add_argument("-o", "--output")
     export.set_defaults(func=cmd_export)
     merge = actions.add_parser("merge", help="merge two cassettes into a new one (b's recordings after a's)")
-    merge.add_argument("a")
-    merge.add_argument("b")
-    merge.add_argument("-o", "--output", required=True)
+    merge.add_argument("a", help=CASSETTE_HELP)
+    merge.add_argument("b", help=CASSETTE_HELP)
+    merge.add_argument("-o", "--output", required=True, help="name of the new cassette")
     merge.set_defaults(func=cmd_merge)
-    rm = actions.add_parser("rm", help="remove a cassette")
-    rm.add_argument("name")
+    prune = actions.add_parser("prune", help="remove old replay logs (the recordings stay)")
+    prune.add_argument("names", nargs="*", metavar="name", help="cassettes whose logs to prune (default: all)")
+    prune.add_argument("--keep", type=int, metavar="N", help="keep the newest N replay logs of each cassette")
+    prune.add_argument("--older-than", metavar="AGE", help="remove replay logs older than AGE: 30m, 12h, 7d")
+    prune.add_argument("--dry-run", action="store_true", help="say what would go, remove nothing")
+    prune.set_defaults(func=cmd_prune)
+    rm = actions.add_parser("rm", help="remove a cassette, with its replay logs")
+    rm.add_argument("name", help=CASSETTE_HELP)
+    rm.add_argument("--force", action="store_true", help=f"needed to remove the shipped cassette {SHIPPED!r}")
     rm.set_defaults(func=cmd_rm)
+    for action in (ls, show, export, merge, prune, rm):
+        add_dir_option(action, inherited=True)
     cassette.set_defaults(func=lambda args: cassette.print_help() or 2)
 
 
 def _open(args: argparse.Namespace, name: str, *, create: bool = False, read_only: bool = True) -> Cassette:
-    path = cassette_path(Path(args.cassettes_dir), name)
-    if not create and not (path / "data.mdb").exists():
-        raise GatewayError(f"no cassette {name!r} in {args.cassettes_dir}/")
+    path = cassette_path(Path(args.cassettes_dir), name) if create else existing_cassette(Path(args.cassettes_dir), name)
     try:
         return Cassette(path, create=create, readonly=not create and read_only)
     except CassetteFormatError as exc:
@@ -94,32 +107,21 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
     }
 
 
-def replay_stats(cassettes_dir: Path, name: str) -> dict[str, Any]:
-    """Hit/miss totals of the replay runs of `name`, read from the call-log cassettes beside it."""
-    hits: Counter[str] = Counter()
-    misses: Counter[str] = Counter()
-    runs = 0
-    for path in sorted(cassettes_dir.glob("*/data.mdb")):
+def replay_fidelity(cassette: Path) -> list[dict[str, Any]]:
+    """One row per replay/hybrid session of the cassette, oldest first, from the logs kept inside it."""
+    rows = []
+    for path in replay_logs(cassette):
         try:
-            other = Cassette(path.parent, create=False, readonly=True)
-        except (CassetteFormatError, GatewayError):
-            continue
-        try:
-            for run in other.runs():
-                if run.get("kind") == "replay" and run.get("source") == name:
-                    runs += 1
-                    hits.update(run.get("hits", {}))
-                    misses.update(run.get("misses", {}))
-        finally:
-            other.close()
-    return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()), "missed": dict(misses.most_common(10))}
+            rows.append(fidelity(path))
+        except GatewayError as exc:
+            rows.append({"log": path.name, "path": str(path), "error": exc.message})
+    return rows
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"cassettes in {args.cassettes_dir}/")
+    table = Table(title=f"cassettes in {args.cassettes_dir}/ (replay logs indented under their cassette)")
     for column in ("name", "servers", "tools", "exchanges", "calls", "recorded", "size"):
         table.add_column(column)
     for path in sorted(Path(args.cassettes_dir).glob("*/data.mdb")):
@@ -133,9 +135,33 @@ def cmd_ls(args: argparse.Namespace) -> int:
         finally:
             cassette.close()
         table.add_row(s["name"], str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values())),
-                      str(s["exchanges"]), str(s["calls"]), _when(s["recorded_at"]), f"{s['bytes'] / 1024:.0f} KiB")
-    Console().print(table)
+                      str(s["exchanges"]), str(s["calls"]), _when(s["recorded_at"]), _kib(s["bytes"]))
+        logs = replay_logs(path.parent)
+        if len(logs) > args.runs:
+            table.add_row(f"  ... {len(logs) - args.runs} older replay log(s)", "", "", "", "", "", "")
+        for log in logs[len(logs) - args.runs:] if args.runs > 0 else []:
+            try:
+                row = fidelity(log)
+            except GatewayError:
+                table.add_row(f"  runs/{log.name}", "[red]unreadable[/]", "", "", "", "", "")
+                continue
+            table.add_row(f"  runs/{log.name}", "", "", "", f"{row['calls']} ({_fidelity_text(row)})",
+                          _when(row["started"]), _kib(_folder_bytes(log)))
+    table_console().print(table)
     return 0
+
+
+def _fidelity_text(row: dict[str, Any]) -> str:
+    return (f"{row['hits']} hit, {row['misses']} miss, {row['diverged_lanes']} diverged lane(s), "
+            f"{row['live']} live")
+
+
+def _folder_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.glob("*.mdb"))
+
+
+def _kib(size: int) -> str:
+    return f"{size / 1024:.0f} KiB"
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -144,22 +170,28 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary = summarize(cassette)
     finally:
         cassette.close()
-    summary["replay"] = replay_stats(Path(args.cassettes_dir), summary["name"])
+    summary["replays"] = replay_fidelity(Path(summary["path"]))
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = table_console()
     console.print(f"[bold]{summary['name']}[/] ({summary['path']}): recorded {_when(summary['recorded_at'])}, "
-                  f"{summary['exchanges']} exchanges, {summary['calls']} call records, {summary['bytes'] / 1024:.0f} KiB")
+                  f"{summary['exchanges']} exchanges, {summary['calls']} call records, {_kib(summary['bytes'])}")
     drift = summary["last_drift"]
     console.print(f"freshness: last drift check {_when(drift.get('ended')) if drift else 'never'}"
                   + (f", {drift.get('changed', 0)} changed / {drift.get('calls', 0)} calls" if drift else ""))
-    replay = summary["replay"]
-    console.print(f"replay runs: {replay['runs']}, hits {replay['hits']}, misses {replay['misses']}"
-                  + (f" (most missed: {replay['missed']})" if replay["missed"] else ""))
+    replays = summary["replays"]
+    console.print(f"replay sessions: {len(replays)}" + (" (their call logs: mcpgw calls export NAME --log last|STAMP)" if replays else ""))
+    if replays:
+        fidelity_table = Table("replay log", "mode", "calls", "hits", "misses", "diverged lanes", "live")
+        for row in replays:
+            if "error" in row:
+                fidelity_table.add_row(row["log"], f"[red]{row['error']}[/]", "", "", "", "", "")
+                continue
+            fidelity_table.add_row(row["log"], row["mode"], *(str(row[k]) for k in ("calls", "hits", "misses", "diverged_lanes", "live")))
+        console.print(fidelity_table)
     servers = Table("server", "server info", "tools in catalog")
     for sid, s in summary["servers"].items():
         si = s["server_info"] or {}
@@ -224,9 +256,40 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    path = cassette_path(Path(args.cassettes_dir), args.name)
-    if not (path / "data.mdb").exists():
-        raise GatewayError(f"no cassette {args.name!r} in {args.cassettes_dir}/")
+    path = existing_cassette(Path(args.cassettes_dir), args.name)
+    if path.resolve() == (Path(args.cassettes_dir) / SHIPPED).resolve() and not args.force:
+        raise GatewayError(f"{path} is the cassette mcpgw ships and `mcpgw serve` replays; "
+                           f"remove it anyway with: mcpgw cassette rm {args.name} --force")
     shutil.rmtree(path)
     print(f"removed {path}", file=sys.stderr)
     return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    if args.keep is None and args.older_than is None:
+        raise GatewayError("cassette prune: say what to remove with --keep N and/or --older-than AGE (e.g. 7d)")
+    if args.keep is not None and args.keep < 0:
+        raise GatewayError("--keep must be 0 or more")
+    older = parse_age(args.older_than) if args.older_than else None
+    folder = Path(args.cassettes_dir)
+    paths = [existing_cassette(folder, n) for n in args.names] or sorted(p for p in folder.glob("*") if is_cassette(p))
+    removed = 0
+    for path in paths:
+        for log in prune(path, keep=args.keep, older_than=older, dry_run=args.dry_run):
+            print(f"{'would remove' if args.dry_run else 'removed'} {log}", file=sys.stderr)
+            removed += 1
+    print(f"{removed} replay log(s) {'would be ' if args.dry_run else ''}removed from {len(paths)} cassette(s)", file=sys.stderr)
+    return 0
+
+
+def parse_age(text: str) -> float:
+    """`30m`, `12h`, `7d`, `90s` -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+    number, unit = text[:-1], text[-1:].lower()
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1
+    if unit not in units or value < 0:
+        raise GatewayError(f"--older-than {text!r}: use a number and a unit, e.g. 90s, 30m, 12h, 7d, 2w")
+    return value * units[unit]

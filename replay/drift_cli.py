@@ -14,14 +14,18 @@ from gateway.config import load_config, spec_from_dict
 from gateway.errors import GatewayError
 from gateway.settings import Settings
 from replay.compare import parse_rules
+from recorder.paths import add_dir_option
 from replay.drift import DriftReport, run_drift
+
+LOCK_FILE = "servers.lock.yaml"  # what `mcpgw serve` and `drift --learn`'s advice use
 
 
 def add_commands(sub: Any) -> None:
     drift = sub.add_parser("drift", help="re-issue a cassette's calls live and report what changed")
-    drift.add_argument("--cassette", required=True)
-    drift.add_argument("--cassettes-dir", default="cassettes")
-    drift.add_argument("--config", help="lock file whose entries (and ignore rules) to use; default: those recorded")
+    drift.add_argument("--cassette", required=True, help="cassette name (in --cassettes-dir) or path")
+    add_dir_option(drift)
+    drift.add_argument("--config", help=f"lock file whose entries (and ignore rules) to use; default: ./{LOCK_FILE} "
+                                        "when present, else the entries recorded in the cassette")
     drift.add_argument("--profile")
     drift.add_argument("--servers", nargs="+")
     drift.add_argument("--include-unsafe", action="store_true", help="also re-issue destructive / unsafe tools")
@@ -41,28 +45,67 @@ def cmd_drift(args: argparse.Namespace) -> int:
     cassette = open_named(settings.cassettes_dir, args.cassette, create=False)
     try:
         recorded = cassette.load()
-        if args.config:
-            config = load_config(args.config)
-            chosen = config.select(args.profile, args.servers) if (args.profile or args.servers) else list(config.servers.values())
-            specs = {s.id: s for s in chosen if s.id in recorded.catalogs}
-        else:
-            specs = {sid: spec_from_dict(d) for sid, d in recorded.info.get("servers", {}).items()}
-            if args.servers:
-                specs = {k: v for k, v in specs.items() if k in args.servers}
+        specs, entries = choose_entries(args, recorded)
         if not specs:
             raise GatewayError(f"no server of cassette {args.cassette!r} to check (recorded: {sorted(recorded.catalogs)})")
         rules = {sid: parse_rules(list(spec.ignore)) for sid, spec in specs.items()}
+        if not args.json:
+            print_entries(entries)
         report = anyio.run(lambda: _run(args, recorded, specs, rules, settings))
         cassette.record_run(report.summary())
     finally:
         cassette.close()
+    full = {**report.as_dict(), "entries": entries}
     if args.output:
-        Path(args.output).write_text(json.dumps(report.as_dict(), indent=2, default=str))
+        Path(args.output).write_text(json.dumps(full, indent=2, default=str))
     if args.json:
-        print(json.dumps(report.as_dict(), indent=2, default=str))
+        print(json.dumps(full, indent=2, default=str))
     else:
         print_report(report)
     return 1 if report.drift_share > args.max_drift else 0
+
+
+def choose_entries(args: argparse.Namespace, recorded: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Which lock entry (launch command, ignore rules) each recorded server is checked with.
+
+    The lock file (--config, else ./servers.lock.yaml when present) wins, so that rules added
+    after `drift --learn` take effect; servers it does not list keep the entry stored in the cassette.
+    """
+    stored = {sid: spec_from_dict(d) for sid, d in recorded.info.get("servers", {}).items()}
+    lock_path = args.config or (LOCK_FILE if Path(LOCK_FILE).is_file() else None)
+    from_lock: dict[str, Any] = {}
+    if lock_path:
+        config = load_config(lock_path)
+        chosen = config.select(args.profile, args.servers) if (args.profile or args.servers) else list(config.servers.values())
+        from_lock = {s.id: s for s in chosen if s.id in recorded.catalogs}
+    wanted = set(recorded.catalogs) | set(stored)
+    if args.servers:
+        wanted &= set(args.servers)
+    elif args.profile and lock_path:
+        wanted &= set(from_lock)
+    specs: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for sid in sorted(wanted):
+        if sid in from_lock:
+            specs[sid], sources[sid] = from_lock[sid], str(lock_path)
+        elif sid in stored:
+            specs[sid], sources[sid] = stored[sid], "cassette"
+    entries = {"lock_file": str(lock_path) if lock_path else None,
+               "servers": {sid: {"entry": sources[sid], "ignore_rules": len(spec.ignore)} for sid, spec in specs.items()}}
+    return specs, entries
+
+
+def print_entries(entries: dict[str, Any]) -> None:
+    """Say which entries and ignore rules are in force, before the (long) run starts."""
+    servers = entries["servers"]
+    by_source: dict[str, list[str]] = {}
+    for sid, info in servers.items():
+        by_source.setdefault(info["entry"], []).append(f"{sid} ({info['ignore_rules']} ignore rule(s))")
+    if entries["lock_file"] is None:
+        print(f"mcpgw: no ./{LOCK_FILE} here and no --config: using the entries recorded in the cassette", file=sys.stderr)
+    for source, names in by_source.items():
+        where = "entries recorded in the cassette" if source == "cassette" else f"entries of {source}"
+        print(f"mcpgw: {where}: {', '.join(names)}", file=sys.stderr)
 
 
 async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], rules: dict[str, Any], settings: Settings) -> DriftReport:
@@ -89,10 +132,11 @@ def _catalog_diff() -> Any:
 
 
 def print_report(report: DriftReport) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from gateway.console import table_console
+
+    console = table_console()
     summary = report.summary()
     console.print(f"[bold]drift of {report.cassette}[/]: {summary['calls']} recorded calls; "
                   f"{summary['identical']} identical, {summary['equal_after_ignore']} equal after ignore rules, "
