@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gateway.config import ServerSpec
-from gateway.naming import NameCollision, NamingPolicy, NameTable
+from gateway.naming import NameCollision, NamingPolicy, NameTable, shared_names
 from gateway.validation import CompiledSchema, ValidatorCache
 
 _LISTS = {
@@ -131,12 +131,13 @@ def build_catalog(
 ) -> Catalog:
     catalog = Catalog(version=version)
     tool_names, prompt_names = NameTable(), NameTable()
+    shared_tools, shared_prompts = _shared(servers, naming, catalog)
     for spec, server in servers:
         for tool in server.tools:
             name = tool.get("name")
             if not isinstance(name, str) or name in spec.hide_tools:
                 continue
-            exposed = naming.expose(spec.id, spec.display_name, name)
+            exposed = naming.expose(spec.id, spec.display_name, name, shared=name in shared_tools)
             try:
                 tool_names.add(exposed, spec.id, name)
             except NameCollision as exc:
@@ -155,7 +156,7 @@ def build_catalog(
             name = prompt.get("name")
             if not isinstance(name, str):
                 continue
-            exposed = naming.expose(spec.id, spec.display_name, name)
+            exposed = naming.expose(spec.id, spec.display_name, name, shared=name in shared_prompts)
             try:
                 prompt_names.add(exposed, spec.id, name)
             except NameCollision as exc:
@@ -172,6 +173,24 @@ def build_catalog(
                 catalog.resources.append((spec.id, resource))
         catalog.templates.extend((spec.id, t) for t in server.templates)
     return catalog
+
+
+def _shared(servers: list[tuple[ServerSpec, ServerCatalog]], naming: NamingPolicy,
+            catalog: Catalog) -> tuple[set[str], set[str]]:
+    """Bare naming: tool and prompt names more than one server offers (they get prefixed), reported."""
+    if naming.mode != "bare":
+        return set(), set()
+    tools = shared_names({spec.id: [t.get("name") for t in server.tools
+                                    if isinstance(t.get("name"), str) and t.get("name") not in spec.hide_tools]
+                          for spec, server in servers})
+    prompts = shared_names({spec.id: [p.get("name") for p in server.prompts if isinstance(p.get("name"), str)]
+                            for spec, server in servers})
+    for kind, shared in (("tool", tools), ("prompt", prompts)):
+        for name, owners in sorted(shared.items()):
+            exposed = ", ".join(naming.expose(sid, sid, name, shared=True) for sid in owners)
+            catalog.problems.append(f"--naming bare: {kind} {name!r} is offered by {' and '.join(owners)}; "
+                                    f"exposed prefixed instead: {exposed}")
+    return set(tools), set(prompts)
 
 
 def wire_safe_tool(tool: dict[str, Any]) -> tuple[dict[str, Any], str | None]:

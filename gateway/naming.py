@@ -8,6 +8,11 @@ original pair. Two sources that land on one name are an error at start.
 
 Benchmark mode reproduces MCP-Bench's `Server Name:tool` names verbatim
 (they do not satisfy the rule; that is the benchmark's choice).
+
+Bare mode keeps upstream names as they are, for a gateway that must look like
+the server(s) behind it. A name two servers share cannot stay bare: those names
+alone get the prefix form for every server offering them (so the result does not
+depend on which server started first), and the catalog reports each one.
 """
 
 from __future__ import annotations
@@ -28,15 +33,27 @@ class NameCollision(ValueError):
 @dataclass(frozen=True, slots=True)
 class NamingPolicy:
     separator: str = "__"
-    mode: str = "prefix"  # "prefix" | "benchmark"
+    mode: str = "prefix"  # "prefix" | "benchmark" | "bare"
 
-    def expose(self, server_id: str, display_name: str, name: str) -> str:
+    def expose(self, server_id: str, display_name: str, name: str, *, shared: bool = False) -> str:
+        """The exposed name; `shared`: another server offers the same name (matters in bare mode)."""
         if self.mode == "benchmark":
             return f"{display_name}:{name}"
+        if self.mode == "bare" and not shared:
+            return name
         candidate = f"{server_id}{self.separator}{name}"
         if NAME_RE.match(candidate):
             return candidate
         return _alias(server_id, self.separator, name)
+
+
+def shared_names(offers: dict[str, list[str]]) -> dict[str, list[str]]:
+    """name -> the servers offering it, for names more than one server offers."""
+    owners: dict[str, list[str]] = {}
+    for server_id, names in offers.items():
+        for name in dict.fromkeys(names):
+            owners.setdefault(name, []).append(server_id)
+    return {name: servers for name, servers in owners.items() if len(servers) > 1}
 
 
 def _alias(server_id: str, separator: str, name: str) -> str:

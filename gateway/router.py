@@ -203,6 +203,9 @@ class Router:
             arguments = {}
         entry = self.catalog.tools.get(name) if isinstance(name, str) else None
         record = self._new_record(caller, started, name, arguments, entry)
+        if entry is None and isinstance(name, str) and self._sole_server() is not None:
+            entry = self._passthrough_tool(name)
+            record["server"], record["tool"] = entry.server, name
         try:
             if entry is None:
                 near = self.catalog.near_tools(str(name))
@@ -210,7 +213,8 @@ class Router:
                     record["server"] = self.catalog.tools[near[0]].server
                 record["outcome"] = "rejected"
                 raise UnknownToolError(str(name), near)
-            verdict = entry.input.check(arguments) if self.settings.validate != "off" else UNCHECKED
+            checkable = self.settings.validate != "off" and record["known_tool"]  # a passthrough has no schema
+            verdict = entry.input.check(arguments) if checkable else UNCHECKED
             record["validation"] = verdict.as_dict()
             if verdict.valid is False and self.settings.validate == "enforce":
                 # Per the spec, argument errors are tool results the model can read and correct.
@@ -267,6 +271,21 @@ class Router:
             if self.call_log is not None:
                 self.call_log.append(record)
 
+    def _sole_server(self) -> str | None:
+        """Bare naming in front of one server: names the catalog lacks are still that server's to answer.
+
+        The gateway then stays transparent: an unknown tool, prompt or resource URI reaches the
+        server, and the client gets the server's own answer, as it would without the gateway.
+        """
+        if self.settings.naming == "bare" and len(self.upstreams) == 1:
+            return next(iter(self.upstreams))
+        return None
+
+    def _passthrough_tool(self, name: str) -> ToolEntry:
+        server = self._sole_server()
+        assert server is not None
+        return ToolEntry(server, name, name, {"name": name}, self.validators.compile({}), None)
+
     async def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> dict[str, Any]:
         # Every param passes through (e.g. `task`), with the upstream's own tool name.
         out = {k: v for k, v in params.items() if k != "_meta"}
@@ -312,6 +331,8 @@ class Router:
     async def get_prompt(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         name = params.get("name")
         target = self.catalog.prompts.get(name) if isinstance(name, str) else None
+        if target is None and isinstance(name, str) and self._sole_server() is not None:
+            target = (self._sole_server(), name, {})
         if target is None:
             raise UnknownTargetError(f"Unknown prompt {name!r}; known: {sorted(self.catalog.prompts)[:20]}")
         server, upstream_name, _ = target
@@ -327,6 +348,8 @@ class Router:
 
     def _resource_server(self, uri: Any) -> str:
         server = self.catalog.resource_owner(uri) if isinstance(uri, str) else None
+        if server is None and isinstance(uri, str):
+            server = self._sole_server()
         if server is None:
             raise UnknownTargetError(f"No server offers resource {uri!r}")
         return server

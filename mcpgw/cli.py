@@ -76,8 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit")
-    serve.add_argument("--naming", choices=("prefix", "benchmark"), default="prefix",
-                       help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools")
+    serve.add_argument("--naming", choices=("prefix", "benchmark", "bare"), default="prefix",
+                       help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
+                            "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
     serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024)

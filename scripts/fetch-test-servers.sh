@@ -7,6 +7,7 @@ npm_pkgs=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
   "@modelcontextprotocol/inspector@0.15.0"
+  "@modelcontextprotocol/conformance@0.1.12"  # the official conformance suite (0.1.13+ need Node 22)
 )
 for pkg in "${npm_pkgs[@]}"; do
   echo "fetching $pkg" >&2
