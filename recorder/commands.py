@@ -107,6 +107,29 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
     }
 
 
+def replay_stats(cassettes_dir: Path, cassette: Path) -> dict[str, Any]:
+    """Hit/miss totals of every replay of `cassette`, from the run summaries each session leaves in its
+    call log: the replay logs inside the cassette, and cassettes given as --log-cassette beside it."""
+    hits: Counter[str] = Counter()
+    misses: Counter[str] = Counter()
+    runs = 0
+    siblings = sorted(p.parent for p in Path(cassettes_dir).glob("*/data.mdb") if p.parent.resolve() != cassette.resolve())
+    for path in [*replay_logs(cassette), *siblings]:
+        try:
+            other = Cassette(path, create=False, readonly=True)
+        except (CassetteFormatError, GatewayError):
+            continue
+        try:
+            for run in other.runs():
+                if run.get("kind") == "replay" and run.get("source") == cassette.name:
+                    runs += 1
+                    hits.update(run.get("hits", {}))
+                    misses.update(run.get("misses", {}))
+        finally:
+            other.close()
+    return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()), "missed": dict(misses.most_common(10))}
+
+
 def replay_fidelity(cassette: Path) -> list[dict[str, Any]]:
     """One row per replay/hybrid session of the cassette, oldest first, from the logs kept inside it."""
     rows = []
@@ -170,6 +193,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary = summarize(cassette)
     finally:
         cassette.close()
+    summary["replay"] = replay_stats(Path(args.cassettes_dir), Path(summary["path"]))
     summary["replays"] = replay_fidelity(Path(summary["path"]))
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
@@ -182,8 +206,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     drift = summary["last_drift"]
     console.print(f"freshness: last drift check {_when(drift.get('ended')) if drift else 'never'}"
                   + (f", {drift.get('changed', 0)} changed / {drift.get('calls', 0)} calls" if drift else ""))
+    replay = summary["replay"]
+    console.print(f"replay runs: {replay['runs']}, hits {replay['hits']}, misses {replay['misses']}"
+                  + (f" (most missed: {replay['missed']})" if replay["missed"] else ""))
     replays = summary["replays"]
-    console.print(f"replay sessions: {len(replays)}" + (" (their call logs: mcpgw calls export NAME --log last|STAMP)" if replays else ""))
+    console.print(f"replay logs kept with the cassette: {len(replays)}"
+                  + (" (read one: mcpgw calls export NAME --log last|STAMP)" if replays else ""))
     if replays:
         fidelity_table = Table("replay log", "mode", "calls", "hits", "misses", "diverged lanes", "live")
         for row in replays:

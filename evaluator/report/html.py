@@ -94,7 +94,7 @@ def score_charts(report: Mapping[str, Any]) -> list[str]:
         names = ["valid tool name", "schema compliance", "tool call success", "valid call failure"]
         keys = ["valid_tool_name_rate", "input_schema_compliance", "tool_call_success_rate", "valid_call_failure_rate"]
         series = [(model, [r["overall"][k] for k in keys]) for model, r in rules.items()]
-        title = "MCP-Bench rule-based metrics per model (failure rate: lower is better)"
+        title = "MCP-Bench rule-based metrics per model (higher is better, except valid call failure: lower is better)"
         out.append(charts.grouped(names, series, title))
     judged = report.get("mcpbench_judge")
     if judged:

@@ -276,16 +276,21 @@ def servers(report: Mapping[str, Any]) -> Section | None:
 
 
 def drift(report: Mapping[str, Any]) -> Section | None:
-    """Live vs recorded: per server and tool, the share of calls in each verdict."""
+    """Live vs recorded: per server and tool, how many calls got each verdict, and the share that moved."""
     data = report.get("drift")
     if not data or not data.get("by_tool"):
         return None
     verdicts = ("identical", "equal_after_ignore", "changed", "failing", "skipped")
     section = Section("Drift: live vs recorded", [("server:tool", "text"), ("calls", "int")]
-                      + [(v.replace("_", " "), "rate") for v in verdicts], key="drift")
+                      + [(v.replace("_", " "), "int") for v in verdicts] + [("changed or failing", "lowpct")],
+                      key="drift")
     for tool, counts in data["by_tool"].items():
         total = sum(counts.get(v, 0) for v in verdicts)
-        section.rows.append([tool, total, *[counts.get(v, 0) / total if total else None for v in verdicts]])
+        compared = total - counts.get("skipped", 0)
+        moved = counts.get("changed", 0) + counts.get("failing", 0)
+        section.rows.append([tool, total, *[counts.get(v, 0) for v in verdicts], moved / compared if compared else None])
+    section.notes.append("Counts of re-issued calls per verdict; the last column is the share of compared "
+                         "(not skipped) calls that changed or now fail.")
     section.notes.append(f"cassette {data.get('cassette')}: {data.get('calls', 0)} calls re-issued; "
                          f"{100 * (data.get('changed_share') or 0):.1f}% changed or failing; "
                          f"{data.get('catalog_breaking', 0)} breaking catalog change(s)")

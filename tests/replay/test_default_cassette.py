@@ -123,8 +123,10 @@ def test_bare_serve_replays_the_embedded_cassette_without_starting_anything(embe
         assert info["pid"] is None, (name, info)
     assert status["tools"] == len(exposed_tools(recorded))
     assert "no server process is started" in gateway.log()
-    # The call log of the replay goes to a cassette of its own, beside the copy, not into it.
-    assert any(p.name.startswith("replay-") for p in (home / "cassettes").iterdir())
+    # The call log of the replay is kept with the cassette it plays (runs/<stamp>-replay/), not in it,
+    # and no cassette of its own appears beside it.
+    assert [p.name for p in (home / "cassettes").iterdir()] == ["default"]
+    assert [p.name.endswith("-replay") for p in (home / "cassettes" / "default" / "runs").iterdir()] == [True]
 
 
 @pytest.mark.parametrize("era", ERAS)
