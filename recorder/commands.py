@@ -162,7 +162,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         logs = replay_logs(path.parent)
         if len(logs) > args.runs:
             table.add_row(f"  ... {len(logs) - args.runs} older replay log(s)", "", "", "", "", "", "")
-        for log in logs[len(logs) - args.runs:] if args.runs > 0 else []:
+        for log in logs[max(0, len(logs) - args.runs):] if args.runs > 0 else []:
             try:
                 row = fidelity(log)
             except GatewayError:

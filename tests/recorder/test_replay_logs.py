@@ -1,0 +1,130 @@
+"""Replay logs live inside the cassette they replay; every command reads a cassette by name or path."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+from recorder.calllog import CallLog
+from recorder.replay_logs import fidelity, prune, replay_logs
+from recorder.store import CassetteStore
+from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
+from tests.replay.test_record_replay import calls
+
+FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
+
+
+def mcpgw(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+def sha256(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_replays_keep_their_logs_in_the_cassette_readable_by_name_or_path(tmp_path):
+    cassettes = tmp_path / "cassettes"
+    where = ("--cassettes-dir", str(cassettes))
+    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    calls(recorder, [("fx__echo", {"message": "alpha"})])
+    stop_gateway(recorder)
+    recording = cassettes / "c" / "data.mdb"
+    before = sha256(recording)
+
+    sessions = ([("fx__echo", {"message": "alpha"})], [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "gamma"})])
+    for index, steps in enumerate(sessions):
+        player = start_gateway(tmp_path / f"p{index}", FIXTURE, "--mode", "replay", "--cassette", "c", *where)
+        calls(player, steps, run_id=f"agent{index}")
+        stop_gateway(player)
+        assert f"call log -> {cassettes / 'c' / 'runs'}" in player.log()
+
+    assert sha256(recording) == before  # the recorded exchanges are untouched
+    assert sorted(p.name for p in cassettes.iterdir()) == ["c"]  # no replay-<time> cassettes beside it
+    logs = replay_logs(cassettes / "c")
+    assert len(logs) == 2 and all(p.name.endswith("-replay") for p in logs)
+
+    # calls export: by name with --log last, by path with --log all, and the recorded log by default.
+    last = mcpgw("calls", "export", "c", *where, "--log", "last")
+    assert last.returncode == 0, last.stderr
+    records = [json.loads(line) for line in last.stdout.splitlines()]
+    assert [(r["run_id"], r["outcome"], r["source"]) for r in records] == [("agent1", "ok", "replay"), ("agent1", "miss", "replay")]
+    every = mcpgw("calls", "export", str(cassettes / "c"), "--log", "all")
+    assert len(every.stdout.splitlines()) == 1 + 1 + 2
+    recorded = mcpgw("calls", "export", "c", *where)
+    assert [json.loads(line)["run_id"] for line in recorded.stdout.splitlines()] == ["r1"]
+    assert "also keeps 2 replay log(s)" in recorded.stderr and "--log last" in recorded.stderr
+    one = mcpgw("calls", "export", "c", *where, "--log", logs[0].name[:15])  # a unique stamp prefix
+    assert [json.loads(line)["run_id"] for line in one.stdout.splitlines()] == ["agent0"]
+    ambiguous = mcpgw("calls", "export", "c", *where, "--log", "2")
+    assert ambiguous.returncode == 2 and ambiguous.stderr.startswith("mcpgw: --log '2' matches several")
+
+    # audit and eval take the same name (no more "cassette run1 is not a directory").
+    audit = mcpgw("audit", "--cassette", "c", *where, "--log", "last", "--format", "json")
+    assert audit.returncode == 0, audit.stderr
+    assert {(t["tool"], t["calls"]) for t in json.loads(audit.stdout)["tools"] if t["calls"]} == {("echo", 2)}
+    evaluated = mcpgw("eval", "--cassette", "c", *where, "--log", "all", "--format", "json")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads(evaluated.stdout)["inputs"]["calls"] == 4
+    typo = mcpgw("audit", "--cassette", "cc", *where)
+    assert typo.returncode == 2 and typo.stderr.strip() == f"mcpgw: no cassette 'cc' in {cassettes}/; did you mean c?"
+
+    # show: per-session fidelity from those logs.
+    show = mcpgw("cassette", "show", "c", *where, "--json")
+    replays = json.loads(show.stdout)["replays"]
+    assert [(r["mode"], r["calls"], r["hits"], r["misses"], r["diverged_lanes"], r["live"]) for r in replays] == [
+        ("replay", 1, 1, 0, 0, 0), ("replay", 2, 1, 1, 0, 0)]
+
+    # ls groups the logs under their cassette; piped to a file, lines are not cut at 80 columns.
+    listing = mcpgw("cassette", "ls", *where)  # --cassettes-dir after the action works too
+    lines = listing.stdout.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("│ c "))
+    assert f"runs/{logs[0].name}" in lines[row + 1] and f"runs/{logs[1].name}" in lines[row + 2]
+    assert "2 (1 hit, 1 miss, 0 diverged lane(s), 0 live)" in lines[row + 2] and len(lines[row + 2]) > 80
+
+    # prune: a dry run removes nothing; --keep 1 removes the older log only.
+    dry = mcpgw("cassette", "prune", "c", "--keep", "1", "--dry-run", *where)
+    assert f"would remove {logs[0]}" in dry.stderr and logs[0].exists()
+    pruned = mcpgw("cassette", "prune", "--keep", "1", *where)
+    assert pruned.returncode == 0 and not logs[0].exists() and logs[1].exists()
+    assert sha256(recording) == before
+    for bad, message in ((("--older-than", "7x"), "--older-than '7x'"), ((), "--keep N and/or --older-than")):
+        refused = mcpgw("cassette", "prune", *bad, *where)
+        assert refused.returncode == 2 and refused.stderr.startswith("mcpgw: ") and message in refused.stderr
+
+
+def test_hybrid_with_a_new_cassette_starts_it(tmp_path):
+    cassettes = tmp_path / "cassettes"
+    hybrid = start_gateway(tmp_path, FIXTURE, "--mode", "hybrid", "--cassette", "fresh")
+    first = calls(hybrid, [("fx__echo", {"message": "new"})])
+    stop_gateway(hybrid)
+    assert first[0]["content"][0]["text"] == "echo: new"
+    assert "cassette 'fresh' does not exist yet, so this session starts it" in hybrid.log()
+    show = json.loads(mcpgw("cassette", "show", "fresh", "--cassettes-dir", str(cassettes), "--json").stdout)
+    assert show["tool_calls"] == {"fx:echo": 1}
+
+    again = start_gateway(tmp_path / "again", FIXTURE, "--mode", "hybrid", "--cassette", "fresh",
+                          "--cassettes-dir", str(cassettes))
+    second = calls(again, [("fx__echo", {"message": "new"})])
+    stop_gateway(again)
+    assert second == first
+    (log,) = replay_logs(cassettes / "fresh")
+    assert fidelity(log)["hits"] == 1 and fidelity(log)["mode"] == "hybrid"
+
+
+def test_fidelity_counts_and_prune_by_age(tmp_path):
+    log = tmp_path / "c" / "runs" / "20200101-000000-000000-replay"
+    store = CassetteStore(log)
+    call_log = CallLog(store)
+    for run_id, outcome, source in (("a", "ok", "replay"), ("a", "tool_error", "replay"), ("a", "diverged", "replay"),
+                                    ("b", "diverged", "replay"), ("b", "diverged", "replay"), ("c", "miss", "replay"),
+                                    ("c", "ok", "live"), ("c", "rejected", "live")):
+        call_log.append({"run_id": run_id, "outcome": outcome, "source": source})
+    store.close()
+    counts = fidelity(log)
+    assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (8, 2, 1, 2, 2)
+    newer = tmp_path / "c" / "runs" / "29990101-000000-000000-replay"
+    CassetteStore(newer).close()
+    assert prune(tmp_path / "c", older_than=86400) == [log] and not log.exists() and newer.exists()
