@@ -1,0 +1,85 @@
+"""The command line's rough edges: one error prefix, guesses for typos, no silent mode switch,
+a protected shipped cassette, --cassettes-dir on either side of a subcommand, output printed once."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from gateway.cli import default_mode, main
+from recorder.store import CassetteStore
+from tests.conftest import ROOT, free_port
+from tests.evaluator import scenario
+
+
+def mcpgw(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["serv"], "mcpgw: unknown command 'serv'; did you mean serve or servers?"),
+    (["cassete", "ls"], "mcpgw: unknown command 'cassete'; did you mean cassette"),
+    (["cassette", "lss"], "mcpgw: unknown `mcpgw cassette` action 'lss'; did you mean ls?"),
+    (["calls", "exprot", "x"], "mcpgw: unknown `mcpgw calls` action 'exprot'; did you mean export?"),
+    (["xyzzy"], "mcpgw: unknown command 'xyzzy'; choose from serve, servers, calls, cassette"),
+    (["serve", "--port", "x"], "mcpgw: argument --port: invalid int value: 'x' (see `mcpgw serve --help`)"),
+])
+def test_one_line_errors_with_a_guess(argv, expected):
+    result = mcpgw(*argv)
+    assert result.returncode == 2
+    assert result.stderr.startswith(expected) and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def serve_args(tmp_path, **given):
+    values = {"config": None, "profile": None, "servers": None, "cassette": None, "cassettes_dir": str(tmp_path)}
+    return argparse.Namespace(**{**values, **given})
+
+
+def test_serve_says_which_mode_and_why(tmp_path, capsys):
+    assert default_mode(serve_args(tmp_path, profile="local")) == "live"
+    assert capsys.readouterr().err.strip() == "mcpgw: mode live, because --profile was given without --mode"
+    CassetteStore(tmp_path / "default").close()
+    assert default_mode(serve_args(tmp_path)) == "replay"
+    assert "mode replay of cassette 'default'" in capsys.readouterr().err
+
+
+def test_serve_without_the_default_cassette_says_so_and_starts_nothing(tmp_path):
+    result = mcpgw("serve", "--cassettes-dir", str(tmp_path / "none"), "--port", str(free_port()))
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"mcpgw: no cassette 'default' in {tmp_path / 'none'}/ to replay")
+    assert "git checkout -- cassettes/default" in line and "mcpgw serve --mode live" in line
+
+
+def test_the_shipped_cassette_is_removed_only_with_force(tmp_path, capsys):
+    for name in ("default", "other"):
+        CassetteStore(tmp_path / name).close()
+    assert main(["cassette", "rm", "default", "--cassettes-dir", str(tmp_path)]) == 2
+    assert "remove it anyway with: mcpgw cassette rm default --force" in capsys.readouterr().err
+    assert (tmp_path / "default" / "data.mdb").exists()
+    assert main(["cassette", "--cassettes-dir", str(tmp_path), "rm", "other"]) == 0  # others need no flag
+    assert main(["cassette", "rm", str(tmp_path / "default"), "--force"]) == 0  # a path works as well as a name
+    assert not (tmp_path / "default").exists() and not (tmp_path / "other").exists()
+
+
+def test_cassettes_dir_before_or_after_the_action(tmp_path, capsys):
+    CassetteStore(tmp_path / "a-cassette-with-a-rather-long-name-that-would-not-fit-in-eighty-columns").close()
+    for argv in (["cassette", "--cassettes-dir", str(tmp_path), "ls"], ["cassette", "ls", "--cassettes-dir", str(tmp_path)]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out  # not a terminal here: the table must not be cut at 80 columns
+        assert "a-cassette-with-a-rather-long-name-that-would-not-fit-in-eighty-columns" in out
+
+
+def test_audit_threshold_lines_are_printed_once(tmp_path, capsys):
+    files = scenario.build(tmp_path)
+    assert main(["audit", "--calls", str(files["calls"]), "--fail-under", "validity=0.9"]) == 1
+    captured = capsys.readouterr()
+    both = captured.out + captured.err
+    assert both.count("weather/forecast: validity 0.857 < 0.9") == 1 and "below threshold" in captured.out
+    assert main(["audit", "--calls", str(files["calls"]), "--fail-under", "validity=0.9", "--format", "json"]) == 1
+    captured = capsys.readouterr()  # the JSON holds them as data; the person reads them once, on stderr
+    assert captured.err.count("weather/forecast: validity 0.857 < 0.9") == 1
