@@ -132,3 +132,40 @@ def test_client_handles_do_not_keep_connections_alive(tmp_path):
     gc.collect()
     assert len(router._clients) == 0
     store.close()
+
+
+def test_bare_naming_in_front_of_one_server_passes_unknown_names_to_it(tmp_path):
+    seen = []
+
+    async def server(method, params):
+        seen.append((method, params.get("name") or params.get("uri")))
+        if params.get("name") == "add":
+            return {"content": [{"type": "text", "text": "3"}]}
+        return {"content": [{"type": "text", "text": f"Tool {params.get('name')} not found"}], "isError": True}
+
+    spec = ServerSpec("alpha", "stdio", "x")
+    store = CassetteStore(tmp_path / "c")
+    router = Router([spec], {"alpha": HandlerUpstream("alpha", server, make_catalog(["add"]))},
+                    Settings(naming="bare"), CallLog(store))
+
+    async def fn(client):
+        names = [t.name for t in (await client.list_tools()).tools]
+        return names, await client.call_tool("add", {"x": 1}), await client.call_tool("nope", {"y": 2})
+
+    names, known, unknown = with_client(router, fn)
+    store.close()
+    assert names == ["add"] and known.content[0].text == "3"
+    assert unknown.is_error and unknown.content[0].text == "Tool nope not found"  # the server's own answer
+    assert seen == [("tools/call", "add"), ("tools/call", "nope")]
+    _, passed = list(iter_calls(tmp_path / "c"))
+    assert (passed["server"], passed["known_tool"], passed["validation"]["valid"]) == ("alpha", False, None)
+
+    # With two servers an unknown name has no owner: the gateway still refuses it.
+    router, store = make_router(tmp_path / "2", Settings(naming="bare"))
+
+    async def two(client):
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await client.call_tool("nope", {})
+
+    with_client(router, two)
+    store.close()
