@@ -30,7 +30,8 @@ def cassette_path(cassettes_dir: Path, name: str) -> Path:
         return candidate
     if not NAME_RE.match(name) or ".." in name:
         if "/" in name:
-            raise GatewayError(f"no cassette at {name} (no data.mdb there); new cassettes are made by name, in --cassettes-dir")
+            raise GatewayError(f"invalid cassette name {name!r}: no cassette folder (data.mdb) there, and a new "
+                               "cassette is named without path separators (letters, digits, '_', '-', '.')")
         raise GatewayError(f"invalid cassette name {name!r}: use letters, digits, '_', '-', '.' (no path separators)")
     return Path(cassettes_dir) / name
 
