@@ -17,7 +17,7 @@ FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=120)
 
 

@@ -13,7 +13,7 @@ from tests.replay.test_record_replay import calls
 
 def drift_in(cwd, cassettes, *args):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([sys.executable, "-m", "gateway.cli", "drift", "--cassette", "c", "--cassettes-dir",
+    result = subprocess.run([sys.executable, "-m", "mcpgw.cli", "drift", "--cassette", "c", "--cassettes-dir",
                              str(cassettes), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=240)
     return result
 

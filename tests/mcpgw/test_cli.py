@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from gateway.cli import default_mode, main
+from mcpgw.cli import default_mode, main
 from recorder.store import CassetteStore
 from tests.conftest import ROOT, free_port
 from tests.evaluator import scenario
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=60)
 
 
