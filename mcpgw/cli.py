@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="HTTP answers: adaptive (default) = plain JSON unless the request asked for progress or "
                             "its session accepts sampling/elicitation/roots; sse = always a stream; json = never")
     serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
+    add_model_options(serve)
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
 
@@ -97,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     from gateway.lock import add_commands as add_lock_commands
 
     add_lock_commands(sub)
+    from runs.cli import add_commands as add_run_commands
+
+    add_run_commands(sub)
     from replay.drift_cli import add_commands as add_drift_commands
 
     add_drift_commands(sub)
@@ -110,6 +114,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- serve ------------------------------------------------------------------------
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The model side (/v1/...) and what the call log keeps; shared by `serve` and `run`."""
+    parser.add_argument("--llm-base-url", metavar="URL",
+                        help="OpenAI-compatible model endpoint that /v1/chat/completions forwards to (live, record, hybrid)")
+    parser.add_argument("--llm-key-env", metavar="VAR", help="environment variable holding that endpoint's API key")
+    parser.add_argument("--log-results", type=int, default=0, metavar="CHARS",
+                        help="keep each tool call's result text in the call log, cut to CHARS (default 0: digest only)")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -164,6 +177,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cassettes_dir=Path(args.cassettes_dir),
         cassette=args.cassette,
         separator=separator,
+        llm_base_url=args.llm_base_url,
+        llm_key_env=args.llm_key_env,
+        log_results=max(0, args.log_results),
     )
     gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
     try:
