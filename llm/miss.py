@@ -60,7 +60,9 @@ def describe_model_miss(path: str, body: dict[str, Any], lane: str, entries: lis
         if entry.get("method") != path:
             continue
         common, phrase = first_difference(body, entry.get("params") or {})
-        score = (entry.get("lane") == lane, common, -position)
+        recorded_msgs = (entry.get("params") or {}).get("messages") or []
+        length_gap = abs(len(body.get("messages") or []) - len(recorded_msgs))
+        score = (entry.get("lane") == lane, common, -length_gap, -position)
         if best is None or score > best[0]:
             best = (score, entry, phrase)
     if best is None:

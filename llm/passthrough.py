@@ -95,15 +95,16 @@ class ModelPassthrough:
         self.forwarded += 1
         record = self.mode in ("record", "hybrid")
         started = time.perf_counter()
+        upstream_path = path.removeprefix("/v1")  # --llm-base-url ends in /v1, as OpenAI clients expect
         try:
             if body is not None and body.get("stream"):
-                answer, events = await self.live.stream(path, body)
+                answer, events = await self.live.stream(upstream_path, body)
                 if events is not None:
                     return StreamingResponse(self._relay(events, answer, path, body, key, lane, started, record),
                                              status_code=answer.status, media_type="text/event-stream",
                                              headers={"Cache-Control": "no-cache"})
             else:
-                answer = await self.live.send("POST" if body is not None else "GET", path, body)
+                answer = await self.live.send("POST" if body is not None else "GET", upstream_path, body)
         except ModelUnreachable as exc:
             return _error(502, str(exc), "model_unreachable")
         if record:
