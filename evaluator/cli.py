@@ -62,6 +62,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--tasks", metavar="FILE", action="append", default=[],
                     help="task file (MCP-Bench JSON, MCPEval ground truth, MCP-AgentBench queries); repeatable")
     ev.add_argument("--answers", metavar="FILE.jsonl", help="agents' final answers keyed by run_id")
+    ev.add_argument("--run", metavar="CASSETTE",
+                    help="a cassette written by `mcpgw run` (name or path): its call log, task files, answers and the "
+                         "servers' titles, all found in it")
     ev.add_argument("--predictions", metavar="FILE", help="MCPEval predictions (instead of the call log)")
     ev.add_argument("--results", metavar="FILE", action="append", default=[],
                     help="a benchmark harness's own results, re-scored here: MCP-Bench per-task results "
@@ -223,6 +226,7 @@ def eval_command(args: argparse.Namespace) -> int:
     from evaluator.tasks import PREDICTION_IDS, read_answers, read_labels, read_mcpeval_tasks
 
     try:
+        run = _from_run(args) if args.run else None
         inputs = EvalInputs(
             calls=_load_with_status(args),
             task_files=list(args.tasks),
@@ -235,6 +239,10 @@ def eval_command(args: argparse.Namespace) -> int:
             results=list(args.results),
             call_log_given=bool(args.calls or args.cassette),
         )
+        if run is not None:
+            answers, inputs.titles = run
+            inputs.answers = {**answers, **inputs.answers}
+            inputs.calls = [c for c in inputs.calls if c["run_id"] in inputs.answers]
         if args.tools:
             from evaluator.catalog import read_catalog
 
@@ -247,6 +255,9 @@ def eval_command(args: argparse.Namespace) -> int:
         finally:
             if judge is not None and hasattr(judge.client.store, "close"):
                 judge.client.store.close()
+        for warning in report.get("warnings") or ():
+            if warning.startswith("none of the"):
+                print(f"warning: {warning}", file=sys.stderr)
         drift = _drift(args)
         if drift is not None:
             report["drift"] = drift
@@ -263,6 +274,43 @@ def eval_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
+    """--run CASSETTE: the call log is the cassette's; task files, answers and titles come from the
+    records `mcpgw run` left in it (answers of later runs win)."""
+    from evaluator.tasks import Answer
+
+    path = Path(args.run)
+    if not (path / "data.mdb").exists():
+        path = Path("cassettes") / args.run
+    if not (path / "data.mdb").exists():
+        raise SourceUnavailable(f"--run {args.run}: no cassette there (nor in cassettes/)")
+    try:
+        from runs.manifest import read_manifests
+
+        manifests = read_manifests(path)
+    except ImportError as exc:
+        raise SourceUnavailable(f"--run needs the runs package ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
+        raise SourceUnavailable(f"--run {path}: cannot read the cassette: {exc}") from None
+    if not manifests:
+        raise SourceUnavailable(f"--run {path}: no `mcpgw run` was recorded in this cassette; "
+                                "give --cassette, --tasks and --answers instead")
+    args.cassette = str(path)
+    answers: dict[str, Any] = {}
+    titles: dict[str, str] = {}
+    for manifest in manifests:
+        for task_file in manifest.get("tasks") or ():
+            if task_file not in args.tasks:
+                if not Path(task_file).exists():
+                    raise SourceUnavailable(f"--run {path}: task file {task_file} (recorded by the run) is gone")
+                args.tasks.append(task_file)
+        for a in manifest.get("answers") or ():
+            answers[a["run_id"]] = Answer(a["run_id"], a["task_id"], a.get("model"), a.get("final_answer") or "",
+                                          a.get("rounds"))
+        titles.update(manifest.get("servers") or {})
+    return answers, titles
 
 
 def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
