@@ -23,7 +23,8 @@ def free_port() -> int:
 
 
 class GatewayProcess:
-    def __init__(self, serve_args: list[str], log_path: Path, start_timeout: float = 240.0) -> None:
+    def __init__(self, serve_args: list[str], log_path: Path, start_timeout: float = 240.0,
+                 env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
@@ -31,7 +32,7 @@ class GatewayProcess:
         self._log = log_path.open("w")
         self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1",
                                          "--port", str(self.port), *serve_args],
-                                        stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+                                        stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         try:
             self._wait_ready(start_timeout)
         except BaseException:

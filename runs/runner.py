@@ -81,23 +81,18 @@ async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answer
 
 async def run_one(task: RunTask, base: str, client: Any, names: ServerNames,
                   options: RunOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    from mcp import Client
-
     run_id = options.run_prefix + task.task_id
     model = ChatModel(client, options.model, run_id, temperature=options.temperature, seed=options.seed,
                       stream=options.stream, retries=options.model_retries)
     started = time.perf_counter()
-    final, rounds, status, error, tool_calls = "", 0, "ok", None, 0
+    final, rounds, status, error = "", 0, "ok", None
+    box: dict[str, Any] = {"tool_calls": 0}
     try:
-        with anyio.fail_after(options.task_timeout):
-            async with Client(mcp_url(base, run_id), mode="legacy") as mcp:
-                tools = await _task_tools(mcp, task, names)
-                task_tools = TaskTools(mcp, tools)
-                try:
-                    outcome = await STRATEGIES[options.strategy](task, model, task_tools, options.max_rounds)
-                finally:
-                    tool_calls = task_tools.calls
-                final, rounds, status = outcome.final_answer, outcome.rounds, outcome.status
+        try:
+            await _attempt(task, base, run_id, model, names, options, box)
+        except BaseExceptionGroup as group:  # the MCP client's task group wraps what ended the task
+            raise _first_leaf(group) from None
+        final, rounds, status = box["final"], box["rounds"], box["status"]
     except TimeoutError:
         status, error = "timeout", f"no final answer within {options.task_timeout:g}s"
     except ModelMiss as exc:
@@ -111,13 +106,32 @@ async def run_one(task: RunTask, base: str, client: Any, names: ServerNames,
     record = {
         "run_id": run_id, "task_id": task.task_id, "model": f"{options.model}/{options.strategy}",
         "strategy": options.strategy, "final_answer": final, "rounds": rounds, "status": status,
-        "tokens": model.usage.as_dict(), "model_calls": model.usage.calls, "tool_calls": tool_calls,
+        "tokens": model.usage.as_dict(), "model_calls": model.usage.calls, "tool_calls": box["tool_calls"],
     }
     if error is not None:
         record["error"] = error
     timing = {"elapsed_s": round(time.perf_counter() - started, 3), "model_calls": model.usage.calls,
               "retries": model.usage.retries}
     return record, timing
+
+
+async def _attempt(task: RunTask, base: str, run_id: str, model: ChatModel, names: ServerNames,
+                   options: RunOptions, box: dict[str, Any]) -> None:
+    from mcp import Client
+
+    with anyio.fail_after(options.task_timeout):
+        async with Client(mcp_url(base, run_id), mode="legacy") as mcp:
+            task_tools = TaskTools(mcp, await _task_tools(mcp, task, names))
+            try:
+                outcome = await STRATEGIES[options.strategy](task, model, task_tools, options.max_rounds)
+            finally:
+                box["tool_calls"] = task_tools.calls
+            box.update(final=outcome.final_answer, rounds=outcome.rounds, status=outcome.status)
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 class NoTools(Exception):
