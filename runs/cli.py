@@ -83,6 +83,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise GatewayError(f"--task-id {', '.join(unknown)}: not in the task files")
         tasks = [t for t in tasks if t.task_id in set(args.task_id)]
     tasks = tasks[: args.limit] if args.limit is not None else tasks
+    if not args.gateway and args.mode != "replay" and not args.llm_base_url:
+        raise GatewayError(f"--mode {args.mode} needs the model endpoint: --llm-base-url URL "
+                           "(and --llm-key-env VAR naming the variable that holds its key)")
     process = None
     if args.gateway:
         base = args.gateway.rstrip("/").removesuffix("/mcp")
