@@ -22,6 +22,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -79,6 +80,9 @@ class ModelPassthrough:
     # -- play / record / refuse, decided in one place -------------------------------------
 
     async def _exchange(self, request: Request, path: str, body: dict[str, Any] | None) -> Response:
+        refusal = _foreign_origin(request)
+        if refusal is not None:
+            return _error(403, refusal, "forbidden")
         lane = request.query_params.get("run") or request.headers.get("x-run-id") or self.default_run
         key = request_key(MODEL_SERVER, path, body or {})
         if self.mode in ("replay", "hybrid"):
@@ -159,6 +163,17 @@ class ModelPassthrough:
     async def aclose(self) -> None:
         if self.live is not None:
             await self.live.aclose()
+
+
+def _foreign_origin(request: Request) -> str | None:
+    """The gateway spends the model key on behalf of its callers: a web page's request (an Origin
+    that is not loopback) must not reach it, as /mcp refuses DNS-rebinding requests."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return None
+    if urlsplit(origin).hostname in ("127.0.0.1", "localhost", "::1"):
+        return None
+    return f"requests from web pages of other origins ({origin}) are refused: the gateway holds the model's key"
 
 
 def _sse(data: str) -> bytes:

@@ -100,5 +100,11 @@ def test_live_without_a_model_endpoint_says_how_to_configure_it(tmp_path):
         assert response.status_code == 503 and "--llm-base-url" in response.json()["error"]["message"]
         bad = httpx.post(gateway.base + "/v1/chat/completions", content=b"{oops", timeout=10)
         assert bad.status_code == 400 and "not JSON" in bad.json()["error"]["message"]
+        page = httpx.post(gateway.base + "/v1/chat/completions", json={"model": "m", "messages": []},
+                          headers={"Origin": "https://evil.example"}, timeout=10)
+        assert page.status_code == 403 and "holds the model's key" in page.json()["error"]["message"]
+        local = httpx.post(gateway.base + "/v1/chat/completions", json={"model": "m", "messages": []},
+                           headers={"Origin": "http://localhost:3000"}, timeout=10)
+        assert local.status_code == 503
     finally:
         stop_gateway(gateway)
