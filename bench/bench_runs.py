@@ -73,6 +73,11 @@ def replayed_run(work: Path, tasks: int, calls: int) -> None:
         print(f"replayed run {attempt + 1}: {wall:.2f}s wall, {cpu:.2f}s CPU (gateway + runner) :: {summary[0] if summary else ''}")
 
 
+def process_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def passthrough_overhead(work: Path, completions: int) -> None:
     config = work / "fx.yaml"
     body = {"model": "scripted-1", "messages": [{"role": "user", "content": "[overhead] say hi"}]}
@@ -84,18 +89,20 @@ def passthrough_overhead(work: Path, completions: int) -> None:
             with httpx.Client(timeout=10) as client:
                 for target in (model.base_url, gateway.base + "/v1"):  # warm both connections
                     client.post(target + "/chat/completions", json=body).raise_for_status()
+                cpu_before = process_cpu(gateway.process.pid)
                 for i in range(completions):
                     for target, samples in ((model.base_url, direct_s), (gateway.base + "/v1", through_s)):
                         started = time.perf_counter()
                         client.post(target + "/chat/completions", json=body, headers={"X-Run-Id": f"r{i}"}).raise_for_status()
                         samples.append(time.perf_counter() - started)
+                gateway_cpu = process_cpu(gateway.process.pid) - cpu_before
         finally:
             gateway.stop()
     p = lambda xs, q: sorted(xs)[min(len(xs) - 1, int(q * len(xs)))] * 1000  # noqa: E731
     print(f"completion straight to the model: p50 {p(direct_s, .5):.2f} ms, p99 {p(direct_s, .99):.2f} ms")
     print(f"through the gateway, recorded:    p50 {p(through_s, .5):.2f} ms, p99 {p(through_s, .99):.2f} ms")
     print(f"passthrough overhead per recorded completion: p50 {p(through_s, .5) - p(direct_s, .5):.2f} ms "
-          f"(n={completions})")
+          f"(n={completions}); the gateway's CPU per recorded completion: {gateway_cpu / completions * 1000:.2f} ms")
 
 
 def main() -> None:

@@ -55,13 +55,18 @@ async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answer
     # The gateway holds the model's key; this client's key is a placeholder the gateway ignores.
     client = AsyncOpenAI(base_url=base.rstrip("/") + "/v1", api_key="mcpgw-run", max_retries=0,
                          timeout=options.task_timeout)
+    # One HTTP client for every task's MCP session: a client per session would load the TLS
+    # trust store each time (a sixth of a second), even for plain http.
+    from mcp.client.streamable_http import create_mcp_http_client
+
+    mcp_http = create_mcp_http_client()
     limiter = anyio.CapacityLimiter(options.concurrency)
     if progress is not None:
         progress.start(f"{options.strategy} x {options.model}", len(todo))
 
     async def one(task: RunTask) -> None:
         async with limiter:
-            record, timing = await run_one(task, base, client, names, options)
+            record, timing = await run_one(task, base, client, names, options, mcp_http)
         answers.add(record)
         result.timings[record["run_id"]] = timing
         if progress is not None:
@@ -75,12 +80,13 @@ async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answer
         if progress is not None:
             progress.finish()
         await client.close()
+        await mcp_http.aclose()
         result.answers = answers.finish(order)
     return result
 
 
-async def run_one(task: RunTask, base: str, client: Any, names: ServerNames,
-                  options: RunOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+async def run_one(task: RunTask, base: str, client: Any, names: ServerNames, options: RunOptions,
+                  mcp_http: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
     run_id = options.run_prefix + task.task_id
     model = ChatModel(client, options.model, run_id, temperature=options.temperature, seed=options.seed,
                       stream=options.stream, retries=options.model_retries)
@@ -89,7 +95,7 @@ async def run_one(task: RunTask, base: str, client: Any, names: ServerNames,
     box: dict[str, Any] = {"tool_calls": 0}
     try:
         try:
-            await _attempt(task, base, run_id, model, names, options, box)
+            await _attempt(task, base, run_id, model, names, options, box, mcp_http)
         except BaseExceptionGroup as group:  # the MCP client's task group wraps what ended the task
             raise _first_leaf(group) from None
         final, rounds, status = box["final"], box["rounds"], box["status"]
@@ -116,11 +122,12 @@ async def run_one(task: RunTask, base: str, client: Any, names: ServerNames,
 
 
 async def _attempt(task: RunTask, base: str, run_id: str, model: ChatModel, names: ServerNames,
-                   options: RunOptions, box: dict[str, Any]) -> None:
+                   options: RunOptions, box: dict[str, Any], mcp_http: Any) -> None:
     from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
 
     with anyio.fail_after(options.task_timeout):
-        async with Client(mcp_url(base, run_id), mode="legacy") as mcp:
+        async with Client(streamable_http_client(mcp_url(base, run_id), http_client=mcp_http), mode="legacy") as mcp:
             task_tools = TaskTools(mcp, await _task_tools(mcp, task, names))
             try:
                 outcome = await STRATEGIES[options.strategy](task, model, task_tools, options.max_rounds)
