@@ -44,7 +44,7 @@ def script(tasks: int, calls: int) -> dict:
 def cli(*args: str, env: dict | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], cwd=ROOT, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

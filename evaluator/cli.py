@@ -16,6 +16,7 @@ from typing import Any
 from evaluator.errors import EvaluatorError, InputError, SourceUnavailable
 
 DEFAULT_STORE = "judge-recordings"
+RUN_KIND = "agent-run"  # what `mcpgw run` records in its cassette's runs (runs/manifest.py)
 
 
 def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -287,11 +288,15 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
     if not (path / "data.mdb").exists():
         raise SourceUnavailable(f"--run {args.run}: no cassette there (nor in cassettes/)")
     try:
-        from runs.manifest import read_manifests
-
-        manifests = read_manifests(path)
+        from recorder.cassette import Cassette
     except ImportError as exc:
-        raise SourceUnavailable(f"--run needs the runs package ({exc})") from None
+        raise SourceUnavailable(f"--run needs the recorder ({exc})") from None
+    try:
+        cassette = Cassette(path, create=False, readonly=True)
+        try:
+            manifests = [r for r in cassette.runs() if r.get("kind") == RUN_KIND]
+        finally:
+            cassette.close()
     except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
         raise SourceUnavailable(f"--run {path}: cannot read the cassette: {exc}") from None
     if not manifests:

@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="HTTP answers: adaptive (default) = plain JSON unless the request asked for progress or "
                             "its session accepts sampling/elicitation/roots; sse = always a stream; json = never")
     serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
+    from llm.options import add_model_options
+
     add_model_options(serve)
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
@@ -115,14 +117,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- serve ------------------------------------------------------------------------
 
-
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The model side (/v1/...) and what the call log keeps; shared by `serve` and `run`."""
-    parser.add_argument("--llm-base-url", metavar="URL",
-                        help="OpenAI-compatible model endpoint that /v1/chat/completions forwards to (live, record, hybrid)")
-    parser.add_argument("--llm-key-env", metavar="VAR", help="environment variable holding that endpoint's API key")
-    parser.add_argument("--log-results", type=int, default=0, metavar="CHARS",
-                        help="keep each tool call's result text in the call log, cut to CHARS (default 0: digest only)")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

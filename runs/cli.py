@@ -18,7 +18,7 @@ MODES = ("record", "replay", "live", "hybrid")
 
 
 def add_commands(sub: Any) -> None:
-    from gateway.cli import add_model_options
+    from llm.options import add_model_options
     from runs.strategies import STRATEGIES
 
     run = sub.add_parser("run", help="run benchmark tasks with a model through the gateway (recorded or replayed)",

@@ -30,7 +30,7 @@ class GatewayProcess:
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = log_path.open("w")
-        self.process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1",
+        self.process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--host", "127.0.0.1",
                                          "--port", str(self.port), *serve_args],
                                         stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         try:

@@ -1,5 +1,6 @@
 """What a run leaves in its call-log cassette (`runs` database, kind "agent-run"), so
-`mcpgw eval --run <cassette>` finds the task files, the answers and the servers' titles."""
+`mcpgw eval --run <cassette>` (evaluator/cli.py reads it) finds the task files, the answers
+and the servers' titles."""
 
 from __future__ import annotations
 
@@ -16,16 +17,5 @@ def write_manifest(cassette_dir: str | Path, manifest: dict[str, Any]) -> None:
     cassette = Cassette(Path(cassette_dir), create=False)
     try:
         cassette.record_run({"kind": KIND, "started": manifest.get("started", time.time()), **manifest})
-    finally:
-        cassette.close()
-
-
-def read_manifests(cassette_dir: str | Path) -> list[dict[str, Any]]:
-    """Every run recorded into the cassette by `mcpgw run`, oldest first."""
-    from recorder.cassette import Cassette
-
-    cassette = Cassette(Path(cassette_dir), create=False, readonly=True)
-    try:
-        return [r for r in cassette.runs() if r.get("kind") == KIND]
     finally:
         cassette.close()

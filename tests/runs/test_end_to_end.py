@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.cli import main
+from mcpgw.cli import main
 from recorder.calllog import iter_calls
 from recorder.store import CassetteStore, seq_key
 from runs.gateway_process import GatewayProcess
@@ -112,7 +112,7 @@ def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys):
     offline = {k: v for k, v in os.environ.items() if k != "PATH"}
     # Once as a newcomer would: `mcpgw run --mode replay` starting its own gateway, without PATH.
     self_started = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *run_args(tasks, "tc", tmp_path / "self-tc.jsonl", "--mode", "replay",
+        [sys.executable, "-m", "mcpgw.cli", *run_args(tasks, "tc", tmp_path / "self-tc.jsonl", "--mode", "replay",
                                                         "--cassettes-dir", str(cassettes), "--cassette", "rec")],
         cwd=ROOT, env=offline, capture_output=True, text=True, timeout=120)
     assert self_started.returncode == 0, self_started.stderr
