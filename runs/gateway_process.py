@@ -56,7 +56,7 @@ class GatewayProcess:
 
     def _tail(self) -> str:
         self._log.flush()
-        lines = [ln for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()]
+        lines = [ln.removeprefix("mcpgw: ") for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()]
         return " | ".join(lines[-3:]) or "(no output)"
 
     def stop(self) -> None:

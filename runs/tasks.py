@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluator.errors import InputError
 from evaluator.tasks import detect_kind, read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks
 
 
@@ -31,7 +32,9 @@ def load_tasks(paths: list[str], *, use_fuzzy: bool = True) -> list[RunTask]:
                 out.append(RunTask(t.task_id, prompt, set(t.available_servers), kind, source))
         elif kind == "mcpeval":
             for t in read_mcpeval_tasks(path).values():
-                out.append(RunTask(t.task_id, t.description or t.final_response or t.task_id, None, kind, source))
+                if not t.description:  # the reference answer is not something to hand the agent
+                    raise InputError(source, t.line, "description", "missing: the agent needs the task's description or goal")
+                out.append(RunTask(t.task_id, t.description, None, kind, source))
         else:
             for t in read_agentbench_tasks(path).values():
                 out.append(RunTask(t.task_id, t.query, None, kind, source))
