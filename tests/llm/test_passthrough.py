@@ -4,10 +4,13 @@ over HTTP: recorded with the key kept out of the cassette, replayed with the mod
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import openai
 import pytest
 
+from recorder.cassette import Cassette
 from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
 
@@ -91,6 +94,35 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
         assert miss.value.type == "replay_miss"
     finally:
         stop_gateway(replay)
+
+
+def test_hybrid_answers_what_is_recorded_and_records_what_is_not(tmp_path):
+    model = ScriptedModel({("tc", "alpha"): [{"tool_calls": [["fx__echo", {"text": "hi"}]]}],
+                           ("tc", "omega"): [{"text": "new"}]}).start()
+    try:
+        gateway = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--llm-base-url", model.base_url)
+        try:
+            client = openai.OpenAI(base_url=gateway.base + "/v1", api_key="x", max_retries=0)
+            client.chat.completions.create(model="scripted-1", messages=conversation("alpha"), tools=TOOLS)
+        finally:
+            stop_gateway(gateway)
+        seen = len(model.seen)
+        hybrid = start_gateway(tmp_path, FIXTURE, "--mode", "hybrid", "--llm-base-url", model.base_url,
+                               "--log-cassette", "log")
+        try:
+            client = openai.OpenAI(base_url=hybrid.base + "/v1", api_key="x", max_retries=0)
+            again = client.chat.completions.create(model="scripted-1", messages=conversation("alpha"), tools=TOOLS)
+            assert again.choices[0].message.tool_calls[0].function.name == "fx__echo" and len(model.seen) == seen
+            fresh = client.chat.completions.create(model="scripted-1", messages=conversation("omega"), tools=TOOLS)
+            assert fresh.choices[0].message.content == "new" and len(model.seen) == seen + 1
+        finally:
+            stop_gateway(hybrid)
+    finally:
+        model.stop()
+    cassette = Cassette(tmp_path / "cassettes" / "test", create=False, readonly=True)
+    recorded = cassette.load().by_server["@model"]
+    cassette.close()
+    assert ["omega" in json.dumps(e["params"]) for e in recorded] == [False, True]  # the miss was recorded
 
 
 def test_live_without_a_model_endpoint_says_how_to_configure_it(tmp_path):
