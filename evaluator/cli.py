@@ -16,6 +16,7 @@ from typing import Any
 from evaluator.errors import EvaluatorError, InputError, SourceUnavailable
 
 DEFAULT_STORE = "judge-recordings"
+RUN_KIND = "agent-run"  # what `mcpgw run` records in its cassette's runs (runs/manifest.py)
 
 
 def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -81,6 +82,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--tasks", metavar="FILE", action="append", default=[],
                     help="task file (MCP-Bench JSON, MCPEval ground truth, MCP-AgentBench queries); repeatable")
     ev.add_argument("--answers", metavar="FILE.jsonl", help="agents' final answers keyed by run_id")
+    ev.add_argument("--run", metavar="CASSETTE",
+                    help="a cassette written by `mcpgw run` (name or path): its call log, task files, answers and the "
+                         "servers' titles, all found in it")
     ev.add_argument("--predictions", metavar="FILE", help="MCPEval predictions (instead of the call log)")
     ev.add_argument("--results", metavar="FILE", action="append", default=[],
                     help="a benchmark harness's own results, re-scored here: MCP-Bench per-task results "
@@ -243,6 +247,7 @@ def eval_command(args: argparse.Namespace) -> int:
     from evaluator.tasks import PREDICTION_IDS, read_answers, read_labels, read_mcpeval_tasks
 
     try:
+        run = _from_run(args) if args.run else None
         inputs = EvalInputs(
             calls=_load_with_status(args),
             task_files=list(args.tasks),
@@ -255,6 +260,10 @@ def eval_command(args: argparse.Namespace) -> int:
             results=list(args.results),
             call_log_given=bool(args.calls or args.cassette),
         )
+        if run is not None:
+            answers, inputs.titles = run
+            inputs.answers = {**answers, **inputs.answers}
+            inputs.calls = [c for c in inputs.calls if c["run_id"] in inputs.answers]
         if args.tools:
             from evaluator.catalog import read_catalog
 
@@ -267,6 +276,9 @@ def eval_command(args: argparse.Namespace) -> int:
         finally:
             if judge is not None and hasattr(judge.client.store, "close"):
                 judge.client.store.close()
+        for warning in report.get("warnings") or ():
+            if warning.startswith("none of the"):
+                print(f"warning: {warning}", file=sys.stderr)
         drift = _drift(args)
         if drift is not None:
             report["drift"] = drift
@@ -283,6 +295,47 @@ def eval_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
+    """--run CASSETTE: the call log is the cassette's; task files, answers and titles come from the
+    records `mcpgw run` left in it (answers of later runs win)."""
+    from evaluator.tasks import Answer
+
+    path = Path(args.run)
+    if not (path / "data.mdb").exists():
+        path = Path("cassettes") / args.run
+    if not (path / "data.mdb").exists():
+        raise SourceUnavailable(f"--run {args.run}: no cassette there (nor in cassettes/)")
+    try:
+        from recorder.cassette import Cassette
+    except ImportError as exc:
+        raise SourceUnavailable(f"--run needs the recorder ({exc})") from None
+    try:
+        cassette = Cassette(path, create=False, readonly=True)
+        try:
+            manifests = [r for r in cassette.runs() if r.get("kind") == RUN_KIND]
+        finally:
+            cassette.close()
+    except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
+        raise SourceUnavailable(f"--run {path}: cannot read the cassette: {exc}") from None
+    if not manifests:
+        raise SourceUnavailable(f"--run {path}: no `mcpgw run` was recorded in this cassette; "
+                                "give --cassette, --tasks and --answers instead")
+    args.cassette = str(path)
+    answers: dict[str, Any] = {}
+    titles: dict[str, str] = {}
+    for manifest in manifests:
+        for task_file in manifest.get("tasks") or ():
+            if task_file not in args.tasks:
+                if not Path(task_file).exists():
+                    raise SourceUnavailable(f"--run {path}: task file {task_file} (recorded by the run) is gone")
+                args.tasks.append(task_file)
+        for a in manifest.get("answers") or ():
+            answers[a["run_id"]] = Answer(a["run_id"], a["task_id"], a.get("model"), a.get("final_answer") or "",
+                                          a.get("rounds"))
+        titles.update(manifest.get("servers") or {})
+    return answers, titles
 
 
 def _drift(args: argparse.Namespace) -> dict[str, Any] | None:

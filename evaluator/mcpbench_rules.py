@@ -91,7 +91,7 @@ def call_succeeded(record: Mapping[str, Any]) -> bool:
 def _server_of(record: Mapping[str, Any]) -> tuple[str | None, str | None]:
     # Benchmark naming exposes "Server Name:tool"; the part before ":" is the display name.
     name = record.get("exposed_name") or ""
-    display = name.split(":", 1)[0] if ":" in name else None
+    display = name.split(":", 1)[0] if ":" in name else record.get("server_title")  # title from the lock (names.py)
     return record.get("server"), display
 
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpeval_match
+from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpeval_match, names
 from evaluator.calllog import group_by_run
 from evaluator.schemas import SchemaChecks
 from evaluator.tasks import (PREDICTION_IDS, Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
@@ -64,6 +64,7 @@ class EvalInputs:
     call_log_given: bool = False  # a call log was given, even an empty one (its runs may have no calls)
     # Every source of MCPEval predictions (--predictions, then MCPEval --results files); filled by evaluate().
     prediction_sets: list[dict[str, McpEvalTask]] = field(default_factory=list)
+    titles: dict[str, str] = field(default_factory=dict)  # server id -> benchmark name (the lock's titles)
 
 
 @dataclass
@@ -210,12 +211,13 @@ def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loa
                   inputs: EvalInputs, prediction_sets: list[dict[str, McpEvalTask]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for path, truth in loaded.mcpeval.items():
-        gt = {task_id: task.tool_calls for task_id, task in truth.items()}
+        # Ground truth and predictions may name tools as the agent saw them (server prefix or title).
+        gt = {task_id: _bare_calls(task.tool_calls, inputs.titles) for task_id, task in truth.items()}
         by_model: dict[str, dict[str, list[dict[str, Any]]]] = {}
         if prediction_sets:
             for predictions in prediction_sets:  # later files win for the same model and task, as in MCPEval
                 for task_id, pred in predictions.items():
-                    by_model.setdefault(pred.model or UNKNOWN_MODEL, {})[task_id] = pred.tool_calls
+                    by_model.setdefault(pred.model or UNKNOWN_MODEL, {})[task_id] = _bare_calls(pred.tool_calls, inputs.titles)
         else:
             for run_id, task_id in index.task_of.items():
                 if task_id in gt:
@@ -224,6 +226,33 @@ def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loa
         out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights)
                      for model, preds in sorted(by_model.items())}
     return out
+
+
+def _bare_calls(calls: list[dict[str, Any]], titles: Mapping[str, str]) -> list[dict[str, Any]]:
+    return [{**c, "tool_name": names.bare_tool(c["tool_name"], titles)} for c in calls]
+
+
+def unmatched_servers(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded) -> str | None:
+    """A warning when runs of MCP-Bench tasks made calls but none reached any of their task's servers
+    (usually names that do not line up: server ids vs the benchmark's titles)."""
+    calls = matched = 0
+    seen: set[str] = set()
+    wanted: set[str] = set()
+    for tasks in loaded.mcpbench.values():
+        for task in tasks:
+            for run_id in index.runs_for(task.task_id):
+                for record in runs.get(run_id, ()):
+                    calls += 1
+                    server, display = mcpbench_rules._server_of(record)
+                    seen.add(str(display or server))
+                    wanted |= task.available_servers
+                    matched += server in task.available_servers or display in task.available_servers
+    if calls and not matched:
+        return (f"none of the {calls} calls reached a server of its MCP-Bench task: the call log names servers "
+                f"{', '.join(sorted(seen)[:5])}; the tasks name {', '.join(sorted(wanted)[:5])}. Give the lock's titles "
+                "(eval --run, or serve with the lock's `title:` fields) so names line up; scores against task servers "
+                "are meaningless until they do")
+    return None
 
 
 def server_success(audit_report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -258,6 +287,9 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         inputs.answers = {**extra, **inputs.answers}
     index = RunIndex.build(runs, inputs.answers, merged or inputs.predictions)
     checks = catalog_mod.schema_checks(inputs.catalog) if inputs.catalog else SchemaChecks()
+    if not inputs.titles:  # the servers in the log are at least their own names
+        inputs.titles = {r["server"]: r.get("server_title") or r["server"] for r in inputs.calls if r.get("server")}
+    names.add_titles(inputs.calls, inputs.titles)
     if inputs.catalog:
         _fill_digests(inputs.calls, inputs.catalog)
     report: dict[str, Any] = {
@@ -273,6 +305,9 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         report["servers"] = server_success(report["audit"])
     if inputs.calls or inputs.call_log_given:
         report["mcpbench_rules"] = rule_metrics(runs, index, loaded, inputs, checks, answered)
+        unmatched = unmatched_servers(runs, index, loaded)
+        if unmatched:
+            report["warnings"].append(unmatched)
     if results:
         fallback = mcpbench_results.tools_from_catalog(inputs.catalog) if inputs.catalog else None
         scored = mcpbench_results.score_results(results, checks=checks, fallback_tools=fallback)

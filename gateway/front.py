@@ -211,7 +211,7 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 
 def build_http_app(
     router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
-    response_mode: str = "adaptive",
+    response_mode: str = "adaptive", routes: list[Route] | None = None,
 ) -> Starlette:
     security = None
     if host in ("127.0.0.1", "localhost", "::1"):
@@ -246,7 +246,7 @@ def build_http_app(
                 on_shutdown()
 
     return Starlette(
-        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz)],
+        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz), *(routes or [])],
         lifespan=lifespan,
     )
 

@@ -8,6 +8,7 @@ to the SDK's server and turns `GatewayError`s into JSON-RPC errors.
 from __future__ import annotations
 
 import collections
+import json
 import hashlib
 import json
 import logging
@@ -237,6 +238,8 @@ class Router:
             record["is_error"] = is_error
             record["outcome"] = "tool_error" if is_error else "ok"
             record["result_digest"] = _digest(result)
+            if self.settings.log_results:  # what the tool returned, for judges reading the log
+                record["result"] = _result_text(result, self.settings.log_results)
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
                 record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
             return result
@@ -414,6 +417,7 @@ class Router:
             info["exposed_tools"] = sum(1 for e in self.catalog.tools.values() if e.server == name)
             if hasattr(upstream, "run_instances"):  # isolation: run
                 info["run_instances"] = upstream.run_instances
+            info["title"] = self.specs[name].title if name in self.specs else None
             servers[name] = info
         return {
             "servers": servers,
@@ -421,12 +425,22 @@ class Router:
             "catalog_version": self.catalog.version,
             "problems": self.catalog.problems,
             "validate": self.settings.validate,
+            "naming": self.settings.naming,
+            "separator": self.settings.separator,
             "mode": self.settings.mode,
             **(self.call_log.describe() if self.call_log else {"cassette": None, "call_log": None}),
             "calls_served": self.calls_served,
             "own_work_us": _percentiles(self.own_work_s),
             "uptime_s": round(time.time() - self.started_at, 1),
         }
+
+
+def _result_text(result: dict[str, Any], limit: int) -> str:
+    """A result's text content (else its JSON), cut to `limit` characters with a note of the cut."""
+    parts = [c.get("text", "") for c in result.get("content") or () if isinstance(c, dict) and c.get("type") == "text"]
+    text = "\n".join(parts) if parts else json.dumps(result.get("structuredContent", result), ensure_ascii=False,
+                                                      sort_keys=True, default=str)
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
 def _percentiles(samples: collections.deque[float]) -> dict[str, float] | None:

@@ -29,4 +29,7 @@ class Settings:
     # HTTP answers: "adaptive" = plain JSON unless the request may need a stream (progress, relays);
     # "sse" = always a stream; "json" = never (no mid-call progress or relays over HTTP).
     response_mode: str = "adaptive"
+    llm_base_url: str | None = None  # the model endpoint behind /v1 (OpenAI-compatible)
+    llm_key_env: str | None = None  # environment variable holding its API key
+    log_results: int = 0  # keep each call's result in the call log, cut to this many characters (0: digest only)
     separator: str = "__"  # from the lock file  # tools/list page size towards clients

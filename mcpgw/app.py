@@ -30,6 +30,7 @@ from gateway.isolation import PerRunUpstream
 from gateway.live import LiveUpstream
 from gateway.router import Router
 from gateway.settings import Settings
+from llm.wiring import model_passthrough
 from recorder.calllog import CallLog
 from recorder.cassette import Cassette, Recorded, open_named
 from recorder.paths import cassette_path, is_cassette
@@ -119,6 +120,8 @@ class Gateway:
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
         self.server = build_server(self.router, default_run)
+        # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side.
+        self.model = model_passthrough(settings, self.mode, self.cassette, self.recorded, default_run, redact_patterns)
 
     def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Any:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
@@ -176,7 +179,7 @@ class Gateway:
 
     async def serve_http(self) -> None:
         app = build_http_app(self.router, self.server, self.settings.host, self.settings.path, on_shutdown=self.close,
-                             response_mode=self.settings.response_mode)
+                             response_mode=self.settings.response_mode, routes=self.model.routes())
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         try:
             listening = anyio.Event()
@@ -240,7 +243,8 @@ class Gateway:
                     if report["diverged"] or report["live"]:
                         lanes.setdefault(lane, {})[name] = report
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
-                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes})
+                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
+                                          "model": self.model.stats()})
         for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 

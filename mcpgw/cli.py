@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="HTTP answers: adaptive (default) = plain JSON unless the request asked for progress or "
                             "its session accepts sampling/elicitation/roots; sse = always a stream; json = never")
     serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
+    from llm.options import add_model_options
+
+    add_model_options(serve)
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
 
@@ -127,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     from gateway.lock import add_commands as add_lock_commands
 
     add_lock_commands(sub)
+    from runs.cli import add_commands as add_run_commands
+
+    add_run_commands(sub)
     from replay.drift_cli import add_commands as add_drift_commands
 
     add_drift_commands(sub)
@@ -140,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- serve ------------------------------------------------------------------------
+
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -190,6 +197,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cassettes_dir=Path(args.cassettes_dir),
         cassette=args.cassette,
         separator=separator,
+        llm_base_url=args.llm_base_url,
+        llm_key_env=args.llm_key_env,
+        log_results=max(0, args.log_results),
     )
     gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
     try:

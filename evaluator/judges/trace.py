@@ -4,7 +4,8 @@ Traces can be long (MCP-Bench agents average dozens of calls per task), so
 each call becomes one line with its arguments cut to a few hundred
 characters, and a trace over the budget keeps its head and tail with a note
 of how many calls were left out. Results are not in the call log (only their
-digest), so the judge sees what was called and how it ended.
+digest) unless the gateway kept them (`--log-results`, on for `mcpgw run`): then
+the judge sees what each call returned too, cut short.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ def call_line(record: Mapping[str, Any], index: int, arg_limit: int = 300) -> st
     if validation.get("valid") is False:
         paths = [f"{e.get('path')}: {e.get('keyword')}" for e in (validation.get("errors") or [])[:3]]
         problems = f" [invalid arguments: {'; '.join(paths)}]"
-    return f"{index}. {name}({_short_json(record.get('arguments'), arg_limit)}) -> {outcome}{problems}"
+    line = f"{index}. {name}({_short_json(record.get('arguments'), arg_limit)}) -> {outcome}{problems}"
+    result = record.get("result")  # kept when the gateway logs results (`--log-results`; on for `mcpgw run`)
+    if isinstance(result, str) and result:
+        text = " ".join(result.split())
+        line += "\n   returned: " + (text if len(text) <= 2 * arg_limit else text[: 2 * arg_limit - 3] + "...")
+    return line
 
 
 def render_trace(calls: Sequence[Mapping[str, Any]], budget: int = 12000, arg_limit: int = 300) -> str:

@@ -1,0 +1,14 @@
+"""Command-line options of the model side (/v1) and of what the call log keeps, shared by
+`mcpgw serve` and `mcpgw run`."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    parser.add_argument("--llm-base-url", metavar="URL",
+                        help="OpenAI-compatible model endpoint that /v1/chat/completions forwards to (live, record, hybrid)")
+    parser.add_argument("--llm-key-env", metavar="VAR", help="environment variable holding that endpoint's API key")
+    parser.add_argument("--log-results", type=int, default=0, metavar="CHARS",
+                        help="keep each tool call's result text in the call log, cut to CHARS (default 0: digest only)")

@@ -1,0 +1,83 @@
+"""The live model endpoint: one pooled HTTP client towards `--llm-base-url`.
+
+The API key comes from an environment variable, read once at start, and goes
+only into the Authorization header of forwarded requests: never into the
+cassette (the recorder also redacts its value from anything stored).
+Transport failures are not answers: they become a 502 and are not recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from llm.answer import DONE, ModelAnswer
+
+
+class ModelUnreachable(Exception):
+    """The model endpoint could not be reached or broke off mid-answer."""
+
+
+class LiveModel:
+    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(base_url=self.base_url, headers=headers,
+                                         timeout=httpx.Timeout(timeout, connect=10.0),
+                                         limits=httpx.Limits(max_connections=64, max_keepalive_connections=32))
+
+    async def send(self, method: str, path: str, body: dict[str, Any] | None) -> ModelAnswer:
+        """A plain (non-streamed) exchange."""
+        try:
+            response = await self._client.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
+        return _plain(response.status_code, response.content, response.headers.get("content-type", ""))
+
+    async def stream(self, path: str, body: dict[str, Any]) -> tuple[ModelAnswer, AsyncIterator[str] | None]:
+        """Open a streamed exchange: (answer so far, event iterator). An endpoint that
+        answers without a stream (an error, typically) gives a plain answer and no iterator."""
+        request = self._client.build_request("POST", path, json=body)
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
+        content_type = response.headers.get("content-type", "")
+        if response.status_code >= 400 or "text/event-stream" not in content_type:
+            try:
+                raw = await response.aread()
+            finally:
+                await response.aclose()
+            return _plain(response.status_code, raw, content_type), None
+        return ModelAnswer(response.status_code, events=[], content_type="text/event-stream"), _events(response, self.base_url)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+async def _events(response: httpx.Response, where: str) -> AsyncIterator[str]:
+    """The `data:` payloads of an SSE stream, up to (not including) [DONE]."""
+    try:
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue  # comments, event names, blank separators
+            data = line[5:].lstrip(" ")
+            if data == DONE:
+                return
+            yield data
+    except httpx.HTTPError as exc:
+        raise ModelUnreachable(f"model endpoint {where} broke off its stream: {type(exc).__name__}: {exc}") from None
+    finally:
+        await response.aclose()
+
+
+def _plain(status: int, raw: bytes, content_type: str) -> ModelAnswer:
+    try:
+        body: Any = json.loads(raw) if raw else None
+    except ValueError:
+        body = raw.decode("utf-8", "replace")  # a proxy's HTML error page, kept as text
+        content_type = "text/plain"
+    return ModelAnswer(status, body=body, content_type="application/json" if not isinstance(body, str) else content_type)

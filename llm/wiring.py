@@ -1,0 +1,30 @@
+"""The gateway's composition hook: the model passthrough for a mode, its cassette and key."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from gateway.errors import GatewayError
+from llm.passthrough import MODEL_SERVER, ModelPassthrough
+from llm.upstream import LiveModel
+from recorder.redaction import Redactor
+
+
+def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, default_run: str,
+                      redact_patterns: list[str] | None) -> ModelPassthrough:
+    """Always built: without --llm-base-url, live/record answer 503 saying how to configure it,
+    and replay needs none."""
+    key = None
+    if settings.llm_key_env:
+        key = os.environ.get(settings.llm_key_env)
+        if not key and mode != "replay" and settings.llm_base_url:
+            raise GatewayError(f"--llm-key-env {settings.llm_key_env}: that environment variable is not set "
+                               "(it must hold the model endpoint's API key)")
+    live = LiveModel(settings.llm_base_url, key) if settings.llm_base_url and mode != "replay" else None
+    return ModelPassthrough(
+        mode, live, cassette=cassette if mode in ("record", "hybrid") else None,
+        recorded=recorded.exchanges if recorded is not None else None,
+        recorded_entries=recorded.by_server.get(MODEL_SERVER, []) if recorded is not None else None,
+        redact=Redactor([key] if key else [], redact_patterns), default_run=default_run, past_end=settings.past_end,
+    )

@@ -1,0 +1,58 @@
+"""`answers.jsonl`: one line per task, in task order, with only what the run
+decides (task id, final answer, rounds, tokens, status), so a replayed run
+writes the same bytes. Lines are appended as tasks finish (a crash keeps them)
+and the file is rewritten in task order at the end. Finished tasks (status ok
+or max_rounds) are kept on resume; others run again."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+FINISHED = ("ok", "max_rounds")
+
+
+def line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def read_finished(path: Path) -> dict[str, dict[str, Any]]:
+    """run id -> answer of the tasks a previous attempt finished."""
+    if not path.exists():
+        return {}
+    out = {}
+    for text in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(text)
+        except ValueError:
+            continue  # a line cut by a crash: that task runs again
+        if isinstance(record, dict) and record.get("status") in FINISHED and isinstance(record.get("run_id"), str):
+            out[record["run_id"]] = record
+    return out
+
+
+class AnswersFile:
+    def __init__(self, path: Path, kept: dict[str, dict[str, Any]]) -> None:
+        self.path = path
+        self.records = dict(kept)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._write_all(list(kept.values()))  # drop unfinished lines of an earlier attempt
+        self._handle = path.open("a", encoding="utf-8")
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.records[record["run_id"]] = record
+        self._handle.write(line(record))
+        self._handle.flush()
+
+    def finish(self, order: list[str]) -> list[dict[str, Any]]:
+        self._handle.close()
+        ordered = [self.records[r] for r in order if r in self.records]
+        self._write_all(ordered)
+        return ordered
+
+    def _write_all(self, records: list[dict[str, Any]]) -> None:
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_text("".join(line(r) for r in records), encoding="utf-8")
+        os.replace(temporary, self.path)

@@ -1,0 +1,191 @@
+"""`mcpgw run`: tasks x model x strategy through the gateway, recorded or replayed.
+
+Exit status: 0 every task finished (ok or out of rounds); 1 some task did not
+(timeout, model miss, model error...), each named on stderr; 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gateway.errors import GatewayError
+
+MODES = ("record", "replay", "live", "hybrid")
+
+
+def add_commands(sub: Any) -> None:
+    from llm.options import add_model_options
+    from runs.strategies import STRATEGIES
+
+    run = sub.add_parser("run", help="run benchmark tasks with a model through the gateway (recorded or replayed)",
+                         description="Drive tasks through the gateway's /mcp and /v1 with an agent strategy. "
+                                     "Each task is its own run id; answers go to answers.jsonl.")
+    run.add_argument("tasks", nargs="+", help="task files: MCP-Bench JSON, MCP-AgentBench queries, MCPEval tasks")
+    run.add_argument("--model", required=True, help="model name sent to the model endpoint")
+    run.add_argument("--strategy", choices=sorted(STRATEGIES), default="tc",
+                     help="tc: native tool calls; react: Thought/Action/Observation text; mcpbench: planning rounds")
+    run.add_argument("--mode", choices=MODES, default="record",
+                     help="record (default): live model and servers, all written to --cassette; replay: from --cassette, "
+                          "no model, no server process, no network; live; hybrid: replay, misses taken live")
+    run.add_argument("--gateway", metavar="URL", help="use this serving gateway (its mode and cassette) instead of starting one")
+    run.add_argument("--answers", metavar="FILE", help="answers file (default: <call-log cassette>.answers.jsonl)")
+    run.add_argument("--concurrency", type=int, default=4, help="tasks in flight (default 4)")
+    run.add_argument("--task-timeout", type=float, default=600.0, metavar="SECONDS", help="per task (default 600)")
+    run.add_argument("--max-rounds", type=int, default=20, help="model turns per task (default 20)")
+    run.add_argument("--temperature", type=float, help="passed to the model")
+    run.add_argument("--seed", type=int, help="passed to the model")
+    run.add_argument("--stream", action="store_true", help="ask the model for streamed answers")
+    run.add_argument("--model-retries", type=int, default=2, help="retries of a 5xx or a lost connection (default 2)")
+    run.add_argument("--run-prefix", default="", help="prefix of each task's run id (e.g. to keep strategies apart)")
+    run.add_argument("--task-id", action="append", default=[], metavar="ID", help="only this task (repeatable)")
+    run.add_argument("--limit", type=int, help="only the first N tasks")
+    serve = run.add_argument_group("the gateway it starts (as `mcpgw serve`)")
+    serve.add_argument("--config", help="lock file or mcpServers JSON (default ./servers.lock.yaml; not needed to replay)")
+    serve.add_argument("--profile")
+    serve.add_argument("--servers", nargs="+")
+    serve.add_argument("--cassettes-dir", default="cassettes")
+    serve.add_argument("--cassette", help="record: cassette to write (default run-<time>); replay/hybrid: the recording")
+    serve.add_argument("--log-cassette", help="replay/hybrid: cassette for the call log (default <cassette>-<mode>-<time>)")
+    serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit")
+    serve.add_argument("--naming", choices=("prefix", "benchmark"), default="prefix")
+    serve.add_argument("--past-end", choices=("repeat", "miss"), default="repeat")
+    serve.add_argument("--call-timeout", type=float, default=60.0)
+    add_model_options(serve)
+    serve.set_defaults(log_results=4000)  # runs keep tool results by default: the judge reads them
+    run.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from evaluator.errors import EvaluatorError
+    from runs.gateway_process import GatewayProcess
+    from runs.manifest import write_manifest
+    from runs.runner import RunOptions, run_tasks
+    from runs.tasks import load_tasks
+
+    for name in ("concurrency", "max_rounds"):
+        if getattr(args, name) < 1:
+            raise GatewayError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.task_timeout <= 0 or args.model_retries < 0:
+        raise GatewayError("--task-timeout must be positive and --model-retries not negative")
+    try:
+        tasks = load_tasks(args.tasks)
+    except EvaluatorError as exc:
+        raise GatewayError(getattr(exc, "message", str(exc))) from None
+    if args.task_id:
+        unknown = sorted(set(args.task_id) - {t.task_id for t in tasks})
+        if unknown:
+            raise GatewayError(f"--task-id {', '.join(unknown)}: not in the task files")
+        tasks = [t for t in tasks if t.task_id in set(args.task_id)]
+    tasks = tasks[: args.limit] if args.limit is not None else tasks
+    if not args.gateway and args.mode != "replay" and not args.llm_base_url:
+        raise GatewayError(f"--mode {args.mode} needs the model endpoint: --llm-base-url URL "
+                           "(and --llm-key-env VAR naming the variable that holds its key)")
+    process = None
+    if args.gateway:
+        base = args.gateway.rstrip("/").removesuffix("/mcp")
+    else:
+        serve_args, log_name = _serve_args(args)
+        process = GatewayProcess(serve_args, Path(args.cassettes_dir) / f"{log_name}.gateway.log")
+        base = process.base
+    options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
+                         task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
+                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries)
+    started = time.time()
+    try:
+        import httpx
+
+        try:
+            status = httpx.get(base + "/status", timeout=10).json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise GatewayError(f"no gateway answering at {base} ({exc})") from None
+        log_cassette = status.get("cassette")
+        answers_path = Path(args.answers) if args.answers else Path(f"{log_cassette}.answers.jsonl")
+        result = anyio.run(run_tasks, tasks, base, options, answers_path, _Progress())
+        if log_cassette:
+            write_manifest(log_cassette, {
+                "started": started, "ended": time.time(), "mode": status.get("mode"), "model": args.model,
+                "strategy": args.strategy, "run_prefix": args.run_prefix,
+                "tasks": sorted({t.source for t in tasks}), "answers_file": str(answers_path.resolve()),
+                "answers": result.answers, "timings": result.timings,
+                "servers": {sid: info.get("title") or sid for sid, info in status.get("servers", {}).items()},
+            })
+    finally:
+        if process is not None:
+            process.stop()
+    return _summary(result, answers_path, log_cassette, time.time() - started)
+
+
+def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = ["--mode", args.mode, "--cassettes-dir", args.cassettes_dir, "--validate", args.validate,
+           "--naming", args.naming, "--past-end", args.past_end, "--call-timeout", str(args.call_timeout),
+           "--log-results", str(args.log_results)]
+    if args.mode in ("replay", "hybrid"):
+        if not args.cassette:
+            raise GatewayError(f"--mode {args.mode} needs --cassette NAME (the recorded run)")
+        log_name = args.log_cassette or f"{args.cassette}-{args.mode}-{stamp}"
+        out += ["--cassette", args.cassette, "--log-cassette", log_name]
+    else:
+        log_name = args.cassette or f"run-{stamp}"
+        out += ["--cassette", log_name]
+    if args.config or args.mode != "replay":
+        out += ["--config", args.config or "servers.lock.yaml"]
+    if args.profile:
+        out += ["--profile", args.profile]
+    if args.servers:
+        out += ["--servers", *args.servers]
+    if args.llm_base_url:
+        out += ["--llm-base-url", args.llm_base_url]
+    if args.llm_key_env:
+        out += ["--llm-key-env", args.llm_key_env]
+    return out, log_name
+
+
+def _summary(result: Any, answers_path: Path, log_cassette: str | None, elapsed: float) -> int:
+    from collections import Counter
+
+    counts = Counter(a["status"] for a in result.answers)
+    tokens = sum(a["tokens"]["total"] for a in result.answers)
+    print(f"mcpgw: {len(result.answers)} task(s) in {elapsed:.1f}s ({result.skipped} already done): "
+          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {tokens} tokens", file=sys.stderr)
+    print(f"mcpgw: answers in {answers_path}", file=sys.stderr)
+    if log_cassette:
+        print(f"mcpgw: score with: mcpgw eval --run {log_cassette}", file=sys.stderr)
+    failed = [a for a in result.answers if a["status"] not in ("ok", "max_rounds")]
+    for answer in failed:
+        print(f"mcpgw: task {answer['task_id']} (run {answer['run_id']}): {answer['status']}: {answer.get('error')}",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+class _Progress:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             console=console, transient=True) if console.is_terminal else None
+        self._task: Any = None
+
+    def start(self, label: str, total: int) -> None:
+        if self._bar is not None and total:
+            self._bar.start()
+            self._task = self._bar.add_task(label, total=total)
+
+    def advance(self) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task)
+
+    def finish(self) -> None:
+        if self._task is not None:
+            self._bar.stop()
+            self._task = None

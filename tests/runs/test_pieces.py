@@ -1,0 +1,61 @@
+"""The runner's small pieces: reading ReAct turns and MCP-Bench plans, tool arguments,
+which server an exposed name belongs to, and resuming an answers file."""
+
+from __future__ import annotations
+
+import json
+
+from runs.answers import AnswersFile, read_finished
+from runs.model import parse_arguments
+from runs.strategies.mcpbench import read_plan
+from runs.strategies.react import parse_turn
+from runs.tools import ServerNames
+
+
+def test_react_turns():
+    assert parse_turn("Thought: done.\nFinal Answer: 42 K") == ("final", "42 K")
+    kind, (name, raw) = parse_turn('Thought: x\nAction: uc__convert\nAction Input: ```json\n{"value": 1}\n```')
+    assert (kind, name, json.loads(raw)) == ("action", "uc__convert", {"value": 1})
+    assert parse_turn("I think the answer is 4.") == ("invalid", None)
+    # An action written before a final answer is the step to take now.
+    assert parse_turn("Action: a\nAction Input: {}\nFinal Answer: no")[0] == "action"
+
+
+def test_mcpbench_plans():
+    go_on, calls, problem = read_plan('Plan:\n{"should_continue": true, "planned_tools": '
+                                      '[{"tool": "a", "parameters": {"x": 1}}, {"tool": "b", "parameters": "{\\"y\\": 2}"}]}')
+    assert (go_on, calls, problem) == (True, [("a", {"x": 1}), ("b", {"y": 2})], None)
+    assert read_plan('{"should_continue": true, "planned_tools": []}')[0] is False  # nothing planned: done
+    assert read_plan("no plan at all")[2] == "the reply held no JSON object"
+    assert "not valid JSON" in read_plan("{oops}")[2]
+
+
+def test_tool_arguments():
+    assert parse_arguments('{"a": 1}') == ({"a": 1}, None)
+    assert parse_arguments("") == ({}, None)
+    value, problem = parse_arguments('{"a": 1')
+    assert value is None and "not valid JSON" in problem
+    assert parse_arguments("[1]")[1] == "the arguments must be a JSON object, got list"
+
+
+def test_server_names_by_prefix_and_title():
+    names = ServerNames.from_status({"servers": {"time": {"title": None}, "time_mcp": {"title": "Time MCP"}},
+                                     "separator": "__"})
+    assert names.server_of("time_mcp__convert_time") == "time_mcp"
+    assert names.server_of("time__get_current_time") == "time"
+    assert names.server_of("Time MCP:convert_time") == "time_mcp"
+    assert names.server_of("other__x") is None
+    assert names.matching({"Time MCP", "Unit Converter"}) == {"time_mcp"}
+
+
+def test_answers_resume_keeps_finished_tasks_only(tmp_path):
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps({"run_id": "a", "status": "ok"}) + "\n" + json.dumps({"run_id": "b", "status": "timeout"})
+                    + "\n" + '{"run_id": "c", "sta')  # a line cut by a crash
+    kept = read_finished(path)
+    assert list(kept) == ["a"]
+    answers = AnswersFile(path, kept)
+    answers.add({"run_id": "b", "status": "ok"})
+    assert [json.loads(line)["run_id"] for line in path.read_text().splitlines()] == ["a", "b"]
+    answers.finish(["b", "a"])
+    assert [json.loads(line)["run_id"] for line in path.read_text().splitlines()] == ["b", "a"]
