@@ -134,11 +134,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 probe.bind((args.host, args.port))
             except OSError as exc:
                 raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    from recorder.embedded import default_cassette
+
     mode = args.mode
+    embedded = default_cassette(Path(args.cassettes_dir))  # the user's own cassettes/default, else the installed one
     if mode is None:
         wants_servers = args.config or args.profile or args.servers
-        embedded = Path(args.cassettes_dir) / "default" / "data.mdb"
-        mode = "live" if wants_servers or not embedded.exists() else "replay"
+        mode = "live" if wants_servers or embedded is None else "replay"
+    cassette = args.cassette
+    if mode == "replay" and cassette in (None, "default") and embedded is not None:
+        cassette = str(embedded.resolve())  # played read-only in place; the call log stays in --cassettes-dir
     specs = []
     separator = "__"
     if mode != "replay" or args.config:
@@ -162,7 +167,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         cassettes_dir=Path(args.cassettes_dir),
-        cassette=args.cassette,
+        cassette=cassette,
         separator=separator,
     )
     gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
