@@ -25,7 +25,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("dist")
     uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
     assert uv, "uv is a dependency of mcpgw; reinstall with pip install -e ."
-    build = subprocess.run([uv, "build", "--wheel", "--quiet", "-o", str(out), str(ROOT)],
+    # sdist first, then the wheel from the unpacked sdist (as pip does from a git URL): a stale
+    # build/ folder in the checkout cannot leak into it, and MANIFEST.in is tested too.
+    build = subprocess.run([uv, "build", "--quiet", "-o", str(out), str(ROOT)],
                            capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-3000:]
     (path,) = out.glob("mcpgw-*.whl")
