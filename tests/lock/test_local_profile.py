@@ -18,11 +18,22 @@ from tests.gateway.test_bad_input import run
 pytestmark = pytest.mark.real
 
 
+def own_state(tmp_path):
+    """The lock's text with the filesystem root and the memory file moved into this test's folder,
+    so runs (and a user's own gateway) never share them."""
+    text = (ROOT / "servers.lock.yaml").read_text()
+    state = tmp_path / "state"
+    (state / "fs").mkdir(parents=True)
+    for shared, own in (("/tmp/mcpgw-fs", state / "fs"), ("/tmp/mcpgw-memory.json", state / "memory.json")):
+        text = text.replace(shared, str(own))
+    return text
+
+
 def test_local_profile_installs_serves_and_answers(tmp_path):
     install = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", "servers.lock.yaml",
                               "--profile", "local"], capture_output=True, text=True, cwd=ROOT, timeout=1500)
     assert install.returncode == 0, install.stdout + install.stderr
-    gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--profile", "local")
+    gateway = start_gateway(tmp_path, own_state(tmp_path), "--profile", "local")
     try:
         states = {name: s["state"] for name, s in gateway.status()["servers"].items()}
         assert len(states) == 10 and set(states.values()) == {"ready"}, gateway.status()
