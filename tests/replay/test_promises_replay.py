@@ -1,0 +1,145 @@
+"""README promises about replay, drift and cassette commands, each checked once.
+
+One recording for the module, made by a 2026-07-28 client through `mcpgw serve --mode record`
+in front of the fixture server (tests/fixtures/misbehaving_server.py) and a server flagged
+`unsafe`; the tests replay it in both eras (progress included), run `drift` against a "new
+version" of the server (an `isError` flip, a content-type change, a text change covered by a
+`text:` rule) and exercise `cassette ls | export | merge | rm`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp import Client
+
+from recorder.calllog import iter_calls
+from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
+from tests.gateway.test_bad_input import run
+
+STEPS = [("fx__echo", {"message": "hi"}), ("fx__counter", {}), ("fx__garbage", {}), ("risky__echo", {"message": "r"})]
+
+
+def config(*fx_flags: str, fx_extra: str = "") -> str:
+    return ("version: 1\nservers:\n" + misbehaving_entry("fx", *fx_flags, extra=fx_extra)
+            + misbehaving_entry("risky", extra="    flags: [unsafe]\n"))
+
+
+def session(gateway, mode: str, run_id: str):
+    """STEPS, then a slow call that reports progress; each result dumped, and the progress seen."""
+    progress: list[float] = []
+
+    async def on_progress(value, total, message):
+        progress.append(value)
+
+    async def go():
+        with anyio.fail_after(60):
+            async with Client(f"{gateway.url}?run={run_id}", mode=mode) as client:
+                out = [await client.call_tool(name, arguments) for name, arguments in STEPS]
+                out.append(await client.call_tool("fx__slow", {"seconds": 0.4}, progress_callback=on_progress))
+        return [r.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"}) for r in out]
+
+    return run(go), progress
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("promises-replay")
+    recorder = start_gateway(tmp, config(), "--mode", "record", "--cassette", "r26")
+    try:
+        results, progress = session(recorder, "2026-07-28", "rec")
+    finally:
+        stop_gateway(recorder)
+    assert [r["content"][0]["text"] for r in results] == ["echo: hi", "count 1", "after garbage", "echo: r", "slept 0.4"]
+    assert not any(r.get("isError") for r in results) and progress == [1, 2, 3, 4]
+    assert {r["protocol_version"] for r in iter_calls(tmp / "cassettes" / "r26")} == {"2026-07-28"}
+    return tmp, results
+
+
+def mcpgw(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_a_2026_recording_replays_in_both_eras_with_progress(recorded, era, tmp_path, monkeypatch):
+    tmp, results = recorded
+    monkeypatch.setenv("PATH", "/nonexistent")  # nothing can be started: every answer comes from the cassette
+    player = start_gateway(tmp_path, config(), "--mode", "replay", "--cassette", "r26",
+                           "--cassettes-dir", str(tmp / "cassettes"), "--log-cassette", f"log-{era}")
+    try:
+        assert all(s["pid"] is None for s in player.status()["servers"].values())
+        replayed, progress = session(player, era, f"replay-{era}")
+    finally:
+        stop_gateway(player)
+    assert replayed == results
+    assert progress == [1, 2, 3, 4]  # the recorded progress notifications, replayed to the caller
+    assert [r["outcome"] for r in iter_calls(tmp / "cassettes" / f"log-{era}")] == ["ok"] * 5
+
+
+def test_drift_sees_an_iserror_flip_a_content_type_change_and_applies_text_rules(recorded, tmp_path):
+    tmp, _ = recorded
+    # The "new version": counter now reports an error, garbage answers with an image, echo shouts;
+    # the lock's `text:` rule says the echo prefix is volatile.
+    v2 = tmp_path / "v2.yaml"
+    v2.write_text(config("--error-tool", "counter", "--image-tool", "garbage", "--echo-prefix", "ECHO",
+                         fx_extra="    ignore:\n      - tool: echo\n        text: ['^(?i:echo)']\n"))
+    result = mcpgw("drift", "--cassettes-dir", str(tmp / "cassettes"), "--cassette", "r26", "--config", str(v2), "--json")
+    assert result.returncode == 1, result.stderr  # changed calls exceed the default --max-drift
+    report = json.loads(result.stdout)
+    detail = {(c["server"], c["tool"]): c for c in report["calls_detail"]}
+    flip = detail[("fx", "counter")]
+    assert flip["verdict"] == "failing" and flip["differences"][0] == {"path": "$.isError", "recorded": False, "live": True}
+    kind = detail[("fx", "garbage")]
+    assert kind["verdict"] == "changed"
+    assert kind["differences"] == [{"path": "$.content[0].type", "recorded": "text", "live": "image"}]
+    assert detail[("fx", "echo")]["verdict"] == "equal_after_ignore"
+    assert detail[("fx", "slow")]["verdict"] == "identical"
+    # A server flagged unsafe is not re-issued unless asked.
+    assert detail[("risky", "echo")]["verdict"] == "skipped" and "unsafe" in detail[("risky", "echo")]["error"]
+    included = json.loads(mcpgw("drift", "--cassettes-dir", str(tmp / "cassettes"), "--cassette", "r26",
+                                "--config", str(v2), "--json", "--include-unsafe").stdout)
+    assert {(c["server"], c["tool"]): c["verdict"] for c in included["calls_detail"]}[("risky", "echo")] == "identical"
+
+
+def test_cassette_ls_export_merge_rm(recorded, tmp_path):
+    tmp, _ = recorded
+    cassettes = tmp_path / "cassettes"
+    recorder = start_gateway(tmp_path, config(), "--mode", "record", "--cassette", "other")
+    try:
+        run_other = session(recorder, "legacy", "other")
+    finally:
+        stop_gateway(recorder)
+    assert run_other[0][0]["content"][0]["text"] == "echo: hi"
+    os.symlink(tmp / "cassettes" / "r26", cassettes / "r26")
+    base = ["cassette", "--cassettes-dir", str(cassettes)]
+
+    listed = mcpgw(*base, "ls")
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[1]: line for line in listed.stdout.splitlines() if line.strip().startswith("│")
+            and line.split()[1] in ("r26", "other")}
+    assert set(rows) == {"r26", "other"}
+    assert all(" 2 " in row and " 5 " in row for row in rows.values()), listed.stdout  # 2 servers, 5 exchanges/calls
+
+    out = tmp_path / "r26.jsonl"
+    exported = mcpgw(*base, "export", "r26", "-o", str(out))
+    assert exported.returncode == 0, exported.stderr
+    kinds = [json.loads(line)["type"] for line in out.read_text().splitlines()]
+    assert kinds.count("catalog") == 2 and kinds.count("exchange") == 5 and kinds.count("call") == 5
+
+    merged = mcpgw(*base, "merge", "r26", "other", "-o", "both")
+    assert merged.returncode == 0, merged.stderr
+    shown = json.loads(mcpgw(*base, "show", "both", "--json").stdout)
+    assert shown["exchanges"] == 10 and shown["tool_calls"]["fx:echo"] == 2 and sorted(shown["servers"]) == ["fx", "risky"]
+    again = mcpgw(*base, "merge", "r26", "other", "-o", "both")
+    assert again.returncode == 2 and "exists" in again.stderr
+
+    removed = mcpgw(*base, "rm", "both")
+    assert removed.returncode == 0 and not (cassettes / "both").exists()
+    missing = mcpgw(*base, "rm", "both")
+    assert missing.returncode == 2 and "no cassette 'both'" in missing.stderr and "Traceback" not in missing.stderr
