@@ -36,6 +36,7 @@ def config(starts_file: Path) -> str:
         misbehaving_entry("good"),
         misbehaving_entry("declared", extra=f"    env: [{SECRET_NAME}]\n"),
         misbehaving_entry("quick", extra="    timeout: 1\n"),
+        misbehaving_entry("cached", extra="    flags: [offline]\n"),
         f"  flaky:\n    command: sh\n    args: [\"-c\", {json.dumps(flaky)}]\n",
     ])
 
@@ -113,6 +114,14 @@ def test_undeclared_env_vars_never_reach_a_server(gateways):
     assert call(main, "declared__env", {"name": SECRET_NAME}).content[0].text == f"{SECRET_NAME}={SECRET}"
 
 
+def test_offline_servers_start_with_the_registries_switched_off(gateways):
+    main, _ = gateways
+    for name, value in (("UV_OFFLINE", "1"), ("npm_config_offline", "true")):
+        assert call(main, "cached__env", {"name": name}).content[0].text == f"{name}={value}"
+        if name not in os.environ:  # a server not flagged offline gets no such setting
+            assert call(main, "good__env", {"name": name}).content[0].text == f"{name}="
+
+
 def test_responses_sse_and_json(gateways):
     main, plain = gateways
     streamed = raw_call(main, "good__echo", {"message": "s"})
@@ -162,7 +171,7 @@ def test_broken_config_is_refused_by_serve_itself(tmp_path):
     started = time.monotonic()
     refused = subprocess.run([sys.executable, "-m", "gateway.cli", "serve", "--config", str(broken), "--port", "0",
                               "--cassettes-dir", str(tmp_path / "cassettes")],
-                             capture_output=True, text=True, cwd=tmp_path, timeout=60)
+                             capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert refused.returncode == 2 and time.monotonic() - started < 30
     (line,) = refused.stderr.strip().splitlines()
     assert line.startswith(f"mcpgw: {broken}:7:") and "timeout must be a positive number" in line, refused.stderr

@@ -143,3 +143,39 @@ def test_cassette_ls_export_merge_rm(recorded, tmp_path):
     assert removed.returncode == 0 and not (cassettes / "both").exists()
     missing = mcpgw(*base, "rm", "both")
     assert missing.returncode == 2 and "no cassette 'both'" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_drift_learns_the_volatile_fields_of_a_nondeterministic_server(tmp_path):
+    """`flags: [nondeterministic]`: fields that differ between two live answers are not drift.
+    (`offline` too: uvx starts mcp-server-time from its cache with the registry switched off.)"""
+    entry = ('version: 1\nservers:\n  time:\n    command: uvx\n'
+             '    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time"]\n')
+    flagged = entry + "    flags: [nondeterministic, offline]\n"
+    recorder = start_gateway(tmp_path, flagged, "--mode", "record", "--cassette", "clock")
+    try:
+        async def go():
+            with anyio.fail_after(60):
+                async with Client(recorder.url, mode="legacy") as client:
+                    now = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
+                    tokyo = await client.call_tool("time__convert_time", {
+                        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+                    return now, tokyo
+
+        now, tokyo = run(go)
+    finally:
+        stop_gateway(recorder)
+    assert not now.is_error and "21:00:00+09:00" in tokyo.content[0].text
+    cassettes = str(tmp_path / "cassettes")
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(entry)
+    without = mcpgw("drift", "--cassettes-dir", cassettes, "--cassette", "clock", "--config", str(plain), "--json")
+    assert without.returncode == 1, without.stderr  # the clock moved: drift, unless the server says it is nondeterministic
+    assert {c["tool"]: c["verdict"] for c in json.loads(without.stdout)["calls_detail"]}["get_current_time"] == "changed"
+    with_flag = tmp_path / "flagged.yaml"
+    with_flag.write_text(flagged)
+    result = mcpgw("drift", "--cassettes-dir", cassettes, "--cassette", "clock", "--config", str(with_flag), "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    detail = {c["tool"]: c for c in json.loads(result.stdout)["calls_detail"]}
+    assert detail["convert_time"]["verdict"] == "identical"
+    now_drift = detail["get_current_time"]
+    assert now_drift["verdict"] == "equal_after_ignore" and "$.content[0].text:json.datetime" in now_drift["error"]
