@@ -190,7 +190,7 @@ def test_2026_client_over_stdio(tmp_path):
                       '    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--local-timezone", "UTC"]\n')
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "gateway.cli", "serve", "--stdio", "--config", str(config),
+        args=["-m", "mcpgw.cli", "serve", "--stdio", "--config", str(config),
               "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "stdio26"],
         cwd=str(ROOT), env=dict(os.environ),
     )

@@ -73,7 +73,7 @@ def test_run_id_from_header_and_calls_export_run(gateways, tmp_path):
         assert response.status_code == 200 and f"echo: {message}" in response.text
     export(main, 3)
     out = tmp_path / "a.jsonl"
-    exported = subprocess.run([sys.executable, "-m", "gateway.cli", "calls", "export", "test", "--run", "header-run-a",
+    exported = subprocess.run([sys.executable, "-m", "mcpgw.cli", "calls", "export", "test", "--run", "header-run-a",
                                "--cassettes-dir", str(main.cassettes), "-o", str(out)],
                               capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert exported.returncode == 0, exported.stderr
@@ -169,7 +169,7 @@ def test_broken_config_is_refused_by_serve_itself(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("version: 1\nservers:\n  ok:\n    command: x\n  bad:\n    command: y\n    timeout: -1\n")
     started = time.monotonic()
-    refused = subprocess.run([sys.executable, "-m", "gateway.cli", "serve", "--config", str(broken), "--port", "0",
+    refused = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(broken), "--port", "0",
                               "--cassettes-dir", str(tmp_path / "cassettes")],
                              capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert refused.returncode == 2 and time.monotonic() - started < 30

@@ -19,14 +19,11 @@ pytestmark = pytest.mark.real
 
 
 def own_state(tmp_path):
-    """The lock's text with the filesystem root and the memory file moved into this test's folder,
-    so runs (and a user's own gateway) never share them."""
-    text = (ROOT / "servers.lock.yaml").read_text()
-    state = tmp_path / "state"
-    (state / "fs").mkdir(parents=True)
-    for shared, own in (("/tmp/mcpgw-fs", state / "fs"), ("/tmp/mcpgw-memory.json", state / "memory.json")):
-        text = text.replace(shared, str(own))
-    return text
+    """The lock's text with the filesystem root moved into this test's folder, so runs (and a user's
+    own gateway) never share it; the memory server's file is per run already (${RUN_STATE_DIR})."""
+    own = tmp_path / "state" / "fs"
+    own.mkdir(parents=True)
+    return (ROOT / "servers.lock.yaml").read_text().replace("/tmp/mcpgw-fs", str(own))
 
 
 def test_local_profile_installs_serves_and_answers(tmp_path):

@@ -62,7 +62,7 @@ def recorded(tmp_path_factory):
 
 
 def mcpgw(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=timeout, env={**os.environ, "COLUMNS": "200"})
 
 
