@@ -96,3 +96,42 @@ def test_lock_file_pins_every_dependency_of_pyproject():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert readme.count("-c requirements.lock") >= 2 and "-c requirements.lock" in ci
+
+
+def test_bare_serve_from_another_folder_replays_the_shipped_cassette(tmp_path):
+    """Run from an empty folder (as after an editable install): the shipped default is played in
+    place, read-only, and the call log goes to ./cassettes/ of that folder."""
+    import hashlib
+    import os
+    import time
+
+    import httpx
+
+    from tests.conftest import free_port
+
+    shipped = ROOT / "cassettes" / "default" / "data.mdb"
+    before = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    port = free_port()
+    env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": str(ROOT)}
+    with open(tmp_path / "gateway.log", "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)], cwd=tmp_path,
+                                   env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                status = httpx.get(f"http://127.0.0.1:{port}/status", timeout=2).json()
+                if status["servers"] and all(s["state"] != "starting" for s in status["servers"].values()):
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        assert status is not None, (tmp_path / "gateway.log").read_text()
+        assert status["mode"] == "replay" and len(status["servers"]) >= 10
+        assert all(s["state"] == "ready" and s["pid"] is None for s in status["servers"].values())
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    assert [p.name.split("-")[0] for p in (tmp_path / "cassettes").iterdir()] == ["replay"]
+    assert hashlib.sha256(shipped.read_bytes()).hexdigest() == before
