@@ -107,32 +107,41 @@ def test_drift_sees_an_iserror_flip_a_content_type_change_and_applies_text_rules
     assert {(c["server"], c["tool"]): c["verdict"] for c in included["calls_detail"]}[("risky", "echo")] == "identical"
 
 
-def test_cassette_ls_export_merge_rm(recorded):
+def test_cassette_ls_export_merge_rm(recorded, capsys, monkeypatch):
+    """The commands as typed, run in this process (`mcpgw.cli.main`) to keep the test fast."""
+    from mcpgw.cli import main
+
     tmp, _ = recorded
     cassettes = tmp / "cassettes"
-    base = ["cassette", "--cassettes-dir", str(cassettes)]
+    monkeypatch.setenv("COLUMNS", "200")
 
-    listed = mcpgw(*base, "ls")
-    assert listed.returncode == 0, listed.stderr
-    (row,) = [line for line in listed.stdout.splitlines() if line.strip().startswith("│") and line.split()[1] == "r26"]
+    def mcpgw_here(*args: str) -> tuple[int, str, str]:
+        code = main(["cassette", "--cassettes-dir", str(cassettes), *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, err = mcpgw_here("ls")
+    assert code == 0, err
+    (row,) = [line for line in out.splitlines() if line.strip().startswith("│") and line.split()[1] == "r26"]
     cells = [cell.strip() for cell in row.strip("│ ").split("│")]
     assert cells[:2] == ["r26", "2"] and cells[3:5] == ["5", "5"], row  # 2 servers, 5 exchanges, 5 calls
 
-    out = tmp / "r26.jsonl"
-    exported = mcpgw(*base, "export", "r26", "-o", str(out))
-    assert exported.returncode == 0, exported.stderr
-    kinds = [json.loads(line)["type"] for line in out.read_text().splitlines()]
+    exported = tmp / "r26.jsonl"
+    code, _, err = mcpgw_here("export", "r26", "-o", str(exported))
+    assert code == 0, err
+    kinds = [json.loads(line)["type"] for line in exported.read_text().splitlines()]
     assert kinds.count("catalog") == 2 and kinds.count("exchange") == 5 and kinds.count("call") == 5
 
-    merged = mcpgw(*base, "merge", "r26", "r26", "-o", "twice")  # b's recordings after a's
-    assert merged.returncode == 0, merged.stderr
-    shown = json.loads(mcpgw(*base, "show", "twice", "--json").stdout)
+    code, _, err = mcpgw_here("merge", "r26", "r26", "-o", "twice")  # b's recordings after a's
+    assert code == 0, err
+    code, out, _ = mcpgw_here("show", "twice", "--json")
+    shown = json.loads(out)
     assert shown["exchanges"] == 10 and shown["tool_calls"]["fx:echo"] == 2 and sorted(shown["servers"]) == ["fx", "risky"]
 
-    removed = mcpgw(*base, "rm", "twice")
-    assert removed.returncode == 0 and not (cassettes / "twice").exists()
-    missing = mcpgw(*base, "rm", "twice")
-    assert missing.returncode == 2 and "twice" in missing.stderr and "Traceback" not in missing.stderr
+    code, _, err = mcpgw_here("rm", "twice")
+    assert code == 0 and not (cassettes / "twice").exists(), err
+    code, _, err = mcpgw_here("rm", "twice")
+    assert code == 2 and err.startswith("mcpgw: ") and "twice" in err
 
 
 def test_drift_learns_the_volatile_fields_of_a_nondeterministic_server(tmp_path):
