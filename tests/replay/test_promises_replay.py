@@ -149,7 +149,7 @@ def test_drift_learns_the_volatile_fields_of_a_nondeterministic_server(tmp_path)
     (`offline` too: uvx starts mcp-server-time from its cache with the registry switched off.)"""
     entry = ('version: 1\nservers:\n  time:\n    command: uvx\n'
              '    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time"]\n')
-    flagged = entry + "    flags: [nondeterministic, offline]\n"
+    flagged = entry + "    flags: [nondeterministic, offline, stateless]\n"
     recorder = start_gateway(tmp_path, flagged, "--mode", "record", "--cassette", "clock")
     try:
         async def go():
