@@ -84,7 +84,13 @@ class ServerSpec:
 
     @property
     def offline(self) -> bool:
+        """Runs without network: started with the package registries switched off (gateway.live)."""
         return "offline" in self.flags
+
+    @property
+    def nondeterministic(self) -> bool:
+        """Answers differ from run to run: drift learns which fields are volatile (replay.drift)."""
+        return "nondeterministic" in self.flags
 
     @property
     def stateful(self) -> bool:

@@ -282,12 +282,17 @@ _INHERIT_PREFIXES = ("LC_", "SSL_", "PIP_", "UV_", "NPM_", "npm_", "NODE_", "XDG
 _INHERIT_SUFFIXES = ("_PROXY", "_proxy", "_CA_BUNDLE", "_CA_CERTS")
 
 
+REGISTRY_OFF = {"npm_config_offline": "true", "UV_OFFLINE": "1"}  # npx and uvx: cached packages only
+
+
 def child_env(spec: ServerSpec) -> dict[str, str]:
     env = {
         name: value
         for name, value in os.environ.items()
         if name in _INHERIT_NAMES or name.startswith(_INHERIT_PREFIXES) or name.endswith(_INHERIT_SUFFIXES)
     }
+    if spec.offline:  # from the cache only (`mcpgw servers install`): a run never fetches or upgrades a package
+        env.update(REGISTRY_OFF)
     for name, template in spec.env_values.items():
         env[name] = expand_env(template)
     return env

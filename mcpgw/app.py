@@ -109,8 +109,11 @@ class Gateway:
             self.log_cassette = open_cassette(settings, settings.cassette or _session_name("live"), create=True)
         else:
             assert self.cassette is not None
+            home = self.cassette.path  # the log lives with the cassette it replays...
+            if Path(settings.cassettes_dir).resolve() not in home.resolve().parents:
+                home = Path(settings.cassettes_dir) / home.name  # ...unless that one ships inside the package
             try:
-                self.log_cassette = _open_path(new_log_path(self.cassette.path, self.mode), create=True)
+                self.log_cassette = _open_path(new_log_path(home, self.mode), create=True)
             except CassetteError as exc:
                 self.cassette.close()
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None

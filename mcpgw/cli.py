@@ -171,7 +171,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 probe.bind((args.host, args.port))
             except OSError as exc:
                 raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
-    mode = args.mode or default_mode(args)
+    from recorder.embedded import default_cassette
+
+    embedded = default_cassette(Path(args.cassettes_dir))  # the user's own cassettes/default, else the installed one
+    mode = args.mode or default_mode(args, embedded)
+    cassette = args.cassette
+    if mode == "replay" and cassette in (None, "default") and embedded is not None:
+        cassette = str(embedded.resolve())  # played read-only in place; the call log stays in --cassettes-dir
     specs = []
     separator = "__"
     if mode != "replay" or args.config:
@@ -195,7 +201,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         cassettes_dir=Path(args.cassettes_dir),
-        cassette=args.cassette,
+        cassette=cassette,
         separator=separator,
         llm_base_url=args.llm_base_url,
         llm_key_env=args.llm_key_env,
@@ -210,7 +216,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def default_mode(args: argparse.Namespace) -> str:
+def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
     """The mode when --mode is not given, said out loud: never a silent switch to starting servers."""
     from recorder.paths import cassette_path, is_cassette
 
@@ -220,7 +226,7 @@ def default_mode(args: argparse.Namespace) -> str:
               "without --mode", file=sys.stderr)
         return "live"
     name = args.cassette or "default"
-    if is_cassette(cassette_path(Path(args.cassettes_dir), name)):
+    if (name == "default" and embedded is not None) or is_cassette(cassette_path(Path(args.cassettes_dir), name)):
         print(f"mcpgw: mode replay of cassette {name!r} (no --mode, --config, --profile or --servers given)", file=sys.stderr)
         return "replay"
     restore = " (it ships with mcpgw: `git checkout -- cassettes/default` restores it)" if name == "default" else ""

@@ -104,6 +104,8 @@ async def run_drift(
         upstream = upstreams[server]
         async with limiter:
             call = await _check(upstream, server, tool, params, entry, Rules.for_tool(rules.get(server, []), tool))
+            if call.verdict == "changed" and specs[server].nondeterministic and not specs[server].tracked:
+                call = await _without_volatile(upstream, params, call)
             # Extra calls would shift a server's state under the recorded sequence: learn on stateless ones only.
             if learn and not specs[server].tracked and call.verdict in ("identical", "changed", "equal_after_ignore"):
                 await _learn(upstream, params, report, f"{server}:{tool}")
@@ -182,15 +184,29 @@ async def _check(upstream: LiveUpstream, server: str, tool: str, params: dict[st
     return CallDrift(server, tool, arguments, verdict, remaining)
 
 
-async def _learn(upstream: LiveUpstream, params: dict[str, Any], report: DriftReport, label: str) -> None:
+async def _volatile(upstream: LiveUpstream, params: dict[str, Any]) -> list[Difference] | None:
     """Ask the same call twice live; what differs between two live answers is volatile."""
     try:
         first = await upstream.request("tools/call", params, CallOptions(lane="learn"))
         await anyio.sleep(1.05)  # let second-resolution clocks tick
         second = await upstream.request("tools/call", params, CallOptions(lane="learn"))
     except GatewayError:
-        return
-    differences, _ = compare_results(first, second)
+        return None
+    return compare_results(first, second)[0]
+
+
+async def _without_volatile(upstream: LiveUpstream, params: dict[str, Any], call: CallDrift) -> CallDrift:
+    """A server flagged `nondeterministic`: differences at paths that also differ between two
+    live answers are volatile, not drift (the lock's ignore rules, learned on the spot)."""
+    volatile = {d.path for d in await _volatile(upstream, params) or []}
+    if volatile and all(d.path in volatile for d in call.differences):
+        return CallDrift(call.server, call.tool, call.arguments, "equal_after_ignore", call.differences,
+                         error=f"volatile (nondeterministic server): {', '.join(sorted(volatile))}")
+    return call
+
+
+async def _learn(upstream: LiveUpstream, params: dict[str, Any], report: DriftReport, label: str) -> None:
+    differences = await _volatile(upstream, params)
     if differences:
         proposal = report.proposals.setdefault(label, {"paths": []})
         proposal["paths"] = sorted(set(proposal["paths"]) | set(propose_rules(differences)["paths"]))

@@ -11,26 +11,32 @@ import subprocess
 import sys
 
 import anyio
+import mcp
 import pytest
+from mcp.shared.exceptions import MCPError
 
+from gateway.errors import UPSTREAM_TIMEOUT
 from tests.conftest import ROOT, misbehaving_entry, stop_gateway
-
-mcp = pytest.importorskip("mcp")
 
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry("good")
 
 
 def call_tool(url: str, name: str, arguments: dict) -> str:
+    """"ok", "error" (an isError result) or "error <code>: <message>" for a JSON-RPC error the gateway
+    answered. Anything else (a dead gateway, a client timeout) propagates and fails the test."""
     async def go():
         with anyio.fail_after(30):
             async with mcp.Client(url, mode="legacy") as client:
-                result = await client.call_tool(name, arguments)
+                try:
+                    result = await client.call_tool(name, arguments)
+                except MCPError as exc:
+                    return f"error {exc.code}: {exc.message}"
                 return "error" if result.is_error else "ok"
 
     try:
         return anyio.run(go)
-    except BaseException:  # noqa: BLE001 - an unknown tool or a timeout is an error the client sees
-        return "raised"
+    except BaseExceptionGroup as group:  # the task group's wrapper: surface the real failure
+        raise group.exceptions[0] from None
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
@@ -43,8 +49,10 @@ def test_record_export_audit_and_report(gateway_factory, tmp_path):
     first, second = gateway.url + "?run=task-1", gateway.url + "?run=task-2"
     assert call_tool(first, "good__echo", {"message": "hi"}) == "ok"
     call_tool(first, "good__echo", {"message": 5})            # invalid type (audit mode: forwarded)
-    assert call_tool(first, "good__ecoh", {"message": "hi"}) == "raised"  # a near miss
-    assert call_tool(second, "good__hang", {}) != "ok"          # times out after 1.5 s
+    near_miss = call_tool(first, "good__ecoh", {"message": "hi"})
+    assert near_miss.startswith("error ") and "Unknown tool 'good__ecoh'" in near_miss and "'good__echo'" in near_miss
+    timed_out = call_tool(second, "good__hang", {})  # the gateway's 1.5 s limit, not the client's 30 s
+    assert timed_out.startswith(f"error {UPSTREAM_TIMEOUT}:") and "no answer to tools/call" in timed_out, timed_out
     assert call_tool(second, "good__echo", {"message": "again"}) == "ok"
     stop_gateway(gateway)
 

@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from gateway.errors import UPSTREAM_TIMEOUT
 from tests.conftest import misbehaving_entry, pid_alive
 
 CONFIG = "version: 1\nservers:\n" + "".join(
@@ -86,7 +87,7 @@ def test_unknown_tool_suggests_near_names(gateway):
 def test_invalid_arguments_audit_mode_forwards_and_logs(gateway):
     result = call(gateway, "good__echo", {"message": 5})
     assert result.content[0].text == "echo: 5"  # audit: forwarded
-    records = export(gateway)
+    records = export(gateway, 1)
     last = [r for r in records if r["exposed_name"] == "good__echo"][-1]
     assert last["validation"]["valid"] is False
     assert last["validation"]["errors"][0]["keyword"] == "type"
@@ -102,14 +103,14 @@ def test_invalid_arguments_enforce_mode_is_not_forwarded(gateway_factory):
     assert "'mesage' was unexpected" in text
     result = call(gateway, "good__echo", {"message": ["a"]})
     assert "expected type \"string\", received [\"a\"]" in result.content[0].text
-    records = export(gateway)
+    records = export(gateway, 2)
     assert [r["outcome"] for r in records] == ["rejected", "rejected"]
 
 
 def test_schema_that_is_itself_invalid(gateway_factory):
     audit = gateway_factory(CONFIG)
     assert call(audit, "good__bad_schema", {}).is_error is False
-    record = export(audit)[-1]
+    (record,) = export(audit, 1)
     assert record["validation"]["schema_invalid"] is True and record["validation"]["valid"] is False
     enforce = gateway_factory(CONFIG, "--validate", "enforce")
     result = call(enforce, "good__bad_schema", {})
@@ -155,8 +156,8 @@ def test_hanging_call_times_out_with_a_clear_error(gateway):
         call(gateway, "good__hang", {})
     elapsed = time.monotonic() - started
     assert 1.4 < elapsed < 5
-    assert "no answer to tools/call" in str(err.value)
-    assert export(gateway)[-1]["outcome"] == "timeout"
+    assert err.value.code == UPSTREAM_TIMEOUT and "no answer to tools/call" in str(err.value)
+    assert export(gateway, 1)[-1]["outcome"] == "timeout"
     assert call(gateway, "good__echo", {"message": "ok"}).content[0].text == "echo: ok"
 
 
@@ -169,8 +170,9 @@ def test_progress_extends_the_timeout(gateway):
     result = call(gateway, "good__slow", {"seconds": 3}, progress_callback=on_progress)
     assert result.content[0].text == "slept 3.0"
     assert seen == [1, 2, 3, 4]
-    with pytest.raises(MCPError):  # the same call without progress exceeds the 1.5 s silence limit
+    with pytest.raises(MCPError) as err:  # the same call without progress exceeds the 1.5 s silence limit
         call(gateway, "good__slow", {"seconds": 3})
+    assert err.value.code == UPSTREAM_TIMEOUT and "limit 1.5s without progress" in str(err.value)
 
 
 def test_response_larger_than_limit(gateway):
@@ -225,9 +227,10 @@ def test_list_changed_reaches_the_client_and_sampling_is_relayed(gateway):
 
 def test_output_schema_verdict_is_logged(gateway):
     call(gateway, "good__structured", {"out": {"n": 2}})
-    with pytest.raises(RuntimeError):  # the SDK client checks it too, after the gateway passed it on
+    # The SDK client checks it too, after the gateway passed it on (so the gateway did not refuse it).
+    with pytest.raises(RuntimeError, match="Invalid structured content returned by tool good__structured"):
         call(gateway, "good__structured", {"out": {"n": "two"}})
-    records = [r for r in export(gateway) if r["tool"] == "structured"]
+    records = [r for r in export(gateway, 2) if r["tool"] == "structured"]
     assert records[0]["output_validation"]["valid"] is True
     assert records[1]["output_validation"]["valid"] is False
 
@@ -257,21 +260,20 @@ def post(gateway, message: dict, headers: dict | None = None) -> dict:
     return json.loads(text)
 
 
-def export(gateway) -> list[dict]:
-    """The call log so far, read while the gateway runs (LMDB readers do not block the writer)."""
+def export(gateway, count: int) -> list[dict]:
+    """The call log, read while the gateway runs (LMDB readers do not block the writer), once it
+    holds at least `count` records with an outcome: the writer thread commits after the answer."""
     from recorder.calllog import iter_calls
 
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 10
     records: list[dict] = []
     while time.monotonic() < deadline:
-        try:
+        if (gateway.cassettes / "test" / "data.mdb").exists():
             records = list(iter_calls(gateway.cassettes / "test"))
-        except Exception:  # noqa: BLE001 - not created yet
-            records = []
-        if records and records[-1].get("outcome") is not None:
-            break
+            if len(records) >= count and all(r.get("outcome") is not None for r in records):
+                return records
         time.sleep(0.05)
-    return records
+    raise AssertionError(f"the call log never held {count} finished record(s): {records}")
 
 
 def test_client_cancellation_reaches_the_upstream(gateway):
@@ -288,7 +290,8 @@ def test_client_cancellation_reaches_the_upstream(gateway):
                 return seen
 
     assert len(run(go)) == 1  # the upstream got notifications/cancelled for the abandoned call
-    assert export(gateway)[0]["outcome"] == "upstream_error" and "abandoned" in export(gateway)[0]["error"]
+    first = export(gateway, 2)[0]  # the abandoned call, then at least one good__cancelled
+    assert first["outcome"] == "upstream_error" and "abandoned" in first["error"]
 
 
 def test_servers_command_and_liveness(gateway):

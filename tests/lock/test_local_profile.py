@@ -18,11 +18,19 @@ from tests.gateway.test_bad_input import run
 pytestmark = pytest.mark.real
 
 
+def own_state(tmp_path):
+    """The lock's text with the filesystem root moved into this test's folder, so runs (and a user's
+    own gateway) never share it; the memory server's file is per run already (${RUN_STATE_DIR})."""
+    own = tmp_path / "state" / "fs"
+    own.mkdir(parents=True)
+    return (ROOT / "servers.lock.yaml").read_text().replace("/tmp/mcpgw-fs", str(own))
+
+
 def test_local_profile_installs_serves_and_answers(tmp_path):
     install = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", "servers.lock.yaml",
                               "--profile", "local"], capture_output=True, text=True, cwd=ROOT, timeout=1500)
     assert install.returncode == 0, install.stdout + install.stderr
-    gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--profile", "local")
+    gateway = start_gateway(tmp_path, own_state(tmp_path), "--profile", "local")
     try:
         states = {name: s["state"] for name, s in gateway.status()["servers"].items()}
         assert len(states) == 10 and set(states.values()) == {"ready"}, gateway.status()

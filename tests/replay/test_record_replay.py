@@ -23,7 +23,8 @@ FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 
 
 def calls(gateway, steps, *, mode="legacy", run_id="r1"):
-    """Run (tool, arguments) steps in one client session; return each result or error text."""
+    """Run (tool, arguments) steps in one client session; return each result or {"error": text}.
+    Callers assert each call's outcome: two runs failing the same way compare equal."""
     async def go():
         out = []
         with anyio.fail_after(60):
@@ -37,6 +38,11 @@ def calls(gateway, steps, *, mode="legacy", run_id="r1"):
         return out
 
     return run(go)
+
+
+def assert_succeeded(results):
+    for index, result in enumerate(results):
+        assert "error" not in result and not result.get("isError"), (index, result)
 
 
 def test_record_then_replay_twice_offline_identical_in_both_eras(tmp_path, monkeypatch):
@@ -55,6 +61,8 @@ servers:
              ("time__get_current_time", {"timezone": "UTC"})]
     recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "rec")
     recorded = calls(recorder, steps)
+    assert_succeeded(recorded)
+    assert recorded[1]["content"][0]["text"] == "Echo: hi" and "3" in recorded[2]["content"][0]["text"]
     time.sleep(1.1)
     recorded_again_live = calls(recorder, steps[:1], run_id="r2")
     stop_gateway(recorder)
@@ -71,6 +79,7 @@ servers:
                 replayed = calls(player, steps, mode=mode, run_id=f"replay-{attempt}")
             finally:
                 stop_gateway(player)
+            assert_succeeded(replayed)
             assert replayed == recorded, (attempt, mode)
 
 
@@ -133,8 +142,8 @@ def test_repeated_calls_replay_in_recorded_order(tmp_path, declared):
         second = calls(player, [("fx__counter", {})] * 2, run_id="two")  # another run starts its own lane
         stop_gateway(player)
         assert [r["content"][0]["text"] for r in first[:3]] == ["count 1", "count 2", "count 3"]
-        if fourth is None:
-            assert "replay miss" in first[3]["error"] and "'counter'" in first[3]["error"], first[3]
+        if fourth is None:  # refused: the replay-miss error, not just any failure
+            assert set(first[3]) == {"error"} and "replay miss" in first[3]["error"] and "'counter'" in first[3]["error"]
         else:
             assert first[3]["content"][0]["text"] == fourth
         assert [r["content"][0]["text"] for r in second] == ["count 1", "count 2"]
@@ -244,6 +253,7 @@ def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path):
                            "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
     first = calls(hybrid, session, run_id="s1")
     stop_gateway(hybrid)
+    assert [r["content"][0]["text"] for r in first] == ["echo: a", "count 1", "echo: a"]
     # After the live counter call the history differs from the recording: the second echo goes live too.
     assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["replay", "live", "live"]
     player = start_gateway(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Smoke test of an installed wheel (run by .ci/run with the python of a fresh venv, `-I`).
+
+It proves what an editable install cannot: every module of the distribution imports from
+site-packages, the default cassette travels inside the wheel, and a bare `mcpgw serve`
+started in an empty folder replays it (a tool call through the SDK client over HTTP gives
+the recorded answer) while the call log lands in that folder's ./cassettes/.
+Exit 0 when all holds; otherwise one line saying what failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import os
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import mcp_types as types
+from mcp import Client
+
+SITE = Path(sysconfig.get_paths()["purelib"]).resolve()
+
+
+def fail(message: str) -> None:
+    print(f"wheel smoke: FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def import_everything() -> int:
+    """Import every module the distribution installed, from site-packages."""
+    modules = sorted(
+        ".".join(f.with_suffix("").parts).removesuffix(".__init__")
+        for f in (Path(str(p)) for p in importlib.metadata.files("mcpgw") or [])
+        if f.suffix == ".py" and f.stem != "__main__" and not f.parts[0].endswith(".dist-info")
+    )  # __main__ modules run a command when imported
+    for name in ("gateway.lock", "evaluator.judges", "evaluator.report", "recorder.embedded"):
+        if name not in modules:
+            fail(f"{name} is not in the wheel")
+    for name in modules:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            fail(f"{name} does not import from the installed wheel: {exc}")
+        if not Path(module.__file__).resolve().is_relative_to(SITE):
+            fail(f"{name} imported from {module.__file__}, not from the installed wheel")
+    return len(modules)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def recorded_call(shipped: Path) -> dict:
+    """The first recorded tools/call of a stateless server: it replays the same in any run."""
+    from recorder.cassette import Cassette
+
+    cassette = Cassette(shipped, create=False, readonly=True)
+    try:
+        recorded = cassette.load()
+    finally:
+        cassette.close()
+    for server, spec in sorted(recorded.info["servers"].items()):
+        if "stateful" in (spec.get("flags") or []):
+            continue
+        for entry in recorded.by_server.get(server, []):
+            if entry["method"] == "tools/call" and "result" in entry:
+                return entry
+    fail("the shipped cassette holds no tools/call of a stateless server")
+    raise AssertionError
+
+
+def main() -> None:
+    count = import_everything()
+    from recorder.embedded import PACKAGED, shipped_default
+
+    shipped = shipped_default()
+    if shipped != PACKAGED:
+        fail(f"the default cassette is not inside the wheel (found: {shipped})")
+    before = hashlib.sha256((shipped / "data.mdb").read_bytes()).hexdigest()
+    entry = recorded_call(shipped)
+    mcpgw = Path(sys.executable).parent / "mcpgw"
+
+    with tempfile.TemporaryDirectory(prefix="mcpgw-wheel-smoke-") as home:
+        port = free_port()
+        log_path = Path(home) / "gateway.log"
+        # Only the venv on PATH: a replay needs no npx, uvx or node.
+        env = {**os.environ, "PATH": str(mcpgw.parent)}
+        env.pop("PYTHONPATH", None)
+        with open(log_path, "w") as log:
+            process = subprocess.Popen([str(mcpgw), "serve", "--port", str(port)], cwd=home, env=env,
+                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                if process.poll() is not None:
+                    fail(f"mcpgw serve exited ({process.returncode}): {log_path.read_text()[-2000:]}")
+                try:
+                    status = httpx.get(base + "/status", timeout=2).json()
+                    if status["servers"] and all(s["state"] != "starting" for s in status["servers"].values()):
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    fail(f"mcpgw serve did not settle in 60 s: {log_path.read_text()[-2000:]}")
+                time.sleep(0.1)
+            if status["mode"] != "replay" or any(s["pid"] is not None for s in status["servers"].values()):
+                fail(f"a bare serve should replay with no server process: {status}")
+
+            name = f"{entry['server']}__{entry['params']['name']}"
+
+            async def call() -> types.CallToolResult:
+                with anyio.fail_after(30):
+                    async with Client(f"{base}/mcp?run=wheel-smoke") as client:
+                        return await client.call_tool(name, entry["params"].get("arguments") or {})
+
+            got = anyio.run(call)
+            expected = types.CallToolResult.model_validate(entry["result"])
+            if got.content != expected.content or bool(got.is_error) != bool(expected.is_error):
+                fail(f"{name} answered {got.content!r}, recorded {expected.content!r}")
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    fail("mcpgw serve did not stop within 15 s of SIGTERM")
+        logs = [p.name for p in (Path(home) / "cassettes").glob("replay-*/data.mdb")]
+        if len(logs) != 1:
+            fail(f"expected one call-log cassette in {home}/cassettes, found {logs}")
+    if (shipped / "lock.mdb").exists() or hashlib.sha256((shipped / "data.mdb").read_bytes()).hexdigest() != before:
+        fail(f"the replay wrote into the installed cassette {shipped}")
+    print(f"wheel smoke: ok ({count} modules import from {SITE}; `mcpgw serve` in an empty folder replayed {name})")
+
+
+if __name__ == "__main__":
+    main()
