@@ -93,9 +93,20 @@ class LiveUpstream:
             task_status.started()
             missing = [n for n in self.spec.env_required if not os.environ.get(n)]
             if missing:
-                self.status.set("unavailable", f"missing environment variable(s): {', '.join(missing)}")
+                self.status.set("unavailable", f"missing {', '.join(missing)}")
                 self._ready.set()
                 return
+            if self.spec.build is not None:
+                from gateway.lock.recipes import installed_spec
+
+                built = installed_spec(self.spec)
+                if built is None:
+                    assert self.spec.source is not None
+                    self.status.set("unavailable", f"not built from source {self.spec.source.label}: "
+                                                   f"run `mcpgw servers install --servers {self.name}`")
+                    self._ready.set()
+                    return
+                self.spec = built
             if self.spec.cwd and not os.path.isdir(self.spec.cwd):
                 pin = self.spec.pin
                 source = f" (a checkout of {pin.repo} at commit {pin.commit})" if pin and pin.repo else ""
@@ -107,14 +118,20 @@ class LiveUpstream:
                 self._ready.set()
                 return
             delay = self.settings.restart_backoff
+            last_reason: str | None = None
             while not self._stopping:
                 was_ready = False
                 try:
                     was_ready = await self._connect_and_serve()
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a status, never a crash
                     reason = _explain(exc, self._process)
+                    if "network" in self.spec.flags:
+                        reason = f"needs the network, which did not answer: {reason}"
                     self.status.set("unavailable", reason)
-                    logger.warning("server %s: %s", self.name, reason)
+                    # Retries repeat the same failure: say it once, and again only when it changes.
+                    level = logging.WARNING if reason != last_reason else logging.DEBUG
+                    logger.log(level, "server %s: %s", self.name, reason)
+                    last_reason = reason
                 finally:
                     self._dispatcher = None
                 if self._stopping:

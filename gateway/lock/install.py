@@ -48,6 +48,8 @@ class Plan:
 
     @property
     def package(self) -> str:
+        if self.spec.source is not None and self.spec.build is not None:
+            return f"source {self.spec.source.label}"
         pin = self.spec.pin
         return f"{pin.registry} {pin.package}@{pin.version}" if pin and pin.package else ""
 
@@ -63,6 +65,8 @@ class Outcome:
 
 def make_plan(spec: ServerSpec) -> Plan:
     """What installing one entry means, or why it is skipped."""
+    if spec.build is not None:
+        return Plan(spec)  # built from its source commit (gateway.lock.build)
     if spec.transport != "stdio" and not spec.command:
         return Plan(spec, skip=f"{spec.transport} server with no launch command: nothing to install")
     if spec.pin is None or not spec.pin.registry or not spec.pin.package:
@@ -83,7 +87,8 @@ def make_plan(spec: ServerSpec) -> Plan:
     return Plan(spec, launch=launch, warm=warm_command(launch), env=env, dirs=dirs, warning=mismatch)
 
 
-async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | None = None) -> Outcome:
+async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | None = None,
+                  sources: list[Path] | None = None, cache: Path | None = None) -> Outcome:
     started = time.monotonic()
     spec = plan.spec
 
@@ -92,6 +97,14 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
 
     if plan.skip is not None:
         return outcome("skipped", plan.skip)
+    if spec.build is not None:
+        from gateway.lock.build import build_source
+        from gateway.lock.recipes import cache_root
+
+        built = await build_source(spec, cache or cache_root(), sources or [], timeout, on_step)
+        if built.ok:
+            return outcome("installed", built.detail)
+        return outcome("failed", f"step {built.step}: {built.detail}")
     assert plan.launch is not None
     notes = []
     for directory in plan.dirs:
@@ -167,20 +180,23 @@ def _tail(lines: collections.deque[str], limit: int = 400) -> str:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
+    from gateway.lock.sources import sources_dirs
+
     lock = open_lock(args.config)
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
-    outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout))
+    sources = sources_dirs(args.sources)
+    outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout, sources))
     _report(outcomes, lock.source, args.profile or lock.config.default_profile)
     return 1 if any(o.result == "failed" for o in outcomes) else 0
 
 
-async def _install_all(plans: list[Plan], jobs: int, timeout: float) -> list[Outcome]:
+async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: list[Path] | None = None) -> list[Outcome]:
     from gateway.lock.progress import progress_bar
 
     limiter = anyio.CapacityLimiter(max(1, jobs))
     results: dict[str, Outcome] = {}
     with progress_bar() as progress:
-        overall = progress.add_task(f"installing {sum(p.skip is None for p in plans)} package(s)", total=len(plans))
+        overall = progress.add_task(f"installing {sum(p.skip is None for p in plans)} server(s)", total=len(plans))
 
         async def one(p: Plan) -> None:
             if p.skip is not None:
@@ -191,7 +207,7 @@ async def _install_all(plans: list[Plan], jobs: int, timeout: float) -> list[Out
             async with limiter:
                 def step(text: str) -> None:
                     progress.update(row, description=f"  {p.spec.id}: {text}")
-                results[p.spec.id] = outcome = await install(p, timeout, step)
+                results[p.spec.id] = outcome = await install(p, timeout, step, sources)
             progress.remove_task(row)
             colour = "green" if outcome.result == "installed" else "red"
             if progress.console.is_terminal:
