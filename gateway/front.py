@@ -4,7 +4,8 @@ Built on the SDK's low-level `Server`, which serves both protocol eras
 (handshake versions and 2026-07-28) and shapes each result for the client's
 version. Handlers read the raw params (`ctx.params`) and return the router's
 wire dicts; `GatewayError`s become JSON-RPC errors here and nowhere else.
-Beside the MCP endpoint: `/status` (per-server state) and `/healthz` (liveness).
+Beside the MCP endpoint: `/status` (per-server state), `/healthz` (liveness, at once) and
+`/readyz` (200 once every server's first start has settled). Lists wait for that settling.
 """
 
 from __future__ import annotations
@@ -69,18 +70,22 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
 
     async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         caller(ctx)  # registers the client for list_changed notifications
+        await router.until_settled()
         return router.list_tools(params.get("cursor"))
 
     async def list_prompts(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        await router.until_settled()
         return router.list_prompts(params.get("cursor"))
 
     async def get_prompt(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         return await router.get_prompt(params, caller(ctx))
 
     async def list_resources(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        await router.until_settled()
         return router.list_resources(params.get("cursor"))
 
     async def list_templates(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        await router.until_settled()
         return router.list_resource_templates(params.get("cursor"))
 
     async def read_resource(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -234,6 +239,12 @@ def build_http_app(
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})
 
+    async def readyz(_: Request) -> JSONResponse:
+        # 200 once every server's first start has settled (ready or unavailable); 503 before.
+        if router.settled:
+            return JSONResponse({"ready": True})
+        return JSONResponse({"ready": False, "starting": router.pending_servers()}, status_code=503)
+
     @asynccontextmanager
     async def lifespan(_: Starlette):  # type: ignore[no-untyped-def]
         # Cleanup lives here: uvicorn re-raises SIGTERM once the lifespan has ended.
@@ -246,17 +257,20 @@ def build_http_app(
                 on_shutdown()
 
     return Starlette(
-        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz)],
+        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz),
+                Route("/readyz", readyz)],
         lifespan=lifespan,
     )
 
 
-async def serve_stdio(router: Router, server: Server[Any]) -> None:
+async def serve_stdio(router: Router, server: Server[Any], running: Callable[[], None] | None = None) -> None:
     import signal
 
     from mcp.server.stdio import stdio_server
 
     async with router.running(), anyio.create_task_group() as tg:
+        if running is not None:
+            running()  # the upstreams are starting: `until_settled` means something now
 
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

@@ -101,9 +101,13 @@ class LiveUpstream:
 
                 built = installed_spec(self.spec)
                 if built is None:
+                    from gateway.lock.recipes import failed_info
+
                     assert self.spec.source is not None
-                    self.status.set("unavailable", f"not built from source {self.spec.source.label}: "
-                                                   f"run `mcpgw servers install --servers {self.name}`")
+                    failed = failed_info(self.spec)
+                    why = (f"build failed at step {failed.get('step')}: {failed.get('detail')}" if failed else
+                           f"not built: run `mcpgw servers install --servers {self.name}`")
+                    self.status.set("unavailable", f"{why} (source {self.spec.source.label})")
                     self._ready.set()
                     return
                 self.spec = built

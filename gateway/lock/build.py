@@ -21,7 +21,7 @@ import anyio
 
 from gateway.config import ServerSpec
 from gateway.live import child_env
-from gateway.lock.recipes import BUILT_MARKER, build_dir, build_env, build_steps, installed_spec, parse_recipe
+from gateway.lock.recipes import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, build_env, build_steps, installed_spec, parse_recipe
 from gateway.lock.sources import SourceError, source_tree
 
 
@@ -35,13 +35,23 @@ class BuildResult:
 
 async def build_source(spec: ServerSpec, cache: Path, sources: list[Path], timeout: float,
                        on_step: Callable[[str], None] | None = None, verify_timeout: float = 120.0) -> BuildResult:
+    result = await _build(spec, cache, sources, timeout, on_step, verify_timeout)
+    if not result.ok:  # kept so the gateway can say why the server is not there
+        failed = build_dir(spec, cache) / FAILED_MARKER
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text(json.dumps({"step": result.step, "detail": result.detail, "at": time.time()}))
+    return result
+
+
+async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: float,
+                 on_step: Callable[[str], None] | None, verify_timeout: float) -> BuildResult:
     from gateway.lock.install import run_process  # one process runner for every install step
 
     assert spec.source is not None
     step = on_step or (lambda _: None)
     home = build_dir(spec, cache)
-    if (home / BUILT_MARKER).exists():
-        info = json.loads((home / BUILT_MARKER).read_text())
+    info = built_info(spec, cache)
+    if info is not None:
         return BuildResult(True, "done", f"already built ({info.get('tools', '?')} tools)", int(info.get("tools") or 0))
     step(f"source {spec.source.repo}@{spec.source.commit[:7]}")
     try:
@@ -80,7 +90,7 @@ async def build_source(spec: ServerSpec, cache: Path, sources: list[Path], timeo
 async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
     from gateway.lock.probe import probe_servers
 
-    runnable = installed_spec(spec, cache)
+    runnable = installed_spec(spec, cache, pending=True)
     assert runnable is not None
     if runnable.env_required:  # a key is needed to run, not to build: built, but not started here
         runnable = _without_required_env(runnable)

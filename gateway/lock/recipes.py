@@ -30,6 +30,7 @@ from typing import Any
 from gateway.config import ServerSpec
 
 BUILT_MARKER = ".mcpgw-build.json"
+FAILED_MARKER = ".mcpgw-failed.json"
 _PYTHON_KEYS = {"version", "requirements", "project", "packages", "exclude_newer"}
 _NODE_KEYS = {"install", "script", "add"}
 
@@ -95,10 +96,20 @@ def build_dir(spec: ServerSpec, root: Path | None = None) -> Path:
     return (root or cache_root()) / "builds" / f"{spec.id}-{build_key(spec)}"
 
 
-def built_info(spec: ServerSpec, root: Path | None = None) -> dict[str, Any] | None:
-    """The marker a finished, verified build leaves; None when the entry is not built."""
+def built_info(spec: ServerSpec, root: Path | None = None, *, pending: bool = False) -> dict[str, Any] | None:
+    """The marker a finished, verified build leaves; None when the entry is not built
+    (a build still being verified counts only when `pending` is asked for)."""
     try:
-        return json.loads((build_dir(spec, root) / BUILT_MARKER).read_text())
+        info = json.loads((build_dir(spec, root) / BUILT_MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    return info if pending or not info.get("pending") else None
+
+
+def failed_info(spec: ServerSpec, root: Path | None = None) -> dict[str, Any] | None:
+    """Why the last build of this entry failed, when it did."""
+    try:
+        return json.loads((build_dir(spec, root) / FAILED_MARKER).read_text())
     except (OSError, ValueError):
         return None
 
@@ -164,13 +175,13 @@ def build_env(tree: Path, env_dir: Path, base: dict[str, str]) -> dict[str, str]
 # -- how an installed source entry is launched ---------------------------------------
 
 
-def installed_spec(spec: ServerSpec, root: Path | None = None) -> ServerSpec | None:
+def installed_spec(spec: ServerSpec, root: Path | None = None, *, pending: bool = False) -> ServerSpec | None:
     """The entry as it runs from its build: command found in the build's own environment,
     working directory inside the built tree. None when it has not been built.
     The result has no `build` left: it is ready to launch as it is."""
     if spec.source is None or spec.build is None:
         return spec
-    if built_info(spec, root) is None:
+    if built_info(spec, root, pending=pending) is None:
         return None
     home = build_dir(spec, root)
     tree, env_dir = home / "src", home / "env"
