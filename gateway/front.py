@@ -11,6 +11,9 @@ Beside the MCP endpoint: `/status` (per-server state), `/healthz` (liveness, at 
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable
@@ -264,24 +267,35 @@ def build_http_app(
 
 
 async def serve_stdio(router: Router, server: Server[Any], running: Callable[[], None] | None = None) -> None:
-    import signal
-
     from mcp.server.stdio import stdio_server
 
-    async with router.running(), anyio.create_task_group() as tg:
-        if running is not None:
-            running()  # the upstreams are starting: `until_settled` means something now
+    serving = anyio.CancelScope()
+    async with anyio.create_task_group() as watch:
 
         async def stop_on_signal() -> None:
+            # Outside the servers' lifetime, so a second Ctrl-C is heard during their shutdown too.
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for _ in signals:
-                    tg.cancel_scope.cancel()
-                    return
+                async for sig in signals:
+                    if serving.cancel_called and sig == signal.SIGINT:
+                        _exit_now()
+                    serving.cancel()
 
-        tg.start_soon(stop_on_signal)
-        async with stdio_server() as (read, write):
-            await server.run(read, write, initialization_options(server))
-        tg.cancel_scope.cancel()
+        watch.start_soon(stop_on_signal)
+        with serving:
+            async with router.running():
+                if running is not None:
+                    running()  # the upstreams are starting: `until_settled` means something now
+                async with stdio_server() as (read, write):
+                    await server.run(read, write, initialization_options(server))
+        watch.cancel_scope.cancel()
+
+
+def _exit_now() -> None:
+    from gateway.stdio_transport import kill_all_now
+
+    print("mcpgw: second interrupt: killing the servers and exiting now", file=sys.stderr)
+    kill_all_now()
+    os._exit(130)
 
 
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None) -> None:
@@ -289,6 +303,16 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none", http="auto")
     uv_server = uvicorn.Server(config)
+    first_signal = uv_server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        # The first Ctrl-C shuts down in order (servers stopped, cassettes closed); a second one
+        # means now: uvicorn would still wait for that orderly shutdown.
+        if uv_server.should_exit and sig == signal.SIGINT:
+            _exit_now()
+        first_signal(sig, frame)
+
+    uv_server.handle_exit = handle_exit  # type: ignore[method-assign]  # uvicorn installs it by attribute
     if ready is None:
         await uv_server.serve()
         return

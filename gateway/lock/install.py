@@ -186,7 +186,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
     sources = sources_dirs(args.sources)
     outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout, sources))
-    _report(outcomes, lock.source, args.profile or lock.config.default_profile)
+    chosen = f"servers {' '.join(args.servers)}" if args.servers else f"profile {args.profile or lock.config.default_profile}"
+    _report(outcomes, lock.source, chosen)
     return 1 if any(o.result == "failed" for o in outcomes) else 0
 
 
@@ -225,7 +226,7 @@ def _report(outcomes: list[Outcome], source: str, profile: str | None) -> None:
     from rich.table import Table
 
     counts = {r: sum(o.result == r for o in outcomes) for r in ("installed", "failed", "skipped")}
-    title = f"servers install: {source}" + (f", profile {profile!r}" if profile else "") + \
+    title = f"servers install: {source}" + (f", {profile}" if profile else "") + \
         f": {counts['installed']} installed, {counts['failed']} failed, {counts['skipped']} skipped"
     table = Table(title=title)
     for column in ("server", "result", "package", "time", "detail"):
@@ -235,3 +236,6 @@ def _report(outcomes: list[Outcome], source: str, profile: str | None) -> None:
         table.add_row(o.server, f"[{colours[o.result]}]{o.result}[/]", o.package,
                       f"{o.seconds:.1f}s" if o.result != "skipped" else "", o.detail)
     Console(file=sys.stdout, width=160).print(table)
+    for o in outcomes:  # one unwrapped line per failure, for logs and searching
+        if o.result == "failed":
+            print(f"mcpgw: {o.server}: install failed: {o.detail}", file=sys.stderr)
