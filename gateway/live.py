@@ -111,6 +111,10 @@ class LiveUpstream:
                     self._ready.set()
                     return
                 self.spec = built
+            elif self.spec.transport == "stdio":
+                from gateway.lock.direct import direct_spec
+
+                self.spec = direct_spec(self.spec)  # no package resolution at start when installed
             if self.spec.cwd and not os.path.isdir(self.spec.cwd):
                 pin = self.spec.pin
                 source = f" (a checkout of {pin.repo} at commit {pin.commit})" if pin and pin.repo else ""

@@ -5,9 +5,13 @@ the runner with the entry's own specs, options and environment, but a command
 that exits at once (`gateway.lock.launchers.warm_command`), then run it again
 with the registry switched off (`npm_config_offline=true`, `UV_OFFLINE=1`): an
 entry is "installed" only when that offline run succeeds, that is when a later
-start needs no registry. Runs concurrently, at most `--jobs` at a time, each
-bounded by `--timeout`. Other entries are skipped, with the reason.
-Exit status: 0 when nothing failed, 1 otherwise.
+start needs no registry. The offline run also says where the environment is,
+so the gateway can start the server from it directly (`gateway.lock.direct`).
+Entries with a `source:` and a `build:` recipe are built from their pinned
+commit instead (`gateway.lock.build`). Runs concurrently, at most `--jobs` at a
+time, each step bounded by `--timeout`; a failure names the server, the step
+and its last output lines, and the others go on. Other entries are skipped,
+with the reason. Exit status: 0 when nothing failed, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from anyio.streams.text import TextReceiveStream
 
 from gateway.config import ServerSpec
 from gateway.live import child_env  # the exact environment the gateway gives the server
+from gateway.lock.direct import MARK, direct_argv, locate_command, remember
 from gateway.lock.launchers import Launch, infer_pin, parse_launch, warm_command
 from gateway.lock.lockfile import open_lock
 
@@ -122,16 +127,26 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
         return outcome("failed", f"{' '.join(plan.warm[:3])} ... exited {code}: {tail}" if code is not None else tail)
     if on_step:
         on_step("checking it starts offline")
-    code, tail = await run_process(plan.warm, {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd, min(timeout, 120))
+    where: list[str] = []
+    code, tail = await run_process(locate_command(plan.launch), {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd,
+                                   min(timeout, 120), found=where)
     if code != 0:
         return outcome("failed", f"fetched, but an offline run still needs the registry: {tail}")
+    argv = direct_argv(plan.launch, where[-1]) if where else None
+    if argv is not None:
+        remember(spec, argv, cache)
+        notes.append(f"launches {argv[0]} directly")
+    else:
+        notes.append(f"launches through {plan.launch.runner} (its environment was not found)")
     if plan.warning:
         notes.append(f"warning: {plan.warning}")
     return outcome("installed", "; ".join(["cached, starts offline", *notes]))
 
 
-async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float) -> tuple[int | None, str]:
-    """(exit code or None, the last lines it wrote); the process group is killed past `timeout`."""
+async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float,
+                      found: list[str] | None = None) -> tuple[int | None, str]:
+    """(exit code or None, the last lines it wrote); the process group is killed past `timeout`.
+    Lines that start with `direct.MARK` go (without it) into `found`."""
     tail: collections.deque[str] = collections.deque(maxlen=6)
     try:
         process = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -145,9 +160,8 @@ async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, tim
             async for chunk in TextReceiveStream(process.stdout, errors="replace"):
                 pending += chunk
                 *lines, pending = pending.split("\n")
-                tail.extend(line.strip() for line in lines if line.strip())
-            if pending.strip():
-                tail.append(pending.strip())
+                _keep(lines, tail, found)
+            _keep([pending], tail, found)
             await process.wait()
         if scope.cancelled_caught:
             return None, f"timed out after {timeout:g}s: " + _tail(tail)
@@ -169,6 +183,14 @@ async def _stop(process: anyio.abc.Process) -> None:
             if process.returncode is not None:
                 break
     await process.aclose()
+
+
+def _keep(lines: list[str], tail: collections.deque[str], found: list[str] | None) -> None:
+    for line in (line.strip() for line in lines):
+        if found is not None and line.startswith(MARK):
+            found.append(line[len(MARK):])
+        elif line:
+            tail.append(line)
 
 
 def _tail(lines: collections.deque[str], limit: int = 400) -> str:
