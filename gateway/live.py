@@ -73,6 +73,7 @@ class LiveUpstream:
         self._scope: anyio.CancelScope | None = None
         self._ready = anyio.Event()
         self._stopping = False
+        self._started_at = 0.0
 
     # -- supervision -----------------------------------------------------------
 
@@ -91,6 +92,7 @@ class LiveUpstream:
     async def _supervise(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         with anyio.CancelScope() as self._scope:
             task_status.started()
+            self._started_at = anyio.current_time()
             missing = [n for n in self.spec.env_required if not os.environ.get(n)]
             if missing:
                 self.status.set("unavailable", f"missing {', '.join(missing)}")
@@ -189,6 +191,8 @@ class LiveUpstream:
                 self.status.server_info = init.get("serverInfo")
                 self.status.protocol_version = init.get("protocolVersion")
                 self.status.tools = len(self.catalog.tools)
+                if self.status.start_seconds is None:
+                    self.status.start_seconds = round(anyio.current_time() - self._started_at, 2)
                 self.status.set("ready")
                 self._ready.set()
                 if self._on_catalog_changed is not None:

@@ -223,7 +223,10 @@ def print_status(status: dict[str, Any]) -> None:
             info.get("built_from") or "",
             info.get("reason") or "",
         )
-    Console(stderr=False).print(table)
+    console = Console(stderr=False)
+    if not console.is_terminal:
+        console = Console(stderr=False, width=200)  # a pipe or a log: no wrapping of reasons into fragments
+    console.print(table)
 
 
 # -- calls ---------------------------------------------------------------------------

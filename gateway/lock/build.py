@@ -52,7 +52,9 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
     home = build_dir(spec, cache)
     info = built_info(spec, cache)
     if info is not None:
-        return BuildResult(True, "done", f"already built ({info.get('tools', '?')} tools)", int(info.get("tools") or 0))
+        return BuildResult(True, "done", f"already built ({info.get('tools', '?')} tools, built in "
+                                         f"{info.get('seconds', 0):.0f}s)", int(info.get("tools") or 0))
+    began = time.monotonic()
     step(f"source {spec.source.repo}@{spec.source.commit[:7]}")
     try:
         tree = await source_tree(spec.source, cache, sources)
@@ -82,7 +84,7 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
         (home / BUILT_MARKER).unlink(missing_ok=True)
         return result
     marker = {"source": spec.source.label, "commit": spec.source.commit, "recipe": spec.build,
-              "tools": result.tools, "built_at": time.time()}
+              "tools": result.tools, "built_at": time.time(), "seconds": round(time.monotonic() - began, 1)}
     (home / BUILT_MARKER).write_text(json.dumps(marker))
     return result
 
