@@ -21,7 +21,7 @@ import anyio
 
 from gateway.config import ServerSpec
 from gateway.live import child_env
-from gateway.lock.recipes import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, build_env, build_steps, installed_spec, parse_recipe
+from gateway.lock.recipes import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, build_env, build_steps, installed_spec, parse_recipe, RecipeError
 from gateway.lock.sources import SourceError, source_tree
 
 
@@ -70,7 +70,11 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
     await anyio.to_thread.run_sync(lambda: shutil.copytree(folder, src, symlinks=True))
     recipe = parse_recipe(spec.build or {})
     env = build_env(src, env_dir, child_env(spec))
-    for name, argv in build_steps(recipe, src, env_dir):
+    try:
+        steps = build_steps(recipe, src, env_dir)
+    except RecipeError as exc:
+        return BuildResult(False, "recipe", str(exc))
+    for name, argv in steps:
         step(name)
         started = time.monotonic()
         code, tail = await run_process(argv, env, str(src), timeout)

@@ -4,6 +4,7 @@ A recipe is one of (or `python`/`node` followed by `steps`):
 
     build: {python: {version: "3.11", requirements: requirements.txt, exclude_newer: "2025-09-03T00:00:00Z"}}
     build: {python: {project: ".", packages: ["extra==1.0"]}}
+    build: {python: {dependencies_of: pyproject.toml}}     (its dependencies, not the project)
     build: {node: {install: ci, script: build, add: ["typescript@5.9.2"]}}
     build: {steps: [["make"], ["./configure", "--x"]]}
 
@@ -31,7 +32,7 @@ from gateway.config import ServerSpec
 
 BUILT_MARKER = ".mcpgw-build.json"
 FAILED_MARKER = ".mcpgw-failed.json"
-_PYTHON_KEYS = {"version", "requirements", "project", "packages", "exclude_newer"}
+_PYTHON_KEYS = {"version", "requirements", "project", "dependencies_of", "packages", "exclude_newer"}
 _NODE_KEYS = {"install", "script", "add"}
 
 
@@ -144,6 +145,8 @@ def build_steps(recipe: Recipe, tree: Path, env_dir: Path) -> list[tuple[str, li
             install += ["-r", str(py["requirements"])]
         if py.get("project"):
             install += [str(py["project"])]
+        if py.get("dependencies_of"):  # a pyproject that lists what it needs but cannot be built itself
+            install += _pyproject_dependencies(tree / str(py["dependencies_of"]))
         install += [str(p) for p in py.get("packages") or []]
         steps.append(("pip install", install))
     if recipe.node is not None:
@@ -159,6 +162,15 @@ def build_steps(recipe: Recipe, tree: Path, env_dir: Path) -> list[tuple[str, li
     for argv in recipe.steps:
         steps.append((" ".join(argv[:2]), list(argv)))
     return steps
+
+
+def _pyproject_dependencies(path: Path) -> list[str]:
+    import tomllib
+
+    try:
+        return [str(d) for d in tomllib.loads(path.read_text())["project"]["dependencies"]]
+    except (OSError, ValueError, KeyError) as exc:
+        raise RecipeError(f"cannot read [project] dependencies of {path.name}: {exc}") from None
 
 
 def build_env(tree: Path, env_dir: Path, base: dict[str, str]) -> dict[str, str]:

@@ -1,6 +1,7 @@
-"""Source entries, built for real: MCP-Bench's Math MCP (TypeScript, npm ci + tsc) and Bibliomantic
-(Python, its own uv environment) from the pinned MCP-Bench snapshot beside the clone, with a cold
-cache; then served, answering calls whose results are worked out by hand here.
+"""Source entries, built for real: MCP-Bench's Math MCP (TypeScript, npm ci + tsc), Bibliomantic and
+Scientific Computing (Python, each in its own uv environment) from the pinned MCP-Bench snapshot
+beside the clone, with a cold cache; then served with MCP-Bench's other offline servers, each
+answering a call whose result is worked out by hand here.
 
 The build runs once per test session (it takes a minute or two) and every test here reuses it.
 """
@@ -31,7 +32,10 @@ pytestmark = pytest.mark.real
 MCP_BENCH = Source("Accenture/mcp-bench", "09e52332b22428bf891be59047e01cb9adc063b4")
 # CI has the shared folder beside the clone; a worktree elsewhere can point at it with MCPGW_TEST_SNAPSHOTS.
 SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared" / "mcp-bench").resolve()
-BUILT = ("math_mcp", "bibliomantic")
+BUILT = ("math_mcp", "bibliomantic", "scientific_computing")
+# MCP-Bench's servers that need neither a key nor the network, with their Table 7 tool counts.
+OFFLINE_TABLE7 = {"math_mcp": 13, "bibliomantic": 4, "scientific_computing": 26, "unit_converter": 16,
+                  "medical_calculator": 22, "time_mcp": 2}
 
 
 def _install(cache: Path, *argv: str, config: str = "servers.lock.yaml") -> subprocess.CompletedProcess:
@@ -52,7 +56,7 @@ def built_cache(tmp_path_factory) -> Path:
     return cache
 
 
-def test_install_builds_math_and_bibliomantic_from_the_snapshot(built_cache):
+def test_install_builds_source_servers_from_the_snapshot(built_cache):
     config = parse_config((ROOT / "servers.lock.yaml").read_text(), "servers.lock.yaml")
     tools = {}
     for sid in BUILT:
@@ -62,7 +66,7 @@ def test_install_builds_math_and_bibliomantic_from_the_snapshot(built_cache):
         tools[sid] = info["tools"]
         home = build_dir(spec, built_cache)
         assert home.is_relative_to(built_cache) and not home.is_relative_to(ROOT)
-    assert tools == {"math_mcp": 13, "bibliomantic": 4}  # Table 7's counts
+    assert tools == {s: OFFLINE_TABLE7[s] for s in BUILT}  # Table 7's counts
     # Built in isolation: Bibliomantic has its own interpreter, Math MCP its own node_modules and tsc output.
     biblio = installed_spec(config.servers["bibliomantic"], built_cache)
     assert biblio is not None and biblio.command.startswith(str(built_cache)) and biblio.command.endswith("/env/bin/python")
@@ -72,40 +76,52 @@ def test_install_builds_math_and_bibliomantic_from_the_snapshot(built_cache):
     assert (built_cache / "trees" / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4").is_dir()
 
 
-def test_built_servers_serve_and_answer_hand_checked_calls(built_cache, tmp_path, monkeypatch):
+def test_mcpbench_offline_servers_serve_table7_catalogs_and_answer(built_cache, tmp_path, monkeypatch):
+    """Every MCP-Bench server that needs neither a key nor the network: ready with its Table 7
+    tool count, each answering one call checked by hand."""
     monkeypatch.setenv("MCPGW_CACHE", str(built_cache))
-    lock = (ROOT / "servers.lock.yaml").read_text()
-    gateway = start_gateway(tmp_path, lock, "--servers", *BUILT)
+    registry = [s for s in OFFLINE_TABLE7 if s not in BUILT]
+    done = _install(built_cache, "--servers", *registry)
+    assert done.returncode == 0, done.stdout + done.stderr
+    gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--servers", *OFFLINE_TABLE7)
     try:
         assert httpx.get(gateway.base + "/readyz", timeout=5).status_code == 200
         servers = gateway.status()["servers"]
-        assert {s: servers[s]["state"] for s in BUILT} == {"math_mcp": "ready", "bibliomantic": "ready"}, servers
+        assert {s: (servers[s]["state"], servers[s]["tools"]) for s in OFFLINE_TABLE7} == \
+            {s: ("ready", n) for s, n in OFFLINE_TABLE7.items()}, servers
         assert servers["math_mcp"]["built_from"].startswith("source Accenture/mcp-bench@09e5233")
 
         async def go():
-            with anyio.fail_after(60):
+            with anyio.fail_after(120):
                 async with Client(gateway.url, mode="legacy") as client:
-                    names = {t.name for t in (await client.list_tools()).tools}
-
                     async def call(name, arguments):
                         result = await client.call_tool(name, arguments)
                         assert not result.is_error, result
                         return result.content[0].text
 
-                    total = await call("math_mcp__add", {"firstNumber": 2.5, "secondNumber": 4})
-                    mean = await call("math_mcp__mean", {"numbers": [1, 2, 3, 4]})
-                    hexagram = await call("bibliomantic__get_hexagram_details", {"hexagram_number": 1})
-                    return names, total, mean, hexagram
+                    answers = {
+                        "add": await call("math_mcp__add", {"firstNumber": 2.5, "secondNumber": 4}),
+                        "hexagram": await call("bibliomantic__get_hexagram_details", {"hexagram_number": 1}),
+                        "fahrenheit": await call("unit_converter__convert_temperature",
+                                                 {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"}),
+                        "map": await call("medical_calculator__map_calculator", {"sbp": 120, "dbp": 80}),
+                        "tokyo": await call("time_mcp__convert_time", {"source_timezone": "UTC", "time": "12:00",
+                                                                       "target_timezone": "Asia/Tokyo"}),
+                    }
+                    await call("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})
+                    answers["determinant"] = await call("scientific_computing__determinant", {"name": "A"})
+                    return answers
 
-        names, total, mean, hexagram = run(go)
+        answers = run(go)
     finally:
         stop_gateway(gateway)
-    assert len([n for n in names if n.startswith("math_mcp__")]) == 13
-    assert len([n for n in names if n.startswith("bibliomantic__")]) == 4
-    assert float(total) == 6.5
-    assert float(mean) == 2.5
+    assert float(answers["add"]) == 6.5
     # Hexagram 1 is Qian, "The Creative": heaven (trigram \u2630) over heaven.
-    assert "Hexagram 1: The Creative" in hexagram and "\u4e7e" in hexagram and "\u2630\u2630" in hexagram
+    assert "Hexagram 1: The Creative" in answers["hexagram"] and "\u2630\u2630" in answers["hexagram"]
+    assert json.loads(answers["fahrenheit"])["converted_value"] == 100 * 9 / 5 + 32
+    assert "93.3" in answers["map"]  # (120 + 2 * 80) / 3
+    assert json.loads(answers["tokyo"])["target"]["datetime"].endswith("21:00:00+09:00")
+    assert float(answers["determinant"].strip('"')) == pytest.approx(4 * 6 - 7 * 2)
 
 
 def test_a_failed_build_names_server_step_and_output_and_the_rest_go_on(built_cache, tmp_path):
