@@ -78,7 +78,10 @@ def remember(spec: ServerSpec, argv: list[str], root: Path | None = None) -> Non
 
 
 def direct_spec(spec: ServerSpec, root: Path | None = None) -> ServerSpec:
-    """The entry launched from its installed environment when install found one; else as written."""
+    """The entry launched from its installed environment when install found one; else as written
+    (also when MCPGW_NO_DIRECT is set: the benchmark's way to compare the two)."""
+    if os.environ.get("MCPGW_NO_DIRECT"):
+        return spec
     try:
         argv = json.loads(_record(spec, root).read_text())["argv"]
     except (OSError, ValueError, KeyError):
