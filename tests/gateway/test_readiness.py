@@ -36,7 +36,7 @@ def lock(slow_delay: float = SLOW, extra: str = "") -> str:
 def serve_args(tmp_path: Path, config: str, *extra: str) -> list[str]:
     path = tmp_path / "servers.lock.yaml"
     path.write_text(config)
-    return [sys.executable, "-m", "gateway.cli", "serve", "--config", str(path), "--cassettes-dir",
+    return [sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(path), "--cassettes-dir",
             str(tmp_path / "cassettes"), "--cassette", "gate", *extra]
 
 

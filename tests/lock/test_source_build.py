@@ -41,7 +41,7 @@ OFFLINE_TABLE7 = {"math_mcp": 13, "bibliomantic": 4, "scientific_computing": 26,
 def _install(cache: Path, *argv: str, config: str = "servers.lock.yaml") -> subprocess.CompletedProcess:
     env = {**os.environ, "MCPGW_CACHE": str(cache)}
     env.pop("MCPGW_SOURCES", None)
-    return subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "install", "--config", config, *argv],
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200)
 
 
