@@ -69,7 +69,7 @@ async def fetch_catalog(server: str, requester: _Requester, init: dict[str, Any]
                 raise
             problem = f"{_LISTS[kind][0]} failed ({exc.code}: {exc.message}); serving no {kind}"
             catalog.problems.append(problem)
-            logger.info("server %s: %s", server, problem)
+            logger.warning("server %s: %s", server, problem)
     return catalog
 
 

@@ -421,6 +421,9 @@ class Router:
             spec = self.specs.get(name)
             if spec is not None:
                 info["built_from"] = _built_from(spec)
+            problems = getattr(getattr(upstream, "catalog", None), "problems", None)
+            if problems:  # optional lists the server refused: reported, not fatal
+                info["list_problems"] = list(problems)
             servers[name] = info
         return {
             "servers": servers,

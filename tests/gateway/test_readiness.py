@@ -92,6 +92,7 @@ def test_http_lists_wait_for_every_first_start(tmp_path, mode):
     assert waited > 0.5  # it waited for the slow server rather than answering without it
     # A server that declares resources but refuses resources/templates/list is still ready.
     assert status["servers"]["no_templates"]["state"] == "ready", status["servers"]["no_templates"]
+    assert "resources/templates/list failed (-32601" in status["servers"]["no_templates"]["list_problems"][0]
 
 
 @pytest.mark.parametrize("mode", ERAS)
