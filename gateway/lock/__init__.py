@@ -7,7 +7,11 @@
 
 Modules, one concept each: `importer` (foreign server lists -> entries),
 `lockedit` (text edits that keep comments), `launchers` (npx / uvx command
-lines), `install` (cache warming), `probe` (start servers, read catalogs),
+lines), `install` (cache warming and builds, concurrently), `direct` (starting
+an installed npx / uvx package without its runner), `sources` (a repository
+at a commit: found, verified, extracted once), `recipes` (build recipes and
+where builds live), `build` (one source build, verified by listing its
+tools), `probe` (start servers, read catalogs),
 `locked` (the `locked:` section), `refresh`, `check`, and `schema_diff` (the
 breaking / compatible classification, also used by `mcpgw drift`).
 """
