@@ -9,6 +9,7 @@ compiled here, once per schema, not per call.
 from __future__ import annotations
 
 import difflib
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,6 +24,7 @@ _LISTS = {
     "prompts": ("prompts/list", "prompts", "prompts"),
 }
 MAX_PAGES = 100
+logger = logging.getLogger(__name__)
 
 
 class _Requester(Protocol):
@@ -36,6 +38,7 @@ class ServerCatalog:
     resources: list[dict[str, Any]] = field(default_factory=list)
     templates: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # optional lists the server failed to give
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -52,9 +55,21 @@ class ServerCatalog:
 
 
 async def fetch_catalog(server: str, requester: _Requester, init: dict[str, Any]) -> ServerCatalog:
+    """Every list the server declares. Only tools/list must answer: a server that declares
+    `resources` but refuses resources/templates/list (-32601) still serves its tools, and
+    the refusal is kept in `problems` and logged."""
+    from mcp.shared.exceptions import MCPError
+
     catalog = ServerCatalog(init)
     for kind in _LISTS:
-        await refresh_list(catalog, requester, kind)
+        try:
+            await refresh_list(catalog, requester, kind)
+        except MCPError as exc:
+            if kind == "tools":
+                raise
+            problem = f"{_LISTS[kind][0]} failed ({exc.code}: {exc.message}); serving no {kind}"
+            catalog.problems.append(problem)
+            logger.warning("server %s: %s", server, problem)
     return catalog
 
 

@@ -24,7 +24,7 @@ DEFAULT_SEPARATOR = "__"
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.IGNORECASE)
 SERVER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 TRANSPORTS = ("stdio", "http", "sse")
-FLAGS = ("offline", "stateful", "stateless", "nondeterministic", "unsafe")
+FLAGS = ("offline", "stateful", "stateless", "nondeterministic", "unsafe", "network")  # network: tools/list needs it
 ISOLATION = ("run", "shared")
 # Names a per-instance state directory in args/env/cwd (see gateway.isolation); not from the environment.
 RUN_STATE_VAR = "RUN_STATE_DIR"
@@ -62,6 +62,20 @@ class Pin:
 
 
 @dataclass(frozen=True)
+class Source:
+    """A server built from a repository at one commit: `path` is its folder inside that tree."""
+
+    repo: str  # "owner/name" on GitHub
+    commit: str  # the full 40-hex commit
+    path: str = ""
+    sha256: str | None = None  # of the archive, when the lock pins one
+
+    @property
+    def label(self) -> str:
+        return f"{self.repo}@{self.commit[:7]}" + (f" {self.path}" if self.path else "")
+
+
+@dataclass(frozen=True)
 class ServerSpec:
     id: str
     transport: str
@@ -80,6 +94,8 @@ class ServerSpec:
     ignore: tuple[dict[str, Any], ...] = ()  # drift ignore rules: [{tool, paths, text}]
     isolation: str | None = None  # "run": one instance per run id; "shared"; None: run if stateful
     state_group: str | None = None  # servers that share state (one directory) share one replay history
+    source: Source | None = None  # built from this commit by `mcpgw servers install`
+    build: dict[str, Any] | None = None  # the build recipe (python | node | steps), see gateway.lock.recipes
     line: int = 0
 
     @property
@@ -208,7 +224,7 @@ def _from_lock(doc: _Mapping, source: str) -> GatewayConfig:
 
 _SERVER_KEYS = {
     "transport", "command", "args", "cwd", "env", "url", "headers", "pin",
-    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation", "state_group",
+    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation", "state_group", "source", "build",
 }
 
 
@@ -248,10 +264,60 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         ignore=_ignore_rules(entry, source, where),
         isolation=isolation,
         state_group=_opt_str(entry, "state_group", source, where),
+        source=_source(entry, source, where),
+        build=_build(entry, source, where),
         line=line,
     )
     _check_transport(spec, source, where)
     return spec
+
+
+_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _source(entry: _Mapping, source: str, where: str) -> Source | None:
+    raw = entry.get("source")
+    if raw is None:
+        return None
+    if not isinstance(raw, _Mapping):
+        raise ConfigError(source, _line(entry, "source"), f"{where}: 'source' must be a mapping {{repo, commit, path}}")
+    _check_keys(raw, {"repo", "commit", "path", "sha256"}, source, f"{where} source")
+    repo, commit = raw.get("repo"), str(raw.get("commit") or "")
+    if not isinstance(repo, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+        raise ConfigError(source, _line(raw, "repo"), f"{where}: source repo must be 'owner/name', got {repo!r}")
+    if not _COMMIT_RE.match(commit):
+        raise ConfigError(source, _line(raw, "commit"), f"{where}: source commit must be the full 40-hex commit, got {commit!r}")
+    path = str(raw.get("path") or "").strip("/")
+    if ".." in path.split("/"):
+        raise ConfigError(source, _line(raw, "path"), f"{where}: source path must stay inside the repository")
+    sha = raw.get("sha256")
+    return Source(repo, commit, path, str(sha) if sha else None)
+
+
+def _build(entry: _Mapping, source: str, where: str) -> dict[str, Any] | None:
+    raw = entry.get("build")
+    if raw is None:
+        if "source" in entry:
+            raise ConfigError(source, _line(entry, "source"), f"{where}: a 'source' entry needs a 'build' recipe (python, node or steps)")
+        return None
+    from gateway.lock.recipes import RecipeError, parse_recipe
+
+    if "source" not in entry:
+        raise ConfigError(source, _line(entry, "build"), f"{where}: 'build' needs a 'source' to build from")
+    try:
+        parse_recipe(raw)
+    except RecipeError as exc:
+        raise ConfigError(source, _line(entry, "build"), f"{where}: build: {exc}") from None
+    return _plain(raw)
+
+
+def _plain(value: Any) -> Any:
+    """YAML's line-remembering mappings as plain dicts (a recipe is hashed and stored as data)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _profiles(doc: _Mapping, servers: dict[str, ServerSpec], source: str) -> dict[str, tuple[str, ...]]:
@@ -439,6 +505,7 @@ def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
         "pin": dict(vars(spec.pin)) if spec.pin else None, "flags": sorted(spec.flags), "timeout": spec.timeout,
         "hide_tools": sorted(spec.hide_tools), "title": spec.title, "ignore": [dict(r) for r in spec.ignore],
         "isolation": spec.isolation, "state_group": spec.state_group,
+        **({"source": dict(vars(spec.source)), "build": spec.build} if spec.source else {}),
     }
 
 
@@ -451,6 +518,7 @@ def spec_from_dict(data: dict[str, Any]) -> ServerSpec:
         timeout=data.get("timeout"), hide_tools=frozenset(data.get("hide_tools") or ()), title=data.get("title"),
         ignore=tuple(data.get("ignore") or ()), isolation=data.get("isolation"),
         state_group=data.get("state_group"),
+        source=Source(**data["source"]) if data.get("source") else None, build=data.get("build"),
     )
 
 

@@ -4,12 +4,16 @@ Built on the SDK's low-level `Server`, which serves both protocol eras
 (handshake versions and 2026-07-28) and shapes each result for the client's
 version. Handlers read the raw params (`ctx.params`) and return the router's
 wire dicts; `GatewayError`s become JSON-RPC errors here and nowhere else.
-Beside the MCP endpoint: `/status` (per-server state) and `/healthz` (liveness).
+Beside the MCP endpoint: `/status` (per-server state), `/healthz` (liveness, at once) and
+`/readyz` (200 once every server's first start has settled). Lists wait for that settling.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable
@@ -69,18 +73,22 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
 
     async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         caller(ctx)  # registers the client for list_changed notifications
+        await router.until_settled()
         return router.list_tools(params.get("cursor"))
 
     async def list_prompts(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        await router.until_settled()
         return router.list_prompts(params.get("cursor"))
 
     async def get_prompt(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         return await router.get_prompt(params, caller(ctx))
 
     async def list_resources(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        await router.until_settled()
         return router.list_resources(params.get("cursor"))
 
     async def list_templates(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+        await router.until_settled()
         return router.list_resource_templates(params.get("cursor"))
 
     async def read_resource(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -234,6 +242,12 @@ def build_http_app(
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})
 
+    async def readyz(_: Request) -> JSONResponse:
+        # 200 once every server's first start has settled (ready or unavailable); 503 before.
+        if router.settled:
+            return JSONResponse({"ready": True})
+        return JSONResponse({"ready": False, "starting": router.pending_servers()}, status_code=503)
+
     @asynccontextmanager
     async def lifespan(_: Starlette):  # type: ignore[no-untyped-def]
         # Cleanup lives here: uvicorn re-raises SIGTERM once the lifespan has ended.
@@ -246,28 +260,42 @@ def build_http_app(
                 on_shutdown()
 
     return Starlette(
-        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz), *(routes or [])],
+        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz),
+                Route("/readyz", readyz), *(routes or [])],
         lifespan=lifespan,
     )
 
 
-async def serve_stdio(router: Router, server: Server[Any]) -> None:
-    import signal
-
+async def serve_stdio(router: Router, server: Server[Any], running: Callable[[], None] | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with router.running(), anyio.create_task_group() as tg:
+    serving = anyio.CancelScope()
+    async with anyio.create_task_group() as watch:
 
         async def stop_on_signal() -> None:
+            # Outside the servers' lifetime, so a second Ctrl-C is heard during their shutdown too.
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for _ in signals:
-                    tg.cancel_scope.cancel()
-                    return
+                async for sig in signals:
+                    if serving.cancel_called and sig == signal.SIGINT:
+                        _exit_now()
+                    serving.cancel()
 
-        tg.start_soon(stop_on_signal)
-        async with stdio_server() as (read, write):
-            await server.run(read, write, initialization_options(server))
-        tg.cancel_scope.cancel()
+        watch.start_soon(stop_on_signal)
+        with serving:
+            async with router.running():
+                if running is not None:
+                    running()  # the upstreams are starting: `until_settled` means something now
+                async with stdio_server() as (read, write):
+                    await server.run(read, write, initialization_options(server))
+        watch.cancel_scope.cancel()
+
+
+def _exit_now() -> None:
+    from gateway.stdio_transport import kill_all_now
+
+    print("mcpgw: second interrupt: killing the servers and exiting now", file=sys.stderr)
+    kill_all_now()
+    os._exit(130)
 
 
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None) -> None:
@@ -275,6 +303,16 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none", http="auto")
     uv_server = uvicorn.Server(config)
+    first_signal = uv_server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        # The first Ctrl-C shuts down in order (servers stopped, cassettes closed); a second one
+        # means now: uvicorn would still wait for that orderly shutdown.
+        if uv_server.should_exit and sig == signal.SIGINT:
+            _exit_now()
+        first_signal(sig, frame)
+
+    uv_server.handle_exit = handle_exit  # type: ignore[method-assign]  # uvicorn installs it by attribute
     if ready is None:
         await uv_server.serve()
         return

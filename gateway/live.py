@@ -73,6 +73,7 @@ class LiveUpstream:
         self._scope: anyio.CancelScope | None = None
         self._ready = anyio.Event()
         self._stopping = False
+        self._started_at = 0.0
 
     # -- supervision -----------------------------------------------------------
 
@@ -91,11 +92,31 @@ class LiveUpstream:
     async def _supervise(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         with anyio.CancelScope() as self._scope:
             task_status.started()
+            self._started_at = anyio.current_time()
             missing = [n for n in self.spec.env_required if not os.environ.get(n)]
             if missing:
-                self.status.set("unavailable", f"missing environment variable(s): {', '.join(missing)}")
+                self.status.set("unavailable", f"missing {', '.join(missing)}")
                 self._ready.set()
                 return
+            if self.spec.build is not None:
+                from gateway.lock.recipes import installed_spec
+
+                built = installed_spec(self.spec)
+                if built is None:
+                    from gateway.lock.recipes import failed_info
+
+                    assert self.spec.source is not None
+                    failed = failed_info(self.spec)
+                    why = (f"build failed at step {failed.get('step')}: {failed.get('detail')}" if failed else
+                           f"not built: run `mcpgw servers install --servers {self.name}`")
+                    self.status.set("unavailable", f"{why} (source {self.spec.source.label})")
+                    self._ready.set()
+                    return
+                self.spec = built
+            elif self.spec.transport == "stdio":
+                from gateway.lock.direct import direct_spec
+
+                self.spec = direct_spec(self.spec)  # no package resolution at start when installed
             if self.spec.cwd and not os.path.isdir(self.spec.cwd):
                 pin = self.spec.pin
                 source = f" (a checkout of {pin.repo} at commit {pin.commit})" if pin and pin.repo else ""
@@ -107,14 +128,20 @@ class LiveUpstream:
                 self._ready.set()
                 return
             delay = self.settings.restart_backoff
+            last_reason: str | None = None
             while not self._stopping:
                 was_ready = False
                 try:
                     was_ready = await self._connect_and_serve()
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a status, never a crash
                     reason = _explain(exc, self._process)
+                    if "network" in self.spec.flags:
+                        reason = f"needs the network, which did not answer: {reason}"
                     self.status.set("unavailable", reason)
-                    logger.warning("server %s: %s", self.name, reason)
+                    # Retries repeat the same failure: say it once, and again only when it changes.
+                    level = logging.WARNING if reason != last_reason else logging.DEBUG
+                    logger.log(level, "server %s: %s", self.name, reason)
+                    last_reason = reason
                 finally:
                     self._dispatcher = None
                 if self._stopping:
@@ -164,6 +191,8 @@ class LiveUpstream:
                 self.status.server_info = init.get("serverInfo")
                 self.status.protocol_version = init.get("protocolVersion")
                 self.status.tools = len(self.catalog.tools)
+                if self.status.start_seconds is None:
+                    self.status.start_seconds = round(anyio.current_time() - self._started_at, 2)
                 self.status.set("ready")
                 self._ready.set()
                 if self._on_catalog_changed is not None:

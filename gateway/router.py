@@ -98,22 +98,49 @@ class Router:
         self.calls_served = 0
         self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
         self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
+        self._settled: anyio.Event | None = None  # set in `running` once every first start has ended
 
     # -- lifecycle ---------------------------------------------------------------
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Router]:
-        """Start every upstream concurrently, each in its own supervised task."""
+        """Start every upstream concurrently, each in its own supervised task; the
+        catalog counts as settled once every first start has (see `until_settled`)."""
         self.rebuild_catalog()  # replayed upstreams have their catalog before they run
+        self._settled = anyio.Event()
         async with anyio.create_task_group() as tg:
             for upstream in self.upstreams.values():
                 await tg.start(upstream.run)
+            settling = anyio.CancelScope()
+
+            async def settle() -> None:
+                with settling:
+                    await self.wait_ready(self.settings.ready_timeout)
+                self._settled.set()
+
+            tg.start_soon(settle)
             try:
                 yield self
             finally:
+                settling.cancel()
                 with anyio.CancelScope(shield=True):
                     for upstream in self.upstreams.values():
                         await upstream.aclose()
+
+    @property
+    def settled(self) -> bool:
+        """True once every upstream's first start has ended (ready or not) or the ready timeout passed."""
+        return self._settled is not None and self._settled.is_set()
+
+    async def until_settled(self) -> None:
+        """Lists wait here during start-up, so no client is handed a partial catalog."""
+        if self._settled is not None and not self._settled.is_set():
+            await self._settled.wait()  # bounded: `settle` sets it by the ready timeout at the latest
+
+    def pending_servers(self) -> list[str]:
+        """Servers whose first start has not ended yet."""
+        return sorted(name for name, up in self.upstreams.items()
+                      if getattr(getattr(up, "status", None), "state", None) == "starting")
 
     async def wait_ready(self, timeout: float) -> None:
         """Wait until every upstream's first start attempt has settled; bounded."""
@@ -418,9 +445,16 @@ class Router:
             if hasattr(upstream, "run_instances"):  # isolation: run
                 info["run_instances"] = upstream.run_instances
             info["title"] = self.specs[name].title if name in self.specs else None
+            spec = self.specs.get(name)
+            if spec is not None:
+                info["built_from"] = _built_from(spec)
+            problems = getattr(getattr(upstream, "catalog", None), "problems", None)
+            if problems:  # optional lists the server refused: reported, not fatal
+                info["list_problems"] = list(problems)
             servers[name] = info
         return {
             "servers": servers,
+            "settled": self.settled,
             "tools": len(self.catalog.tools),
             "catalog_version": self.catalog.version,
             "problems": self.catalog.problems,
@@ -441,6 +475,14 @@ def _result_text(result: dict[str, Any], limit: int) -> str:
     text = "\n".join(parts) if parts else json.dumps(result.get("structuredContent", result), ensure_ascii=False,
                                                       sort_keys=True, default=str)
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+def _built_from(spec: ServerSpec) -> str:
+    """Where the server's code comes from, for `mcpgw servers`."""
+    if spec.source is not None:
+        return f"source {spec.source.label}"
+    pin = spec.pin
+    if pin is not None and pin.package:
+        return f"{pin.registry} {pin.package}@{pin.version}"
+    return "command"
 
 
 def _percentiles(samples: collections.deque[float]) -> dict[str, float] | None:

@@ -64,6 +64,7 @@ async def stdio_process(
     on_exit: Callable[[ProcessInfo], None] | None = None,
 ) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream, anyio.abc.ObjectSendStream, ProcessInfo]]:
     process = await anyio.open_process(command, env=env, cwd=cwd, start_new_session=True)
+    LIVE_GROUPS.add(process.pid)
     info = ProcessInfo(pid=process.pid)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](64)
@@ -136,8 +137,19 @@ async def stdio_process(
                     info.returncode = process.returncode
                 tg.cancel_scope.cancel()
     finally:
+        LIVE_GROUPS.discard(process.pid)
         if on_exit is not None:
             on_exit(info)
+
+
+# Process groups of the servers running now: what a forced exit kills on its way out.
+LIVE_GROUPS: set[int] = set()
+
+
+def kill_all_now() -> None:
+    """SIGKILL every server's process group at once (a forced exit must not leave orphans)."""
+    for pgid in list(LIVE_GROUPS):
+        _killpg(pgid, signal.SIGKILL)
 
 
 async def stop_process(process: Process) -> None:

@@ -54,6 +54,7 @@ class Status:
     server_info: dict[str, Any] | None = None
     protocol_version: str | None = None
     tools: int = 0
+    start_seconds: float | None = None  # from the first start until first ready
 
     def set(self, state: str, reason: str | None = None) -> None:
         self.state, self.reason, self.since = state, reason, time.time()
@@ -68,6 +69,7 @@ class Status:
             "server_info": self.server_info,
             "protocol_version": self.protocol_version,
             "tools": self.tools,
+            "start_seconds": self.start_seconds,
         }
 
 

@@ -190,7 +190,7 @@ class Gateway:
                 tg.start_soon(serve_http, app, self.settings.host, self.settings.port, listening.set)
                 await listening.wait()
                 print(f"mcpgw: serving MCP at {url} (status: http://{self.settings.host}:{self.settings.port}/status)", file=sys.stderr)
-                await self.router.wait_ready(self.settings.start_timeout)
+                await self.router.until_settled()
                 self.announce()
         finally:
             self.close()
@@ -198,9 +198,10 @@ class Gateway:
     async def serve_stdio(self) -> None:
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_stdio, self.router, self.server)
-                await anyio.sleep(0.2)
-                await self.router.wait_ready(self.settings.start_timeout)
+                started = anyio.Event()
+                tg.start_soon(serve_stdio, self.router, self.server, started.set)
+                await started.wait()
+                await self.router.until_settled()
                 self.announce()
         finally:
             self.close()

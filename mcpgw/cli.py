@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
+    serve.add_argument("--ready-timeout", type=float, default=180.0,
+                       help="longest wait of list requests for every server's first start to settle (default 180)")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
     serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024)
     serve.add_argument("--mode", choices=("live", "record", "replay", "hybrid"),
@@ -196,6 +198,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         validate=args.validate,
         naming=args.naming,
         call_timeout=args.call_timeout,
+        ready_timeout=args.ready_timeout,
         max_call_timeout=args.max_call_timeout,
         max_response_bytes=args.max_response_bytes,
         host=args.host,
@@ -267,7 +270,7 @@ def print_status(status: dict[str, Any]) -> None:
     from gateway.console import table_console
 
     table = Table(title=f"mcpgw: {status['tools']} tools, mode {status['mode']}, validate {status['validate']}")
-    for column in ("server", "state", "tools", "restarts", "server info", "reason"):
+    for column in ("server", "state", "tools", "restarts", "server info", "built from", "reason"):
         table.add_column(column)
     colours = {"ready": "green", "starting": "yellow", "restarting": "yellow", "unavailable": "red"}
     for name, info in sorted(status["servers"].items()):
@@ -278,6 +281,7 @@ def print_status(status: dict[str, Any]) -> None:
             str(info.get("exposed_tools", info.get("tools", 0))),
             str(info.get("restarts", 0)),
             f"{server_info.get('name', '')} {server_info.get('version', '')}".strip(),
+            info.get("built_from") or "",
             info.get("reason") or "",
         )
     table_console().print(table)

@@ -146,8 +146,9 @@ def medical_calculator(today: date) -> list[Step]:
     ]
 
 
-def scientific_computing() -> list[Step]:
-    p = "scientific_computing__"
+def numpy_mcp() -> list[Step]:
+    # the `local` profile's early Scientific Computing (PyPI numpy-mcp; MCP-Bench's own build is scientific_computing)
+    p = "numpy_mcp__"
     return [
         tool(p + "create_matrix", shape=[2, 2], values=[4, 7, 2, 6], name="A"),
         tool(p + "create_matrix", shape=[2, 2], values=[1, 2, 3, 4], name="B"),
@@ -338,7 +339,7 @@ def hand_written(today: date) -> list[Step]:
     """The whole hand-written session, in the order it is played."""
     return [
         *newcomer_guesses(),
-        *unit_converter(), *medical_calculator(today), *scientific_computing(), *time_servers(),
+        *unit_converter(), *medical_calculator(today), *numpy_mcp(), *time_servers(),
         *sequential_thinking(), *memory(), *filesystem(), *git(), *everything(),
     ]
 

@@ -3,11 +3,15 @@
     mcpgw lock import FILE [--lock L] [--profile P] [--base-dir D]
     mcpgw lock refresh [--config L] [--profile P] [--servers ID ...] [--timeout S]
     mcpgw lock check   [--config L] [--profile P] [--servers ID ...] [--timeout S] [--json]
-    mcpgw servers install [--config L] [--profile P] [--servers ID ...] [--jobs N] [--timeout S]
+    mcpgw servers install [--config L] [--profile P] [--servers ID ...] [--jobs N] [--timeout S] [--sources DIR]
 
 Modules, one concept each: `importer` (foreign server lists -> entries),
 `lockedit` (text edits that keep comments), `launchers` (npx / uvx command
-lines), `install` (cache warming), `probe` (start servers, read catalogs),
+lines), `install` (cache warming and builds, concurrently), `direct` (starting
+an installed npx / uvx package without its runner), `sources` (a repository
+at a commit: found, verified, extracted once), `recipes` (build recipes and
+where builds live), `build` (one source build, verified by listing its
+tools), `probe` (start servers, read catalogs),
 `locked` (the `locked:` section), `refresh`, `check`, and `schema_diff` (the
 breaking / compatible classification, also used by `mcpgw drift`).
 """
@@ -49,10 +53,13 @@ def add_commands(sub: Any) -> None:
 
     servers = sub.choices.get("servers") or sub.add_parser("servers", help="servers of the lock file")
     install_sub = servers.add_subparsers(metavar="action", required=False)
-    install = install_sub.add_parser("install", help="fetch every npx/uvx package of a profile into its cache")
+    install = install_sub.add_parser("install", help="fetch every npx/uvx package of a profile into its cache; build source entries")
     _selection(install)
     install.add_argument("--jobs", type=int, default=4, help="packages fetched at once (default 4)")
-    install.add_argument("--timeout", type=float, default=600.0, help="seconds per package (default 600)")
+    install.add_argument("--timeout", type=float, default=600.0, help="seconds per package or build step (default 600)")
+    install.add_argument("--sources", metavar="DIR", default=None,
+                         help="folder(s) holding owner+repo@commit.tar.gz archives or directories, looked up "
+                              "before any download (default: $MCPGW_SOURCES)")
     install.set_defaults(func=_run("gateway.lock.install", "cmd_install"))
 
 

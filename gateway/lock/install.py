@@ -5,9 +5,13 @@ the runner with the entry's own specs, options and environment, but a command
 that exits at once (`gateway.lock.launchers.warm_command`), then run it again
 with the registry switched off (`npm_config_offline=true`, `UV_OFFLINE=1`): an
 entry is "installed" only when that offline run succeeds, that is when a later
-start needs no registry. Runs concurrently, at most `--jobs` at a time, each
-bounded by `--timeout`. Other entries are skipped, with the reason.
-Exit status: 0 when nothing failed, 1 otherwise.
+start needs no registry. The offline run also says where the environment is,
+so the gateway can start the server from it directly (`gateway.lock.direct`).
+Entries with a `source:` and a `build:` recipe are built from their pinned
+commit instead (`gateway.lock.build`). Runs concurrently, at most `--jobs` at a
+time, each step bounded by `--timeout`; a failure names the server, the step
+and its last output lines, and the others go on. Other entries are skipped,
+with the reason. Exit status: 0 when nothing failed, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from anyio.streams.text import TextReceiveStream
 
 from gateway.config import ServerSpec
 from gateway.live import child_env  # the exact environment the gateway gives the server
+from gateway.lock.direct import MARK, direct_argv, locate_command, remember
 from gateway.lock.launchers import Launch, infer_pin, parse_launch, warm_command
 from gateway.lock.lockfile import open_lock
 
@@ -48,6 +53,8 @@ class Plan:
 
     @property
     def package(self) -> str:
+        if self.spec.source is not None and self.spec.build is not None:
+            return f"source {self.spec.source.label}"
         pin = self.spec.pin
         return f"{pin.registry} {pin.package}@{pin.version}" if pin and pin.package else ""
 
@@ -63,6 +70,8 @@ class Outcome:
 
 def make_plan(spec: ServerSpec) -> Plan:
     """What installing one entry means, or why it is skipped."""
+    if spec.build is not None:
+        return Plan(spec)  # built from its source commit (gateway.lock.build)
     if spec.transport != "stdio" and not spec.command:
         return Plan(spec, skip=f"{spec.transport} server with no launch command: nothing to install")
     if spec.pin is None or not spec.pin.registry or not spec.pin.package:
@@ -83,7 +92,8 @@ def make_plan(spec: ServerSpec) -> Plan:
     return Plan(spec, launch=launch, warm=warm_command(launch), env=env, dirs=dirs, warning=mismatch)
 
 
-async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | None = None) -> Outcome:
+async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | None = None,
+                  sources: list[Path] | None = None, cache: Path | None = None) -> Outcome:
     started = time.monotonic()
     spec = plan.spec
 
@@ -92,6 +102,14 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
 
     if plan.skip is not None:
         return outcome("skipped", plan.skip)
+    if spec.build is not None:
+        from gateway.lock.build import build_source
+        from gateway.lock.recipes import cache_root
+
+        built = await build_source(spec, cache or cache_root(), sources or [], timeout, on_step)
+        if built.ok:
+            return outcome("installed", built.detail)
+        return outcome("failed", f"step {built.step}: {built.detail}")
     assert plan.launch is not None
     notes = []
     for directory in plan.dirs:
@@ -109,16 +127,26 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
         return outcome("failed", f"{' '.join(plan.warm[:3])} ... exited {code}: {tail}" if code is not None else tail)
     if on_step:
         on_step("checking it starts offline")
-    code, tail = await run_process(plan.warm, {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd, min(timeout, 120))
+    where: list[str] = []
+    code, tail = await run_process(locate_command(plan.launch), {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd,
+                                   min(timeout, 120), found=where)
     if code != 0:
         return outcome("failed", f"fetched, but an offline run still needs the registry: {tail}")
+    argv = direct_argv(plan.launch, where[-1]) if where else None
+    if argv is not None:
+        remember(spec, argv, cache)
+        notes.append(f"launches {argv[0]} directly")
+    else:
+        notes.append(f"launches through {plan.launch.runner} (its environment was not found)")
     if plan.warning:
         notes.append(f"warning: {plan.warning}")
     return outcome("installed", "; ".join(["cached, starts offline", *notes]))
 
 
-async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float) -> tuple[int | None, str]:
-    """(exit code or None, the last lines it wrote); the process group is killed past `timeout`."""
+async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float,
+                      found: list[str] | None = None) -> tuple[int | None, str]:
+    """(exit code or None, the last lines it wrote); the process group is killed past `timeout`.
+    Lines that start with `direct.MARK` go (without it) into `found`."""
     tail: collections.deque[str] = collections.deque(maxlen=6)
     try:
         process = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -132,9 +160,8 @@ async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, tim
             async for chunk in TextReceiveStream(process.stdout, errors="replace"):
                 pending += chunk
                 *lines, pending = pending.split("\n")
-                tail.extend(line.strip() for line in lines if line.strip())
-            if pending.strip():
-                tail.append(pending.strip())
+                _keep(lines, tail, found)
+            _keep([pending], tail, found)
             await process.wait()
         if scope.cancelled_caught:
             return None, f"timed out after {timeout:g}s: " + _tail(tail)
@@ -158,6 +185,14 @@ async def _stop(process: anyio.abc.Process) -> None:
     await process.aclose()
 
 
+def _keep(lines: list[str], tail: collections.deque[str], found: list[str] | None) -> None:
+    for line in (line.strip() for line in lines):
+        if found is not None and line.startswith(MARK):
+            found.append(line[len(MARK):])
+        elif line:
+            tail.append(line)
+
+
 def _tail(lines: collections.deque[str], limit: int = 400) -> str:
     text = " | ".join(lines)
     return text if len(text) <= limit else "..." + text[-limit:]
@@ -167,20 +202,24 @@ def _tail(lines: collections.deque[str], limit: int = 400) -> str:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
+    from gateway.lock.sources import sources_dirs
+
     lock = open_lock(args.config)
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
-    outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout))
-    _report(outcomes, lock.source, args.profile or lock.config.default_profile)
+    sources = sources_dirs(args.sources)
+    outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout, sources))
+    chosen = f"servers {' '.join(args.servers)}" if args.servers else f"profile {args.profile or lock.config.default_profile}"
+    _report(outcomes, lock.source, chosen)
     return 1 if any(o.result == "failed" for o in outcomes) else 0
 
 
-async def _install_all(plans: list[Plan], jobs: int, timeout: float) -> list[Outcome]:
+async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: list[Path] | None = None) -> list[Outcome]:
     from gateway.lock.progress import progress_bar
 
     limiter = anyio.CapacityLimiter(max(1, jobs))
     results: dict[str, Outcome] = {}
     with progress_bar() as progress:
-        overall = progress.add_task(f"installing {sum(p.skip is None for p in plans)} package(s)", total=len(plans))
+        overall = progress.add_task(f"installing {sum(p.skip is None for p in plans)} server(s)", total=len(plans))
 
         async def one(p: Plan) -> None:
             if p.skip is not None:
@@ -191,7 +230,7 @@ async def _install_all(plans: list[Plan], jobs: int, timeout: float) -> list[Out
             async with limiter:
                 def step(text: str) -> None:
                     progress.update(row, description=f"  {p.spec.id}: {text}")
-                results[p.spec.id] = outcome = await install(p, timeout, step)
+                results[p.spec.id] = outcome = await install(p, timeout, step, sources)
             progress.remove_task(row)
             colour = "green" if outcome.result == "installed" else "red"
             if progress.console.is_terminal:
@@ -209,7 +248,7 @@ def _report(outcomes: list[Outcome], source: str, profile: str | None) -> None:
     from rich.table import Table
 
     counts = {r: sum(o.result == r for o in outcomes) for r in ("installed", "failed", "skipped")}
-    title = f"servers install: {source}" + (f", profile {profile!r}" if profile else "") + \
+    title = f"servers install: {source}" + (f", {profile}" if profile else "") + \
         f": {counts['installed']} installed, {counts['failed']} failed, {counts['skipped']} skipped"
     table = Table(title=title)
     for column in ("server", "result", "package", "time", "detail"):
@@ -219,3 +258,6 @@ def _report(outcomes: list[Outcome], source: str, profile: str | None) -> None:
         table.add_row(o.server, f"[{colours[o.result]}]{o.result}[/]", o.package,
                       f"{o.seconds:.1f}s" if o.result != "skipped" else "", o.detail)
     Console(file=sys.stdout, width=160).print(table)
+    for o in outcomes:  # one unwrapped line per failure, for logs and searching
+        if o.result == "failed":
+            print(f"mcpgw: {o.server}: install failed: {o.detail}", file=sys.stderr)

@@ -46,8 +46,8 @@ def test_local_profile_installs_serves_and_answers(tmp_path):
                     fahrenheit = await call("unit_converter__convert_temperature",
                                             {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"})
                     bmi = await call("medical_calculator__bmi_bsa_calculator", {"weight": 70, "height": 175})
-                    await call("scientific_computing__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})
-                    determinant = await call("scientific_computing__determinant", {"name": "A"})
+                    await call("numpy_mcp__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})
+                    determinant = await call("numpy_mcp__determinant", {"name": "A"})
                     tokyo = await call("time_mcp__convert_time",
                                        {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
                     return fahrenheit, bmi, determinant, tokyo

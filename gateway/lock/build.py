@@ -1,0 +1,116 @@
+"""Build one source entry into the cache and prove it runs.
+
+Steps: the repository tree at the pinned commit (`sources.source_tree`), a
+copy of the entry's folder into its own build directory (builds never share or
+touch the extracted tree), the recipe's commands in that copy, then a start:
+the server must answer initialize and tools/list from its build. Only then is
+the marker written that makes the gateway launch it. A failure names the step
+and the last lines the step wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from gateway.config import ServerSpec
+from gateway.live import child_env
+from gateway.lock.recipes import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, build_env, build_steps, installed_spec, parse_recipe, RecipeError
+from gateway.lock.sources import SourceError, source_tree
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    step: str  # the step that failed, or "done"
+    detail: str
+    tools: int = 0
+
+
+async def build_source(spec: ServerSpec, cache: Path, sources: list[Path], timeout: float,
+                       on_step: Callable[[str], None] | None = None, verify_timeout: float = 120.0) -> BuildResult:
+    result = await _build(spec, cache, sources, timeout, on_step, verify_timeout)
+    if not result.ok:  # kept so the gateway can say why the server is not there
+        failed = build_dir(spec, cache) / FAILED_MARKER
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text(json.dumps({"step": result.step, "detail": result.detail, "at": time.time()}))
+    return result
+
+
+async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: float,
+                 on_step: Callable[[str], None] | None, verify_timeout: float) -> BuildResult:
+    from gateway.lock.install import run_process  # one process runner for every install step
+
+    assert spec.source is not None
+    step = on_step or (lambda _: None)
+    home = build_dir(spec, cache)
+    info = built_info(spec, cache)
+    if info is not None:
+        return BuildResult(True, "done", f"already built ({info.get('tools', '?')} tools, built in "
+                                         f"{info.get('seconds', 0):.0f}s)", int(info.get("tools") or 0))
+    began = time.monotonic()
+    step(f"source {spec.source.repo}@{spec.source.commit[:7]}")
+    try:
+        tree = await source_tree(spec.source, cache, sources)
+    except SourceError as exc:
+        return BuildResult(False, "fetch", str(exc))
+    folder = tree / spec.source.path
+    if not folder.is_dir():
+        return BuildResult(False, "fetch", f"no folder {spec.source.path!r} in {spec.source.repo}@{spec.source.commit[:7]}")
+    if home.exists():
+        shutil.rmtree(home)  # an unfinished earlier build
+    home.mkdir(parents=True)
+    src, env_dir = home / "src", home / "env"
+    await anyio.to_thread.run_sync(lambda: shutil.copytree(folder, src, symlinks=True))
+    recipe = parse_recipe(spec.build or {})
+    env = build_env(src, env_dir, child_env(spec))
+    try:
+        steps = build_steps(recipe, src, env_dir)
+    except RecipeError as exc:
+        return BuildResult(False, "recipe", str(exc))
+    for name, argv in steps:
+        step(name)
+        started = time.monotonic()
+        code, tail = await run_process(argv, env, str(src), timeout)
+        if code != 0:
+            why = f"exited {code}" if code is not None else "did not finish"
+            return BuildResult(False, name, f"{why} after {time.monotonic() - started:.0f}s: {tail}")
+    step("verifying: start + tools/list")
+    (home / BUILT_MARKER).write_text(json.dumps({"pending": True}))  # lets installed_spec resolve it for the probe
+    result = await _verify(spec, cache, verify_timeout)
+    if not result.ok:
+        (home / BUILT_MARKER).unlink(missing_ok=True)
+        return result
+    marker = {"source": spec.source.label, "commit": spec.source.commit, "recipe": spec.build,
+              "tools": result.tools, "built_at": time.time(), "seconds": round(time.monotonic() - began, 1)}
+    (home / BUILT_MARKER).write_text(json.dumps(marker))
+    return result
+
+
+async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
+    from gateway.lock.probe import probe_servers
+
+    runnable = installed_spec(spec, cache, pending=True)
+    assert runnable is not None
+    if runnable.env_required:  # a key is needed to run, not to build: built, but not started here
+        runnable = _without_required_env(runnable)
+    [probe] = await probe_servers([runnable], timeout=timeout)
+    if not probe.ready or probe.catalog is None:
+        return BuildResult(False, "verify", f"built, but it did not answer tools/list: {probe.state}: {probe.reason}")
+    names = [t.get("name") for t in probe.catalog.tools]
+    return BuildResult(True, "done", f"built; {len(names)} tools: {' '.join(map(str, names))}", len(names))
+
+
+def _without_required_env(spec: ServerSpec) -> ServerSpec:
+    """The start check of a server that wants a key: give it an empty placeholder so it
+    can list its tools (listing needs no key; calling does)."""
+    from dataclasses import replace
+
+    values = {k: (v if "${" not in v else "") for k, v in spec.env_values.items()}
+    return replace(spec, env_required=(), env_values=values)

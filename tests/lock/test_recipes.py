@@ -1,0 +1,66 @@
+"""Source entries in the lock: what a recipe may say, the one-line errors for what it may not,
+and the commands each recipe runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.config import parse_config
+from gateway.errors import ConfigError
+from gateway.lock.recipes import build_dir, build_steps, parse_recipe
+
+COMMIT = "09e52332b22428bf891be59047e01cb9adc063b4"
+
+
+def entry(source: str, build: str) -> str:
+    return f"version: 1\nservers:\n  s:\n    command: python\n    args: [server.py]\n{source}{build}"
+
+
+SOURCE = f'    source: {{repo: Accenture/mcp-bench, commit: "{COMMIT}", path: mcp_servers/x}}\n'
+
+
+@pytest.mark.parametrize("source, build, message", [
+    (SOURCE, "", "l.yaml:6: server 's': a 'source' entry needs a 'build' recipe"),
+    ("", "    build: {steps: [[make]]}\n", "l.yaml:6: server 's': 'build' needs a 'source' to build from"),
+    (SOURCE.replace(COMMIT, "09e5233"), "    build: {steps: [[make]]}\n", "source commit must be the full 40-hex commit"),
+    (SOURCE.replace("Accenture/mcp-bench", "mcp-bench"), "    build: {steps: [[make]]}\n", "source repo must be 'owner/name'"),
+    (SOURCE.replace("mcp_servers/x", "../x"), "    build: {steps: [[make]]}\n", "source path must stay inside"),
+    (SOURCE, "    build: {python: {}, node: {}}\n", "build: one of 'python' or 'node', not both"),
+    (SOURCE, "    build: {python: {pip: x}}\n", "build: python: unknown key(s) ['pip']"),
+    (SOURCE, "    build: {steps: [make]}\n", "build: 'steps' must be a list of commands"),
+])
+def test_bad_source_entries_are_one_line_errors(source, build, message):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(entry(source, build), "l.yaml")
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_recipes_become_commands(tmp_path):
+    env = tmp_path / "env"
+    python = build_steps(parse_recipe({"python": {"version": "3.11", "requirements": "requirements.txt",
+                                                  "exclude_newer": "2025-09-03T00:00:00Z"}}), tmp_path, env)
+    assert [name for name, _ in python] == ["venv", "pip install"]
+    assert python[0][1][1:] == ["venv", "--quiet", "--python", "3.11", str(env)]
+    assert python[1][1][1:] == ["pip", "install", "--python", str(env / "bin" / "python"),
+                                "--exclude-newer", "2025-09-03T00:00:00Z", "-r", "requirements.txt"]
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["mcp[cli]>=1.9.2", "numpy"]\n')
+    deps = build_steps(parse_recipe({"python": {"dependencies_of": "pyproject.toml"}}), tmp_path, env)
+    assert deps[1][1][-2:] == ["mcp[cli]>=1.9.2", "numpy"]
+    node = build_steps(parse_recipe({"node": {"install": "ci", "script": "build", "add": ["typescript@5.9.2"]},
+                                     "steps": [["tsc"]]}), tmp_path, env)
+    # no package-lock.json here: `ci` needs one, so it installs
+    assert [argv for _, argv in node] == [["npm", "install", "--no-audit", "--no-fund"],
+                                          ["npm", "install", "--no-save", "--no-audit", "--no-fund", "typescript@5.9.2"],
+                                          ["npm", "run", "build"], ["tsc"]]
+
+
+def test_a_changed_recipe_or_commit_builds_elsewhere():
+    base = entry(SOURCE, "    build: {steps: [[make]]}\n")
+    one = parse_config(base, "l.yaml").servers["s"]
+    other_recipe = parse_config(base.replace("[[make]]", "[[make, all]]"), "l.yaml").servers["s"]
+    other_commit = parse_config(base.replace(COMMIT, "1" * 40), "l.yaml").servers["s"]
+    root = Path("/cache")
+    dirs = {build_dir(s, root) for s in (one, other_recipe, other_commit)}
+    assert len(dirs) == 3 and all(d.parent == root / "builds" and d.name.startswith("s-") for d in dirs)

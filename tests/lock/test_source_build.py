@@ -1,0 +1,180 @@
+"""Source entries, built for real: MCP-Bench's Math MCP (TypeScript, npm ci + tsc), Bibliomantic and
+Scientific Computing (Python, each in its own uv environment) from the pinned MCP-Bench snapshot
+beside the clone, with a cold cache; then served with MCP-Bench's other offline servers, each
+answering a call whose result is worked out by hand here.
+
+The build runs once per test session (it takes a minute or two) and every test here reuses it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from gateway.config import Source, parse_config
+from gateway.lock.recipes import build_dir, built_info, installed_spec
+from gateway.lock.sources import SourceError, source_tree
+from tests.conftest import ROOT, start_gateway, stop_gateway
+from tests.gateway.test_bad_input import run
+
+pytestmark = pytest.mark.real
+
+MCP_BENCH = Source("Accenture/mcp-bench", "09e52332b22428bf891be59047e01cb9adc063b4")
+# CI has the shared folder beside the clone; a worktree elsewhere can point at it with MCPGW_TEST_SNAPSHOTS.
+SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared" / "mcp-bench").resolve()
+BUILT = ("math_mcp", "bibliomantic", "scientific_computing")
+# MCP-Bench's servers that need neither a key nor the network, with their Table 7 tool counts.
+OFFLINE_TABLE7 = {"math_mcp": 13, "bibliomantic": 4, "scientific_computing": 26, "unit_converter": 16,
+                  "medical_calculator": 22, "time_mcp": 2}
+
+
+def _install(cache: Path, *argv: str, config: str = "servers.lock.yaml") -> subprocess.CompletedProcess:
+    env = {**os.environ, "MCPGW_CACHE": str(cache)}
+    env.pop("MCPGW_SOURCES", None)
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200)
+
+
+@pytest.fixture(scope="session")
+def built_cache(tmp_path_factory) -> Path:
+    """A cold cache with Math MCP and Bibliomantic built from the snapshot, once per session."""
+    if not (SNAPSHOTS / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4.tar.gz").exists():
+        pytest.skip(f"no MCP-Bench snapshot at {SNAPSHOTS} (CI puts /work/shared beside the clone)")
+    cache = tmp_path_factory.mktemp("mcpgw-cache")
+    done = _install(cache, "--servers", *BUILT, "--sources", str(SNAPSHOTS))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return cache
+
+
+def test_install_builds_source_servers_from_the_snapshot(built_cache):
+    config = parse_config((ROOT / "servers.lock.yaml").read_text(), "servers.lock.yaml")
+    tools = {}
+    for sid in BUILT:
+        spec = config.servers[sid]
+        info = built_info(spec, built_cache)
+        assert info is not None and info["commit"] == MCP_BENCH.commit
+        tools[sid] = info["tools"]
+        home = build_dir(spec, built_cache)
+        assert home.is_relative_to(built_cache) and not home.is_relative_to(ROOT)
+    assert tools == {s: OFFLINE_TABLE7[s] for s in BUILT}  # Table 7's counts
+    # Built in isolation: Bibliomantic has its own interpreter, Math MCP its own node_modules and tsc output.
+    biblio = installed_spec(config.servers["bibliomantic"], built_cache)
+    assert biblio is not None and biblio.command.startswith(str(built_cache)) and biblio.command.endswith("/env/bin/python")
+    math = installed_spec(config.servers["math_mcp"], built_cache)
+    assert math is not None and (Path(math.cwd) / "build" / "index.js").exists()
+    # The tree was extracted once into the cache, keyed by the commit, beside the builds.
+    assert (built_cache / "trees" / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4").is_dir()
+
+
+def test_mcpbench_offline_servers_serve_table7_catalogs_and_answer(built_cache, tmp_path, monkeypatch):
+    """Every MCP-Bench server that needs neither a key nor the network: ready with its Table 7
+    tool count, each answering one call checked by hand."""
+    monkeypatch.setenv("MCPGW_CACHE", str(built_cache))
+    registry = [s for s in OFFLINE_TABLE7 if s not in BUILT]
+    done = _install(built_cache, "--servers", *registry)
+    assert done.returncode == 0, done.stdout + done.stderr
+    gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--servers", *OFFLINE_TABLE7)
+    try:
+        assert httpx.get(gateway.base + "/readyz", timeout=5).status_code == 200
+        servers = gateway.status()["servers"]
+        assert {s: (servers[s]["state"], servers[s]["tools"]) for s in OFFLINE_TABLE7} == \
+            {s: ("ready", n) for s, n in OFFLINE_TABLE7.items()}, servers
+        assert servers["math_mcp"]["built_from"].startswith("source Accenture/mcp-bench@09e5233")
+
+        async def go():
+            with anyio.fail_after(120):
+                async with Client(gateway.url, mode="legacy") as client:
+                    async def call(name, arguments):
+                        result = await client.call_tool(name, arguments)
+                        assert not result.is_error, result
+                        return result.content[0].text
+
+                    answers = {
+                        "add": await call("math_mcp__add", {"firstNumber": 2.5, "secondNumber": 4}),
+                        "hexagram": await call("bibliomantic__get_hexagram_details", {"hexagram_number": 1}),
+                        "fahrenheit": await call("unit_converter__convert_temperature",
+                                                 {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"}),
+                        "map": await call("medical_calculator__map_calculator", {"sbp": 120, "dbp": 80}),
+                        "tokyo": await call("time_mcp__convert_time", {"source_timezone": "UTC", "time": "12:00",
+                                                                       "target_timezone": "Asia/Tokyo"}),
+                    }
+                    await call("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})
+                    answers["determinant"] = await call("scientific_computing__determinant", {"name": "A"})
+                    return answers
+
+        answers = run(go)
+    finally:
+        stop_gateway(gateway)
+    assert float(answers["add"]) == 6.5
+    # Hexagram 1 is Qian, "The Creative": heaven (trigram \u2630) over heaven.
+    assert "Hexagram 1: The Creative" in answers["hexagram"] and "\u2630\u2630" in answers["hexagram"]
+    assert json.loads(answers["fahrenheit"])["converted_value"] == 100 * 9 / 5 + 32
+    assert "93.3" in answers["map"]  # (120 + 2 * 80) / 3
+    assert json.loads(answers["tokyo"])["target"]["datetime"].endswith("21:00:00+09:00")
+    assert float(answers["determinant"].strip('"')) == pytest.approx(4 * 6 - 7 * 2)
+
+
+def test_a_failed_build_names_server_step_and_output_and_the_rest_go_on(built_cache, tmp_path):
+    # A source folder with a build step that fails, in an archive laid out like a code host's.
+    commit = "1" * 40
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    _archive(sources / f"someone+broken@{commit}.tar.gz", f"broken-{commit}", {"tool/README": "x"})
+    lock = (ROOT / "servers.lock.yaml").read_text()
+    broken = (f"  broken:\n    source: {{repo: someone/broken, commit: \"{commit}\", path: tool}}\n"
+              "    build: {steps: [[\"sh\", \"-c\", \"echo compiling; echo 'error: no compiler here' >&2; exit 3\"]]}\n"
+              "    command: node\n    args: [\"index.js\"]\n\n")
+    config = tmp_path / "lock.yaml"
+    config.write_text(lock.replace("servers:\n", "servers:\n" + broken, 1))
+    done = _install(built_cache, "--servers", "broken", "math_mcp", "--sources", str(sources), config=str(config))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "mcpgw: broken: install failed: step sh -c: exited 3" in done.stderr
+    assert "error: no compiler here" in done.stderr  # the step's last output lines
+    assert "math_mcp" in done.stdout and "1 installed, 1 failed" in done.stdout  # the other one went on
+
+
+def test_sources_dir_is_verified_against_the_commit(tmp_path):
+    commit = "2" * 40
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    _archive(sources / f"someone+repo@{commit}.tar.gz", "repo-main", {"a.txt": "a"})  # does not name the commit
+
+    async def go():
+        return await source_tree(Source("someone/repo", commit), tmp_path / "cache", [sources])
+
+    with pytest.raises(SourceError, match="does not name commit"):
+        run(go)
+    # The same archive named by its commit, or a directory of that name, is accepted.
+    _archive(sources / f"someone+repo@{commit}.tar.gz", f"repo-{commit}", {"a.txt": "a"})
+    tree = run(go)
+    assert (tree / "a.txt").read_text() == "a" and json.loads((tree / ".mcpgw-tree.json").read_text())["commit"] == commit
+
+
+def test_unbuilt_source_entry_is_unavailable_with_the_way_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCPGW_CACHE", str(tmp_path / "empty-cache"))
+    gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--servers", "math_mcp")
+    try:
+        info = gateway.server("math_mcp")
+    finally:
+        stop_gateway(gateway)
+    assert info["state"] == "unavailable"
+    assert "mcpgw servers install --servers math_mcp" in info["reason"] and "Accenture/mcp-bench@09e5233" in info["reason"]
+
+
+def _archive(path: Path, top: str, files: dict[str, str]) -> None:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            member = tarfile.TarInfo(f"{top}/{name}")
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
