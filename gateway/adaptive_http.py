@@ -25,6 +25,8 @@ from typing import Any
 from mcp.server import streamable_http_manager
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 
+from gateway.http_guard import PARSED
+
 _JSON_ANSWER: ContextVar[bool] = ContextVar("mcpgw_json_answer", default=False)
 _MAX_PEEK = 1 << 20  # requests larger than this are passed through untouched (as SSE)
 _MAX_SESSIONS = 50_000
@@ -55,15 +57,19 @@ class AdaptiveResponses:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body, messages, complete = await _peek(receive)
+        replay = receive
+        if PARSED in scope:  # the HTTP guard has read and parsed the body already
+            message = scope[PARSED]
+        else:
+            body, messages, complete = await _peek(receive)
 
-        async def replay() -> Any:
-            if messages:
-                return messages.pop(0)
-            return await receive()
+            async def replay() -> Any:
+                if messages:
+                    return messages.pop(0)
+                return await receive()
 
+            message = _parse(body) if complete else None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        message = _parse(body) if complete else None
         json_answer, wants_relay = self._decide(message, headers)
         if wants_relay is not None:
             send = self._remember_session(send, wants_relay)

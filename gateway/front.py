@@ -26,7 +26,6 @@ from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -37,6 +36,10 @@ from starlette.routing import Route
 
 from gateway import __version__, adaptive_http, client_identity
 from gateway.errors import GatewayError
+from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+from gateway.http_timeouts import HeaderDeadlineProtocol
+from gateway.request_ids import InflightIds
+from gateway.sessions import SessionAdmission, SessionLimits
 from gateway.router import UPSTREAM_WAIT, Caller, Router
 
 logger = logging.getLogger(__name__)
@@ -49,6 +52,7 @@ _RELAYED = {
 }
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
+SHUTDOWN_GRACE = 5.0  # seconds in-flight HTTP requests get to finish at shutdown
 
 
 def build_server(router: Router, default_run: str = "default") -> Server[Any]:
@@ -219,25 +223,30 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 
 def build_http_app(
     router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
-    response_mode: str = "adaptive", routes: list[Route] | None = None,
-) -> Starlette:
-    security = None
-    if host in ("127.0.0.1", "localhost", "::1"):
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
+    response_mode: str = "adaptive", routes: list[Route] | None = None, *, guard: GuardPolicy | None = None,
+    limits: SessionLimits | None = None,
+) -> Any:
+    """The Starlette app, wrapped in the HTTP guard (Host/Origin, token, body checks) as a whole."""
+    guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
+    limits = limits or SessionLimits()
     if response_mode == "adaptive":
         adaptive_http.install()
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security, json_response=response_mode == "json")
+    # Host/Origin are checked by the guard for every route; the SDK's own check would only repeat it.
+    manager = StreamableHTTPSessionManager(
+        app=server, json_response=response_mode == "json", session_idle_timeout=limits.idle_timeout,
+        max_request_body_size=guard.max_body, max_sessions=limits.max_sessions + 64,
+    )
     mcp_app: Any = StreamableHTTPASGIApp(manager)
     if response_mode == "adaptive":
         mcp_app = adaptive_http.AdaptiveResponses(mcp_app)
     mcp_app = client_identity.ClientIdentity(mcp_app)  # every untagged client gets a replay lane of its own
+    ids = InflightIds(mcp_app)
+    admission = SessionAdmission(ids, limits, path)
 
     async def status(_: Request) -> JSONResponse:
-        return JSONResponse(router.status())
+        return JSONResponse({**router.status(), "http": {
+            "sessions": admission.stats(), "refused": dict(edge.refused),
+            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}})
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})
@@ -259,11 +268,13 @@ def build_http_app(
             if on_shutdown is not None:
                 on_shutdown()
 
-    return Starlette(
-        routes=[Route(path, endpoint=mcp_app), Route("/status", status), Route("/healthz", healthz),
+    app = Starlette(
+        routes=[Route(path, endpoint=admission), Route("/status", status), Route("/healthz", healthz),
                 Route("/readyz", readyz), *(routes or [])],
         lifespan=lifespan,
     )
+    edge = HttpGuard(app, guard)
+    return edge
 
 
 async def serve_stdio(router: Router, server: Server[Any], running: Callable[[], None] | None = None) -> None:
@@ -301,7 +312,9 @@ def _exit_now() -> None:
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None) -> None:
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none", http="auto")
+    # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none",
+                            http=HeaderDeadlineProtocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)
     uv_server = uvicorn.Server(config)
     first_signal = uv_server.handle_exit
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -34,3 +34,12 @@ class Settings:
     llm_key_env: str | None = None  # environment variable holding its API key
     log_results: int = 0  # keep each call's result in the call log, cut to this many characters (0: digest only)
     separator: str = "__"  # from the lock file  # tools/list page size towards clients
+    # The HTTP edge (gateway/http_guard.py, gateway/sessions.py).
+    allow_hosts: list[str] = field(default_factory=list)  # Host/Origin names allowed besides loopback and --host
+    auth_token: str | None = None  # bearer token required on every route but /healthz
+    max_sessions: int = 1000  # handshake-era HTTP sessions open at once
+    max_sessions_per_client: int = 200  # ... per client address
+    session_idle_timeout: float = 600.0  # seconds before an idle session is closed
+    # The call log (recorder/calllog.py).
+    max_logged_value: int = 64 * 1024  # bytes: a longer string in a call record is kept as size + digest
+    max_call_log_bytes: int = 1 << 30  # the call log stops growing here (status says so)

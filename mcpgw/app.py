@@ -26,9 +26,11 @@ import anyio
 from gateway.config import ServerSpec, spec_digest, spec_from_dict, spec_to_dict
 from gateway.errors import CassetteError
 from gateway.front import build_http_app, build_server, serve_http, serve_stdio
+from gateway.http_guard import GuardPolicy, default_allowed_hosts
 from gateway.isolation import PerRunUpstream
 from gateway.live import LiveUpstream
 from gateway.router import Router
+from gateway.sessions import SessionLimits
 from gateway.settings import Settings
 from llm.wiring import model_passthrough
 from recorder.calllog import CallLog
@@ -181,8 +183,11 @@ class Gateway:
     # -- serving ---------------------------------------------------------------------
 
     async def serve_http(self) -> None:
-        app = build_http_app(self.router, self.server, self.settings.host, self.settings.path, on_shutdown=self.close,
-                             response_mode=self.settings.response_mode, routes=self.model.routes())
+        s = self.settings
+        guard = GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path)
+        limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
+        app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
+                             response_mode=s.response_mode, routes=self.model.routes(), guard=guard, limits=limits)
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         try:
             listening = anyio.Event()

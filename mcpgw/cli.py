@@ -103,12 +103,26 @@ def build_parser() -> argparse.ArgumentParser:
     from llm.options import add_model_options
 
     add_model_options(serve)
+    edge = serve.add_argument_group("security (README: Security)")
+    edge.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                      help="also accept this Host/Origin name (loopback names and --host always are)")
+    edge.add_argument("--auth-token-env", metavar="VAR", help="require `Authorization: Bearer <token>`, token from env VAR "
+                                                              "(required when --host is not a loopback address)")
+    edge.add_argument("--auth-token-file", metavar="FILE", help="as --auth-token-env, the token read from FILE")
+    edge.add_argument("--max-sessions", type=int, default=1000, help="HTTP sessions open at once (idle ones make room)")
+    edge.add_argument("--max-sessions-per-client", type=int, default=200, help="HTTP sessions per client address")
+    edge.add_argument("--session-idle-timeout", type=float, default=600.0, help="seconds before an idle session is closed")
+    edge.add_argument("--max-logged-value", type=int, default=64 * 1024, metavar="BYTES",
+                      help="longer strings in call records are kept as size + sha256")
+    edge.add_argument("--max-call-log-mb", type=float, default=1024.0, help="the call log stops growing at this size")
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
 
     servers = sub.add_parser("servers", help="status of each server of a running gateway")
     servers.add_argument("--url", default=DEFAULT_URL, help="the gateway's base URL")
     servers.add_argument("--json", action="store_true")
+    servers.add_argument("--auth-token-env", metavar="VAR", help="bearer token for a gateway that requires one")
+    servers.add_argument("--auth-token-file", metavar="FILE")
     servers.set_defaults(func=cmd_servers)
 
     calls = sub.add_parser("calls", help="the call log")
@@ -166,6 +180,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             re.compile(pattern)
         except re.error as exc:
             raise GatewayError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from None
+    from gateway.http_guard import check_exposure, load_token
+
+    token = load_token(args.auth_token_env, args.auth_token_file)
+    for name, value in (("--max-sessions", args.max_sessions), ("--max-sessions-per-client", args.max_sessions_per_client),
+                        ("--session-idle-timeout", args.session_idle_timeout), ("--max-logged-value", args.max_logged_value),
+                        ("--max-call-log-mb", args.max_call_log_mb)):
+        if not value > 0:
+            raise GatewayError(f"{name} must be a positive number, not {value}")
+    if not args.stdio:
+        check_exposure(args.host, token)
     if not args.stdio:  # say so now, not after the servers have started
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -209,6 +233,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         llm_base_url=args.llm_base_url,
         llm_key_env=args.llm_key_env,
         log_results=max(0, args.log_results),
+        allow_hosts=args.allow_host,
+        auth_token=token,
+        max_sessions=args.max_sessions,
+        max_sessions_per_client=args.max_sessions_per_client,
+        session_idle_timeout=args.session_idle_timeout,
+        max_logged_value=args.max_logged_value,
+        max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
     )
     gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
     try:
@@ -252,7 +283,11 @@ def cmd_servers(args: argparse.Namespace) -> int:
     import httpx
 
     try:
-        response = httpx.get(args.url.rstrip("/") + "/status", timeout=5)
+        from gateway.http_guard import load_token
+
+        token = load_token(args.auth_token_env, args.auth_token_file)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        response = httpx.get(args.url.rstrip("/") + "/status", timeout=5, headers=headers)
         response.raise_for_status()
     except httpx.HTTPError as exc:
         raise GatewayError(f"no gateway answering at {args.url} ({exc}); start one with `mcpgw serve`") from None

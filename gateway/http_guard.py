@@ -1,0 +1,249 @@
+"""The HTTP edge: who may talk to the gateway, and what a request body may be.
+
+One ASGI layer around the whole Starlette app, so every route (the MCP endpoint,
+`/status`, and any added later) is covered; only `/healthz` is open, for probes.
+In order, before anything else reads the request:
+
+1. Host and Origin against an allow-list (DNS rebinding: a web page whose name
+   resolves to 127.0.0.1 must not reach the gateway through a browser).
+2. A bearer token, when one is configured (required beyond loopback).
+3. For POSTs to the MCP endpoint: JSON content type, a body read under a size
+   cap and a deadline (a client that stalls mid-body is cut off), JSON nested at
+   most MAX_DEPTH deep, and a request id that is a string or an integer. Each
+   refusal is a JSON-RPC error with a 4xx status, never a 500.
+
+The parsed message is left in the scope (`mcpgw.message`) so later layers need
+not parse the body again.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+MAX_DEPTH = 64  # JSON nesting allowed in a request; tool arguments need far less
+PARSED = "mcpgw.message"  # scope key: the request's parsed JSON body
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+@dataclass
+class GuardPolicy:
+    allowed_hosts: set[str] = field(default_factory=set)  # lower-case host names, without port
+    token: str | None = None
+    max_body: int = 4 * 1024 * 1024
+    body_timeout: float = 30.0  # seconds to receive a whole request body
+    mcp_path: str = "/mcp"
+    open_paths: tuple[str, ...] = ("/healthz",)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address `host` names is a loopback address (`127.1`, `::1`, `localhost` ...)."""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (socket.gaierror, UnicodeError):
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+
+
+def default_allowed_hosts(bind_host: str, extra: list[str] | None = None) -> set[str]:
+    """Loopback names always; the bound host when it is a name or an address a client can use."""
+    hosts = set(_LOOPBACK_NAMES)
+    if bind_host not in ("0.0.0.0", "::", ""):
+        hosts.add(_bracket(bind_host.lower()))
+    hosts.update(_bracket(h.strip().lower()) for h in (extra or []) if h.strip())
+    return hosts
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _host_name(value: str) -> str:
+    """`example.com:8765` -> `example.com`; `[::1]:80` -> `[::1]`."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class HttpGuard:
+    def __init__(self, app: Any, policy: GuardPolicy) -> None:
+        self.app = app
+        self.policy = policy
+        self.refused: dict[str, int] = {}  # reason -> count, shown by /status
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] in self.policy.open_paths:
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        refusal = self._check_caller(headers)
+        if refusal is not None:
+            await self._refuse(send, *refusal)
+            return
+        if scope["path"] != self.policy.mcp_path or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            await self._refuse(send, 415, -32600, "Unsupported Media Type: Content-Type must be application/json")
+            return
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.policy.max_body:
+            await self._refuse(send, 413, -32600, f"request body of {declared} bytes is over the {self.policy.max_body}-byte limit",
+                               close=True)
+            return
+        body, problem = await self._read_body(receive)
+        if problem is not None:
+            await self._refuse(send, *problem, close=True)
+            return
+        message, problem = _parse(body)
+        if problem is not None:
+            await self._refuse(send, *problem)
+            return
+        scope[PARSED] = message
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _check_caller(self, headers: dict[str, str]) -> tuple[int, int, str] | None:
+        host = _host_name(headers.get("host", ""))
+        if host not in self.policy.allowed_hosts:
+            return 421, -32600, f"Host {host or '(none)'!r} is not allowed (allow it with --allow-host)"
+        origin = headers.get("origin")
+        if origin is not None and _origin_host(origin) not in self.policy.allowed_hosts:
+            return 403, -32600, f"Origin {origin!r} is not allowed (allow its host with --allow-host)"
+        token = self.policy.token
+        if token is not None:
+            given = headers.get("authorization", "")
+            scheme, _, value = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+                return 401, -32001, "missing or wrong bearer token (Authorization: Bearer <token>)"
+        return None
+
+    async def _read_body(self, receive: Any) -> tuple[bytes, tuple[int, int, str] | None]:
+        chunks: list[bytes] = []
+        size = 0
+        with anyio.move_on_after(self.policy.body_timeout) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return b"", (400, -32600, "client disconnected before sending the whole body")
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.policy.max_body:
+                    return b"", (413, -32600, f"request body over the {self.policy.max_body}-byte limit")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks), None
+        assert deadline.cancelled_caught
+        return b"", (408, -32600, f"request body not received within {self.policy.body_timeout:g} s")
+
+    async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False) -> None:
+        self.refused[str(status)] = self.refused.get(str(status), 0) + 1
+        await send_error(send, status, code, message, close=close,
+                         extra=[(b"www-authenticate", b"Bearer")] if status == 401 else None)
+
+
+async def send_error(send: Any, status: int, code: int, message: str, *, request_id: Any = None,
+                     close: bool = False, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    """A JSON-RPC error as a whole HTTP response."""
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
+    if close:  # the rest of an unread body would be taken for the next request
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _headers(scope: Any) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _origin_host(origin: str) -> str:
+    _, sep, rest = origin.partition("://")
+    return _host_name(rest.split("/")[0]) if sep else ""
+
+
+def _parse(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
+    try:
+        message = json.loads(body)
+    except RecursionError:
+        return None, (400, -32700, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, (400, -32700, f"Parse error: {exc}")
+    if _depth_over(message, MAX_DEPTH):
+        return None, (400, -32700, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
+    for item in message if isinstance(message, list) else [message]:
+        if isinstance(item, dict) and "method" in item and "id" in item and not _valid_id(item["id"]):
+            return None, (400, -32600, f"Invalid Request: id must be a string or an integer, not {json.dumps(item['id'])[:40]}")
+    return message, None
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Iterative, so a deep value cannot exhaust the interpreter's stack here."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def load_token(env_name: str | None, token_file: str | None) -> str | None:
+    """The bearer token from an environment variable or a file (first line); None when neither is given."""
+    from gateway.errors import GatewayError
+
+    if env_name and token_file:
+        raise GatewayError("give either --auth-token-env or --auth-token-file, not both")
+    if env_name:
+        token = os.environ.get(env_name, "").strip()
+        if not token:
+            raise GatewayError(f"--auth-token-env {env_name}: the environment variable is not set or empty")
+    elif token_file:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip().splitlines()[0].strip() if Path(token_file).stat().st_size else ""
+        except (OSError, UnicodeDecodeError, IndexError) as exc:
+            raise GatewayError(f"--auth-token-file {token_file}: cannot read a token from it ({exc})") from None
+        if not token:
+            raise GatewayError(f"--auth-token-file {token_file}: the file holds no token")
+    else:
+        return None
+    if len(token) < 16:
+        raise GatewayError("the bearer token is too short: use at least 16 characters (e.g. `openssl rand -hex 32`)")
+    return token
+
+
+def check_exposure(host: str, token: str | None) -> None:
+    """Binding beyond loopback without a token would hand every tool to the network: refuse."""
+    from gateway.errors import GatewayError
+
+    if token is None and not is_loopback(host):
+        raise GatewayError(f"--host {host} is reachable from other machines; require a bearer token with "
+                           "--auth-token-env VAR or --auth-token-file FILE (see README, Security)")

@@ -1,0 +1,132 @@
+"""One answer per request: JSON-RPC ids in flight on a session never collide.
+
+The SDK's HTTP transport files each request's answer stream under `str(id)`,
+so two requests in flight on one session with ids `7` and `"7"` (distinct under
+JSON-RPC), or the same id twice, share a stream: one caller gets the other's
+result and the other waits forever. This layer sits in front of the transport
+and keeps a table of the ids in flight per session:
+
+- the same id (same type, same value) again while the first is in flight is a
+  client error: answered at once with a JSON-RPC error, never forwarded;
+- an id whose `str()` collides with one in flight but is a different id (`7`
+  vs `"7"`) is forwarded under a private alias, and the alias is turned back
+  into the client's id in the answer (and in a `notifications/cancelled` that
+  names it), so both callers get their own answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from gateway.http_guard import PARSED, send_error
+
+_ALIAS_PREFIX = "mcpgw-id-"
+
+
+class InflightIds:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.sessions: dict[str, dict[str, Any]] = {}  # session -> {str(wire id): (client id, wire id)}
+        self._serial = itertools.count(1)
+        self.rejected = 0
+        self.aliased = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        message = scope.get(PARSED)
+        session = _session_id(scope)
+        if session is None or not isinstance(message, dict) or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        if "method" not in message or "id" not in message:
+            await self.app(scope, self._map_cancel(session, message, receive), send)
+            return
+        client_id = message["id"]
+        inflight = self.sessions.setdefault(session, {})
+        held = inflight.get(str(client_id))
+        if held is not None and _same_id(held[0], client_id):
+            self.rejected += 1
+            await send_error(send, 200, -32600, f"Invalid Request: id {json.dumps(client_id)} is already in use by a "
+                             "request in flight on this session; use a new id for each request", request_id=client_id)
+            return
+        wire_id = client_id
+        if held is not None:  # `7` while `"7"` is in flight (or the reverse): a private alias keeps them apart
+            self.aliased += 1
+            wire_id = f"{_ALIAS_PREFIX}{next(self._serial)}"
+            receive = _with_body(json.dumps({**message, "id": wire_id}).encode())
+            send = _restore_id(send, wire_id, client_id)
+        inflight[str(wire_id)] = (client_id, wire_id)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            inflight.pop(str(wire_id), None)
+            if not inflight:
+                self.sessions.pop(session, None)
+
+    def _map_cancel(self, session: str, message: dict[str, Any], receive: Any) -> Any:
+        """A cancellation naming an aliased request goes to the alias."""
+        if message.get("method") != "notifications/cancelled" or not isinstance(message.get("params"), dict):
+            return receive
+        target = message["params"].get("requestId")
+        for client_id, wire_id in self.sessions.get(session, {}).values():
+            if wire_id != client_id and _same_id(client_id, target):
+                return _with_body(json.dumps({**message, "params": {**message["params"], "requestId": wire_id}}).encode())
+        return receive
+
+
+def _same_id(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _session_id(scope: Any) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == b"mcp-session-id":
+            return value.decode("latin-1")
+    return None
+
+
+def _with_body(body: bytes) -> Any:
+    sent = False
+
+    async def receive() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def _restore_id(send: Any, wire_id: str, client_id: Any) -> Any:
+    """Put the client's id back into the answer: a JSON body (Content-Length fixed) or SSE events."""
+    alias = json.dumps(wire_id).encode()
+    original = json.dumps(client_id).encode()
+    held_start: dict[str, Any] = {}
+
+    async def restoring(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            if any(k.lower() == b"content-length" for k, _ in message.get("headers", [])):
+                held_start["start"] = message  # sent once the body's new length is known
+                held_start["chunks"] = []
+                return
+            await send(message)
+            return
+        if message["type"] == "http.response.body":
+            body = message.get("body", b"").replace(alias, original)
+            if "start" in held_start:
+                held_start["chunks"].append(body)
+                if message.get("more_body", False):
+                    return
+                whole = b"".join(held_start.pop("chunks"))
+                start = held_start.pop("start")
+                headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+                await send({**start, "headers": [*headers, (b"content-length", str(len(whole)).encode())]})
+                await send({"type": "http.response.body", "body": whole, "more_body": False})
+                return
+            await send({**message, "body": body})
+            return
+        await send(message)
+
+    return restoring
