@@ -127,15 +127,22 @@ class ServerSpec:
         return self.title or self.id
 
     def secret_values(self) -> list[str]:
-        """Values never to be written to a cassette: every env var taken from the gateway's
-        environment, and literal values whose name says secret (API_KEY, TOKEN, ...)."""
-        run_state = "${%s}" % RUN_STATE_VAR  # a per-run directory, not a secret
-        values = [expand_env(v) for name, v in self.env_values.items()
-                  if ("${" in v or SECRET_NAME_RE.search(name)) and run_state not in v]
+        """Values never to be written to a cassette, a log or an error: the value of every env var
+        the server is given (literal or from the gateway's environment; a DATABASE_URL holds a
+        password as surely as an API_KEY), and header values that reference the environment or
+        whose name says secret. Plain flags and numbers (`true`, `8080`) are left alone: masking
+        them would rewrite ordinary text; so is the per-run state directory (not a secret)."""
+        run_state = "${%s}" % RUN_STATE_VAR
+        values = [expand_env(v) for v in self.env_values.values() if run_state not in v]
         values += [expand_env(v) for name, v in self.headers.items() if "${" in v or SECRET_NAME_RE.search(name)]
         templates = [*self.env_values.values(), *self.headers.values()]
         values += [os.environ.get(ref, "") for t in templates for ref in ENV_REF_RE.findall(t)]  # the bare token too
-        return [v for v in values if len(v) >= 4]
+        values += [os.environ.get(name, "") for name in self.env_required]
+        return [v for v in dict.fromkeys(values) if len(v) >= 4 and not _PLAIN_VALUE_RE.fullmatch(v)]
+
+
+# Values too ordinary to be secrets, and too common in text to mask.
+_PLAIN_VALUE_RE = re.compile(r"(?i)true|false|yes|no|on|off|null|none|[-+]?\d+(\.\d+)*")
 
 
 @dataclass(frozen=True)
@@ -494,11 +501,12 @@ def _str_map(entry: _Mapping, key: str, source: str, where: str) -> dict[str, st
 
 
 def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
-    """A lock entry as stored in a cassette: literal env values are never kept (they may be secrets)."""
+    """A lock entry as stored in a cassette: literal env values are never kept (any may be a secret)."""
     return {
         "id": spec.id, "transport": spec.transport, "command": spec.command, "args": list(spec.args),
         "cwd": spec.cwd, "env_required": list(spec.env_required),
-        "env_values": {k: (v if ENV_REF_RE.fullmatch(v) or not SECRET_NAME_RE.search(k) else "«redacted»")
+        "env_values": {k: (v if ENV_REF_RE.fullmatch(v) or _PLAIN_VALUE_RE.fullmatch(v) or "${%s}" % RUN_STATE_VAR in v
+                           else "«redacted»")
                        for k, v in spec.env_values.items()},
         "url": spec.url, "headers": {k: (v if "${" in v or not SECRET_NAME_RE.search(k) else "«redacted»")
                                      for k, v in spec.headers.items()},

@@ -41,6 +41,7 @@ from gateway.http_timeouts import HeaderDeadlineProtocol
 from gateway.request_ids import InflightIds
 from gateway.sessions import SessionAdmission, SessionLimits
 from gateway.router import UPSTREAM_WAIT, Caller, Router
+from gateway.secrets import scrub
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +61,8 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
         async def handler(ctx: Any, _typed: Any) -> dict[str, Any]:
             try:
                 result = await fn(ctx, dict(ctx.params or {}))
-            except GatewayError as exc:
-                raise MCPError(code=exc.code, message=exc.message, data=exc.data) from None
+            except GatewayError as exc:  # an upstream's error text may quote its key: scrubbed like logs
+                raise MCPError(code=exc.code, message=scrub(exc.message), data=scrub(exc.data)) from None
             if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and "resultType" not in result:
                 # Required at 2026-07-28; upstreams (and cassettes) of the handshake era never send it.
                 result = {**result, "resultType": "complete"}
@@ -244,9 +245,9 @@ def build_http_app(
     admission = SessionAdmission(ids, limits, path)
 
     async def status(_: Request) -> JSONResponse:
-        return JSONResponse({**router.status(), "http": {
+        return JSONResponse(scrub({**router.status(), "http": {
             "sessions": admission.stats(), "refused": dict(edge.refused),
-            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}})
+            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}))
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})

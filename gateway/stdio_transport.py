@@ -27,6 +27,8 @@ from mcp.shared.message import SessionMessage
 
 from gateway.errors import RESPONSE_TOO_LARGE
 
+from gateway.secrets import scrub
+
 logger = logging.getLogger(__name__)
 
 CLOSE_GRACE = 2.0
@@ -48,7 +50,7 @@ class ProcessInfo:
 
     def last_words(self, n: int = 5) -> str:
         lines = [line for line in self.stderr_tail if line.strip()][-n:]
-        return " | ".join(lines)
+        return scrub(" | ".join(lines))  # servers print their keys; status reasons and logs must not
 
 
 class _TooLarge(Exception):

@@ -30,6 +30,7 @@ from gateway.http_guard import GuardPolicy, default_allowed_hosts
 from gateway.isolation import PerRunUpstream
 from gateway.live import LiveUpstream
 from gateway.router import Router
+from gateway.secrets import register as register_secrets
 from gateway.sessions import SessionLimits
 from gateway.settings import Settings
 from llm.wiring import model_passthrough
@@ -121,6 +122,7 @@ class Gateway:
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
 
         secrets = [value for spec in specs for value in spec.secret_values()]
+        register_secrets(secrets, redact_patterns)  # logs, status reasons and error messages
         self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns)))
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
