@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from gateway import __version__
 from gateway.errors import GatewayError
+from recorder.store import CassetteFormatError
 
 DEFAULT_CONFIG = "servers.lock.yaml"
 DEFAULT_URL = "http://127.0.0.1:8765"
@@ -33,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except GatewayError as exc:
         print(f"mcpgw: {exc.message}", file=sys.stderr)
+        return 2
+    except CassetteFormatError as exc:  # a damaged or foreign cassette, found wherever it is read
+        print(f"mcpgw: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

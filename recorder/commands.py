@@ -125,6 +125,8 @@ def replay_stats(cassettes_dir: Path, cassette: Path) -> dict[str, Any]:
                     runs += 1
                     hits.update(run.get("hits", {}))
                     misses.update(run.get("misses", {}))
+        except CassetteFormatError:
+            continue  # another cassette's damage is not this one's concern (`ls` marks it)
         finally:
             other.close()
     return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()), "missed": dict(misses.most_common(10))}
@@ -155,6 +157,9 @@ def cmd_ls(args: argparse.Namespace) -> int:
             continue
         try:
             s = summarize(cassette)
+        except CassetteFormatError as exc:  # damaged pages: list the others, mark this one
+            table.add_row(path.parent.name, f"[red]unreadable: {exc}[/]", "", "", "", "", "")
+            continue
         finally:
             cassette.close()
         table.add_row(s["name"], str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values())),

@@ -39,6 +39,10 @@ class CassetteFormatError(Exception):
     """The directory is not a cassette this version can read."""
 
 
+class CassetteDamaged(CassetteFormatError):
+    """The cassette's file is truncated or its pages are scribbled over."""
+
+
 class StoreClosed(Exception):
     pass
 
@@ -58,6 +62,7 @@ class CassetteStore:
             self.path.mkdir(parents=True, exist_ok=True)
         elif not (self.path / "data.mdb").exists():
             raise CassetteFormatError(f"{self.path}: no cassette here (no data.mdb)")
+        check_data_file(self.path / "data.mdb")  # before mapping it: a short file would kill us with SIGBUS
         # A read-only open takes no lock file when nobody holds one (a shipped cassette stays
         # untouched); when a writer may be active (lock.mdb exists), readers register in it.
         use_lock = not readonly or (self.path / "lock.mdb").exists()
@@ -217,20 +222,72 @@ class CassetteStore:
         self.env.close()
 
     # -- reading -------------------------------------------------------------------
+    # Any failure to read or decode a record means damaged pages: one clear error naming the file.
 
     def get(self, db: str, key: bytes) -> Any:
-        with self.env.begin(db=self.dbs[db]) as txn:
-            raw = txn.get(key)
-        return None if raw is None else unpack(raw)
+        try:
+            with self.env.begin(db=self.dbs[db]) as txn:
+                raw = txn.get(key)
+            return None if raw is None else unpack(raw)
+        except Exception as exc:  # noqa: BLE001 - lmdb.Error, msgpack and decoding errors alike
+            raise self._damaged(db, exc) from None
 
     def items(self, db: str) -> Iterator[tuple[bytes, Any]]:
-        with self.env.begin(db=self.dbs[db]) as txn:
-            for key, raw in txn.cursor():
-                yield bytes(key), unpack(raw)
+        try:
+            with self.env.begin(db=self.dbs[db]) as txn:
+                for key, raw in txn.cursor():
+                    yield bytes(key), unpack(raw)
+        except GeneratorExit:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self._damaged(db, exc) from None
 
     def count(self, db: str) -> int:
-        with self.env.begin(db=self.dbs[db]) as txn:
-            return txn.stat(self.dbs[db])["entries"]
+        try:
+            with self.env.begin(db=self.dbs[db]) as txn:
+                return txn.stat(self.dbs[db])["entries"]
+        except lmdb.Error as exc:
+            raise self._damaged(db, exc) from None
+
+    def _damaged(self, db: str, exc: BaseException) -> CassetteDamaged:
+        return CassetteDamaged(f"{self.path / 'data.mdb'}: damaged, cannot read its {db!r} records "
+                               f"({type(exc).__name__}: {str(exc)[:120]})")
+
+
+# LMDB's file starts with two meta pages (page header, then MDB_meta); the newer one
+# (higher txnid) says how many pages the database uses. Offsets are for 64-bit builds.
+_META_MAGIC = 0xBEEFC0DE
+_PAGE_HEADER = 16
+_META_PSIZE = _PAGE_HEADER + 24  # mm_dbs[FREE_DBI].md_pad holds the page size
+_META_LAST_PAGE = _PAGE_HEADER + 120  # mm_last_pg, then mm_txnid
+
+
+def check_data_file(data: Path) -> None:
+    """Refuse a data.mdb shorter than its own meta pages say it is, before LMDB maps it:
+    reading a mapped page past the end of the file is SIGBUS, not an exception."""
+    try:
+        size = data.stat().st_size
+        with open(data, "rb") as f:
+            head = f.read(_META_LAST_PAGE + 16)
+            if size == 0:
+                return  # a new environment: LMDB writes its meta pages
+            if len(head) < _META_LAST_PAGE + 16 or struct.unpack_from("<I", head, _PAGE_HEADER)[0] != _META_MAGIC:
+                raise CassetteDamaged(f"{data}: damaged, not an LMDB file (bad header)")
+            psize = struct.unpack_from("<I", head, _META_PSIZE)[0]
+            if psize < 512 or psize > 1 << 16 or psize & (psize - 1):
+                raise CassetteDamaged(f"{data}: damaged, bad page size {psize} in its header")
+            if size < 2 * psize:
+                raise CassetteDamaged(f"{data}: damaged, truncated to {size} bytes (less than its two header pages)")
+            f.seek(psize)
+            second = f.read(_META_LAST_PAGE + 16)
+    except OSError as exc:
+        raise CassetteFormatError(f"{data}: cannot read it ({exc.strerror or exc})") from None
+    metas = [struct.unpack_from("<QQ", page, _META_LAST_PAGE) for page in (head, second)
+             if struct.unpack_from("<I", page, _PAGE_HEADER)[0] == _META_MAGIC]
+    last_page, _ = max(metas, key=lambda m: m[1])
+    needed = (last_page + 1) * psize
+    if size < needed:
+        raise CassetteDamaged(f"{data}: damaged, truncated to {size} bytes of the {needed} its header records")
 
 
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
