@@ -123,7 +123,9 @@ class Gateway:
 
         secrets = [value for spec in specs for value in spec.secret_values()]
         register_secrets(secrets, redact_patterns)  # logs, status reasons and error messages
-        self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns)))
+        self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
+                                                                   max_value=settings.max_logged_value,
+                                                                   max_bytes=settings.max_call_log_bytes))
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
         self.server = build_server(self.router, default_run)

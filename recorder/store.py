@@ -265,6 +265,8 @@ _META_LAST_PAGE = _PAGE_HEADER + 120  # mm_last_pg, then mm_txnid
 def check_data_file(data: Path) -> None:
     """Refuse a data.mdb shorter than its own meta pages say it is, before LMDB maps it:
     reading a mapped page past the end of the file is SIGBUS, not an exception."""
+    if not data.exists():
+        return  # a new cassette: LMDB creates the file
     try:
         size = data.stat().st_size
         with open(data, "rb") as f:
