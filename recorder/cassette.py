@@ -80,7 +80,7 @@ class Cassette:
 
 def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool = False) -> Cassette:
     """Cassette `name` of a cassettes folder; a clear CassetteError when it is missing, foreign or unreadable."""
-    path = cassette_path(cassettes_dir, name)
+    path = cassette_path(cassettes_dir, name, write=create or not readonly)  # writes stay in the folder
     if not create and not (path / "data.mdb").exists():
         known = sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists()) if cassettes_dir.exists() else []
         raise CassetteError(f"no cassette {name!r} in {cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")

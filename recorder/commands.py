@@ -14,7 +14,7 @@ from typing import Any
 from gateway.errors import GatewayError
 from recorder.cassette import Cassette
 from gateway.console import table_console
-from recorder.paths import add_dir_option, cassette_path, existing_cassette, is_cassette
+from recorder.paths import add_dir_option, cassette_path, check_removable, existing_cassette, is_cassette
 from recorder.replay_logs import fidelity, prune, replay_logs
 from recorder.store import CassetteFormatError
 
@@ -59,7 +59,7 @@ def add_commands(sub: Any) -> None:
 
 
 def _open(args: argparse.Namespace, name: str, *, create: bool = False, read_only: bool = True) -> Cassette:
-    path = cassette_path(Path(args.cassettes_dir), name) if create else existing_cassette(Path(args.cassettes_dir), name)
+    path = cassette_path(Path(args.cassettes_dir), name, write=True) if create else existing_cassette(Path(args.cassettes_dir), name)
     try:
         return Cassette(path, create=create, readonly=not create and read_only)
     except CassetteFormatError as exc:
@@ -260,7 +260,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
-    target_path = cassette_path(Path(args.cassettes_dir), args.output)
+    target_path = cassette_path(Path(args.cassettes_dir), args.output, write=True)
     if target_path.exists():
         raise GatewayError(f"{target_path} exists; merge writes a new cassette")
     first = _open(args, args.a)
@@ -293,6 +293,7 @@ def cmd_rm(args: argparse.Namespace) -> int:
     if path.resolve() == (Path(args.cassettes_dir) / SHIPPED).resolve() and not args.force:
         raise GatewayError(f"{path} is the cassette mcpgw ships and `mcpgw serve` replays; "
                            f"remove it anyway with: mcpgw cassette rm {args.name} --force")
+    check_removable(Path(args.cassettes_dir), path)  # a cassette inside the folder, nothing else
     shutil.rmtree(path)
     print(f"removed {path}", file=sys.stderr)
     return 0

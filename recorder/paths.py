@@ -4,12 +4,18 @@ Every command takes a cassette the same way: a plain name (`run1`, looked up in
 `--cassettes-dir`) or the path of an existing cassette folder (`cassettes/run1`,
 `/tmp/x/run1`, `cassettes/run1/runs/20261123-120000-000000`). New cassettes are
 only ever created by name, inside the cassettes folder.
+
+Writing (record, hybrid, `--log-cassette`, `merge -o`) and `cassette rm` are confined
+to the cassettes folder, symlinks resolved: an outside path or a link is refused
+(to write elsewhere, point `--cassettes-dir` there), and `rm` removes only a
+directory holding a cassette (and its replay logs), nothing else.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,23 +23,71 @@ from typing import Any
 from gateway.errors import GatewayError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+CASSETTE_ENTRIES = {"data.mdb", "lock.mdb", "runs"}  # an LMDB environment, and the replay logs beside it
+LMDB_MAGIC = 0xBEEFC0DE  # at byte 16 of data.mdb
 
 
 def is_cassette(path: Path) -> bool:
     return (path / "data.mdb").is_file()
 
 
-def cassette_path(cassettes_dir: Path, name: str) -> Path:
-    """The folder of cassette `name`; the path of an existing cassette folder is accepted as is."""
+def cassette_path(cassettes_dir: Path, name: str, *, write: bool = False) -> Path:
+    """The folder of cassette `name`; the path of an existing cassette folder is accepted as is.
+    With `write`, the folder must lie inside `cassettes_dir` and not be a symlink (`confine`)."""
     candidate = Path(name)
     if ("/" in name or name.startswith(".")) and is_cassette(candidate):
+        if write:
+            confine(cassettes_dir, candidate)
         return candidate
     if not NAME_RE.match(name) or ".." in name:
         if "/" in name:
             raise GatewayError(f"invalid cassette name {name!r}: no cassette folder (data.mdb) there, and a new "
                                "cassette is named without path separators (letters, digits, '_', '-', '.')")
         raise GatewayError(f"invalid cassette name {name!r}: use letters, digits, '_', '-', '.' (no path separators)")
-    return Path(cassettes_dir) / name
+    path = Path(cassettes_dir) / name
+    if write:
+        confine(cassettes_dir, path)
+    return path
+
+
+def inside(cassettes_dir: Path, path: Path) -> bool:
+    """Whether `path`, symlinks resolved, lies inside the cassettes folder."""
+    return Path(cassettes_dir).resolve() in Path(path).resolve().parents
+
+
+def confine(cassettes_dir: Path, path: Path) -> None:
+    """Refuse to write to a cassette outside the cassettes folder, or through a symlink."""
+    path = Path(path)
+    if path.is_symlink():
+        raise GatewayError(f"{path} is a symbolic link (to {os.readlink(path)}); mcpgw does not write through links")
+    if not inside(cassettes_dir, path):
+        raise GatewayError(f"{path} is outside the cassettes folder {cassettes_dir}/; mcpgw writes only there "
+                           f"(to write elsewhere, pass --cassettes-dir {path.parent})")
+
+
+def check_removable(cassettes_dir: Path, path: Path) -> None:
+    """Refuse to remove anything but a cassette directory inside the cassettes folder."""
+    from recorder.store import CassetteDamaged, CassetteFormatError, CassetteStore
+
+    path = Path(path)
+    if path.is_symlink():
+        raise GatewayError(f"{path} is a symbolic link, not a cassette; not removed (remove the link itself with rm)")
+    if not path.is_dir() or not (path / "data.mdb").is_file():
+        raise GatewayError(f"no cassette at {path}")
+    confine(cassettes_dir, path)
+    others = sorted(p.name for p in path.iterdir() if p.name not in CASSETTE_ENTRIES or (p.name == "runs") != p.is_dir())
+    if others:
+        raise GatewayError(f"{path} holds other files too ({', '.join(others[:5])}); not a cassette, not removed")
+    with open(path / "data.mdb", "rb") as f:
+        head = f.read(20)
+    if len(head) < 20 or int.from_bytes(head[16:20], "little") != LMDB_MAGIC:
+        raise GatewayError(f"{path / 'data.mdb'} is not an LMDB file; not a cassette, not removed")
+    try:
+        CassetteStore(path, create=False, readonly=True).env.close()
+    except CassetteDamaged:
+        pass  # a damaged cassette is still one: removing it is what its owner wants
+    except CassetteFormatError as exc:  # LMDB, but someone else's data
+        raise GatewayError(f"not removed: {exc}") from None
 
 
 def existing_cassette(cassettes_dir: Path, name: str) -> Path:
