@@ -1,35 +1,33 @@
 """Secrets stay out of what the gateway shows: logs, status reasons, error messages.
 
-Cassettes are scrubbed per server by `recorder.redaction.Redactor`; this is the
-same scrubbing for everything else the process prints or answers. The gateway
-registers the values it knows to be secret (every declared env value of every
-server, `--redact` patterns) once at start; `scrub()` masks them in any text,
-and a log-record factory masks them in every log line and traceback, whichever
-logger (ours, the SDK's, uvicorn's) writes it.
+Cassettes are scrubbed per server by the recorder; the composition root hands
+the same scrubbing (a callable masking every declared env value and `--redact`
+pattern) to `register()` once at start. `scrub()` applies it to any text or
+JSON value, and a log-record factory applies it to every log line and
+traceback, whichever logger (ours, the SDK's, uvicorn's) writes it.
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Callable
 from typing import Any
 
-from recorder.redaction import Redactor
-
-_redactor = Redactor()
+_scrubber: Callable[[Any], Any] | None = None
 _factory_installed = False
 
 
-def register(values: list[str], patterns: list[str] | None = None) -> None:
-    """Secrets of this process, from now on masked in logs, status reasons and error messages."""
-    global _redactor
-    _redactor = Redactor(values, patterns)
+def register(scrubber: Callable[[Any], Any]) -> None:
+    """From now on, `scrubber` masks secrets in logs, status reasons and error messages."""
+    global _scrubber
+    _scrubber = scrubber
     _install_log_factory()
 
 
 def scrub(value: Any) -> Any:
     """`value` with every registered secret masked (strings inside dicts and lists too)."""
-    return _redactor(value)
+    return value if _scrubber is None else _scrubber(value)
 
 
 def _install_log_factory() -> None:
@@ -41,15 +39,15 @@ def _install_log_factory() -> None:
 
     def scrubbing_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = plain(*args, **kwargs)
-        if not _redactor.active:
+        if _scrubber is None:
             return record
         try:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a bad format string is logging's problem, not ours
             return record
-        record.msg, record.args = _redactor(message), None
+        record.msg, record.args = _scrubber(message), None
         if record.exc_info and record.exc_info[0] is not None:
-            record.exc_text = _redactor("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+            record.exc_text = _scrubber("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
         return record
 
     logging.setLogRecordFactory(scrubbing_factory)

@@ -122,7 +122,9 @@ class Gateway:
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
 
         secrets = [value for spec in specs for value in spec.secret_values()]
-        register_secrets(secrets, redact_patterns)  # logs, status reasons and error messages
+        scrubber = Redactor(secrets, redact_patterns)
+        if scrubber.active:
+            register_secrets(scrubber)  # logs, status reasons and error messages, as in cassettes
         self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
                                                                    max_value=settings.max_logged_value,
                                                                    max_bytes=settings.max_call_log_bytes))

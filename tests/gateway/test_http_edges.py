@@ -130,7 +130,7 @@ def raw_gateway(tmp_path, *args: str, env: dict | None = None):
     """`mcpgw serve` on a free port with these flags; yields (port, process) once /healthz answers."""
     (tmp_path / "c.yaml").write_text(CONFIG)
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--config", str(tmp_path / "c.yaml"),
+    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(tmp_path / "c.yaml"),
                                 "--cassettes-dir", str(tmp_path / "cassettes"), "--port", str(port), *args],
                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                env={**os.environ, **(env or {})})
@@ -152,7 +152,7 @@ def raw_gateway(tmp_path, *args: str, env: dict | None = None):
 def test_127_1_and_any_address_are_guarded_too(tmp_path):
     """`--host 127.1` is loopback under another spelling: Host/Origin still checked; 0.0.0.0 needs a token."""
     (tmp_path / "c.yaml").write_text(CONFIG)
-    refused = subprocess.run([sys.executable, "-m", "gateway.cli", "serve", "--config", str(tmp_path / "c.yaml"),
+    refused = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(tmp_path / "c.yaml"),
                               "--host", "0.0.0.0", "--port", str(free_port())], cwd=ROOT, capture_output=True, text=True,
                              timeout=60)
     assert refused.returncode == 2
@@ -182,7 +182,7 @@ def test_bearer_token_required_everywhere_but_healthz(tmp_path):
                         return (await c.call_tool("good__echo", {"message": "authed"})).content[0].text
 
         assert anyio.run(call) == "echo: authed"
-        servers = subprocess.run([sys.executable, "-m", "gateway.cli", "servers", "--url", base, "--json",
+        servers = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", base, "--json",
                                   "--auth-token-env", "MCPGW_TEST_TOKEN"], cwd=ROOT, capture_output=True, text=True,
                                  timeout=60, env={**os.environ, "MCPGW_TEST_TOKEN": token})
         assert servers.returncode == 0 and "good" in json.loads(servers.stdout)["servers"]

@@ -72,7 +72,7 @@ def test_every_declared_env_value_stays_out_of_the_cassette(gateway_factory):
     data = (gateway.cassettes / "test" / "data.mdb").read_bytes()
     assert DATABASE_URL.encode() not in data and b"hunter2" not in data
     assert "«redacted»".encode() in data
-    export = subprocess.run([sys.executable, "-m", "gateway.cli", "cassette", "--cassettes-dir", str(gateway.cassettes),
+    export = subprocess.run([sys.executable, "-m", "mcpgw.cli", "cassette", "--cassettes-dir", str(gateway.cassettes),
                              "export", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert export.returncode == 0 and "hunter2" not in export.stdout
     info = [json.loads(line) for line in export.stdout.splitlines()]

@@ -46,7 +46,7 @@ def test_large_values_are_kept_as_size_and_digest_and_a_full_log_says_so(gateway
     assert data.stat().st_size < 2 * 1024 * 1024
     stop_gateway(gateway)
 
-    export = subprocess.run([sys.executable, "-m", "gateway.cli", "calls", "export", "test", "--cassettes-dir",
+    export = subprocess.run([sys.executable, "-m", "mcpgw.cli", "calls", "export", "test", "--cassettes-dir",
                              str(gateway.cassettes)], cwd=ROOT, capture_output=True, text=True, timeout=60)
     records = [json.loads(line) for line in export.stdout.splitlines()]
     digest = hashlib.sha256(big.encode()).hexdigest()

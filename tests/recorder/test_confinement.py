@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.cli import main
+from mcpgw.cli import main
 from tests.conftest import ROOT, free_port, misbehaving_entry
 
 DEFAULT = ROOT / "cassettes" / "default"
@@ -32,7 +32,7 @@ def fingerprint(path: Path) -> bytes:
 def record(folder: Path, cassette: str, tmp_path: Path) -> subprocess.CompletedProcess:
     config = tmp_path / "c.yaml"
     config.write_text("version: 1\nservers:\n" + misbehaving_entry("good"))
-    return subprocess.run([sys.executable, "-m", "gateway.cli", "serve", "--mode", "record", "--config", str(config),
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--mode", "record", "--config", str(config),
                            "--cassettes-dir", str(folder), "--cassette", cassette, "--port", str(free_port())],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 

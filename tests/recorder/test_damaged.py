@@ -39,7 +39,7 @@ def damaged(folder: Path, how: str) -> Path:
 
 
 def mcpgw(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def assert_refused(result: subprocess.CompletedProcess, path: Path, damage: str) -> None:
