@@ -293,7 +293,7 @@ def cmd_rm(args: argparse.Namespace) -> int:
     if path.resolve() == (Path(args.cassettes_dir) / SHIPPED).resolve() and not args.force:
         raise GatewayError(f"{path} is the cassette mcpgw ships and `mcpgw serve` replays; "
                            f"remove it anyway with: mcpgw cassette rm {args.name} --force")
-    check_removable(Path(args.cassettes_dir), path)  # a cassette inside the folder, nothing else
+    check_removable(Path(args.cassettes_dir), path, named_by_path="/" in args.name or args.name.startswith("."))
     shutil.rmtree(path)
     print(f"removed {path}", file=sys.stderr)
     return 0

@@ -5,10 +5,10 @@ Every command takes a cassette the same way: a plain name (`run1`, looked up in
 `/tmp/x/run1`, `cassettes/run1/runs/20261123-120000-000000`). New cassettes are
 only ever created by name, inside the cassettes folder.
 
-Writing (record, hybrid, `--log-cassette`, `merge -o`) and `cassette rm` are confined
-to the cassettes folder, symlinks resolved: an outside path or a link is refused
-(to write elsewhere, point `--cassettes-dir` there), and `rm` removes only a
-directory holding a cassette (and its replay logs), nothing else.
+Writing (record, hybrid, `--log-cassette`, `merge -o`) is confined to the cassettes
+folder, symlinks resolved: an outside path or a link is refused (to write elsewhere,
+point `--cassettes-dir` there). `rm` removes only a directory holding a cassette (and
+its replay logs), never a link: inside the folder, or outside when named by its path.
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ def confine(cassettes_dir: Path, path: Path) -> None:
                            f"(to write elsewhere, pass --cassettes-dir {path.parent})")
 
 
-def check_removable(cassettes_dir: Path, path: Path) -> None:
-    """Refuse to remove anything but a cassette directory inside the cassettes folder."""
+def check_removable(cassettes_dir: Path, path: Path, *, named_by_path: bool = False) -> None:
+    """Refuse to remove anything but a cassette directory: inside the cassettes folder, or, when the
+    operator named it by its path, wherever it is; never a symlink, never a folder holding anything else."""
     from recorder.store import CassetteDamaged, CassetteFormatError, CassetteStore
 
     path = Path(path)
@@ -74,7 +75,8 @@ def check_removable(cassettes_dir: Path, path: Path) -> None:
         raise GatewayError(f"{path} is a symbolic link, not a cassette; not removed (remove the link itself with rm)")
     if not path.is_dir() or not (path / "data.mdb").is_file():
         raise GatewayError(f"no cassette at {path}")
-    confine(cassettes_dir, path)
+    if not named_by_path:
+        confine(cassettes_dir, path)
     others = sorted(p.name for p in path.iterdir() if p.name not in CASSETTE_ENTRIES or (p.name == "runs") != p.is_dir())
     if others:
         raise GatewayError(f"{path} holds other files too ({', '.join(others[:5])}); not a cassette, not removed")

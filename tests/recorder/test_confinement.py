@@ -57,8 +57,11 @@ def test_an_outside_cassette_named_by_path_can_be_read(layout, capsys):
 def test_rm_removes_cassettes_and_nothing_else(layout, capsys):
     folder, outside = layout
     argv = ["cassette", "--cassettes-dir", str(folder), "rm"]
-    assert main([*argv, str(outside)]) == 2  # an explicit path outside the folder: refused
-    assert "outside the cassettes folder" in capsys.readouterr().err and (outside / "data.mdb").exists()
+    stray = outside.parent / "stray"  # any folder holding a data.mdb: not a cassette, named by path or not
+    stray.mkdir()
+    (stray / "data.mdb").write_bytes(b"")
+    assert main([*argv, str(stray)]) == 2
+    assert "not an LMDB file" in capsys.readouterr().err and stray.exists()
 
     (folder / "link").symlink_to(outside)
     assert main([*argv, "link"]) == 2
@@ -79,3 +82,4 @@ def test_rm_removes_cassettes_and_nothing_else(layout, capsys):
     shutil.copytree(DEFAULT, folder / "broken")
     os.truncate(folder / "broken" / "data.mdb", 8192 * 3)
     assert main([*argv, "broken"]) == 0 and not (folder / "broken").exists()  # damaged, still a cassette
+    assert main([*argv, str(outside)]) == 0 and not outside.exists()  # a real cassette the operator named by path
