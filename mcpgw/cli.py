@@ -201,6 +201,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 probe.bind((args.host, args.port))
             except OSError as exc:
                 raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    if args.config:  # a broken file is refused first, and alone
+        load_config(args.config)
     from recorder.embedded import default_cassette
 
     embedded = default_cassette(Path(args.cassettes_dir))  # the user's own cassettes/default, else the installed one

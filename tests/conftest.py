@@ -123,3 +123,28 @@ def pid_alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+# -- MCP-Bench servers built from the pinned snapshot (shared by the lock and runs tests) --------------
+
+# CI has the shared folder beside the clone; a worktree elsewhere can point at it with MCPGW_TEST_SNAPSHOTS.
+SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared" / "mcp-bench").resolve()
+BUILT = ("math_mcp", "bibliomantic", "scientific_computing")
+
+
+def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml") -> subprocess.CompletedProcess:
+    env = {**os.environ, "MCPGW_CACHE": str(cache)}
+    env.pop("MCPGW_SOURCES", None)
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200)
+
+
+@pytest.fixture(scope="session")
+def built_cache(tmp_path_factory) -> Path:
+    """A cold cache with Math MCP, Bibliomantic and Scientific Computing built from the snapshot, once per session."""
+    if not (SNAPSHOTS / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4.tar.gz").exists():
+        pytest.skip(f"no MCP-Bench snapshot at {SNAPSHOTS} (CI puts the shared folder beside the clone)")
+    cache = tmp_path_factory.mktemp("mcpgw-cache")
+    done = install_servers(cache, "--servers", *BUILT, "--sources", str(SNAPSHOTS))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return cache

@@ -133,5 +133,8 @@ def test_bare_serve_from_another_folder_replays_the_shipped_cassette(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=15)
-    assert [p.name.split("-")[0] for p in (tmp_path / "cassettes").iterdir()] == ["replay"]
+    # the log is kept under ./cassettes/default/runs/ (the played copy stays untouched, elsewhere)
+    assert [p.name for p in (tmp_path / "cassettes").iterdir()] == ["default"]
+    assert not (tmp_path / "cassettes" / "default" / "data.mdb").exists()
+    assert [p.name.split("-")[-1] for p in (tmp_path / "cassettes" / "default" / "runs").iterdir()] == ["replay"]
     assert hashlib.sha256(shipped.read_bytes()).hexdigest() == before

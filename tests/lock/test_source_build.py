@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -24,36 +21,15 @@ from mcp import Client
 from gateway.config import Source, parse_config
 from gateway.lock.recipes import build_dir, built_info, installed_spec
 from gateway.lock.sources import SourceError, source_tree
-from tests.conftest import ROOT, start_gateway, stop_gateway
+from tests.conftest import BUILT, ROOT, install_servers, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
 pytestmark = pytest.mark.real
 
 MCP_BENCH = Source("Accenture/mcp-bench", "09e52332b22428bf891be59047e01cb9adc063b4")
-# CI has the shared folder beside the clone; a worktree elsewhere can point at it with MCPGW_TEST_SNAPSHOTS.
-SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared" / "mcp-bench").resolve()
-BUILT = ("math_mcp", "bibliomantic", "scientific_computing")
 # MCP-Bench's servers that need neither a key nor the network, with their Table 7 tool counts.
 OFFLINE_TABLE7 = {"math_mcp": 13, "bibliomantic": 4, "scientific_computing": 26, "unit_converter": 16,
                   "medical_calculator": 22, "time_mcp": 2}
-
-
-def _install(cache: Path, *argv: str, config: str = "servers.lock.yaml") -> subprocess.CompletedProcess:
-    env = {**os.environ, "MCPGW_CACHE": str(cache)}
-    env.pop("MCPGW_SOURCES", None)
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200)
-
-
-@pytest.fixture(scope="session")
-def built_cache(tmp_path_factory) -> Path:
-    """A cold cache with Math MCP and Bibliomantic built from the snapshot, once per session."""
-    if not (SNAPSHOTS / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4.tar.gz").exists():
-        pytest.skip(f"no MCP-Bench snapshot at {SNAPSHOTS} (CI puts /work/shared beside the clone)")
-    cache = tmp_path_factory.mktemp("mcpgw-cache")
-    done = _install(cache, "--servers", *BUILT, "--sources", str(SNAPSHOTS))
-    assert done.returncode == 0, done.stdout + done.stderr
-    return cache
 
 
 def test_install_builds_source_servers_from_the_snapshot(built_cache):
@@ -81,7 +57,7 @@ def test_mcpbench_offline_servers_serve_table7_catalogs_and_answer(built_cache, 
     tool count, each answering one call checked by hand."""
     monkeypatch.setenv("MCPGW_CACHE", str(built_cache))
     registry = [s for s in OFFLINE_TABLE7 if s not in BUILT]
-    done = _install(built_cache, "--servers", *registry)
+    done = install_servers(built_cache, "--servers", *registry)
     assert done.returncode == 0, done.stdout + done.stderr
     gateway = start_gateway(tmp_path, (ROOT / "servers.lock.yaml").read_text(), "--servers", *OFFLINE_TABLE7)
     try:
@@ -136,7 +112,7 @@ def test_a_failed_build_names_server_step_and_output_and_the_rest_go_on(built_ca
               "    command: node\n    args: [\"index.js\"]\n\n")
     config = tmp_path / "lock.yaml"
     config.write_text(lock.replace("servers:\n", "servers:\n" + broken, 1))
-    done = _install(built_cache, "--servers", "broken", "math_mcp", "--sources", str(sources), config=str(config))
+    done = install_servers(built_cache, "--servers", "broken", "math_mcp", "--sources", str(sources), config=str(config))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "mcpgw: broken: install failed: step sh -c: exited 3" in done.stderr
     assert "error: no compiler here" in done.stderr  # the step's last output lines

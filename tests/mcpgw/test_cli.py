@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from gateway.errors import GatewayError
+
 from mcpgw.cli import default_mode, main
 from recorder.store import CassetteStore
 from tests.conftest import ROOT, free_port
@@ -40,19 +42,24 @@ def serve_args(tmp_path, **given):
 
 
 def test_serve_says_which_mode_and_why(tmp_path, capsys):
-    assert default_mode(serve_args(tmp_path, profile="local")) == "live"
+    assert default_mode(serve_args(tmp_path, profile="local"), None) == "live"
     assert capsys.readouterr().err.strip() == "mcpgw: mode live, because --profile was given without --mode"
     CassetteStore(tmp_path / "default").close()
-    assert default_mode(serve_args(tmp_path)) == "replay"
+    assert default_mode(serve_args(tmp_path), tmp_path / "default") == "replay"
     assert "mode replay of cassette 'default'" in capsys.readouterr().err
 
 
-def test_serve_without_the_default_cassette_says_so_and_starts_nothing(tmp_path):
-    result = mcpgw("serve", "--cassettes-dir", str(tmp_path / "none"), "--port", str(free_port()))
+def test_serve_without_the_cassette_says_so_and_starts_nothing(tmp_path, capsys):
+    # The default always exists (a checkout's cassettes/default, or the copy inside an installed
+    # package: tests/test_packaging.py); a named cassette that is missing must not become "live".
+    result = mcpgw("serve", "--cassettes-dir", str(tmp_path / "none"), "--cassette", "missing", "--port", str(free_port()))
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith(f"mcpgw: no cassette 'default' in {tmp_path / 'none'}/ to replay")
-    assert "git checkout -- cassettes/default" in line and "mcpgw serve --mode live" in line
+    assert line.startswith(f"mcpgw: no cassette 'missing' in {tmp_path / 'none'}/ to replay")
+    assert "mcpgw serve --mode live" in line
+    args = serve_args(tmp_path / "none")  # and were the default gone too, the same refusal, with how to restore it
+    with pytest.raises(GatewayError, match="git checkout -- cassettes/default"):
+        default_mode(args, None)
 
 
 def test_the_shipped_cassette_is_removed_only_with_force(tmp_path, capsys):

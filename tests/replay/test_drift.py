@@ -39,7 +39,8 @@ servers:
     import time
 
     time.sleep(1.1)
-    code, report = drift(tmp_path, "--cassette", "c", "--learn")
+    (tmp_path / "own.yaml").write_text(config)  # not the repository's servers.lock.yaml, which drift would pick up
+    code, report = drift(tmp_path, "--cassette", "c", "--learn", "--config", str(tmp_path / "own.yaml"))
     by_tool = report["by_tool"]
     assert by_tool["everything:echo"]["identical"] == 1 and by_tool["everything:get-sum"]["identical"] == 1
     assert by_tool["time:get_current_time"]["changed"] == 1 and code == 1

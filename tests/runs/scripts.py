@@ -19,10 +19,10 @@ PLANS: dict[str, tuple[str, list[list[tuple[str, dict[str, Any]]]]]] = {
     "hip replacement": ("medical_calculator_001", [[("medical_calculator__bmi_bsa_calculator",
                                                      {"weight": 95, "height": 175})]]),
     "two 3×3 matrices": ("scientific_computing_000", [
-        [("scientific_computing__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})],
+        [("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})],
         [("scientific_computing__determinant", {"name": "A"})]]),
     "3D Gaussian": ("scientific_computing_001", [
-        [("scientific_computing__create_matrix", {"shape": [2, 2], "values": [2, 0.3, 0.3, 1], "name": "S"})],
+        [("scientific_computing__create_tensor", {"shape": [2, 2], "values": [2, 0.3, 0.3, 1], "name": "S"})],
         [("scientific_computing__determinant", {"name": "S"})]]),
     "Los Angeles": ("time_mcp_001", [[("time_mcp__convert_time", {"source_timezone": "America/Los_Angeles",
                                                                   "time": "09:00", "target_timezone": "Asia/Tokyo"})]]),

@@ -81,13 +81,15 @@ def change_first_reply(cassette: Path, lane: str) -> None:
     raise AssertionError(f"no model exchange recorded in lane {lane}")
 
 
-def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys):
+def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys, built_cache):
     tasks = single_server_tasks(tmp_path)
     cassettes = tmp_path / "cassettes"
     model = ScriptedModel(script()).start()
+    # Scientific Computing is MCP-Bench's own source build (Table 7's 26 tools), built from the snapshot.
     recording = GatewayProcess(["--mode", "record", "--config", str(ROOT / "servers.lock.yaml"), "--servers", *SERVERS,
                                 "--cassettes-dir", str(cassettes), "--cassette", "rec", "--llm-base-url", model.base_url,
-                                "--log-results", "2000"], tmp_path / "record.log")
+                                "--log-results", "2000"], tmp_path / "record.log",
+                               env={**os.environ, "MCPGW_CACHE": str(built_cache)})
     try:
         for strategy in STRATEGIES:
             assert main(run_args(tasks, strategy, tmp_path / f"rec-{strategy}.jsonl", "--gateway", recording.base)) == 0, \
