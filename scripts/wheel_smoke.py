@@ -4,7 +4,7 @@
 It proves what an editable install cannot: every module of the distribution imports from
 site-packages, the default cassette travels inside the wheel, and a bare `mcpgw serve`
 started in an empty folder replays it (a tool call through the SDK client over HTTP gives
-the recorded answer) while the call log lands in that folder's ./cassettes/.
+the recorded answer) while the call log lands in that folder's ./cassettes/default/runs/.
 Exit 0 when all holds; otherwise one line saying what failed.
 """
 
@@ -138,9 +138,9 @@ def main() -> None:
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
                     fail("mcpgw serve did not stop within 15 s of SIGTERM")
-        logs = [p.name for p in (Path(home) / "cassettes").glob("replay-*/data.mdb")]
+        logs = [p.parent.name for p in (Path(home) / "cassettes" / "default" / "runs").glob("*-replay/data.mdb")]
         if len(logs) != 1:
-            fail(f"expected one call-log cassette in {home}/cassettes, found {logs}")
+            fail(f"expected one replay log in {home}/cassettes/default/runs, found {logs}")
     if (shipped / "lock.mdb").exists() or hashlib.sha256((shipped / "data.mdb").read_bytes()).hexdigest() != before:
         fail(f"the replay wrote into the installed cassette {shipped}")
     print(f"wheel smoke: ok ({count} modules import from {SITE}; `mcpgw serve` in an empty folder replayed {name})")
