@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity
+from gateway import __version__, adaptive_http, client_identity, fast_path
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_timeouts import HeaderDeadlineProtocol
@@ -137,7 +137,14 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
             on_set_logging_level=guarded(set_level),
             on_subscriptions_listen=ListenHandler(bus),
         )
-    server.middleware = [_OwnWorkTimer(router)]  # replaces the SDK's (no-op) OpenTelemetry middleware
+    directory = fast_path.SessionDirectory()
+    server.middleware = [_OwnWorkTimer(router), directory]  # replaces the SDK's (no-op) OpenTelemetry middleware
+    # The hot requests, for the fast path: the same handlers the SDK calls.
+    ping = server.get_request_handler("ping")
+    hot = {"tools/call": guarded(call_tool), "tools/list": guarded(list_tools)}
+    if ping is not None:
+        hot["ping"] = ping.handler
+    server.fast_path = fast_path.FastPath(server, hot, directory)  # type: ignore[attr-defined]
     # Every transport (the HTTP session manager included) asks the server for its
     # options; ours advertise list_changed, since upstream changes are relayed.
     plain = server.create_initialization_options
@@ -232,6 +239,9 @@ def build_http_app(
     limits = limits or SessionLimits()
     if response_mode == "adaptive":
         adaptive_http.install()
+    if response_mode in ("adaptive", "json"):  # the fast path answers hot requests that get plain JSON
+        enabled = os.environ.get("MCPGW_FAST_PATH", "on") != "off"  # off: for side-by-side measurements
+        fast_path.install(getattr(server, "fast_path", None) if enabled else None, always_json=response_mode == "json")
     # Host/Origin are checked by the guard for every route; the SDK's own check would only repeat it.
     manager = StreamableHTTPSessionManager(
         app=server, json_response=response_mode == "json", session_idle_timeout=limits.idle_timeout,
