@@ -182,9 +182,12 @@ class FastTransport(AdaptiveTransport):
 
     fast_path: FastPath | None = None
     always_json = False  # --responses json: every request is answered in JSON
+    mint_session_id: Callable[[], str] | None = None  # workers: session ids this worker owns (gateway.worker_routing)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if self.mint_session_id is not None and self.mcp_session_id:
+            self.mcp_session_id = self.mint_session_id()
         self.fast_inflight: set[str] = set()
 
     @property  # type: ignore[override]
@@ -203,10 +206,11 @@ class FastTransport(AdaptiveTransport):
         await super()._handle_post_request(scope, request, receive, send)
 
 
-def install(fast_path: FastPath | None, always_json: bool) -> None:
+def install(fast_path: FastPath | None, always_json: bool, mint_session_id: Callable[[], str] | None = None) -> None:
     """Make the SDK's session manager build fast-path transports (this process serves one front)."""
     FastTransport.fast_path = fast_path
     FastTransport.always_json = always_json
+    FastTransport.mint_session_id = staticmethod(mint_session_id) if mint_session_id else None  # type: ignore[assignment]
     streamable_http_manager.StreamableHTTPServerTransport = FastTransport  # type: ignore[misc]
 
 

@@ -1,0 +1,217 @@
+"""The gateway beside its peers, in one run: the comparison table of issue 12. Asserts nothing.
+
+    python bench/compare_peers.py [--repeats 2] [--seq 300] [--clients 8] [--per-client 100]
+                                  [--workloads everything python] [--skip-peers] [--workers 2]
+
+Each peer runs in its own environment, made on first use with uv under a cache directory
+outside the repository ($MCPGW_BENCH_CACHE, default ~/.cache/mcpgw-bench):
+  mcp-proxy 0.13 (sparfenyuk; needs mcp 1.x)     FastMCP 4.1.2's proxy (mcp 2.x)
+The naive SDK proxy (bench/naive_proxy.py), the SDK floor (bench/echo_server.py answering
+HTTP itself) and mcpgw run in this environment. Two upstreams: server-everything's `echo`
+(npx) and a small Python stdio echo server. Client: the MCP SDK `Client` (handshake era).
+Per row: p50 of `--seq` sequential calls, and calls/s of `--clients` concurrent clients making
+`--per-client` calls each; medians over `--repeats`. mcpgw rows: live (validation audit and the
+call log on), record (which also writes the cassette replay plays), replay, and the same with
+the fast path off (MCPGW_FAST_PATH=off), and replay with --workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import anyio
+import httpx
+from mcp import Client, StdioServerParameters
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+from bench_gateway import free_port, start, stop, summarize, wait_http  # noqa: E402
+
+PEER_ENVS = {  # name -> requirements of its own environment
+    "mcp-proxy": ["mcp-proxy==0.13.0", "mcp>=1.20,<2"],
+    "fastmcp": ["fastmcp==4.1.2"],
+}
+WORKLOADS = {
+    "everything": ("server-everything echo", ["npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]),
+    "python": ("small Python stdio echo", [sys.executable, str(BENCH / "echo_server.py")]),
+}
+
+
+def peer_env(name: str) -> Path:
+    """The peer's own venv (created once, reused while its requirements are unchanged); returns its bin dir."""
+    cache = Path(os.environ.get("MCPGW_BENCH_CACHE", Path.home() / ".cache" / "mcpgw-bench"))
+    env = cache / f"peer-{name}"
+    marker = env / "mcpgw-requirements.txt"
+    wanted = "\n".join(PEER_ENVS[name])
+    if marker.exists() and marker.read_text() == wanted:
+        return env / "bin"
+    uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    shutil.rmtree(env, ignore_errors=True)
+    print(f"making the {name} environment in {env} ...", file=sys.stderr)
+    subprocess.run([uv, "venv", "-q", "-p", "3.11", str(env)], check=True)
+    subprocess.run([uv, "pip", "install", "-q", "-p", str(env / "bin" / "python"), *PEER_ENVS[name]], check=True)
+    marker.write_text(wanted)
+    return env / "bin"
+
+
+async def tool_named(target: object) -> str:
+    async with Client(target, mode="legacy") as client:
+        return next(t.name for t in (await client.list_tools()).tools if t.name.endswith("echo"))
+
+
+async def run_clients(target: object, tool: str, clients: int, per_client: int) -> dict:
+    latencies: list[float] = []
+
+    async def worker() -> None:
+        async with Client(target, mode="legacy") as client:
+            await client.call_tool(tool, {"message": "warm"})
+            for i in range(per_client):
+                t0 = time.perf_counter()
+                result = await client.call_tool(tool, {"message": f"hello {i}"})
+                latencies.append(time.perf_counter() - t0)
+                assert not result.is_error, result
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for _ in range(clients):
+            tg.start_soon(worker)
+    return summarize(latencies, time.perf_counter() - started)
+
+
+def measure(target: object, args: argparse.Namespace) -> tuple[float, float]:
+    tool = anyio.run(tool_named, target)
+    seq, conc = [], []
+    for _ in range(args.repeats):
+        seq.append(anyio.run(run_clients, target, tool, 1, args.seq)["p50_ms"])
+        conc.append(anyio.run(run_clients, target, tool, args.clients, args.per_client)["calls_s"])
+    return statistics.median(seq), statistics.median(conc)
+
+
+def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, **(env or {})})
+    wait_http(url)
+    return proc
+
+
+def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[tuple[str, float, float]]:
+    config = tmp / f"{label}.yaml"
+    config.write_text("version: 1\nservers:\n  up:\n"
+                      f"    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"'))
+    cassettes = tmp / f"{label}-cassettes"
+    rows = []
+    setups = [
+        ("mcpgw live (validation + call log)", ["--mode", "live", "--cassette", "live-log"], {}),
+        ("mcpgw live, fast path off", ["--mode", "live", "--cassette", "live-log-slow"], {"MCPGW_FAST_PATH": "off"}),
+        ("mcpgw record", ["--mode", "record", "--cassette", "rec"], {}),
+        ("mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"], {}),
+        ("mcpgw replay, fast path off", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log-slow"],
+         {"MCPGW_FAST_PATH": "off"}),
+    ]
+    for workers in args.workers:
+        setups.append((f"mcpgw replay --workers {workers}", ["--mode", "replay", "--cassette", "rec", "--log-cassette",
+                                                             f"replay-log-w{workers}", "--workers", str(workers)], {}))
+    for name, extra, env in setups:
+        port = free_port()
+        proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+                      "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz", env)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 180
+            while httpx.get(base + "/status").json()["servers"]["up"]["state"] != "ready":
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{name}: upstream not ready")
+                time.sleep(0.2)
+            rows.append((name, *measure(base + "/mcp", args)))
+        finally:
+            stop(proc)
+    return rows
+
+
+def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[str, float, float]]:
+    _, command = WORKLOADS[key]
+    rows = [("direct stdio", *measure(StdioServerParameters(command=command[0], args=command[1:]), args))]
+    if key == "python":
+        port = free_port()
+        proc = serve([sys.executable, str(BENCH / "echo_server.py"), "--http", str(port)], f"http://127.0.0.1:{port}/mcp")
+        try:
+            rows.append(("an SDK server answering over HTTP itself (the SDK floor)", *measure(f"http://127.0.0.1:{port}/mcp", args)))
+        finally:
+            stop(proc)
+    proxies = [("naive SDK proxy (JSON answers)", lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command])]
+    if not args.skip_peers:
+        proxies += [
+            ("mcp-proxy 0.13 (sparfenyuk)", lambda port: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(port),
+                                                          "--host", "127.0.0.1", "--log-level", "WARNING", *command]),
+            ("FastMCP 4.1.2 proxy (JSON answers)", lambda port: [str(peer_env("fastmcp") / "python"),
+                                                                 str(BENCH / "peers" / "fastmcp_proxy.py"), str(port), *command]),
+        ]
+    for name, cmd in proxies:
+        port = free_port()
+        proc = serve(cmd(port), f"http://127.0.0.1:{port}/mcp")
+        try:
+            rows.append((name, *measure(f"http://127.0.0.1:{port}/mcp", args)))
+        finally:
+            stop(proc)
+    return rows + gateway_rows(key, command, tmp, args)
+
+
+def verdicts(rows: list[tuple[str, float, float]]) -> list[str]:
+    by = {name: (p50, rate) for name, p50, rate in rows}
+    peers = [by[n] for n in by if n.startswith(("naive", "mcp-proxy", "FastMCP"))]
+    out = []
+    live = by.get("mcpgw live (validation + call log)")
+    if peers and live:
+        best_p50, best_rate = min(p for p, _ in peers), max(r for _, r in peers)
+        out.append(f"live: p50 {live[0] / best_p50:.2f}x the best peer's (target <= 0.8x); "
+                   f"calls/s {live[1] / best_rate:.2f}x the best peer's (target >= 1.5x)")
+    floor = next((v for n, v in by.items() if n.startswith("an SDK server")), None)
+    replay = by.get("mcpgw replay")
+    if floor and replay:
+        out.append(f"replay: p50 {replay[0] / floor[0]:.2f}x the SDK floor's (target <= 0.6x); "
+                   f"calls/s {replay[1] / floor[1]:.2f}x (target >= 2x)")
+    for name, (p50, rate) in by.items():
+        if "--workers" in name and replay:
+            workers = int(name.rsplit(" ", 1)[1])
+            out.append(f"{name}: calls/s {rate / replay[1]:.2f}x one process (target >= {1 + 0.8 * (min(workers, os.cpu_count() or 1) - 1):.1f}x)")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--seq", type=int, default=300)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--per-client", type=int, default=100)
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
+    parser.add_argument("--skip-peers", action="store_true", help="only the rows that need no peer environment")
+    parser.add_argument("--workers", type=int, nargs="*", default=[2], help="replay rows with --workers N")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mcpgw-peers-"))
+    began = datetime.now(timezone.utc)
+    table = {key: workload_rows(key, args, tmp) for key in args.workloads}
+    ended = datetime.now(timezone.utc)
+    print(f"\nmeasured {began:%Y-%m-%d %H:%M}-{ended:%H:%M} UTC on {os.cpu_count()} cores (load average "
+          f"{os.getloadavg()[0]:.1f}); SDK client, handshake era; {args.seq} sequential calls, {args.clients} clients x "
+          f"{args.per_client}; medians of {args.repeats}\n")
+    print("| workload | path | seq p50 ms | conc calls/s |\n|---|---|---|---|")
+    for key, rows in table.items():
+        for number, (name, p50, rate) in enumerate(rows):
+            print(f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} |")
+    for key, rows in table.items():
+        for line in verdicts(rows):
+            print(f"{WORKLOADS[key][0]}: {line}")
+
+
+if __name__ == "__main__":
+    main()
