@@ -10,7 +10,9 @@ The naive SDK proxy (bench/naive_proxy.py), the SDK floor (bench/echo_server.py 
 HTTP itself) and mcpgw run in this environment. Two upstreams: server-everything's `echo`
 (npx) and a small Python stdio echo server. Client: the MCP SDK `Client` (handshake era).
 Per row: p50 of `--seq` sequential calls, and calls/s of `--clients` concurrent clients making
-`--per-client` calls each; medians over `--repeats`. mcpgw rows: live (validation audit and the
+`--per-client` calls each; medians over `--repeats`; and the CPU the serving side (the process
+group: proxy and the upstream it started, or the workers) spent per call, which a busy machine
+disturbs far less than latency. mcpgw rows: live (validation audit and the
 call log on), record (which also writes the cassette replay plays), replay, and the same with
 the fast path off (MCPGW_FAST_PATH=off), and replay with --workers.
 """
@@ -88,13 +90,32 @@ async def run_clients(target: object, tool: str, clients: int, per_client: int) 
     return summarize(latencies, time.perf_counter() - started)
 
 
-def measure(target: object, args: argparse.Namespace) -> tuple[float, float]:
+def group_cpu(pgid: int | None) -> float:
+    """CPU seconds used so far by the live processes of a process group (a proxy and what it started)."""
+    if pgid is None:
+        return 0.0
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def measure(target: object, args: argparse.Namespace, pgid: int | None = None) -> tuple[float, float, float | None]:
+    """(p50 ms sequential, calls/s concurrent, server-side CPU ms per call: load-independent)."""
     tool = anyio.run(tool_named, target)
     seq, conc = [], []
+    cpu_before = group_cpu(pgid)
     for _ in range(args.repeats):
         seq.append(anyio.run(run_clients, target, tool, 1, args.seq)["p50_ms"])
         conc.append(anyio.run(run_clients, target, tool, args.clients, args.per_client)["calls_s"])
-    return statistics.median(seq), statistics.median(conc)
+    calls = args.repeats * (args.seq + 1 + args.clients * (args.per_client + 1))
+    cpu = (group_cpu(pgid) - cpu_before) / calls * 1000 if pgid is not None else None
+    return statistics.median(seq), statistics.median(conc), cpu
 
 
 def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -104,7 +125,7 @@ def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subpro
     return proc
 
 
-def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[tuple[str, float, float]]:
+def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[tuple[str, float, float, float | None]]:
     config = tmp / f"{label}.yaml"
     config.write_text("version: 1\nservers:\n  up:\n"
                       f"    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"'))
@@ -132,20 +153,21 @@ def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Names
                 if time.monotonic() > deadline:
                     raise SystemExit(f"{name}: upstream not ready")
                 time.sleep(0.2)
-            rows.append((name, *measure(base + "/mcp", args)))
+            rows.append((name, *measure(base + "/mcp", args, proc.pid)))
         finally:
             stop(proc)
     return rows
 
 
-def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[str, float, float]]:
+def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[str, float, float, float | None]]:
     _, command = WORKLOADS[key]
     rows = [("direct stdio", *measure(StdioServerParameters(command=command[0], args=command[1:]), args))]
     if key == "python":
         port = free_port()
         proc = serve([sys.executable, str(BENCH / "echo_server.py"), "--http", str(port)], f"http://127.0.0.1:{port}/mcp")
         try:
-            rows.append(("an SDK server answering over HTTP itself (the SDK floor)", *measure(f"http://127.0.0.1:{port}/mcp", args)))
+            rows.append(("an SDK server answering over HTTP itself (the SDK floor)",
+                         *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
         finally:
             stop(proc)
     proxies = [("naive SDK proxy (JSON answers)", lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command])]
@@ -160,14 +182,15 @@ def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[s
         port = free_port()
         proc = serve(cmd(port), f"http://127.0.0.1:{port}/mcp")
         try:
-            rows.append((name, *measure(f"http://127.0.0.1:{port}/mcp", args)))
+            rows.append((name, *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
         finally:
             stop(proc)
     return rows + gateway_rows(key, command, tmp, args)
 
 
-def verdicts(rows: list[tuple[str, float, float]]) -> list[str]:
-    by = {name: (p50, rate) for name, p50, rate in rows}
+def verdicts(rows: list[tuple[str, float, float, float | None]]) -> list[str]:
+    by = {name: (p50, rate) for name, p50, rate, _ in rows}
+    cpu = {name: c for name, _, _, c in rows}
     peers = [by[n] for n in by if n.startswith(("naive", "mcp-proxy", "FastMCP"))]
     out = []
     live = by.get("mcpgw live (validation + call log)")
@@ -175,11 +198,18 @@ def verdicts(rows: list[tuple[str, float, float]]) -> list[str]:
         best_p50, best_rate = min(p for p, _ in peers), max(r for _, r in peers)
         out.append(f"live: p50 {live[0] / best_p50:.2f}x the best peer's (target <= 0.8x); "
                    f"calls/s {live[1] / best_rate:.2f}x the best peer's (target >= 1.5x)")
+        peer_cpu = [c for n, c in cpu.items() if n.startswith(("naive", "mcp-proxy", "FastMCP")) and c]
+        if peer_cpu and cpu.get("mcpgw live (validation + call log)"):
+            out.append(f"live: server-side CPU per call {cpu['mcpgw live (validation + call log)'] / min(peer_cpu):.2f}x "
+                       "the most frugal peer's")
     floor = next((v for n, v in by.items() if n.startswith("an SDK server")), None)
     replay = by.get("mcpgw replay")
     if floor and replay:
         out.append(f"replay: p50 {replay[0] / floor[0]:.2f}x the SDK floor's (target <= 0.6x); "
                    f"calls/s {replay[1] / floor[1]:.2f}x (target >= 2x)")
+        floor_cpu = next((c for n, c in cpu.items() if n.startswith("an SDK server")), None)
+        if floor_cpu and cpu.get("mcpgw replay"):
+            out.append(f"replay: server-side CPU per call {cpu['mcpgw replay'] / floor_cpu:.2f}x the SDK floor's")
     for name, (p50, rate) in by.items():
         if "--workers" in name and replay:
             workers = int(name.rsplit(" ", 1)[1])
@@ -204,10 +234,11 @@ def main() -> None:
     print(f"\nmeasured {began:%Y-%m-%d %H:%M}-{ended:%H:%M} UTC on {os.cpu_count()} cores (load average "
           f"{os.getloadavg()[0]:.1f}); SDK client, handshake era; {args.seq} sequential calls, {args.clients} clients x "
           f"{args.per_client}; medians of {args.repeats}\n")
-    print("| workload | path | seq p50 ms | conc calls/s |\n|---|---|---|---|")
+    print("| workload | path | seq p50 ms | conc calls/s | server CPU ms/call |\n|---|---|---|---|---|")
     for key, rows in table.items():
-        for number, (name, p50, rate) in enumerate(rows):
-            print(f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} |")
+        for number, (name, p50, rate, cpu) in enumerate(rows):
+            shown = f"{cpu:.2f}" if cpu is not None else "-"
+            print(f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} | {shown} |")
     for key, rows in table.items():
         for line in verdicts(rows):
             print(f"{WORKLOADS[key][0]}: {line}")

@@ -71,7 +71,8 @@ class AdaptiveResponses:
                 return await receive()
 
             message = _parse(body) if complete else None
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        # Only the session id is read: decoding every header costs more than the rest of the decision.
+        headers = {"mcp-session-id": v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"mcp-session-id"}
         json_answer, wants_relay = self._decide(message, headers)
         if wants_relay is not None:
             send = self._remember_session(send, wants_relay)
