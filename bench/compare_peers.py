@@ -11,7 +11,7 @@ HTTP itself) and mcpgw run in this environment. Two upstreams: server-everything
 (npx) and a small Python stdio echo server. Client: the MCP SDK `Client` (handshake era).
 Per row: p50 of `--seq` sequential calls, and calls/s of `--clients` concurrent clients making
 `--per-client` calls each; medians over `--repeats`; and the CPU the serving side (the process
-group: proxy and the upstream it started, or the workers) spent per call, which a busy machine
+and its descendants: proxy and the upstream it started, or the workers) spent per call, which a busy machine
 disturbs far less than latency. mcpgw rows: live (validation audit and the
 call log on), record (which also writes the cassette replay plays), replay, and the same with
 the fast path off (MCPGW_FAST_PATH=off), and replay with --workers.
@@ -90,31 +90,35 @@ async def run_clients(target: object, tool: str, clients: int, per_client: int) 
     return summarize(latencies, time.perf_counter() - started)
 
 
-def group_cpu(pgid: int | None) -> float:
-    """CPU seconds used so far by the live processes of a process group (a proxy and what it started)."""
-    if pgid is None:
+def group_cpu(root: int | None) -> float:
+    """CPU seconds used so far by a process and its live descendants (a proxy and the upstream it started)."""
+    if root is None:
         return 0.0
-    total = 0.0
+    stats: dict[int, tuple[int, float]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+        stats[int(stat.parent.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    tree, total, grew = {root}, 0.0, True
+    while grew:
+        grown = {pid for pid, (ppid, _) in stats.items() if ppid in tree} - tree
+        tree |= grown
+        grew = bool(grown)
+    return sum(stats[pid][1] for pid in tree if pid in stats) + total
 
 
-def measure(target: object, args: argparse.Namespace, pgid: int | None = None) -> tuple[float, float, float | None]:
+def measure(target: object, args: argparse.Namespace, root: int | None = None) -> tuple[float, float, float | None]:
     """(p50 ms sequential, calls/s concurrent, server-side CPU ms per call: load-independent)."""
     tool = anyio.run(tool_named, target)
     seq, conc = [], []
-    cpu_before = group_cpu(pgid)
+    cpu_before = group_cpu(root)
     for _ in range(args.repeats):
         seq.append(anyio.run(run_clients, target, tool, 1, args.seq)["p50_ms"])
         conc.append(anyio.run(run_clients, target, tool, args.clients, args.per_client)["calls_s"])
     calls = args.repeats * (args.seq + 1 + args.clients * (args.per_client + 1))
-    cpu = (group_cpu(pgid) - cpu_before) / calls * 1000 if pgid is not None else None
+    cpu = (group_cpu(root) - cpu_before) / calls * 1000 if root is not None else None
     return statistics.median(seq), statistics.median(conc), cpu
 
 
