@@ -157,6 +157,11 @@ def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Names
                 if time.monotonic() > deadline:
                     raise SystemExit(f"{name}: upstream not ready")
                 time.sleep(0.2)
+            if "--workers" in extra:  # every worker up (each /status is a new connection: either worker answers)
+                count, seen = int(extra[extra.index("--workers") + 1]), set()
+                while len(seen) < count and time.monotonic() < deadline:
+                    seen.add(httpx.get(base + "/status").json()["worker"]["index"])
+                time.sleep(1.0)  # let the last one finish starting up
             rows.append((name, *measure(base + "/mcp", args, proc.pid)))
         finally:
             stop(proc)

@@ -30,10 +30,11 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import streamable_http_manager
 from mcp.server.runner import ServerRunner
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, REQUEST_CANCELLED, check_accept_headers
 from mcp.shared.exceptions import MCPError
 from mcp_types import methods as _methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -113,11 +114,14 @@ class FastPath:
             _methods.validate_client_request(method, version, params)
         except (ValidationError, KeyError, ValueError):
             return False  # malformed: the SDK answers with its usual error
-        inflight.add(key)
-        try:
-            body = await self._run(method, params, request_id, connection, version, request)
-        finally:
-            inflight.discard(key)
+        with anyio.CancelScope() as cancel:  # a notifications/cancelled naming this id cancels it
+            inflight[key] = cancel
+            try:
+                body = await self._run(method, params, request_id, connection, version, request)
+            finally:
+                inflight.pop(key, None)
+        if cancel.cancelled_caught:  # answered as the SDK answers a cancelled handshake-era request
+            body = _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
         await _send_json(send, body, session_id)
         return True
 
@@ -188,7 +192,7 @@ class FastTransport(AdaptiveTransport):
         super().__init__(*args, **kwargs)
         if self.mint_session_id is not None and self.mcp_session_id:
             self.mcp_session_id = self.mint_session_id()
-        self.fast_inflight: set[str] = set()
+        self.fast_inflight: dict[str, anyio.CancelScope] = {}  # str(request id) -> its cancel scope
 
     @property  # type: ignore[override]
     def is_json_response_enabled(self) -> bool:
@@ -200,10 +204,26 @@ class FastTransport(AdaptiveTransport):
 
     async def _handle_post_request(self, scope: Any, request: Any, receive: Any, send: Any) -> None:
         fast = self.fast_path
+        if self.fast_inflight:
+            await self._cancel_named(request)
         if fast is not None and self.is_json_response_enabled:
             if await fast.try_answer(self, scope, request, send):
                 return
         await super()._handle_post_request(scope, request, receive, send)
+
+    async def _cancel_named(self, request: Any) -> None:
+        """A notifications/cancelled for a request the fast path is serving cancels it (the SDK, which
+        never saw that request, then acknowledges the notification as usual)."""
+        message = PARSED_MESSAGE.get()
+        if message is None:
+            message = _loads(await request.body())
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            target = params.get("requestId") if isinstance(params, dict) else None
+            if target is not None and not isinstance(target, bool):
+                scope = self.fast_inflight.get(str(target))
+                if scope is not None:
+                    scope.cancel()
 
 
 def install(fast_path: FastPath | None, always_json: bool, mint_session_id: Callable[[], str] | None = None) -> None:

@@ -241,9 +241,8 @@ def build_http_app(
         adaptive_http.install()
     # The fast path answers hot requests that get plain JSON; MCPGW_FAST_PATH=off is for side-by-side measurements.
     enabled = response_mode in ("adaptive", "json") and os.environ.get("MCPGW_FAST_PATH", "on") != "off"
-    if enabled or workers is not None:
-        fast_path.install(getattr(server, "fast_path", None) if enabled else None, always_json=response_mode == "json",
-                          mint_session_id=workers.mint_session_id if workers else None)
+    fast_path.install(getattr(server, "fast_path", None) if enabled else None, always_json=response_mode == "json",
+                      mint_session_id=workers.mint_session_id if workers else None)
     # Host/Origin are checked by the guard for every route; the SDK's own check would only repeat it.
     manager = StreamableHTTPSessionManager(
         app=server, json_response=response_mode == "json", session_idle_timeout=limits.idle_timeout,
@@ -257,13 +256,17 @@ def build_http_app(
     ids = InflightIds(mcp_app)
     admission = SessionAdmission(ids, limits, path)
     endpoint: Any = admission
+    routing = None
     if workers is not None:  # each lane reaches the one worker that owns it (the owner admits its sessions)
-        endpoint = worker_routing.WorkerRouting(admission, workers)
+        endpoint = routing = worker_routing.WorkerRouting(admission, workers)
 
     async def status(_: Request) -> JSONResponse:
-        return JSONResponse(scrub({**router.status(), "http": {
+        body = {**router.status(), "http": {
             "sessions": admission.stats(), "refused": dict(edge.refused),
-            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}))
+            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
+        if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
+            body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
+        return JSONResponse(scrub(body))
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})
