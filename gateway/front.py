@@ -264,6 +264,10 @@ def build_http_app(
         body = {**router.status(), "http": {
             "sessions": admission.stats(), "refused": dict(edge.refused),
             "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
+        fast = getattr(server, "fast_path", None)
+        if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
+            body["fast_path"] = {"enabled": fast_path.FastTransport.fast_path is fast, "served": fast.served,
+                                 "declined": fast.declined}
         if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
             body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
         return JSONResponse(scrub(body))
