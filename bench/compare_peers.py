@@ -134,10 +134,21 @@ def _measure(target: object, args: argparse.Namespace, root: int | None) -> tupl
 
 
 def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on it
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
                             env={**os.environ, **(env or {})})
-    wait_http(url)
-    return proc
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log.seek(0)
+            raise SystemExit(f"{' '.join(cmd[:3])} ... exited ({proc.returncode}): {log.read().decode()[-500:]}")
+        try:
+            httpx.get(url, timeout=1)
+            return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    stop(proc)
+    raise SystemExit(f"{url} did not come up")
 
 
 def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[tuple[str, float, float, float | None]]:
@@ -194,7 +205,7 @@ def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[s
     if not args.skip_peers:
         proxies += [
             ("mcp-proxy 0.13 (sparfenyuk)", lambda port: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(port),
-                                                          "--host", "127.0.0.1", "--log-level", "WARNING", *command]),
+                                                          "--host", "127.0.0.1", "--log-level", "WARNING", "--", *command]),
             ("FastMCP 4.1.2 proxy (JSON answers)", lambda port: [str(peer_env("fastmcp") / "python"),
                                                                  str(BENCH / "peers" / "fastmcp_proxy.py"), str(port), *command]),
         ]
