@@ -75,22 +75,31 @@ async def tool_named(target: object) -> str:
 
 
 async def run_clients(target: object, tool: str, clients: int, per_client: int) -> dict:
+    """Every client connects and makes a warm-up call first; the clock starts once all are ready."""
     latencies: list[float] = []
+    ready, go = [0], anyio.Event()
+    started = [0.0]
 
     async def worker() -> None:
         async with Client(target, mode=ERA["mode"]) as client:
             await client.call_tool(tool, {"message": "warm"})
+            ready[0] += 1
+            if ready[0] == clients:
+                started[0] = time.perf_counter()
+                go.set()
+            await go.wait()
             for i in range(per_client):
                 t0 = time.perf_counter()
                 result = await client.call_tool(tool, {"message": f"hello {i}"})
                 latencies.append(time.perf_counter() - t0)
                 assert not result.is_error, result
+            finished.append(time.perf_counter())
 
-    started = time.perf_counter()
+    finished: list[float] = []
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(worker)
-    return summarize(latencies, time.perf_counter() - started)
+    return summarize(latencies, max(finished) - started[0])
 
 
 def group_cpu(root: int | None) -> float:
