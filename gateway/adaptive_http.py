@@ -28,6 +28,8 @@ from mcp.server.streamable_http import StreamableHTTPServerTransport
 from gateway.http_guard import PARSED
 
 _JSON_ANSWER: ContextVar[bool] = ContextVar("mcpgw_json_answer", default=False)
+# The parsed body of the request being handled, for the fast path (gateway.fast_path): parsed once.
+PARSED_MESSAGE: ContextVar[Any] = ContextVar("mcpgw_parsed_message", default=None)
 _MAX_PEEK = 1 << 20  # requests larger than this are passed through untouched (as SSE)
 _MAX_SESSIONS = 50_000
 _RELAY_CAPABILITIES = ("sampling", "elicitation", "roots")
@@ -69,14 +71,17 @@ class AdaptiveResponses:
                 return await receive()
 
             message = _parse(body) if complete else None
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        # Only the session id is read: decoding every header costs more than the rest of the decision.
+        headers = {"mcp-session-id": v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"mcp-session-id"}
         json_answer, wants_relay = self._decide(message, headers)
         if wants_relay is not None:
             send = self._remember_session(send, wants_relay)
         token = _JSON_ANSWER.set(json_answer)
+        parsed = PARSED_MESSAGE.set(message)
         try:
             await self.app(scope, replay, send)
         finally:
+            PARSED_MESSAGE.reset(parsed)
             _JSON_ANSWER.reset(token)
 
     def _decide(self, message: Any, headers: dict[str, str]) -> tuple[bool, bool | None]:

@@ -27,8 +27,9 @@ _CONNECTION_TTL = 600.0  # seconds a connection's identity is kept without traff
 
 
 class ClientIdentity:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, mint: Any = None) -> None:
         self.app = app
+        self._mint = mint or (lambda: secrets.token_hex(8))  # workers mint identities they own
         self._connections: OrderedDict[tuple[Any, ...], tuple[str, float]] = OrderedDict()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -57,15 +58,20 @@ class ClientIdentity:
     def _for_connection(self, scope: dict[str, Any]) -> str:
         client = scope.get("client")
         if not client:
-            return secrets.token_hex(8)
+            return self._mint()
         key = tuple(client)
         now = time.monotonic()
         known = self._connections.pop(key, None)
-        identity = known[0] if known is not None and now - known[1] < _CONNECTION_TTL else secrets.token_hex(8)
+        identity = known[0] if known is not None and now - known[1] < _CONNECTION_TTL else self._mint()
         self._connections[key] = (identity, now)
         while len(self._connections) > _MAX_CONNECTIONS:
             self._connections.popitem(last=False)
         return identity
+
+
+def cookie_identity(scope: dict[str, Any]) -> str | None:
+    """The identity a request's cookie carries, if a valid one."""
+    return _cookie(scope)
 
 
 def _cookie(scope: dict[str, Any]) -> str | None:

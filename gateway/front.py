@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity
+from gateway import __version__, adaptive_http, client_identity, fast_path, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_timeouts import HeaderDeadlineProtocol
@@ -137,7 +137,14 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
             on_set_logging_level=guarded(set_level),
             on_subscriptions_listen=ListenHandler(bus),
         )
-    server.middleware = [_OwnWorkTimer(router)]  # replaces the SDK's (no-op) OpenTelemetry middleware
+    directory = fast_path.SessionDirectory()
+    server.middleware = [_OwnWorkTimer(router), directory]  # replaces the SDK's (no-op) OpenTelemetry middleware
+    # The hot requests, for the fast path: the same handlers the SDK calls.
+    ping = server.get_request_handler("ping")
+    hot = {"tools/call": guarded(call_tool), "tools/list": guarded(list_tools)}
+    if ping is not None:
+        hot["ping"] = ping.handler
+    server.fast_path = fast_path.FastPath(server, hot, directory)  # type: ignore[attr-defined]
     # Every transport (the HTTP session manager included) asks the server for its
     # options; ours advertise list_changed, since upstream changes are relayed.
     plain = server.create_initialization_options
@@ -225,13 +232,17 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 def build_http_app(
     router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
     response_mode: str = "adaptive", routes: list[Route] | None = None, *, guard: GuardPolicy | None = None,
-    limits: SessionLimits | None = None,
+    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None,
 ) -> Any:
     """The Starlette app, wrapped in the HTTP guard (Host/Origin, token, body checks) as a whole."""
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
     limits = limits or SessionLimits()
     if response_mode == "adaptive":
         adaptive_http.install()
+    # The fast path answers hot requests that get plain JSON; MCPGW_FAST_PATH=off is for side-by-side measurements.
+    enabled = response_mode in ("adaptive", "json") and os.environ.get("MCPGW_FAST_PATH", "on") != "off"
+    fast_path.install(getattr(server, "fast_path", None) if enabled else None, always_json=response_mode == "json",
+                      mint_session_id=workers.mint_session_id if workers else None)
     # Host/Origin are checked by the guard for every route; the SDK's own check would only repeat it.
     manager = StreamableHTTPSessionManager(
         app=server, json_response=response_mode == "json", session_idle_timeout=limits.idle_timeout,
@@ -240,14 +251,26 @@ def build_http_app(
     mcp_app: Any = StreamableHTTPASGIApp(manager)
     if response_mode == "adaptive":
         mcp_app = adaptive_http.AdaptiveResponses(mcp_app)
-    mcp_app = client_identity.ClientIdentity(mcp_app)  # every untagged client gets a replay lane of its own
+    # Every untagged client gets a replay lane of its own (with workers: an identity this worker owns).
+    mcp_app = client_identity.ClientIdentity(mcp_app, mint=workers.mint_identity if workers else None)
     ids = InflightIds(mcp_app)
     admission = SessionAdmission(ids, limits, path)
+    endpoint: Any = admission
+    routing = None
+    if workers is not None:  # each lane reaches the one worker that owns it (the owner admits its sessions)
+        endpoint = routing = worker_routing.WorkerRouting(admission, workers)
 
     async def status(_: Request) -> JSONResponse:
-        return JSONResponse(scrub({**router.status(), "http": {
+        body = {**router.status(), "http": {
             "sessions": admission.stats(), "refused": dict(edge.refused),
-            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}))
+            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
+        fast = getattr(server, "fast_path", None)
+        if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
+            body["fast_path"] = {"enabled": fast_path.FastTransport.fast_path is fast, "served": fast.served,
+                                 "declined": fast.declined}
+        if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
+            body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
+        return JSONResponse(scrub(body))
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})
@@ -270,7 +293,7 @@ def build_http_app(
                 on_shutdown()
 
     app = Starlette(
-        routes=[Route(path, endpoint=admission), Route("/status", status), Route("/healthz", healthz),
+        routes=[Route(path, endpoint=endpoint), Route("/status", status), Route("/healthz", healthz),
                 Route("/readyz", readyz), *(routes or [])],
         lifespan=lifespan,
     )
@@ -310,7 +333,9 @@ def _exit_now() -> None:
     os._exit(130)
 
 
-async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None) -> None:
+async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None,
+                     sockets: list[Any] | None = None) -> None:
+    """Serve on host:port, or on the given bound sockets (workers: the shared port and a private Unix socket)."""
     import uvicorn
 
     # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
@@ -328,13 +353,13 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
 
     uv_server.handle_exit = handle_exit  # type: ignore[method-assign]  # uvicorn installs it by attribute
     if ready is None:
-        await uv_server.serve()
+        await uv_server.serve(sockets=sockets)
         return
     finished = anyio.Event()
 
     async def run() -> None:
         try:
-            await uv_server.serve()
+            await uv_server.serve(sockets=sockets)
         finally:
             finished.set()
 

@@ -3,8 +3,9 @@
 Each upstream runs in its own task (`run`), reports ready to nobody but its
 own status, and is restarted with capped exponential backoff when it dies.
 A server that lacks a declared env var is unavailable with that reason and is
-never started. Requests go through the SDK's dict-level `JSONRPCDispatcher`,
-so results reach the router exactly as the server wrote them.
+never started. Requests to stdio servers go through `gateway.stdio_rpc` (plain
+dicts), to HTTP/SSE servers through the SDK's dict-level `JSONRPCDispatcher`;
+either way results reach the router exactly as the server wrote them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from gateway.errors import (
     UpstreamUnavailable,
 )
 from gateway.settings import Settings
+from gateway.stdio_rpc import StdioRpc
 from gateway.stdio_transport import ProcessInfo, stdio_process
 from gateway.upstream import CallOptions, Status
 
@@ -67,7 +69,7 @@ class LiveUpstream:
         self.catalog: ServerCatalog | None = None
         self._on_notification = on_notification
         self._on_catalog_changed = on_catalog_changed
-        self._dispatcher: JSONRPCDispatcher | None = None
+        self._dispatcher: Any = None  # StdioRpc or JSONRPCDispatcher
         self._process: ProcessInfo | None = None
         self._inflight: list[CallOptions] = []  # most recent last: where server->client requests go
         self._scope: anyio.CancelScope | None = None
@@ -164,7 +166,8 @@ class LiveUpstream:
         self.status.set("restarting" if self.status.restarts else "starting", self.status.reason)
         async with AsyncExitStack() as stack:
             read, write = await self._open_transport(stack)
-            dispatcher = JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception)
+            dispatcher: Any = (StdioRpc(read, write, self._on_stream_exception) if self.spec.transport == "stdio"
+                               else JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception))
             closed = anyio.Event()  # set when the connection ends (the dispatcher's run returns)
 
             async def serve_connection(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -206,7 +209,7 @@ class LiveUpstream:
         if spec.transport == "stdio":
             env = child_env(spec)
             read, write, info = await stack.enter_async_context(
-                stdio_process([spec.command or "", *spec.args], env, spec.cwd, self.settings.max_response_bytes)
+                stdio_process([spec.command or "", *spec.args], env, spec.cwd, self.settings.max_response_bytes, raw=True)
             )
             self._process = info
             self.status.pid = info.pid

@@ -12,6 +12,7 @@ the whole group, every wait bounded.
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import os
 import re
@@ -19,6 +20,7 @@ import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -64,7 +66,13 @@ async def stdio_process(
     cwd: str | None,
     max_message_bytes: int,
     on_exit: Callable[[ProcessInfo], None] | None = None,
-) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream, anyio.abc.ObjectSendStream, ProcessInfo]]:
+    raw: bool = False,
+) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream, Any, ProcessInfo]]:
+    """Yields (messages from the server, the way to write to it, process info).
+
+    By default messages are the SDK's `SessionMessage`s both ways (a memory stream to write to).
+    With `raw`, they are plain JSON-RPC dicts, and the writer is `async send(message: dict)`
+    writing straight to the server's stdin (for `gateway.stdio_rpc`: no models, no extra task hop)."""
     process = await anyio.open_process(command, env=env, cwd=cwd, start_new_session=True)
     LIVE_GROUPS.add(process.pid)
     info = ProcessInfo(pid=process.pid)
@@ -76,16 +84,18 @@ async def stdio_process(
         async with read_send:
             async for line in _lines(process.stdout, max_message_bytes):
                 if isinstance(line, _TooLarge):
-                    item = _too_large_error(*line.args)
-                    if item is None:
+                    error = _too_large_error(*line.args)
+                    if error is None:
                         info.garbage_lines += 1
                         continue
+                    item = error if raw else SessionMessage(types.jsonrpc_message_adapter.validate_python(error))
                 else:
                     line = line.strip()
                     if not line:
                         continue
                     try:
-                        item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                        item = _parse_raw(line) if raw else SessionMessage(
+                            types.jsonrpc_message_adapter.validate_json(line, by_name=False))
                     except ValueError:
                         info.garbage_lines += 1
                         snippet = line[:120].decode("utf-8", "replace")
@@ -124,14 +134,19 @@ async def stdio_process(
         info.returncode = process.returncode
         await read_send.aclose()
 
+    async def send_raw(message: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        await process.stdin.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump_stdout)
             tg.start_soon(pump_stderr)
-            tg.start_soon(pump_stdin)
+            if not raw:
+                tg.start_soon(pump_stdin)
             tg.start_soon(watch_exit)
             try:
-                yield read_recv, write_send, info
+                yield read_recv, send_raw if raw else write_send, info
             finally:
                 with anyio.CancelScope(shield=True):
                     await write_send.aclose()
@@ -218,16 +233,20 @@ async def _lines(stream: anyio.abc.ByteReceiveStream, limit: int) -> AsyncIterat
             start = newline + 1
 
 
-def _too_large_error(head: bytes, tail: bytes, size: int) -> SessionMessage | None:
+def _too_large_error(head: bytes, tail: bytes, size: int) -> dict[str, Any] | None:
     """An error response standing in for an oversized one, if its id can be found."""
     match = _TAIL_ID_RE.search(tail) or _HEAD_ID_RE.search(head)
     if match is None or b'"method"' in head[:64]:
         return None
     raw_id = match.group(1).decode()
     request_id: int | str = int(raw_id) if raw_id[0] != '"' else raw_id[1:-1]
-    error = types.JSONRPCError(
-        jsonrpc="2.0",
-        id=request_id,
-        error=types.ErrorData(code=RESPONSE_TOO_LARGE, message=f"response of {size} bytes exceeds the gateway's limit"),
-    )
-    return SessionMessage(error)
+    message = f"response of {size} bytes exceeds the gateway's limit"
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": RESPONSE_TOO_LARGE, "message": message}}
+
+
+def _parse_raw(line: bytes) -> dict[str, Any]:
+    """A JSON-RPC message as a dict; ValueError for anything else (reported as garbage, like the SDK's parse)."""
+    message = json.loads(line)
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not ("method" in message or "id" in message):
+        raise ValueError("not a JSON-RPC 2.0 message")
+    return message

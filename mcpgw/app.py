@@ -74,6 +74,7 @@ class Gateway:
         self.notes: list[str] = []  # said at start: why this mode, where the call log goes
         self._closed = False
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
+        self.workers: Any = None  # gateway.worker_routing.Workers when this process is one of --workers N
         upstreams: dict[str, Any] = {}
 
         if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
@@ -193,12 +194,19 @@ class Gateway:
         guard = GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path)
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
         app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
-                             response_mode=s.response_mode, routes=self.model.routes(), guard=guard, limits=limits)
+                             response_mode=s.response_mode, routes=self.model.routes(), guard=guard, limits=limits,
+                             workers=self.workers)
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
+        sockets = None
+        if self.workers is not None:
+            from mcpgw.workers import worker_sockets
+
+            sockets = worker_sockets(self.workers, self.settings.host, self.settings.port)
+            url += f" (worker {self.workers.index + 1} of {self.workers.count})"
         try:
             listening = anyio.Event()
             async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, listening.set)
+                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, listening.set, sockets)
                 await listening.wait()
                 print(f"mcpgw: serving MCP at {url} (status: http://{self.settings.host}:{self.settings.port}/status)", file=sys.stderr)
                 await self.router.until_settled()

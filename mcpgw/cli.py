@@ -20,6 +20,7 @@ DEFAULT_URL = "http://127.0.0.1:8765"
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # --workers restarts the serve command in each worker
     logging.basicConfig(
         level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -119,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     edge.add_argument("--max-logged-value", type=int, default=64 * 1024, metavar="BYTES",
                       help="longer strings in call records are kept as size + sha256")
     edge.add_argument("--max-call-log-mb", type=float, default=1024.0, help="the call log stops growing at this size")
+    serve.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="replay: serve from N processes behind the one port; each run/client is served by one of "
+                            "them, so the answers are those of one process")
+    serve.add_argument("--worker", help=argparse.SUPPRESS)  # K/N: set by the --workers parent
+    serve.add_argument("--worker-dir", help=argparse.SUPPRESS)
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
 
@@ -194,7 +200,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise GatewayError(f"{name} must be a positive number, not {value}")
     if not args.stdio:
         check_exposure(args.host, token)
-    if not args.stdio:  # say so now, not after the servers have started
+    if args.workers != 1:
+        return _serve_workers(args)
+    if not args.stdio and not args.worker:  # say so now, not after the servers have started
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
@@ -247,7 +255,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_logged_value=args.max_logged_value,
         max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
     )
+    workers = None
+    if args.worker:
+        from mcpgw.workers import parse_worker
+
+        workers = parse_worker(args.worker, args.worker_dir)
     gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
+    gateway.workers = workers
     try:
         # uvloop: the gateway's time is mostly event-loop and HTTP machinery, which uvloop makes cheaper.
         anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http, backend_options={"use_uvloop": _has_uvloop()})
@@ -272,6 +286,41 @@ def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
     restore = " (it ships with mcpgw: `git checkout -- cassettes/default` restores it)" if name == "default" else ""
     raise GatewayError(f"no cassette {name!r} in {args.cassettes_dir}/ to replay{restore}; to start the servers of "
                        f"{DEFAULT_CONFIG} instead: mcpgw serve --mode live")
+
+
+def _serve_workers(args: argparse.Namespace) -> int:
+    import socket
+
+    from mcpgw.app import _session_name, open_cassette
+    from mcpgw.workers import run_parent
+    from gateway.settings import Settings
+
+    if args.workers < 1:
+        raise GatewayError(f"--workers {args.workers}: needs at least 1")
+    from recorder.embedded import default_cassette
+
+    if (args.mode or default_mode(args, default_cassette(Path(args.cassettes_dir)))) != "replay" or args.stdio:
+        raise GatewayError("--workers needs --mode replay over HTTP (live and record keep one process per server)")
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((args.host, args.port))
+        except OSError as exc:
+            raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    log_name = args.log_cassette or _session_name("replay")
+    open_cassette(Settings(cassettes_dir=Path(args.cassettes_dir)), log_name, create=True).close()  # made once, shared
+    argv, skip = [], False
+    for item in args.argv:  # the same serve command, without --workers
+        if skip:
+            skip = False
+        elif item == "--workers":
+            skip = True
+        elif not item.startswith("--workers=") and item != "--log-cassette" and not item.startswith("--log-cassette="):
+            argv.append(item)
+        elif item == "--log-cassette":
+            skip = True
+    print(f"mcpgw: {args.workers} workers on {args.host}:{args.port}; call log -> cassette {log_name}", file=sys.stderr)
+    return run_parent(argv, args.workers, log_name)
 
 
 def _has_uvloop() -> bool:

@@ -1,0 +1,290 @@
+"""The gateway beside its peers, in one run: the comparison table of issue 12. Asserts nothing.
+
+    python bench/compare_peers.py [--repeats 2] [--seq 300] [--clients 8] [--per-client 100]
+                                  [--workloads everything python] [--skip-peers] [--workers 2]
+
+Each peer runs in its own environment, made on first use with uv under a cache directory
+outside the repository ($MCPGW_BENCH_CACHE, default ~/.cache/mcpgw-bench):
+  mcp-proxy 0.13 (sparfenyuk; needs mcp 1.x)     FastMCP 4.1.2's proxy (mcp 2.x)
+The naive SDK proxy (bench/naive_proxy.py), the SDK floor (bench/echo_server.py answering
+HTTP itself) and mcpgw run in this environment. Two upstreams: server-everything's `echo`
+(npx) and a small Python stdio echo server. Client: the MCP SDK `Client` (handshake era).
+Per row: p50 of `--seq` sequential calls, and calls/s of `--clients` concurrent clients making
+`--per-client` calls each; medians over `--repeats`; and the CPU the serving side (the process
+and its descendants: proxy and the upstream it started, or the workers) spent per call, which a busy machine
+disturbs far less than latency. mcpgw rows: live (validation audit and the
+call log on), record (which also writes the cassette replay plays), replay, and the same with
+the fast path off (MCPGW_FAST_PATH=off), and replay with --workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import anyio
+import httpx
+from mcp import Client, StdioServerParameters
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+from bench_gateway import free_port, start, stop, summarize, wait_http  # noqa: E402
+
+PEER_ENVS = {  # name -> requirements of its own environment
+    "mcp-proxy": ["mcp-proxy==0.13.0", "mcp>=1.20,<2"],
+    "fastmcp": ["fastmcp==4.1.2"],
+}
+WORKLOADS = {
+    "everything": ("server-everything echo", ["npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]),
+    "python": ("small Python stdio echo", [sys.executable, str(BENCH / "echo_server.py")]),
+}
+
+
+def peer_env(name: str) -> Path:
+    """The peer's own venv (created once, reused while its requirements are unchanged); returns its bin dir."""
+    cache = Path(os.environ.get("MCPGW_BENCH_CACHE", Path.home() / ".cache" / "mcpgw-bench"))
+    env = cache / f"peer-{name}"
+    marker = env / "mcpgw-requirements.txt"
+    wanted = "\n".join(PEER_ENVS[name])
+    if marker.exists() and marker.read_text() == wanted:
+        return env / "bin"
+    uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    shutil.rmtree(env, ignore_errors=True)
+    print(f"making the {name} environment in {env} ...", file=sys.stderr)
+    subprocess.run([uv, "venv", "-q", "-p", "3.11", str(env)], check=True)
+    subprocess.run([uv, "pip", "install", "-q", "-p", str(env / "bin" / "python"), *PEER_ENVS[name]], check=True)
+    marker.write_text(wanted)
+    return env / "bin"
+
+
+ERA = {"mode": "legacy"}  # the client's protocol era: legacy (handshake) or 2026-07-28 (--era)
+
+
+async def tool_named(target: object) -> str:
+    async with Client(target, mode=ERA["mode"]) as client:
+        return next(t.name for t in (await client.list_tools()).tools if t.name.endswith("echo"))
+
+
+async def run_clients(target: object, tool: str, clients: int, per_client: int) -> dict:
+    """Every client connects and makes a warm-up call first; the clock starts once all are ready."""
+    latencies: list[float] = []
+    ready, go = [0], anyio.Event()
+    started = [0.0]
+
+    async def worker() -> None:
+        async with Client(target, mode=ERA["mode"]) as client:
+            await client.call_tool(tool, {"message": "warm"})
+            ready[0] += 1
+            if ready[0] == clients:
+                started[0] = time.perf_counter()
+                go.set()
+            await go.wait()
+            for i in range(per_client):
+                t0 = time.perf_counter()
+                result = await client.call_tool(tool, {"message": f"hello {i}"})
+                latencies.append(time.perf_counter() - t0)
+                assert not result.is_error, result
+            finished.append(time.perf_counter())
+
+    finished: list[float] = []
+    async with anyio.create_task_group() as tg:
+        for _ in range(clients):
+            tg.start_soon(worker)
+    return summarize(latencies, max(finished) - started[0])
+
+
+def group_cpu(root: int | None) -> float:
+    """CPU seconds used so far by a process and its live descendants (a proxy and the upstream it started)."""
+    if root is None:
+        return 0.0
+    stats: dict[int, tuple[int, float]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(stat.parent.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    tree, total, grew = {root}, 0.0, True
+    while grew:
+        grown = {pid for pid, (ppid, _) in stats.items() if ppid in tree} - tree
+        tree |= grown
+        grew = bool(grown)
+    return sum(stats[pid][1] for pid in tree if pid in stats) + total
+
+
+def measure(target: object, args: argparse.Namespace, root: int | None = None) -> tuple[float, float, float | None]:
+    """(p50 ms sequential, calls/s concurrent, server-side CPU ms per call: load-independent); NaN if it fails."""
+    try:
+        return _measure(target, args, root)
+    except Exception as exc:  # noqa: BLE001 - one failing row (a peer that cannot speak the era) must not end the run
+        print(f"row failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+        return float("nan"), float("nan"), None
+
+
+def _measure(target: object, args: argparse.Namespace, root: int | None) -> tuple[float, float, float | None]:
+    tool = anyio.run(tool_named, target)
+    seq, conc = [], []
+    cpu_before = group_cpu(root)
+    for _ in range(args.repeats):
+        seq.append(anyio.run(run_clients, target, tool, 1, args.seq)["p50_ms"])
+        conc.append(anyio.run(run_clients, target, tool, args.clients, args.per_client)["calls_s"])
+    calls = args.repeats * (args.seq + 1 + args.clients * (args.per_client + 1))
+    cpu = (group_cpu(root) - cpu_before) / calls * 1000 if root is not None else None
+    return statistics.median(seq), statistics.median(conc), cpu
+
+
+def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on it
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+                            env={**os.environ, **(env or {})})
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log.seek(0)
+            raise SystemExit(f"{' '.join(cmd[:3])} ... exited ({proc.returncode}): {log.read().decode()[-500:]}")
+        try:
+            httpx.get(url, timeout=1)
+            return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    stop(proc)
+    raise SystemExit(f"{url} did not come up")
+
+
+def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[tuple[str, float, float, float | None]]:
+    config = tmp / f"{label}.yaml"
+    config.write_text("version: 1\nservers:\n  up:\n"
+                      f"    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"'))
+    cassettes = tmp / f"{label}-cassettes"
+    rows = []
+    setups = [
+        ("mcpgw live (validation + call log)", ["--mode", "live", "--cassette", "live-log"], {}),
+        ("mcpgw live, fast path off", ["--mode", "live", "--cassette", "live-log-slow"], {"MCPGW_FAST_PATH": "off"}),
+        ("mcpgw record", ["--mode", "record", "--cassette", "rec"], {}),
+        ("mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"], {}),
+        ("mcpgw replay, fast path off", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log-slow"],
+         {"MCPGW_FAST_PATH": "off"}),
+    ]
+    for workers in args.workers:
+        setups.append((f"mcpgw replay --workers {workers}", ["--mode", "replay", "--cassette", "rec", "--log-cassette",
+                                                             f"replay-log-w{workers}", "--workers", str(workers)], {}))
+    for name, extra, env in setups:
+        port = free_port()
+        proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+                      "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz", env)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 180
+            while httpx.get(base + "/status").json()["servers"]["up"]["state"] != "ready":
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{name}: upstream not ready")
+                time.sleep(0.2)
+            if "--workers" in extra:  # every worker up (each /status is a new connection: either worker answers)
+                count, seen = int(extra[extra.index("--workers") + 1]), set()
+                while len(seen) < count and time.monotonic() < deadline:
+                    seen.add(httpx.get(base + "/status").json()["worker"]["index"])
+                time.sleep(1.0)  # let the last one finish starting up
+            rows.append((name, *measure(base + "/mcp", args, proc.pid)))
+        finally:
+            stop(proc)
+    return rows
+
+
+def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[str, float, float, float | None]]:
+    _, command = WORKLOADS[key]
+    rows = [("direct stdio", *measure(StdioServerParameters(command=command[0], args=command[1:]), args))]
+    if key == "python":
+        port = free_port()
+        proc = serve([sys.executable, str(BENCH / "echo_server.py"), "--http", str(port)], f"http://127.0.0.1:{port}/mcp")
+        try:
+            rows.append(("an SDK server answering over HTTP itself (the SDK floor)",
+                         *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
+        finally:
+            stop(proc)
+    proxies = [("naive SDK proxy (JSON answers)", lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command])]
+    if not args.skip_peers:
+        proxies += [
+            ("mcp-proxy 0.13 (sparfenyuk)", lambda port: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(port),
+                                                          "--host", "127.0.0.1", "--log-level", "WARNING", "--", *command]),
+            ("FastMCP 4.1.2 proxy (JSON answers)", lambda port: [str(peer_env("fastmcp") / "python"),
+                                                                 str(BENCH / "peers" / "fastmcp_proxy.py"), str(port), *command]),
+        ]
+    for name, cmd in proxies:
+        port = free_port()
+        proc = serve(cmd(port), f"http://127.0.0.1:{port}/mcp")
+        try:
+            rows.append((name, *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
+        finally:
+            stop(proc)
+    return rows + gateway_rows(key, command, tmp, args)
+
+
+def verdicts(rows: list[tuple[str, float, float, float | None]]) -> list[str]:
+    by = {name: (p50, rate) for name, p50, rate, _ in rows}
+    cpu = {name: c for name, _, _, c in rows}
+    peers = [by[n] for n in by if n.startswith(("naive", "mcp-proxy", "FastMCP"))]
+    out = []
+    live = by.get("mcpgw live (validation + call log)")
+    if peers and live:
+        best_p50, best_rate = min(p for p, _ in peers), max(r for _, r in peers)
+        out.append(f"live: p50 {live[0] / best_p50:.2f}x the best peer's (target <= 0.8x); "
+                   f"calls/s {live[1] / best_rate:.2f}x the best peer's (target >= 1.5x)")
+        peer_cpu = [c for n, c in cpu.items() if n.startswith(("naive", "mcp-proxy", "FastMCP")) and c]
+        if peer_cpu and cpu.get("mcpgw live (validation + call log)"):
+            out.append(f"live: server-side CPU per call {cpu['mcpgw live (validation + call log)'] / min(peer_cpu):.2f}x "
+                       "the most frugal peer's")
+    floor = next((v for n, v in by.items() if n.startswith("an SDK server")), None)
+    replay = by.get("mcpgw replay")
+    if floor and replay:
+        out.append(f"replay: p50 {replay[0] / floor[0]:.2f}x the SDK floor's (target <= 0.6x); "
+                   f"calls/s {replay[1] / floor[1]:.2f}x (target >= 2x)")
+        floor_cpu = next((c for n, c in cpu.items() if n.startswith("an SDK server")), None)
+        if floor_cpu and cpu.get("mcpgw replay"):
+            out.append(f"replay: server-side CPU per call {cpu['mcpgw replay'] / floor_cpu:.2f}x the SDK floor's")
+    for name, (p50, rate) in by.items():
+        if "--workers" in name and replay:
+            workers = int(name.rsplit(" ", 1)[1])
+            out.append(f"{name}: calls/s {rate / replay[1]:.2f}x one process (target >= {1 + 0.8 * (min(workers, os.cpu_count() or 1) - 1):.1f}x)")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--seq", type=int, default=300)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--per-client", type=int, default=100)
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
+    parser.add_argument("--skip-peers", action="store_true", help="only the rows that need no peer environment")
+    parser.add_argument("--workers", type=int, nargs="*", default=[2], help="replay rows with --workers N")
+    parser.add_argument("--era", choices=("legacy", "2026-07-28"), default="legacy", help="the clients' protocol era")
+    args = parser.parse_args()
+    ERA["mode"] = args.era
+    tmp = Path(tempfile.mkdtemp(prefix="mcpgw-peers-"))
+    began = datetime.now(timezone.utc)
+    table = {key: workload_rows(key, args, tmp) for key in args.workloads}
+    ended = datetime.now(timezone.utc)
+    print(f"\nmeasured {began:%Y-%m-%d %H:%M}-{ended:%H:%M} UTC on {os.cpu_count()} cores (load average "
+          f"{os.getloadavg()[0]:.1f}); SDK client, era {args.era}; {args.seq} sequential calls, {args.clients} clients x "
+          f"{args.per_client}; medians of {args.repeats}\n")
+    print("| workload | path | seq p50 ms | conc calls/s | server CPU ms/call |\n|---|---|---|---|---|")
+    for key, rows in table.items():
+        for number, (name, p50, rate, cpu) in enumerate(rows):
+            shown = f"{cpu:.2f}" if cpu is not None else "-"
+            print(f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} | {shown} |")
+    for key, rows in table.items():
+        for line in verdicts(rows):
+            print(f"{WORKLOADS[key][0]}: {line}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""The fast path: hot requests answered in JSON without the SDK's per-request machinery.
+
+In the SDK, a JSON-answered POST validates the message into a model, sends it
+through the session's memory streams to the session task, builds a request
+context and a typed params model, runs the middleware and handler, sieves the
+result, re-validates it as a response model, routes it back through another
+stream and dumps it to JSON: most of a call's CPU in the gateway, measured.
+
+For `tools/call`, `tools/list` and `ping` on an initialized handshake-era
+session, answered as plain JSON (the adaptive decision, or `--responses json`),
+`FastTransport` does the same work directly in the POST's own task: the SDK's
+request surface validation, the very handlers the SDK would call (through the
+server middleware, so own-work timing and the session directory see them), the
+SDK's own result shaping (`ServerRunner._serialize`: cache hints, sieve,
+2026 stamps), and the JSON-RPC envelope. Everything else - initialize, SSE
+answers, GET streams, notifications, server-to-client requests, 2026-07-28
+requests, malformed or unusual messages - goes the SDK's way, unchanged: when
+in doubt the fast path declines before anything has run, never after.
+
+It sits inside the SDK's transport (`_handle_post_request`), so the session
+manager's lookup and owner check, the transport's Host/Origin checks and its
+idle-timeout bookkeeping, and every ASGI layer around the endpoint still apply.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import streamable_http_manager
+from mcp.server.runner import ServerRunner
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, REQUEST_CANCELLED, check_accept_headers
+from mcp.shared.exceptions import MCPError
+from mcp_types import methods as _methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from gateway.adaptive_http import PARSED_MESSAGE, AdaptiveTransport
+
+logger = logging.getLogger(__name__)
+
+HOT_METHODS = frozenset({"tools/call", "tools/list", "ping"})
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_RELAY_CAPABILITIES = ("sampling", "elicitation", "roots")
+
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+class SessionDirectory:
+    """Server middleware: remembers each handshake session's connection by its session id.
+
+    The connection carries what the SDK learnt at initialize (protocol version, client info)."""
+
+    def __init__(self) -> None:
+        self.connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        connection = getattr(ctx.session, "_connection", None)  # no public accessor in mcp 2.3
+        session_id = getattr(connection, "session_id", None)
+        if session_id is not None and session_id not in self.connections:
+            self.connections[session_id] = connection
+        return await call_next(ctx)
+
+
+class FastPath:
+    """What the fast path needs of the front: the SDK server, the handlers and the middleware chain."""
+
+    def __init__(self, server: Any, handlers: dict[str, Handler], directory: SessionDirectory) -> None:
+        self.server = server
+        self.handlers = handlers
+        self.directory = directory
+        self.served = 0  # requests answered here (tests and /status read it)
+        self.declined = 0
+
+    async def try_answer(self, transport: AdaptiveTransport, scope: Any, request: Any, send: Any) -> bool:
+        """Answer the request if it qualifies; False (nothing done, nothing sent) otherwise."""
+        message = PARSED_MESSAGE.get()
+        if message is None:
+            message = _loads(await request.body())
+        if not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
+            return False
+        if await self._answer(transport, message, request, send):
+            self.served += 1
+            return True
+        self.declined += 1
+        return False
+
+    async def _answer(self, transport: AdaptiveTransport, message: dict[str, Any], request: Any, send: Any) -> bool:
+        session_id = transport.mcp_session_id
+        if not session_id or request.headers.get(MCP_SESSION_ID_HEADER) != session_id:
+            return False
+        connection = self.directory.connections.get(session_id)
+        if connection is None or connection.client_params is None:
+            return False  # not initialized yet: the SDK answers as it does
+        version = connection.protocol_version
+        if version not in HANDSHAKE_PROTOCOL_VERSIONS or _accepts_server_requests(connection):
+            return False
+        if not _qualifies(message):
+            return False
+        if not check_accept_headers(request)[0] or not transport._check_content_type(request):
+            return False
+        request_id = message["id"]
+        key = str(request_id)
+        inflight = transport.fast_inflight
+        if key in inflight or key in transport._request_streams:
+            return False  # an id already in flight on this session: the SDK's (stricter) path decides
+        method, params = message["method"], message.get("params")
+        try:
+            _methods.validate_client_request(method, version, params)
+        except (ValidationError, KeyError, ValueError):
+            return False  # malformed: the SDK answers with its usual error
+        with anyio.CancelScope() as cancel:  # a notifications/cancelled naming this id cancels it
+            inflight[key] = cancel
+            try:
+                body = await self._run(method, params, request_id, connection, version, request)
+            finally:
+                inflight.pop(key, None)
+        if cancel.cancelled_caught:  # answered as the SDK answers a cancelled handshake-era request
+            body = _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
+        await _send_json(send, body, session_id)
+        return True
+
+    async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any) -> bytes:
+        ctx = FastContext(method, params, request_id, version, request, connection)
+        handler = self.handlers[method]
+
+        async def inner(ctx: FastContext) -> dict[str, Any]:
+            result = await handler(ctx, None)
+            return ServerRunner(self.server, connection, None)._serialize(method, version, result)
+
+        call: Any = inner
+        for middleware in reversed(self.server.middleware):
+            call = _bind(middleware, call)
+        try:
+            result = await call(ctx)
+        except MCPError as exc:
+            return _envelope(request_id, "error", exc.error.model_dump(by_alias=True, mode="json", exclude_unset=True))
+        except ValidationError:  # as the SDK's dispatcher maps it
+            return _envelope(request_id, "error", {"code": types.INVALID_PARAMS, "message": "Invalid request parameters", "data": ""})
+        except Exception as exc:  # noqa: BLE001 - as the SDK's dispatcher answers a handler that raised
+            logger.exception("handler for %r raised", method)
+            return _envelope(request_id, "error", {"code": 0, "message": str(exc)})
+        return _envelope(request_id, "result", result)
+
+
+class FastContext:
+    """The parts of the SDK's request context the gateway's handlers read."""
+
+    __slots__ = ("method", "params", "request_id", "protocol_version", "request", "session", "meta")
+
+    def __init__(self, method: str, params: Any, request_id: Any, version: str, request: Any, connection: Any) -> None:
+        self.method = method
+        self.params = params
+        self.request_id = request_id
+        self.protocol_version = version
+        self.request = request
+        self.session = _FastSession(connection)
+        self.meta = None
+
+
+class _FastSession:
+    __slots__ = ("_connection",)
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+    @property
+    def client_params(self) -> Any:
+        return self._connection.client_params
+
+    async def send_request(self, *args: Any, **kwargs: Any) -> Any:
+        # Only sessions that declared no sampling/elicitation/roots come here.
+        raise MCPError(code=types.METHOD_NOT_FOUND, message="the client declared no capability to answer server requests")
+
+    async def report_progress(self, *args: Any, **kwargs: Any) -> None:
+        return None  # requests asking for progress never take the fast path
+
+
+class FastTransport(AdaptiveTransport):
+    """The session transport, with the fast path in front of the SDK's POST handling."""
+
+    fast_path: FastPath | None = None
+    always_json = False  # --responses json: every request is answered in JSON
+    mint_session_id: Callable[[], str] | None = None  # workers: session ids this worker owns (gateway.worker_routing)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.mint_session_id is not None and self.mcp_session_id:
+            self.mcp_session_id = self.mint_session_id()
+        self.fast_inflight: dict[str, anyio.CancelScope] = {}  # str(request id) -> its cancel scope
+
+    @property  # type: ignore[override]
+    def is_json_response_enabled(self) -> bool:
+        return self.always_json or AdaptiveTransport.is_json_response_enabled.fget(self)  # type: ignore[attr-defined]
+
+    @is_json_response_enabled.setter
+    def is_json_response_enabled(self, value: bool) -> None:
+        pass
+
+    async def _handle_post_request(self, scope: Any, request: Any, receive: Any, send: Any) -> None:
+        fast = self.fast_path
+        if self.fast_inflight:
+            await self._cancel_named(request)
+        if fast is not None and self.is_json_response_enabled:
+            if await fast.try_answer(self, scope, request, send):
+                return
+        await super()._handle_post_request(scope, request, receive, send)
+
+    async def _cancel_named(self, request: Any) -> None:
+        """A notifications/cancelled for a request the fast path is serving cancels it (the SDK, which
+        never saw that request, then acknowledges the notification as usual)."""
+        message = PARSED_MESSAGE.get()
+        if message is None:
+            message = _loads(await request.body())
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            target = params.get("requestId") if isinstance(params, dict) else None
+            if target is not None and not isinstance(target, bool):
+                scope = self.fast_inflight.get(str(target))
+                if scope is not None:
+                    scope.cancel()
+
+
+def install(fast_path: FastPath | None, always_json: bool, mint_session_id: Callable[[], str] | None = None) -> None:
+    """Make the SDK's session manager build fast-path transports (this process serves one front)."""
+    FastTransport.fast_path = fast_path
+    FastTransport.always_json = always_json
+    FastTransport.mint_session_id = staticmethod(mint_session_id) if mint_session_id else None  # type: ignore[assignment]
+    streamable_http_manager.StreamableHTTPServerTransport = FastTransport  # type: ignore[misc]
+
+
+def _bind(middleware: Any, call_next: Any) -> Any:
+    async def call(ctx: Any) -> Any:
+        return await middleware(ctx, call_next)
+
+    return call
+
+
+def _qualifies(message: Any) -> bool:
+    if not isinstance(message, dict) or message.get("method") not in HOT_METHODS or message.get("jsonrpc") != "2.0":
+        return False
+    if not message.keys() <= _ENVELOPE_KEYS:
+        return False
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return False  # ids null/bool/float/... (or a notification): the SDK's path and its checks
+    params = message.get("params")
+    if params is None:
+        return True
+    if not isinstance(params, dict):
+        return False
+    meta = params.get("_meta")
+    if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta
+                             or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)):
+        return False
+    return True
+
+
+def _accepts_server_requests(connection: Any) -> bool:
+    capabilities = connection.client_params.capabilities
+    return any(getattr(capabilities, name, None) is not None for name in _RELAY_CAPABILITIES)
+
+
+def _loads(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, kind: payload}, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+async def _send_json(send: Any, body: bytes, session_id: str) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-length", str(len(body)).encode()),
+        (b"content-type", b"application/json"),
+        (MCP_SESSION_ID_HEADER.encode(), session_id.encode()),
+    ]})
+    await send({"type": "http.response.body", "body": body})

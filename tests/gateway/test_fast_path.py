@@ -1,0 +1,181 @@
+"""The fast path answers exactly as the SDK's path does: same bodies, same errors, same call log.
+
+The same request sequence goes through the real HTTP front twice, in process: once with the
+fast path off (every request through the SDK), once with it on. Upstreams are handler doubles.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import anyio
+import httpx
+import pytest
+
+from gateway import fast_path
+from gateway.catalog import ServerCatalog
+from gateway.config import ServerSpec
+from gateway.errors import UpstreamRejected
+from gateway.front import build_http_app, build_server
+from gateway.router import Router
+from gateway.settings import Settings
+from gateway.upstream import HandlerUpstream
+from recorder.calllog import CallLog, iter_calls
+from recorder.store import CassetteStore
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+OUTPUT = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
+
+
+async def answer(method, params):
+    args = params["arguments"]
+    if params["name"] == "boom":
+        raise UpstreamRejected("alpha", -32000, "upstream refused", {"why": "test"})
+    if params["name"] == "structured":
+        return {"content": [{"type": "text", "text": "s"}], "structuredContent": {"sum": "not an int"}}
+    return {"content": [{"type": "text", "text": f"{params['name']}:{json.dumps(args, sort_keys=True)} é"}]}
+
+
+def make_app(tmp_path, name, monkeypatch, enabled, response_mode="adaptive"):
+    monkeypatch.setenv("MCPGW_FAST_PATH", "on" if enabled else "off")
+    catalog = ServerCatalog(
+        {"capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}},
+        tools=[{"name": "add", "inputSchema": SCHEMA}, {"name": "boom", "inputSchema": SCHEMA},
+               {"name": "structured", "inputSchema": {"type": "object"}, "outputSchema": OUTPUT}],
+    )
+    spec = ServerSpec("alpha", "stdio", "x", title="Alpha")
+    store = CassetteStore(tmp_path / name)
+    router = Router([spec], {"alpha": HandlerUpstream("alpha", answer, catalog)}, Settings(validate="enforce"), CallLog(store))
+    server = build_server(router)
+    return build_http_app(router, server, "127.0.0.1", response_mode=response_mode), server, store
+
+
+def requests_sequence():
+    hot = [
+        ("tools/list", None, {}),
+        ("tools/list", {}, {}),
+        ("ping", None, {}),
+        ("ping", {}, {}),
+        ("tools/call", {"name": "alpha__add", "arguments": {"x": 1}}, {}),
+        ("tools/call", {"name": "alpha__add", "arguments": {"x": 2}}, {"x-run-id": "run-7"}),
+        ("tools/call", {"name": "alpha__add", "arguments": {"x": "two"}}, {}),  # invalid: rejected as a tool result
+        ("tools/call", {"name": "alpha__ad", "arguments": {"x": 1}}, {}),  # unknown tool: JSON-RPC error
+        ("tools/call", {"name": "alpha__boom", "arguments": {"x": 1}}, {}),  # upstream error with data
+        ("tools/call", {"name": "alpha__structured", "arguments": {}}, {}),  # output validation verdict
+        ("tools/call", {"name": "alpha__add"}, {}),  # no arguments
+        ("tools/list", {"cursor": "nope"}, {}),  # bad cursor: error
+        ("tools/call", {"name": "alpha__add", "arguments": {"x": 3}, "_meta": {"trace": "t1"}}, {}),
+    ]
+    malformed = [  # the SDK's path answers these, fast path on or off
+        ("tools/call", {"arguments": {"x": 1}}, {}),
+        ("tools/call", {"name": 7}, {}),
+        ("tools/call", {"name": "alpha__add", "arguments": {"x": 4}, "_meta": {"progressToken": "p"}}, {}),
+    ]
+    return hot, malformed
+
+
+async def drive(app, session_query=""):
+    transcript = []
+    async with app.app.router.lifespan_context(app.app):  # inside the HTTP guard
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
+            init = await client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fast-test", "version": "1"}}})
+            session = {**HEADERS, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            hot, malformed = requests_sequence()
+            for number, (method, params, extra) in enumerate(hot + malformed, 1):
+                message = {"jsonrpc": "2.0", "id": number if number % 2 else f"s{number}", "method": method}
+                if params is not None:
+                    message["params"] = params
+                response = await client.post("/mcp", headers={**session, **extra}, content=json.dumps(message))
+                body = response.json() if response.headers.get("content-type", "").startswith("application/json") else response.text
+                transcript.append((response.status_code, _normalize(body)))
+    return transcript
+
+
+def _normalize(body):
+    text = json.dumps(body, sort_keys=True)
+    return json.loads(re.sub(r"[0-9a-f]{32}", "<session>", text))
+
+
+def _log(path):
+    volatile = {"started_at", "ended_at", "latency_ms", "upstream_ms", "seq"}
+    records = []
+    for record in iter_calls(path):
+        kept = {k: v for k, v in record.items() if k not in volatile}
+        records.append(_normalize(kept))
+    return records
+
+
+def run(fn):
+    async def bounded():
+        with anyio.fail_after(30):
+            return await fn()
+
+    return anyio.run(bounded)
+
+
+@pytest.mark.parametrize("response_mode", ["adaptive", "json"])
+def test_fast_path_answers_as_the_sdk_does(tmp_path, monkeypatch, response_mode):
+    slow_app, slow_server, slow_store = make_app(tmp_path, "slow", monkeypatch, enabled=False, response_mode=response_mode)
+    slow = run(lambda: drive(slow_app))
+    slow_store.close()
+    fast_app, fast_server, fast_store = make_app(tmp_path, "fast", monkeypatch, enabled=True, response_mode=response_mode)
+    fast = run(lambda: drive(fast_app))
+    fast_store.close()
+    hot, malformed = requests_sequence()
+    assert fast_server.fast_path.served == len(hot)  # every hot request took the fast path ...
+    # ... and the unusual ones did not (adaptive answers a request asking for progress with SSE: never offered)
+    assert fast_server.fast_path.declined == len(malformed) - (response_mode == "adaptive")
+    assert slow_server.fast_path.served == 0
+    for number, (expected, got) in enumerate(zip(slow, fast, strict=True), 1):
+        assert got == expected, f"request {number}"
+    # Spot checks that the transcript is the interesting one.
+    codes = [body.get("error", {}).get("code") for _, body in fast if isinstance(body, dict)]
+    assert -32602 in codes and any(c is not None and c != -32602 for c in codes)
+    assert any(body.get("result", {}).get("isError") for _, body in fast if isinstance(body, dict))
+    slow_log, fast_log = _log(tmp_path / "slow"), _log(tmp_path / "fast")
+    assert fast_log == slow_log and len(fast_log) >= 8
+    by_outcome = {r["outcome"] for r in fast_log}
+    assert {"ok", "rejected", "upstream_error"} <= by_outcome
+    assert any(r["run_id"] == "run-7" and r["lane"] == "run-7" for r in fast_log)
+    assert any(r["output_validation"] and r["output_validation"]["valid"] is False for r in fast_log)
+    assert all(r["client_name"] == "fast-test" and r["protocol_version"] == "2025-11-25" for r in fast_log)
+
+
+def test_sessions_that_accept_server_requests_keep_the_sdk_path(tmp_path, monkeypatch):
+    app, server, store = make_app(tmp_path, "relay", monkeypatch, enabled=True, response_mode="json")
+
+    async def go():
+        async with app.app.router.lifespan_context(app.app):  # inside the HTTP guard
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as client:
+                init = await client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}}, "clientInfo": {"name": "c", "version": "1"}}})
+                session = {**HEADERS, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+                await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+                response = await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+                return response.json()
+
+    body = run(go)
+    store.close()
+    assert [t["name"] for t in body["result"]["tools"]] == ["alpha__add", "alpha__boom", "alpha__structured"]
+    assert server.fast_path.served == 0 and server.fast_path.declined == 1
+
+
+def test_requests_before_initialized_are_left_to_the_sdk(tmp_path, monkeypatch):
+    app, server, store = make_app(tmp_path, "early", monkeypatch, enabled=True)
+
+    async def go():
+        async with app.app.router.lifespan_context(app.app):  # inside the HTTP guard
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as client:
+                unknown = await client.post("/mcp", headers={**HEADERS, "mcp-session-id": "f" * 32},
+                                            json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                return unknown.status_code
+
+    assert run(go) == 404  # an unknown session is the SDK's 404, not a fast answer
+    store.close()
+    assert server.fast_path.served == 0
+    assert fast_path.HOT_METHODS == {"tools/call", "tools/list", "ping"}

@@ -1,0 +1,132 @@
+"""The lean stdio JSON-RPC client's contracts, against a scripted peer (memory streams)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+
+from gateway.stdio_rpc import StdioRpc
+
+
+class Peer:
+    """The server side: sees what the client writes, answers as the test says."""
+
+    def __init__(self) -> None:
+        self.to_client, self.read = anyio.create_memory_object_stream[dict](16)
+        self.written: list[dict] = []
+        self.arrived = anyio.Event()
+
+    async def write(self, message: dict) -> None:
+        self.written.append(message)
+        self.arrived.set()
+
+    async def next_written(self) -> dict:
+        while not self.written:
+            self.arrived = anyio.Event()
+            await self.arrived.wait()
+        return self.written.pop(0)
+
+
+async def start(peer: Peer, tg, on_request=None, notes=None):
+    async def on_notify(_, method, params):
+        notes.append((method, params))
+
+    async def default_request(_, method, params):
+        return {"echo": method}
+
+    rpc = StdioRpc(peer.read, peer.write)
+    await tg.start(lambda *, task_status: rpc.run(on_request or default_request, on_notify, task_status=task_status))
+    return rpc
+
+
+def run(fn):
+    async def bounded():
+        with anyio.fail_after(10):
+            await fn()
+
+    anyio.run(bounded)
+
+
+def test_results_errors_progress_and_string_ids():
+    async def go():
+        peer, notes, progress = Peer(), [], []
+        async with anyio.create_task_group() as tg:
+            rpc = await start(peer, tg, notes=notes)
+
+            async def on_progress(p, total, message):
+                progress.append((p, total, message))
+
+            async def server():
+                call = await peer.next_written()
+                assert call["params"]["_meta"] == {"trace": 1, "progressToken": call["id"]}
+                await peer.to_client.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                                           "params": {"progressToken": call["id"], "progress": 1, "total": 2}})
+                await peer.to_client.send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}})
+                await peer.to_client.send({"jsonrpc": "2.0", "id": str(call["id"]), "result": {"content": []}})
+                failing = await peer.next_written()
+                await peer.to_client.send({"jsonrpc": "2.0", "id": failing["id"], "error": {"code": -32602, "message": "bad", "data": {"x": 1}}})
+                odd = await peer.next_written()
+                await peer.to_client.send({"jsonrpc": "2.0", "id": odd["id"], "result": [1]})
+
+            tg.start_soon(server)
+            result = await rpc.send_raw_request("tools/call", {"name": "t", "_meta": {"trace": 1}}, {"on_progress": on_progress})
+            assert result == {"content": []}
+            with pytest.raises(MCPError) as error:
+                await rpc.send_raw_request("tools/call", {"name": "u"})
+            assert (error.value.code, error.value.message, error.value.data) == (-32602, "bad", {"x": 1})
+            with pytest.raises(MCPError, match="result is not an object"):
+                await rpc.send_raw_request("ping", None)
+            await anyio.wait_all_tasks_blocked()
+            assert progress == [(1, 2, None)]
+            assert notes == [("notifications/message", {"level": "info"})]
+            tg.cancel_scope.cancel()
+
+    run(go)
+
+
+def test_server_requests_are_answered_and_abandoned_calls_cancelled():
+    async def go():
+        peer = Peer()
+
+        async def on_request(_, method, params):
+            if method == "roots/list":
+                return {"roots": []}
+            raise MCPError(code=-32601, message="no")
+
+        async with anyio.create_task_group() as tg:
+            rpc = await start(peer, tg, on_request=on_request, notes=[])
+            await peer.to_client.send({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"})
+            assert await peer.next_written() == {"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}}
+            await peer.to_client.send({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage", "params": {}})
+            assert (await peer.next_written())["error"]["code"] == -32601
+            with anyio.move_on_after(0.2):
+                await rpc.send_raw_request("tools/call", {"name": "slow"})
+            call = await peer.next_written()
+            cancel = await peer.next_written()
+            assert cancel == {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": call["id"], "reason": "caller cancelled"}}
+            tg.cancel_scope.cancel()
+
+    run(go)
+
+
+def test_a_closed_connection_fails_requests_in_flight():
+    async def go():
+        peer = Peer()
+        async with anyio.create_task_group() as tg:
+            rpc = await start(peer, tg, notes=[])
+
+            async def close_soon():
+                await peer.next_written()
+                await peer.to_client.aclose()
+
+            tg.start_soon(close_soon)
+            with pytest.raises(MCPError) as error:
+                await rpc.send_raw_request("tools/call", {"name": "t"})
+            assert error.value.code == CONNECTION_CLOSED
+            with pytest.raises(MCPError):
+                await rpc.send_raw_request("ping", None)
+
+    run(go)

@@ -1,0 +1,147 @@
+"""`mcpgw serve --workers 2` on the embedded cassette answers exactly as one process does.
+
+Every lane gets the recorded answers in recorded order, however its requests are spread over
+the workers: tagged runs through SDK clients in both eras, concurrently; a handshake session
+whose every request arrives on a fresh TCP connection (so the kernel hands them to either
+worker); an untagged 2026-07-28 newcomer (its lane is its cookie identity).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from recorder.cassette import Cassette, Recorded
+from tests.conftest import ROOT, RunningGateway, free_port, stop_gateway
+from tests.replay.test_default_cassette import (
+    EMBEDDED,
+    SEPARATOR,
+    ask,
+    dump,
+    expected_answer,
+    newcomer_requests,
+    session_lane,
+)
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningGateway, Recorded, Path]]:
+    home = tmp_path_factory.mktemp("workers")
+    (home / "cassettes" / "default").mkdir(parents=True)
+    shutil.copy2(EMBEDDED / "data.mdb", home / "cassettes" / "default" / "data.mdb")
+    copy = Cassette(home / "cassettes" / "default", create=False, readonly=True)
+    try:
+        recorded = copy.load()
+    finally:
+        copy.close()
+    port = free_port()
+    env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    log_path = home / "gateway.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port), "--workers", "2"],
+                                   stdout=log, stderr=subprocess.STDOUT, cwd=home, env=env, start_new_session=True)
+    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, home / "cassettes", log_path)
+    try:
+        deadline = time.monotonic() + 90
+        while gateway.log().count("no server process is started") < 2:  # both workers are serving
+            if process.poll() is not None:
+                raise AssertionError(f"gateway exited ({process.returncode}): {gateway.log()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"workers did not start within 90 s: {gateway.log()}")
+            time.sleep(0.1)
+        yield gateway, recorded, home
+    finally:
+        stop_gateway(gateway)
+    assert process.returncode == 0, gateway.log()
+    assert "Traceback" not in gateway.log()
+
+
+def in_recorded_order(recorded: Recorded, chosen: list[dict[str, Any]], answers: list[Any]) -> None:
+    taken: dict[str, int] = defaultdict(int)
+    for entry, got in zip(chosen, answers, strict=True):
+        expected = recorded.exchanges[entry["key"]]
+        assert got == expected_answer(expected[min(taken[entry["key"]], len(expected) - 1)]), (entry["server"], entry["params"])
+        taken[entry["key"]] += 1
+
+
+def test_tagged_runs_in_both_eras_answer_as_one_process(workers):
+    gateway, recorded, home = workers
+    chosen = session_lane(home)[:60]
+    runs = [(f"run-{n}", era) for n in range(3) for era in ("legacy", "2026-07-28")]
+    answers: dict[str, list[Any]] = {}
+
+    async def one(run: str, era: str) -> None:
+        async with Client(f"{gateway.url}?run={run}-{era}", mode=era) as client:
+            answers[run + era] = [await ask(client, entry) for entry in chosen]
+
+    async def go() -> None:
+        with anyio.fail_after(240):
+            async with anyio.create_task_group() as tg:
+                for run, era in runs:
+                    tg.start_soon(one, run, era)
+
+    anyio.run(go)
+    for run, era in runs:
+        in_recorded_order(recorded, chosen, answers[run + era])
+
+
+def test_a_session_whose_requests_reach_any_worker(workers):
+    gateway, recorded, home = workers
+    chosen = [e for e in session_lane(home) if e["method"] == "tools/call"][:40]
+    served_by, forwarded = set(), 0
+    # No keep-alive: every request is a new connection, which the kernel gives to either worker.
+    with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=30) as client:
+        init = client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fresh", "version": "1"}}})
+        session = {**HEADERS, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        assert client.post(gateway.url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+        got = []
+        for number, entry in enumerate(chosen, 1):
+            name = f"{entry['server']}{SEPARATOR}{entry['params']['name']}"
+            response = client.post(gateway.url, headers=session, content=json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                                   "params": {"name": name, "arguments": entry["params"].get("arguments") or {}}}))
+            assert response.status_code == 200, response.text
+            served_by.add(response.headers["x-mcpgw-worker"])
+            forwarded += "x-mcpgw-forwarded-by" in response.headers
+            body = response.json()
+            got.append({"code": body["error"]["code"], "message": body["error"]["message"]} if "error" in body
+                       else dump(types.CallToolResult.model_validate(body["result"])))
+    in_recorded_order(recorded, chosen, got)
+    assert len(served_by) == 1  # the session's one worker answered everything ...
+    assert forwarded > 0  # ... including requests that first reached the other one
+
+
+def test_an_untagged_newcomer_keeps_its_lane(workers):
+    gateway, recorded, _ = workers
+    chosen = list(reversed(newcomer_requests(recorded)))[:30]
+
+    async def go() -> list[Any]:
+        with anyio.fail_after(120):
+            async with Client(gateway.url, mode="2026-07-28") as client:  # no run id: its lane is its cookie
+                return [await ask(client, entry) for entry in chosen]
+
+    for entry, got in zip(chosen, anyio.run(go), strict=True):
+        assert got == expected_answer(entry), (entry["server"], entry["params"])
+
+
+def test_workers_need_replay(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--mode", "live", "--workers", "2",
+                             "--config", str(ROOT / "servers.lock.yaml")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith("mcpgw: --workers needs --mode replay")
