@@ -8,7 +8,6 @@ to the SDK's server and turns `GatewayError`s into JSON-RPC errors.
 from __future__ import annotations
 
 import collections
-import json
 import hashlib
 import json
 import logging
