@@ -120,7 +120,7 @@ def _extract(archive: Path, source: Source, tree: Path) -> Path:
                                   "pin its sha256 in the lock to use it anyway")
             staging = Path(tempfile.mkdtemp(prefix=".extract-", dir=_parent(tree)))
             try:
-                tar.extractall(staging, filter="data")
+                _extract_safely(tar, members, staging)
             except (tarfile.TarError, OSError) as exc:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise SourceError(f"{archive}: cannot extract: {exc}") from None
@@ -128,6 +128,26 @@ def _extract(archive: Path, source: Source, tree: Path) -> Path:
         raise SourceError(f"{archive}: not a readable tar archive: {exc}") from None
     return _publish(staging / top, tree, {"archive": str(archive), "sha256": digest, "commit": source.commit},
                     cleanup=staging)
+
+
+def _extract_safely(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path) -> None:
+    """Extract with the "data" filter (no absolute paths, no escaping links, no devices). Pythons
+    before 3.11.4 lack tar filters: there the same rules are checked here first."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(into, filter="data")
+        return
+    root = into.resolve()
+    for member in members:
+        target = (root / member.name).resolve()
+        if root != target and root not in target.parents:
+            raise tarfile.TarError(f"member {member.name!r} would land outside the extraction folder")
+        if member.islnk() or member.issym():
+            link = (target.parent / member.linkname).resolve() if member.issym() else (root / member.linkname).resolve()
+            if root != link and root not in link.parents:
+                raise tarfile.TarError(f"link {member.name!r} points outside the extraction folder")
+        elif not (member.isfile() or member.isdir()):
+            raise tarfile.TarError(f"member {member.name!r} is not a file, folder or link")
+    tar.extractall(into, members=members)  # noqa: S202 - every member was checked above
 
 
 def _copy_dir(folder: Path, source: Source, tree: Path) -> Path:
