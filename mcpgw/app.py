@@ -35,13 +35,12 @@ from gateway.sessions import SessionLimits
 from gateway.settings import Settings
 from llm.wiring import model_passthrough
 from recorder.calllog import CallLog
-from recorder.cassette import Cassette, Recorded, open_named
+from recorder.cassette import Cassette, Recorded, open_named, open_path
 from recorder.paths import cassette_path, is_cassette
 from recorder.recording import RecordingUpstream
 from recorder.redaction import Redactor
 from recorder.replay_logs import new_log_path
 from recorder.state import GroupState
-from recorder.store import CassetteFormatError
 from replay.cassette_upstream import CassetteUpstream
 
 logger = logging.getLogger("mcpgw")
@@ -50,15 +49,6 @@ MODES = ("live", "record", "replay", "hybrid")
 
 def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool = False) -> Cassette:
     return open_named(settings.cassettes_dir, name, create=create, readonly=readonly)
-
-
-def _open_path(path: Path, *, create: bool, readonly: bool = False) -> Cassette:
-    try:
-        return Cassette(path, create=create, readonly=readonly)
-    except CassetteFormatError as exc:
-        raise CassetteError(str(exc)) from None
-    except OSError as exc:  # e.g. the cassettes folder is a file, or not writable
-        raise CassetteError(f"cannot open cassette {path}: {exc.strerror or exc}") from None
 
 
 class Gateway:
@@ -117,7 +107,7 @@ class Gateway:
             if Path(settings.cassettes_dir).resolve() not in home.resolve().parents:
                 home = Path(settings.cassettes_dir) / home.name  # ...unless that one ships inside the package
             try:
-                self.log_cassette = _open_path(new_log_path(home, self.mode), create=True)
+                self.log_cassette = open_path(new_log_path(home, self.mode), create=True)
             except CassetteError as exc:
                 self.cassette.close()
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None

@@ -183,7 +183,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from gateway.settings import Settings
 
     import re
-    import socket
 
     for pattern in args.redact:
         try:
@@ -203,12 +202,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.workers != 1:
         return _serve_workers(args)
     if not args.stdio and not args.worker:  # say so now, not after the servers have started
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind((args.host, args.port))
-            except OSError as exc:
-                raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        check_port_free(args.host, args.port)
     if args.config:  # a broken file is refused first, and alone
         load_config(args.config)
     from recorder.embedded import default_cassette
@@ -270,6 +264,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_port_free(host: str, port: int) -> None:
+    """Say now that the port is taken, not after the servers have started."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise GatewayError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
     """The mode when --mode is not given, said out loud: never a silent switch to starting servers."""
     from recorder.paths import cassette_path, is_cassette
@@ -289,7 +295,6 @@ def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
 
 
 def _serve_workers(args: argparse.Namespace) -> int:
-    import socket
 
     from mcpgw.app import _session_name, open_cassette
     from mcpgw.workers import run_parent
@@ -301,12 +306,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
 
     if (args.mode or default_mode(args, default_cassette(Path(args.cassettes_dir)))) != "replay" or args.stdio:
         raise GatewayError("--workers needs --mode replay over HTTP (live and record keep one process per server)")
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((args.host, args.port))
-        except OSError as exc:
-            raise GatewayError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    check_port_free(args.host, args.port)
     log_name = args.log_cassette or _session_name("replay")
     open_cassette(Settings(cassettes_dir=Path(args.cassettes_dir)), log_name, create=True).close()  # made once, shared
     argv, skip = [], False

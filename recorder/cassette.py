@@ -84,6 +84,11 @@ def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool =
     if not create and not (path / "data.mdb").exists():
         known = sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists()) if cassettes_dir.exists() else []
         raise CassetteError(f"no cassette {name!r} in {cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
+    return open_path(path, create=create, readonly=readonly)
+
+
+def open_path(path: Path, *, create: bool, readonly: bool = False) -> Cassette:
+    """The cassette in folder `path`; a clear CassetteError when it is foreign or unreadable."""
     try:
         return Cassette(path, create=create, readonly=readonly)
     except CassetteFormatError as exc:
