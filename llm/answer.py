@@ -7,7 +7,7 @@ payloads, kept as the exact text sent, so replay emits the same chunks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 DONE = "[DONE]"
@@ -19,6 +19,7 @@ class ModelAnswer:
     body: Any = None  # JSON body of a plain answer
     events: list[str] | None = None  # SSE data payloads of a streamed answer, [DONE] excluded
     content_type: str = "application/json"
+    raw: bytes | None = field(default=None, repr=False)  # a live plain answer's bytes, sent on unchanged; never stored
 
     @property
     def streamed(self) -> bool:

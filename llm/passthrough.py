@@ -66,20 +66,21 @@ class ModelPassthrough:
     # -- endpoints -------------------------------------------------------------------
 
     async def chat(self, request: Request) -> Response:
+        raw = await request.body()
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
         except ValueError as exc:
             return _error(400, f"request body is not JSON: {exc}", "invalid_request_error")
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "invalid_request_error")
-        return await self._exchange(request, CHAT, body)
+        return await self._exchange(request, CHAT, body, raw)
 
     async def models(self, request: Request) -> Response:
         return await self._exchange(request, MODELS, None)
 
     # -- play / record / refuse, decided in one place -------------------------------------
 
-    async def _exchange(self, request: Request, path: str, body: dict[str, Any] | None) -> Response:
+    async def _exchange(self, request: Request, path: str, body: dict[str, Any] | None, raw: bytes | None = None) -> Response:
         refusal = _foreign_origin(request)
         if refusal is not None:
             return _error(403, refusal, "forbidden")
@@ -108,7 +109,7 @@ class ModelPassthrough:
                                              status_code=answer.status, media_type="text/event-stream",
                                              headers={"Cache-Control": "no-cache"})
             else:
-                answer = await self.live.send("POST" if body is not None else "GET", upstream_path, body)
+                answer = await self.live.send("POST" if body is not None else "GET", upstream_path, raw)
         except ModelUnreachable as exc:
             return _error(502, str(exc), "model_unreachable")
         if record:
@@ -189,6 +190,8 @@ def _respond(answer: ModelAnswer) -> Response:
 
         return StreamingResponse(replay(), status_code=answer.status, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
+    if answer.raw is not None:  # forwarded as the model sent it: no second encoding
+        return Response(answer.raw, status_code=answer.status, media_type=answer.content_type)
     if isinstance(answer.body, str):
         return Response(answer.body, status_code=answer.status, media_type=answer.content_type)
     return JSONResponse(answer.body, status_code=answer.status)

@@ -29,10 +29,11 @@ class LiveModel:
                                          timeout=httpx.Timeout(timeout, connect=10.0),
                                          limits=httpx.Limits(max_connections=64, max_keepalive_connections=32))
 
-    async def send(self, method: str, path: str, body: dict[str, Any] | None) -> ModelAnswer:
-        """A plain (non-streamed) exchange."""
+    async def send(self, method: str, path: str, body: bytes | None) -> ModelAnswer:
+        """A plain (non-streamed) exchange; `body` is the client's JSON request, forwarded as sent."""
+        headers = {"Content-Type": "application/json"} if body is not None else None
         try:
-            response = await self._client.request(method, path, json=body)
+            response = await self._client.request(method, path, content=body, headers=headers)
         except httpx.HTTPError as exc:
             raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
         return _plain(response.status_code, response.content, response.headers.get("content-type", ""))
@@ -79,5 +80,5 @@ def _plain(status: int, raw: bytes, content_type: str) -> ModelAnswer:
         body: Any = json.loads(raw) if raw else None
     except ValueError:
         body = raw.decode("utf-8", "replace")  # a proxy's HTML error page, kept as text
-        content_type = "text/plain"
-    return ModelAnswer(status, body=body, content_type="application/json" if not isinstance(body, str) else content_type)
+        return ModelAnswer(status, body=body, content_type="text/plain")
+    return ModelAnswer(status, body=body, content_type="application/json", raw=raw if raw else None)
