@@ -56,8 +56,10 @@ class CallLog:
         """Never raises: a call log that cannot be written must not fail the call it describes."""
         if self.redact is not None:  # arguments and errors can carry secrets too
             record = self.redact(record)
-        record = cap_values(record, self.max_value)
         size = len(pack(record))
+        if size > self.max_value:  # only then can one of its strings be over the cap
+            record = cap_values(record, self.max_value)
+            size = len(pack(record))
         if self.size + size > self.max_bytes:
             self.dropped += 1
             if self.dropped == 1:

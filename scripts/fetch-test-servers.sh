@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetch the real MCP servers and clients the tests use into the npm and uv caches,
 # each in its own isolated environment (never into the gateway's own venv).
+# Python ones compiled to bytecode (CI sets PYTHONDONTWRITEBYTECODE: each start would compile them again).
 set -euo pipefail
 npm_pkgs=(
   "@modelcontextprotocol/server-everything@2026.8.31"
@@ -14,6 +15,6 @@ for pkg in "${npm_pkgs[@]}"; do
   npm exec --yes --package "$pkg" -- true >/dev/null 2>&1 || npm cache add "$pkg"
 done
 echo "fetching mcp-server-time==2026.10.19" >&2
-uvx --from "mcp-server-time==2026.10.19" mcp-server-time --help >/dev/null
+UV_COMPILE_BYTECODE=1 uvx --from "mcp-server-time==2026.10.19" mcp-server-time --help >/dev/null
 echo "fetching mcp-server-git==2026.10.19" >&2
-uvx --from "mcp-server-git==2026.10.19" mcp-server-git --help >/dev/null
+UV_COMPILE_BYTECODE=1 uvx --from "mcp-server-git==2026.10.19" mcp-server-git --help >/dev/null

@@ -32,6 +32,7 @@ from anyio.streams.text import TextReceiveStream
 
 from gateway.config import ServerSpec
 from gateway.live import child_env  # the exact environment the gateway gives the server
+from gateway.lock.bytecode import compile_command
 from gateway.lock.direct import MARK, direct_argv, locate_command, remember
 from gateway.lock.launchers import Launch, infer_pin, parse_launch, warm_command
 from gateway.lock.lockfile import open_lock
@@ -133,6 +134,12 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
     if code != 0:
         return outcome("failed", f"fetched, but an offline run still needs the registry: {tail}")
     argv = direct_argv(plan.launch, where[-1]) if where else None
+    if where and plan.launch.runner == "uvx" and (Path(where[-1]) / "bin" / "python").exists():
+        compile_argv = compile_command(Path(where[-1]))
+        if on_step:
+            on_step("compiling its bytecode")
+        code, tail = await run_process(compile_argv, plan.env, cwd, timeout)
+        notes.append("bytecode compiled" if code == 0 else f"bytecode not compiled ({tail or 'timed out'})")
     if argv is not None:
         remember(spec, argv, cache)
         notes.append(f"launches {argv[0]} directly")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import ServerSpec
+from gateway.lock.bytecode import compile_command
 
 BUILT_MARKER = ".mcpgw-build.json"
 FAILED_MARKER = ".mcpgw-failed.json"
@@ -149,6 +150,7 @@ def build_steps(recipe: Recipe, tree: Path, env_dir: Path) -> list[tuple[str, li
             install += _pyproject_dependencies(tree / str(py["dependencies_of"]))
         install += [str(p) for p in py.get("packages") or []]
         steps.append(("pip install", install))
+        steps.append(("compile bytecode", compile_command(env_dir)))
     if recipe.node is not None:
         node = recipe.node
         mode = node.get("install", "ci")

@@ -189,7 +189,14 @@ servers:
     pin: {registry: pypi, package: mcp-server-time, version: "2026.10.19"}
 """)
     assert mcpgw("servers", "install", "--config", str(lock), "--timeout", "300") == 0
-    assert "starts offline" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "starts offline" in out and "bytecode compiled" in out
+    # compiled in the environment the server runs from (PYTHONDONTWRITEBYTECODE would stop it at start)
+    from gateway.config import load_config
+    from gateway.lock.direct import direct_spec
+
+    prefix = Path(direct_spec(load_config(str(lock)).servers["time"]).command).parent.parent
+    assert list(prefix.glob("lib/python*/site-packages/mcp_server_time/__pycache__/server.*.pyc"))
     monkeypatch.setenv("UV_OFFLINE", "1")
     assert mcpgw("lock", "refresh", "--config", str(lock), "--timeout", "120") == 0
     assert "mcp-time" in capsys.readouterr().out

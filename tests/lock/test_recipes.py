@@ -41,7 +41,8 @@ def test_recipes_become_commands(tmp_path):
     env = tmp_path / "env"
     python = build_steps(parse_recipe({"python": {"version": "3.11", "requirements": "requirements.txt",
                                                   "exclude_newer": "2025-09-03T00:00:00Z"}}), tmp_path, env)
-    assert [name for name, _ in python] == ["venv", "pip install"]
+    assert [name for name, _ in python] == ["venv", "pip install", "compile bytecode"]
+    assert python[2][1][0] == str(env / "bin" / "python")  # compiled by the interpreter that will load it
     assert python[0][1][1:] == ["venv", "--quiet", "--python", "3.11", str(env)]
     assert python[1][1][1:] == ["pip", "install", "--python", str(env / "bin" / "python"),
                                 "--exclude-newer", "2025-09-03T00:00:00Z", "-r", "requirements.txt"]
