@@ -14,7 +14,9 @@ all started together, as `mcpgw serve` does). Each measurement is made twice:
 Run `mcpgw servers install --config servers.lock.yaml --profile P` first
 (with `--sources DIR` for the source entries). Servers that are not ready
 (missing key, no network) are listed at the end and left out of the
-"slowest single server". Prints a table; asserts nothing.
+"slowest single server". Also prints the CPU floor: the CPU every server's start
+needs (measured alone) spread over the machine's cores, which no start-up of all
+of them together can beat. Prints a table; asserts nothing.
 
     python bench/bench_startup.py [--config servers.lock.yaml] [--profile local] [--repeat 3]
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 from pathlib import Path
@@ -53,6 +56,13 @@ async def together(specs: list[ServerSpec], timeout: float) -> tuple[float, list
     return max(ready), probes
 
 
+def cpu_seconds() -> float:
+    """CPU used so far by this process and its finished children (a probed server is reaped
+    when its probe closes it, so its start-up CPU is in here after `alone`)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 async def alone(spec: ServerSpec, timeout: float) -> Probe:
     return (await probe_servers([spec], timeout=timeout))[0]
 
@@ -79,6 +89,7 @@ def main() -> None:
     all_ready: dict[str, list[float]] = {m: [] for m in MODES}
     in_group: dict[str, dict[str, list[float]]] = {m: {s.id: [] for s in specs} for m in MODES}
     single: dict[str, dict[str, list[float]]] = {m: {s.id: [] for s in specs} for m in MODES}
+    single_cpu: dict[str, dict[str, list[float]]] = {m: {s.id: [] for s in specs} for m in MODES}
     failures: dict[str, str] = {}
     for run in range(args.repeat):
         for mode in MODES:
@@ -90,7 +101,9 @@ def main() -> None:
                 if not probe.ready:
                     failures[probe.spec.id] = f"({LABELS[mode]}, together) {probe.state}: {probe.reason}"
             for spec in specs:
+                cpu_before = cpu_seconds()
                 probe = anyio.run(alone, spec, args.timeout)
+                single_cpu[mode][spec.id].append(cpu_seconds() - cpu_before)
                 single[mode][spec.id].append(probe.seconds)
                 if not probe.ready:
                     failures[spec.id] = f"({LABELS[mode]}, alone) {probe.state}: {probe.reason}"
@@ -113,6 +126,12 @@ def main() -> None:
         print(f"({mode}) {LABELS[mode]:<10} all ready together: {every:.2f}s   slowest single ready "
               f"server: {slowest_id} {slowest:.2f}s   ratio {every / slowest:.2f}x (target <= 1.5x)   "
               f"one after another: {total:.2f}s")
+        # Started together, the servers share the cores: all of them cannot be ready before the
+        # CPU their starts need, spread over every core, has been spent.
+        cpu = sum(med(single_cpu[mode][s.id]) for s in counted)
+        floor = max(cpu / (os.cpu_count() or 1), slowest)
+        print(f"    CPU to ready, each alone (server, its launcher and the gateway's side): {cpu:.2f}s in all; "
+              f"on {os.cpu_count()} cores no start-up together can beat {floor:.2f}s: together took {every / floor:.2f}x that")
     for sid, reason in failures.items():
         print(f"not ready: {sid} {reason}")
 

@@ -51,6 +51,15 @@ def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool
     return open_named(settings.cassettes_dir, name, create=create, readonly=readonly)
 
 
+def replay_log_path(cassettes_dir: Path, played: Path, mode: str) -> Path:
+    """Where a replay or hybrid session's call log goes: with the cassette it plays, unless
+    that one ships inside the package (then beside the user's cassettes, under its name)."""
+    home = Path(played)
+    if Path(cassettes_dir).resolve() not in home.resolve().parents:
+        home = Path(cassettes_dir) / home.name
+    return new_log_path(home, mode)
+
+
 class Gateway:
     def __init__(self, specs: list[ServerSpec], settings: Settings, default_run: str = "default", *,
                  redact_patterns: list[str] | None = None, only: list[str] | None = None) -> None:
@@ -103,11 +112,8 @@ class Gateway:
             self.log_cassette = open_cassette(settings, settings.cassette or _session_name("live"), create=True)
         else:
             assert self.cassette is not None
-            home = self.cassette.path  # the log lives with the cassette it replays...
-            if Path(settings.cassettes_dir).resolve() not in home.resolve().parents:
-                home = Path(settings.cassettes_dir) / home.name  # ...unless that one ships inside the package
             try:
-                self.log_cassette = open_path(new_log_path(home, self.mode), create=True)
+                self.log_cassette = open_path(replay_log_path(settings.cassettes_dir, self.cassette.path, self.mode), create=True)
             except CassetteError as exc:
                 self.cassette.close()
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None

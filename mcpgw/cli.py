@@ -296,19 +296,30 @@ def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
 
 def _serve_workers(args: argparse.Namespace) -> int:
 
-    from mcpgw.app import _session_name, open_cassette
+    from mcpgw.app import open_cassette, replay_log_path
     from mcpgw.workers import run_parent
     from gateway.settings import Settings
+    from recorder.cassette import open_path
+    from recorder.paths import cassette_path
 
     if args.workers < 1:
         raise GatewayError(f"--workers {args.workers}: needs at least 1")
     from recorder.embedded import default_cassette
 
-    if (args.mode or default_mode(args, default_cassette(Path(args.cassettes_dir)))) != "replay" or args.stdio:
+    cassettes_dir = Path(args.cassettes_dir)
+    embedded = default_cassette(cassettes_dir)
+    if (args.mode or default_mode(args, embedded)) != "replay" or args.stdio:
         raise GatewayError("--workers needs --mode replay over HTTP (live and record keep one process per server)")
     check_port_free(args.host, args.port)
-    log_name = args.log_cassette or _session_name("replay")
-    open_cassette(Settings(cassettes_dir=Path(args.cassettes_dir)), log_name, create=True).close()  # made once, shared
+    if args.log_cassette:
+        log_name = args.log_cassette
+        open_cassette(Settings(cassettes_dir=cassettes_dir), log_name, create=True).close()  # made once, shared
+    else:  # one session: its call log goes where a single process's would (cassettes/<name>/runs/)
+        played = embedded.resolve() if args.cassette in (None, "default") and embedded is not None \
+            else cassette_path(cassettes_dir, args.cassette or "default")
+        log_path = replay_log_path(cassettes_dir, played, "replay")
+        open_path(log_path, create=True).close()
+        log_name = str(log_path.resolve())
     argv, skip = [], False
     for item in args.argv:  # the same serve command, without --workers
         if skip:

@@ -140,6 +140,29 @@ def test_an_untagged_newcomer_keeps_its_lane(workers):
         assert got == expected_answer(entry), (entry["server"], entry["params"])
 
 
+def test_the_call_log_sits_with_the_cassette_it_replays(workers):
+    """As a single process keeps it: one session folder under cassettes/<name>/runs/, which
+    both workers append to; the recording itself is not written."""
+    from recorder.calllog import iter_calls
+
+    gateway, _, home = workers
+    entry = next(e for e in session_lane(home) if e["method"] == "tools/call")
+
+    async def one_call() -> None:  # one call known to be in the log, whatever ran before
+        with anyio.fail_after(60):
+            async with Client(f"{gateway.url}?run=log-check", mode="2026-07-28") as client:
+                await ask(client, entry)
+
+    anyio.run(one_call)
+    sessions = list((home / "cassettes" / "default" / "runs").iterdir())
+    assert len(sessions) == 1 and sessions[0].name.endswith("-replay"), sessions
+    deadline = time.monotonic() + 30
+    while not any(r.get("run_id") == "log-check" for r in iter_calls(sessions[0])):
+        assert time.monotonic() < deadline, "the call was not logged within 30 s"
+        time.sleep(0.1)  # the workers' call-log writer is asynchronous; bounded by the deadline
+    assert sorted(p.name for p in (home / "cassettes").iterdir()) == ["default"]  # no stray replay-<time> cassette
+
+
 def test_workers_need_replay(tmp_path):
     result = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--mode", "live", "--workers", "2",
                              "--config", str(ROOT / "servers.lock.yaml")], cwd=ROOT, capture_output=True, text=True, timeout=60)
