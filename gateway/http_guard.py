@@ -41,7 +41,7 @@ class GuardPolicy:
     max_body: int = 4 * 1024 * 1024
     body_timeout: float = 30.0  # seconds to receive a whole request body
     mcp_path: str = "/mcp"
-    open_paths: tuple[str, ...] = ("/healthz",)
+    open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
 
 
 def is_loopback(host: str) -> bool:

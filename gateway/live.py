@@ -285,6 +285,9 @@ class LiveUpstream:
         for options in reversed(self._inflight):
             if options.relay is not None:
                 return await options.relay(method, dict(params or {}))
+        if self._inflight:  # a call is in flight, but its client cannot be asked
+            raise MCPError(code=METHOD_NOT_FOUND, message=f"{method}: the client of the call in flight cannot take it "
+                           "(the gateway relays server-to-client requests to handshake-era clients only)")
         raise MCPError(code=METHOD_NOT_FOUND, message=f"{method}: no client call is in flight to relay it to")
 
     async def _on_notify(self, dctx: DispatchContext[Any], method: str, params: Any) -> None:

@@ -1,7 +1,7 @@
 """Issue 13, items 1, 2, 3 and 7: a real `mcpgw serve` probed over raw HTTP.
 
 Colliding ids are never cross-delivered, a flood of sessions locks nobody out,
-Host/Origin and the bearer token guard every route but /healthz, and parser
+Host/Origin and the bearer token guard every route but /healthz and /readyz, and parser
 edges get 4xx JSON-RPC errors. The upstream is tests/fixtures/misbehaving_server.py.
 """
 
@@ -165,11 +165,12 @@ def test_127_1_and_any_address_are_guarded_too(tmp_path):
         assert httpx.get(f"http://127.0.0.1:{port}/status", headers={"origin": "http://evil.example"}).status_code == 403
 
 
-def test_bearer_token_required_everywhere_but_healthz(tmp_path):
+def test_bearer_token_required_everywhere_but_the_probes(tmp_path):
     token = "s3cret-token-0123456789"
     with raw_gateway(tmp_path, "--auth-token-env", "MCPGW_TEST_TOKEN", env={"MCPGW_TEST_TOKEN": token}) as (port, _):
         base = f"http://127.0.0.1:{port}"
         assert httpx.get(base + "/healthz").status_code == 200
+        assert httpx.get(base + "/readyz").status_code in (200, 503)  # a probe carries no token; it says only ready or not
         assert httpx.get(base + "/status").status_code == 401
         assert httpx.post(base + "/mcp", json=INIT, headers={**ACCEPT, "authorization": "Bearer nope"}).status_code == 401
         good = {"authorization": f"Bearer {token}"}
