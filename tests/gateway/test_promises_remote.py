@@ -181,6 +181,7 @@ def test_2026_clients_get_completion_and_handshake_only_features_say_so(remote):
     assert "Engineering" in completion.completion.values
     # The server's elicitation/create finds no handshake-era caller to relay to: a clear error, no hang.
     assert elicited.is_error and "elicitation/create" in elicited.content[0].text
+    assert "handshake-era clients only" in elicited.content[0].text  # says why, not "no call in flight"
     assert level == "Method not found"
 
 
