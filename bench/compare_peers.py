@@ -12,7 +12,8 @@ HTTP itself) and mcpgw run in this environment. Two upstreams: server-everything
 Per row: p50 of `--seq` sequential calls, and calls/s of `--clients` concurrent clients making
 `--per-client` calls each; medians over `--repeats`; and the CPU the serving side (the process
 and its descendants: proxy and the upstream it started, or the workers) spent per call, which a busy machine
-disturbs far less than latency. mcpgw rows: live (validation audit and the
+disturbs far less than latency, and the CPU the SDK clients spent per call (they share this one process,
+so their CPU bounds the calls/s any server can reach). mcpgw rows: live (validation audit and the
 call log on), record (which also writes the cassette replay plays), replay, and the same with
 the fast path off (MCPGW_FAST_PATH=off), and replay with --workers.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -85,7 +87,7 @@ async def run_clients(target: object, tool: str, clients: int, per_client: int) 
             await client.call_tool(tool, {"message": "warm"})
             ready[0] += 1
             if ready[0] == clients:
-                started[0] = time.perf_counter()
+                started[0], cpu[0] = time.perf_counter(), client_cpu()
                 go.set()
             await go.wait()
             for i in range(per_client):
@@ -94,12 +96,15 @@ async def run_clients(target: object, tool: str, clients: int, per_client: int) 
                 latencies.append(time.perf_counter() - t0)
                 assert not result.is_error, result
             finished.append(time.perf_counter())
+            if len(finished) == clients:
+                cpu[1] = client_cpu()
 
     finished: list[float] = []
+    cpu = [0.0, 0.0]  # this process's CPU when the clock starts and when the last client is done
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(worker)
-    return summarize(latencies, max(finished) - started[0])
+    return {**summarize(latencies, max(finished) - started[0]), "client_cpu_ms": (cpu[1] - cpu[0]) / len(latencies) * 1000}
 
 
 def group_cpu(root: int | None) -> float:
@@ -121,25 +126,37 @@ def group_cpu(root: int | None) -> float:
     return sum(stats[pid][1] for pid in tree if pid in stats) + total
 
 
-def measure(target: object, args: argparse.Namespace, root: int | None = None) -> tuple[float, float, float | None]:
-    """(p50 ms sequential, calls/s concurrent, server-side CPU ms per call: load-independent); NaN if it fails."""
+Row = tuple[str, float, float, "float | None", float]  # path, p50 ms, calls/s, server CPU ms/call, client CPU ms/call
+
+
+def client_cpu() -> float:
+    """CPU seconds of this process: the SDK clients all run in it."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(target: object, args: argparse.Namespace, root: int | None = None) -> tuple[float, float, float | None, float]:
+    """(p50 ms sequential, calls/s concurrent, server-side CPU ms per call: load-independent, the clients'
+    CPU ms per call in the concurrent runs); NaN if it fails."""
     try:
         return _measure(target, args, root)
     except Exception as exc:  # noqa: BLE001 - one failing row (a peer that cannot speak the era) must not end the run
         print(f"row failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
-        return float("nan"), float("nan"), None
+        return float("nan"), float("nan"), None, float("nan")
 
 
-def _measure(target: object, args: argparse.Namespace, root: int | None) -> tuple[float, float, float | None]:
+def _measure(target: object, args: argparse.Namespace, root: int | None) -> tuple[float, float, float | None, float]:
     tool = anyio.run(tool_named, target)
-    seq, conc = [], []
+    seq, conc, clients_cpu = [], [], []
     cpu_before = group_cpu(root)
     for _ in range(args.repeats):
         seq.append(anyio.run(run_clients, target, tool, 1, args.seq)["p50_ms"])
-        conc.append(anyio.run(run_clients, target, tool, args.clients, args.per_client)["calls_s"])
+        concurrent = anyio.run(run_clients, target, tool, args.clients, args.per_client)
+        conc.append(concurrent["calls_s"])
+        clients_cpu.append(concurrent["client_cpu_ms"])
     calls = args.repeats * (args.seq + 1 + args.clients * (args.per_client + 1))
     cpu = (group_cpu(root) - cpu_before) / calls * 1000 if root is not None else None
-    return statistics.median(seq), statistics.median(conc), cpu
+    return statistics.median(seq), statistics.median(conc), cpu, statistics.median(clients_cpu)
 
 
 def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -160,7 +177,7 @@ def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subpro
     raise SystemExit(f"{url} did not come up")
 
 
-def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[tuple[str, float, float, float | None]]:
+def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[Row]:
     config = tmp / f"{label}.yaml"
     config.write_text("version: 1\nservers:\n  up:\n"
                       f"    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"'))
@@ -199,7 +216,7 @@ def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Names
     return rows
 
 
-def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[str, float, float, float | None]]:
+def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:
     _, command = WORKLOADS[key]
     rows = [("direct stdio", *measure(StdioServerParameters(command=command[0], args=command[1:]), args))]
     if key == "python":
@@ -228,9 +245,10 @@ def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[tuple[s
     return rows + gateway_rows(key, command, tmp, args)
 
 
-def verdicts(rows: list[tuple[str, float, float, float | None]]) -> list[str]:
-    by = {name: (p50, rate) for name, p50, rate, _ in rows}
-    cpu = {name: c for name, _, _, c in rows}
+def verdicts(rows: list[Row]) -> list[str]:
+    by = {name: (p50, rate) for name, p50, rate, _, _ in rows}
+    cpu = {name: c for name, _, _, c, _ in rows}
+    clients = {name: c for name, _, _, _, c in rows}
     peers = [by[n] for n in by if n.startswith(("naive", "mcp-proxy", "FastMCP"))]
     out = []
     live = by.get("mcpgw live (validation + call log)")
@@ -250,6 +268,11 @@ def verdicts(rows: list[tuple[str, float, float, float | None]]) -> list[str]:
         floor_cpu = next((c for n, c in cpu.items() if n.startswith("an SDK server")), None)
         if floor_cpu and cpu.get("mcpgw replay"):
             out.append(f"replay: server-side CPU per call {cpu['mcpgw replay'] / floor_cpu:.2f}x the SDK floor's")
+        # The clients share one process (one core): whatever the server, they cannot call faster than their own CPU allows.
+        own = clients.get("mcpgw replay")
+        if own and own == own:
+            out.append(f"replay: the SDK clients' own CPU is {own:.2f} ms per call, so they cannot exceed {1000 / own:.0f} "
+                       f"calls/s against any server; 2x the SDK floor would be {2 * floor[1]:.0f} calls/s")
     for name, (p50, rate) in by.items():
         if "--workers" in name and replay:
             workers = int(name.rsplit(" ", 1)[1])
@@ -276,11 +299,11 @@ def main() -> None:
     print(f"\nmeasured {began:%Y-%m-%d %H:%M}-{ended:%H:%M} UTC on {os.cpu_count()} cores (load average "
           f"{os.getloadavg()[0]:.1f}); SDK client, era {args.era}; {args.seq} sequential calls, {args.clients} clients x "
           f"{args.per_client}; medians of {args.repeats}\n")
-    print("| workload | path | seq p50 ms | conc calls/s | server CPU ms/call |\n|---|---|---|---|---|")
+    print("| workload | path | seq p50 ms | conc calls/s | server CPU ms/call | client CPU ms/call |\n|---|---|---|---|---|---|")
     for key, rows in table.items():
-        for number, (name, p50, rate, cpu) in enumerate(rows):
+        for number, (name, p50, rate, cpu, own) in enumerate(rows):
             shown = f"{cpu:.2f}" if cpu is not None else "-"
-            print(f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} | {shown} |")
+            print(f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} | {shown} | {own:.2f} |")
     for key, rows in table.items():
         for line in verdicts(rows):
             print(f"{WORKLOADS[key][0]}: {line}")
