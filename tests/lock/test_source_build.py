@@ -22,7 +22,7 @@ from gateway.config import Source, parse_config
 from gateway.lock.build import _gist
 from gateway.lock.recipes import build_dir, built_info, installed_spec
 from gateway.lock.sources import SourceError, source_tree
-from tests.conftest import BUILT, ROOT, install_servers, start_gateway, stop_gateway
+from tests.conftest import BUILT, MISBEHAVING, ROOT, install_servers, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
 pytestmark = pytest.mark.real
@@ -135,6 +135,30 @@ def test_a_failed_build_names_server_step_and_output_and_the_rest_go_on(built_ca
     assert "mcpgw: broken: install failed: step sh -c: exited 3" in done.stderr
     assert "error: no compiler here" in done.stderr  # the step's last output lines
     assert "math_mcp" in done.stdout and "1 installed, 1 failed" in done.stdout  # the other one went on
+
+
+def test_a_network_server_that_answers_but_cannot_list_offline_is_built_and_says_so(tmp_path):
+    """Like OpenAPI Explorer, whose tools/list downloads its API list: with the `network` flag the
+    build stands (it started and answered over MCP); without it, the same answer fails the check."""
+    commit = "3" * 40
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    _archive(sources / f"someone+lister@{commit}.tar.gz", f"lister-{commit}", {"srv/README": "x"})
+    entry = ("  {id}:\n    source: {{repo: someone/lister, commit: \"{commit}\", path: srv}}\n"
+             "    build: {{steps: [[\"true\"]]}}\n    command: {python}\n    args: {args}\n{flags}\n")
+    args = json.dumps([MISBEHAVING[1], "--list-fails", "fetch failed"])
+    entries = "".join(entry.format(id=sid, commit=commit, python=json.dumps(MISBEHAVING[0]), args=args, flags=flags)
+                      for sid, flags in (("online", "    flags: [network]\n"), ("plain", "")))
+    config = tmp_path / "lock.yaml"
+    config.write_text("version: 1\nservers:\n" + entries)
+    done = install_servers(tmp_path / "cache", "--servers", "online", "plain", "--sources", str(sources),
+                           config=str(config))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 installed, 1 failed" in done.stdout
+    assert "mcpgw: plain: install failed: step verify: built, but it did not answer tools/list" in done.stderr
+    assert "mcpgw: online" not in done.stderr  # installed: no error line for it
+    specs = parse_config(config.read_text(), "lock.yaml").servers
+    assert built_info(specs["online"], tmp_path / "cache") is not None and built_info(specs["plain"], tmp_path / "cache") is None
 
 
 def test_sources_dir_is_verified_against_the_commit(tmp_path):
