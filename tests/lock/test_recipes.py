@@ -65,8 +65,9 @@ def test_a_uv_lock_recipe_installs_the_lock_as_it_is(tmp_path):
     with pytest.raises(RecipeError, match="there is no uv.lock in the source folder"):
         build_steps(recipe, tmp_path, tmp_path / "env")
     (tmp_path / "uv.lock").write_text("version = 1\n")
-    [(name, argv)] = build_steps(recipe, tmp_path, tmp_path / "env")
+    (name, argv), (compile_name, _) = build_steps(recipe, tmp_path, tmp_path / "env")
     assert name == "uv sync" and argv[1:] == ["sync", "--frozen", "--no-dev", "--python", "3.11"]
+    assert compile_name == "compile bytecode"  # as every Python build
     # uv sync fills the build's own environment, never a .venv in the tree
     assert build_env(tmp_path, tmp_path / "env", {})["UV_PROJECT_ENVIRONMENT"] == str(tmp_path / "env")
 
