@@ -129,7 +129,9 @@ def pid_alive(pid: int) -> bool:
 
 # CI has the shared folder beside the clone; a worktree elsewhere can point at it with MCPGW_TEST_SNAPSHOTS.
 SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared" / "mcp-bench").resolve()
-BUILT = ("math_mcp", "bibliomantic", "scientific_computing")
+# Built once per session: two servers with no registry package (node, python), Scientific Computing, and
+# two whose registry package is not MCP-Bench's code (Huge Icons: node; Wikipedia: python from its uv.lock).
+BUILT = ("math_mcp", "bibliomantic", "scientific_computing", "huge_icons", "wikipedia")
 
 
 def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml") -> subprocess.CompletedProcess:
@@ -141,7 +143,7 @@ def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml") 
 
 @pytest.fixture(scope="session")
 def built_cache(tmp_path_factory) -> Path:
-    """A cold cache with Math MCP, Bibliomantic and Scientific Computing built from the snapshot, once per session."""
+    """A cold cache with the `BUILT` servers built from the snapshot, once per session."""
     if not (SNAPSHOTS / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4.tar.gz").exists():
         pytest.skip(f"no MCP-Bench snapshot at {SNAPSHOTS} (CI puts the shared folder beside the clone)")
     cache = tmp_path_factory.mktemp("mcpgw-cache")

@@ -11,6 +11,7 @@ and the last lines the step wrote.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -80,7 +81,7 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
         code, tail = await run_process(argv, env, str(src), timeout)
         if code != 0:
             why = f"exited {code}" if code is not None else "did not finish"
-            return BuildResult(False, name, f"{why} after {time.monotonic() - started:.0f}s: {tail}")
+            return BuildResult(False, name, f"{why} after {time.monotonic() - started:.0f}s: {_gist(tail)}")
     step("verifying: start + tools/list")
     (home / BUILT_MARKER).write_text(json.dumps({"pending": True}))  # lets installed_spec resolve it for the probe
     result = await _verify(spec, cache, verify_timeout)
@@ -93,6 +94,19 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
     return result
 
 
+# npm's answer for a package the registry does not serve, e.g. "The requested resource
+# 'redact-pii-light@https://registry.npmjs.org/redact-pii-light/-/redact-pii-light-1.0.0.tgz' could not be found"
+_NPM_404 = re.compile(r"resource '(@?[^@'\s]+)@(?:\S*-)?(\d[^'/]*?)(?:\.tgz)?' could not be found")
+
+
+def _gist(tail: str) -> str:
+    """The step's last lines, or the one fact they spell out at length (a package the registry lacks)."""
+    gone = _NPM_404.search(tail)
+    if gone:
+        return f"the npm registry has no {gone.group(1)}@{gone.group(2)} (404)"
+    return tail
+
+
 async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
     from gateway.lock.probe import probe_servers
 
@@ -100,8 +114,22 @@ async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
     assert runnable is not None
     if runnable.env_required:  # a key is needed to run, not to build: built, but not started here
         runnable = _without_required_env(runnable)
-    [probe] = await probe_servers([runnable], timeout=timeout)
+    if runnable.transport != "stdio" and runnable.command:
+        from gateway.lock.http_launch import NotListening, serving
+
+        try:
+            async with serving(runnable, timeout):
+                [probe] = await probe_servers([runnable], timeout=timeout)
+        except NotListening as exc:
+            return BuildResult(False, "verify", f"built, but it did not start: {exc}")
+    else:
+        [probe] = await probe_servers([runnable], timeout=timeout)
     if not probe.ready or probe.catalog is None:
+        if "network" in spec.flags and "MCPError: " in (probe.reason or ""):
+            # It started and answered over MCP, with an error: its tools/list fetches from the
+            # internet (the `network` flag). That is as far as a check without network goes.
+            answer = (probe.reason or "").split("MCPError: ", 1)[1]
+            return BuildResult(True, "done", f"built; it answers, but its tools/list needs the network ({answer})")
         return BuildResult(False, "verify", f"built, but it did not answer tools/list: {probe.state}: {probe.reason}")
     names = [t.get("name") for t in probe.catalog.tools]
     return BuildResult(True, "done", f"built; {len(names)} tools: {' '.join(map(str, names))}", len(names))

@@ -175,10 +175,11 @@ async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, tim
         return process.returncode, _tail(tail)
     finally:
         with anyio.CancelScope(shield=True):
-            await _stop(process)
+            await stop_process(process)
 
 
-async def _stop(process: anyio.abc.Process) -> None:
+async def stop_process(process: anyio.abc.Process) -> None:
+    """Its whole process group: TERM, then KILL after a grace period."""
     if process.returncode is None:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:

@@ -5,14 +5,17 @@ A recipe is one of (or `python`/`node` followed by `steps`):
     build: {python: {version: "3.11", requirements: requirements.txt, exclude_newer: "2025-09-03T00:00:00Z"}}
     build: {python: {project: ".", packages: ["extra==1.0"]}}
     build: {python: {dependencies_of: pyproject.toml}}     (its dependencies, not the project)
+    build: {python: {version: "3.11", lock: uv.lock}}       (exactly the project's uv.lock, as `uv run`)
     build: {node: {install: ci, script: build, add: ["typescript@5.9.2"]}}
     build: {steps: [["make"], ["./configure", "--x"]]}
 
 Python builds get their own virtual environment made by uv with the machine's
 interpreter (`version`); `exclude_newer` resolves floating dependencies as of
-a date, so a 2025 server is not handed a 2026 SDK it cannot import. Node
-builds install the package's own lock file (`npm ci`) and run its build
-script. A build's directory is keyed by everything that decides its content
+a date, so a 2025 server is not handed a 2026 SDK it cannot import; `lock`
+installs the project's own uv.lock unchanged (`uv sync --frozen`: what `uv run`
+in the project runs). Node builds install the package's own lock file (`npm
+ci`) and run its build script.
+A build's directory is keyed by everything that decides its content
 (repository, commit, path, recipe), so a changed pin builds afresh beside the
 old one.
 """
@@ -33,7 +36,7 @@ from gateway.lock.bytecode import compile_command
 
 BUILT_MARKER = ".mcpgw-build.json"
 FAILED_MARKER = ".mcpgw-failed.json"
-_PYTHON_KEYS = {"version", "requirements", "project", "dependencies_of", "packages", "exclude_newer"}
+_PYTHON_KEYS = {"version", "requirements", "project", "dependencies_of", "packages", "exclude_newer", "lock"}
 _NODE_KEYS = {"install", "script", "add"}
 
 
@@ -67,6 +70,11 @@ def parse_recipe(raw: Any) -> Recipe:
             raise RecipeError(f"{name}: unknown key(s) {sorted(bad)}; allowed: {sorted(keys)}")
     if python is not None and python.get("requirements") and python.get("project"):
         raise RecipeError("python: 'requirements' or 'project', not both")
+    if python is not None and python.get("lock") is not None:
+        if python["lock"] != "uv.lock":
+            raise RecipeError("python: lock must be 'uv.lock' (the only lock file uv installs as it is)")
+        if set(python) - {"version", "lock"}:
+            raise RecipeError("python: 'lock' installs the lock file as it is: only 'version' may go with it")
     if node is not None and node.get("install", "ci") not in ("ci", "install"):
         raise RecipeError("node: install must be 'ci' or 'install'")
     steps = raw.get("steps") or []
@@ -136,33 +144,44 @@ def build_steps(recipe: Recipe, tree: Path, env_dir: Path) -> list[tuple[str, li
     """(step name, argv) in order; every command runs with the tree as its working directory."""
     steps: list[tuple[str, list[str]]] = []
     if recipe.python is not None:
-        py = recipe.python
-        uv = uv_binary()
-        steps.append(("venv", [uv, "venv", "--quiet", "--python", str(py.get("version", "3.11")), str(env_dir)]))
-        install = [uv, "pip", "install", "--python", str(env_dir / "bin" / "python")]
-        if py.get("exclude_newer"):
-            install += ["--exclude-newer", str(py["exclude_newer"])]
-        if py.get("requirements"):
-            install += ["-r", str(py["requirements"])]
-        if py.get("project"):
-            install += [str(py["project"])]
-        if py.get("dependencies_of"):  # a pyproject that lists what it needs but cannot be built itself
-            install += _pyproject_dependencies(tree / str(py["dependencies_of"]))
-        install += [str(p) for p in py.get("packages") or []]
-        steps.append(("pip install", install))
-        steps.append(("compile bytecode", compile_command(env_dir)))
+        steps += _python_steps(recipe.python, tree, env_dir)
     if recipe.node is not None:
-        node = recipe.node
-        mode = node.get("install", "ci")
-        if mode == "ci" and not (tree / "package-lock.json").exists():
-            mode = "install"
-        steps.append((f"npm {mode}", ["npm", mode, "--no-audit", "--no-fund"]))
-        if node.get("add"):
-            steps.append(("npm add", ["npm", "install", "--no-save", "--no-audit", "--no-fund", *node["add"]]))
-        if node.get("script"):
-            steps.append((f"npm run {node['script']}", ["npm", "run", str(node["script"])]))
+        steps += _node_steps(recipe.node, tree)
     for argv in recipe.steps:
         steps.append((" ".join(argv[:2]), list(argv)))
+    return steps
+
+
+def _python_steps(py: dict[str, Any], tree: Path, env_dir: Path) -> list[tuple[str, list[str]]]:
+    uv, version = uv_binary(), str(py.get("version", "3.11"))
+    if py.get("lock"):  # the environment `uv run` makes in the project: its lock file, nothing re-resolved
+        if not (tree / "uv.lock").is_file():
+            raise RecipeError("python: lock: there is no uv.lock in the source folder")
+        return [("uv sync", [uv, "sync", "--frozen", "--no-dev", "--python", version]),
+                ("compile bytecode", compile_command(env_dir))]
+    install = [uv, "pip", "install", "--python", str(env_dir / "bin" / "python")]
+    if py.get("exclude_newer"):
+        install += ["--exclude-newer", str(py["exclude_newer"])]
+    if py.get("requirements"):
+        install += ["-r", str(py["requirements"])]
+    if py.get("project"):
+        install += [str(py["project"])]
+    if py.get("dependencies_of"):  # a pyproject that lists what it needs but cannot be built itself
+        install += _pyproject_dependencies(tree / str(py["dependencies_of"]))
+    install += [str(p) for p in py.get("packages") or []]
+    return [("venv", [uv, "venv", "--quiet", "--python", version, str(env_dir)]), ("pip install", install),
+            ("compile bytecode", compile_command(env_dir))]
+
+
+def _node_steps(node: dict[str, Any], tree: Path) -> list[tuple[str, list[str]]]:
+    mode = node.get("install", "ci")
+    if mode == "ci" and not (tree / "package-lock.json").exists():
+        mode = "install"
+    steps = [(f"npm {mode}", ["npm", mode, "--no-audit", "--no-fund"])]
+    if node.get("add"):
+        steps.append(("npm add", ["npm", "install", "--no-save", "--no-audit", "--no-fund", *node["add"]]))
+    if node.get("script"):
+        steps.append((f"npm run {node['script']}", ["npm", "run", str(node["script"])]))
     return steps
 
 
@@ -183,6 +202,7 @@ def build_env(tree: Path, env_dir: Path, base: dict[str, str]) -> dict[str, str]
     if (env_dir / "bin" / "python").exists():
         env["VIRTUAL_ENV"] = str(env_dir)
     env["UV_PYTHON_DOWNLOADS"] = "never"  # only the machine's interpreters; never a download
+    env["UV_PROJECT_ENVIRONMENT"] = str(env_dir)  # `uv sync` fills the build's env, not the tree's .venv
     return env
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.config import parse_config
 from gateway.errors import ConfigError
-from gateway.lock.recipes import build_dir, build_steps, parse_recipe
+from gateway.lock.recipes import RecipeError, build_dir, build_env, build_steps, parse_recipe
 
 COMMIT = "09e52332b22428bf891be59047e01cb9adc063b4"
 
@@ -30,6 +30,9 @@ SOURCE = f'    source: {{repo: Accenture/mcp-bench, commit: "{COMMIT}", path: mc
     (SOURCE, "    build: {python: {}, node: {}}\n", "build: one of 'python' or 'node', not both"),
     (SOURCE, "    build: {python: {pip: x}}\n", "build: python: unknown key(s) ['pip']"),
     (SOURCE, "    build: {steps: [make]}\n", "build: 'steps' must be a list of commands"),
+    (SOURCE, "    build: {python: {lock: poetry.lock}}\n", "build: python: lock must be 'uv.lock'"),
+    (SOURCE, "    build: {python: {lock: uv.lock, exclude_newer: '2025-09-03'}}\n",
+     "build: python: 'lock' installs the lock file as it is: only 'version' may go with it"),
 ])
 def test_bad_source_entries_are_one_line_errors(source, build, message):
     with pytest.raises(ConfigError) as caught:
@@ -55,6 +58,18 @@ def test_recipes_become_commands(tmp_path):
     assert [argv for _, argv in node] == [["npm", "install", "--no-audit", "--no-fund"],
                                           ["npm", "install", "--no-save", "--no-audit", "--no-fund", "typescript@5.9.2"],
                                           ["npm", "run", "build"], ["tsc"]]
+
+
+def test_a_uv_lock_recipe_installs_the_lock_as_it_is(tmp_path):
+    recipe = parse_recipe({"python": {"version": "3.11", "lock": "uv.lock"}})
+    with pytest.raises(RecipeError, match="there is no uv.lock in the source folder"):
+        build_steps(recipe, tmp_path, tmp_path / "env")
+    (tmp_path / "uv.lock").write_text("version = 1\n")
+    (name, argv), (compile_name, _) = build_steps(recipe, tmp_path, tmp_path / "env")
+    assert name == "uv sync" and argv[1:] == ["sync", "--frozen", "--no-dev", "--python", "3.11"]
+    assert compile_name == "compile bytecode"  # as every Python build
+    # uv sync fills the build's own environment, never a .venv in the tree
+    assert build_env(tmp_path, tmp_path / "env", {})["UV_PROJECT_ENVIRONMENT"] == str(tmp_path / "env")
 
 
 def test_a_changed_recipe_or_commit_builds_elsewhere():

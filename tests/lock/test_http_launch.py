@@ -1,0 +1,61 @@
+"""An HTTP entry's own command during a build check: started, waited for until its port listens,
+stopped with its process group; a command that exits, or a port someone else holds, is one line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+
+import pytest
+
+from gateway.config import parse_config
+from gateway.lock.http_launch import NotListening, serving
+from tests.conftest import free_port, pid_alive
+from tests.gateway.test_bad_input import run
+
+
+def http_entry(port: int, *argv: str) -> object:
+    text = (f"version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:{port}/mcp\"\n"
+            f"    command: {json.dumps(sys.executable)}\n    args: {json.dumps(list(argv))}\n")
+    return parse_config(text, "l.yaml").servers["web"]
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def test_serving_waits_for_the_port_and_stops_the_command(tmp_path):
+    port = free_port()
+    # a server that takes a moment before it listens, and writes its pid first
+    script = (f"import http.server, os, time; open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid())); "
+              f"time.sleep(0.5); http.server.HTTPServer(('127.0.0.1', {port}), http.server.BaseHTTPRequestHandler).serve_forever()")
+    spec = http_entry(port, "-c", script)
+
+    async def go():
+        async with serving(spec, timeout=30):
+            return listening(port)
+
+    assert run(go) is True
+    pid = int((tmp_path / "pid").read_text())
+    assert not pid_alive(pid) and not listening(port)
+
+
+def test_a_command_that_exits_or_a_taken_port_is_one_line():
+    port = free_port()
+
+    async def go(spec):
+        async with serving(spec, timeout=30):
+            pass
+
+    with pytest.raises(NotListening, match=f"exited \\(code 3\\) before listening on port {port}"):
+        run(lambda: go(http_entry(port, "-c", "raise SystemExit(3)")))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        with pytest.raises(NotListening, match=f"port {port} is already in use by another process"):
+            run(lambda: go(http_entry(port, "-c", "pass")))
