@@ -125,7 +125,7 @@ class LiveUpstream:
                 self.status.set("unavailable", f"source not present: no directory {self.spec.cwd!r}{source}")
                 self._ready.set()
                 return
-            if self.spec.transport == "stdio" and shutil.which(self.spec.command or "") is None:
+            if (self.spec.transport == "stdio" or self.spec.command) and shutil.which(self.spec.command or "") is None:
                 self.status.set("unavailable", f"command not found: {self.spec.command!r}")
                 self._ready.set()
                 return
@@ -214,6 +214,10 @@ class LiveUpstream:
             self._process = info
             self.status.pid = info.pid
             return read, write
+        if spec.command:  # a server the gateway runs itself, then reaches at its url
+            from gateway.http_launch import serving
+
+            await stack.enter_async_context(serving(spec, self.settings.start_timeout))
         headers = {k: expand_env(v) for k, v in spec.headers.items()}
         if spec.transport == "sse":
             from mcp.client.sse import sse_client

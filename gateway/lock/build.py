@@ -114,16 +114,7 @@ async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
     assert runnable is not None
     if runnable.env_required:  # a key is needed to run, not to build: built, but not started here
         runnable = _without_required_env(runnable)
-    if runnable.transport != "stdio" and runnable.command:
-        from gateway.lock.http_launch import NotListening, serving
-
-        try:
-            async with serving(runnable, timeout):
-                [probe] = await probe_servers([runnable], timeout=timeout)
-        except NotListening as exc:
-            return BuildResult(False, "verify", f"built, but it did not start: {exc}")
-    else:
-        [probe] = await probe_servers([runnable], timeout=timeout)
+    [probe] = await probe_servers([runnable], timeout=timeout)  # an HTTP entry's command included (gateway.http_launch)
     if not probe.ready or probe.catalog is None:
         if "network" in spec.flags and "MCPError: " in (probe.reason or ""):
             # It started and answered over MCP, with an error: its tools/list fetches from the

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from gateway.config import parse_config
-from gateway.lock.http_launch import NotListening, serving
+from gateway.http_launch import NotListening, serving
 from tests.conftest import free_port, pid_alive
 from tests.gateway.test_bad_input import run
 
@@ -59,3 +59,33 @@ def test_a_command_that_exits_or_a_taken_port_is_one_line():
         taken.listen()
         with pytest.raises(NotListening, match=f"port {port} is already in use by another process"):
             run(lambda: go(http_entry(port, "-c", "pass")))
+
+
+@pytest.mark.real
+def test_the_gateway_runs_an_http_entrys_command_and_stops_it(tmp_path):
+    """As MCP-Bench runs Google Maps: an HTTP server the gateway starts itself, then reaches at its url.
+    Here the real server-everything in its streamable HTTP mode, started by npx."""
+    import anyio
+    from mcp import Client
+
+    from tests.conftest import FIXTURES, start_gateway, stop_gateway
+
+    port = free_port()
+    loopback = f"--require {FIXTURES / 'loopback.cjs'}"  # it would listen on every interface
+    config = (f"version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:{port}/mcp\"\n"
+              f"    command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-everything@2026.8.31\", \"streamableHttp\"]\n"
+              f"    env: {{PORT: \"{port}\", NODE_OPTIONS: \"{loopback}\"}}\n")
+    gateway = start_gateway(tmp_path, config, "--mode", "live")
+    try:
+        assert gateway.status()["servers"]["web"]["state"] == "ready", gateway.log()
+
+        async def call() -> str:
+            with anyio.fail_after(60):
+                async with Client(gateway.url, mode="legacy") as client:
+                    return (await client.call_tool("web__echo", {"message": "hi"})).content[0].text
+
+        assert run(call) == "Echo: hi"
+        assert listening(port)
+    finally:
+        stop_gateway(gateway)
+    assert not listening(port)  # stopped with the gateway
