@@ -172,7 +172,8 @@ async def send_error(send: Any, status: int, code: int, message: str, *, request
 
 
 def _headers(scope: Any) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    # ASGI servers hand over header names lowercased already (the spec says so)
+    return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
 
 
 def _origin_host(origin: str) -> str:
@@ -187,7 +188,8 @@ def _parse(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
         return None, (400, -32700, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
     except (ValueError, UnicodeDecodeError) as exc:
         return None, (400, -32700, f"Parse error: {exc}")
-    if _depth_over(message, MAX_DEPTH):
+    # Nesting needs a bracket per level: a body with few brackets (any usual request) needs no walk.
+    if body.count(b"{") + body.count(b"[") > MAX_DEPTH and _depth_over(message, MAX_DEPTH):
         return None, (400, -32700, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
     for item in message if isinstance(message, list) else [message]:
         if isinstance(item, dict) and "method" in item and "id" in item and not _valid_id(item["id"]):
