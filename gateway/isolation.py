@@ -35,7 +35,14 @@ def uses_state_dir(spec: ServerSpec) -> bool:
 
 
 def with_state_dir(spec: ServerSpec, directory: str) -> ServerSpec:
-    """The spec with `${RUN_STATE_DIR}` replaced by `directory`."""
+    """The spec with `${RUN_STATE_DIR}` replaced by `directory`; an installed npx / uvx entry is
+    first pointed at its installed environment, whose record is keyed by the lock's own words
+    (with the placeholder), which the substitution would change."""
+    if spec.transport == "stdio" and spec.build is None:
+        from gateway.lock.direct import direct_spec
+
+        spec = direct_spec(spec)
+
     def sub(text: str) -> str:
         return text.replace(_TOKEN, directory)
 

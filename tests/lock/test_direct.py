@@ -65,3 +65,25 @@ def test_the_lock_command_is_used_when_the_installed_environment_is_gone(tmp_pat
     Path(binary).write_text("")
     changed = parse_config(LOCK.replace("0.1.2", "0.1.3"), "l.yaml").servers["units"]
     assert direct_spec(changed, tmp_path) == changed
+
+
+def test_an_entry_with_a_run_state_dir_starts_from_its_installed_environment_too(tmp_path, monkeypatch):
+    """memory keeps its graph in ${RUN_STATE_DIR}: each instance fills that in, and must still be
+    launched directly (the record is keyed by the lock's words, placeholder included)."""
+    from gateway.isolation import with_state_dir
+
+    monkeypatch.setenv("MCPGW_CACHE", str(tmp_path / "cache"))
+    spec = parse_config("""version: 1
+servers:
+  memory:
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-memory@2026.8.31"]
+    env: {MEMORY_FILE_PATH: "${RUN_STATE_DIR}/memory.json"}
+""", "l.yaml").servers["memory"]
+    binary = tmp_path / "bin" / "mcp-server-memory"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("")
+    remember(spec, [str(binary)])
+    run = with_state_dir(spec, str(tmp_path / "run-1"))
+    assert (run.command, run.args) == (str(binary), ())
+    assert run.env_values["MEMORY_FILE_PATH"] == str(tmp_path / "run-1" / "memory.json")
