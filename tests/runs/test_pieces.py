@@ -59,3 +59,18 @@ def test_answers_resume_keeps_finished_tasks_only(tmp_path):
     assert [json.loads(line)["run_id"] for line in path.read_text().splitlines()] == ["a", "b"]
     answers.finish(["b", "a"])
     assert [json.loads(line)["run_id"] for line in path.read_text().splitlines()] == ["b", "a"]
+
+
+def test_attempts_have_run_ids_of_their_own_and_resume_by_task(tmp_path):
+    from runs.attempts import base_of, run_id_of
+
+    assert run_id_of("tc/t1", 1) == "tc/t1" and run_id_of("tc/t1", 3) == "tc/t1~3"
+    assert base_of({"run_id": "tc/t1~3", "attempt": 3}) == base_of({"run_id": "tc/t1"}) == "tc/t1"
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps({"run_id": "a~2", "attempt": 2, "status": "ok"}) + "\n"
+                    + json.dumps({"run_id": "b", "attempt": 1, "status": "model_error"}) + "\n")
+    kept = read_finished(path)
+    assert list(kept) == ["a"]  # keyed by the task's run id, whichever attempt finished it
+    answers = AnswersFile(path, kept)
+    answers.add({"run_id": "b~2", "attempt": 2, "status": "ok"})
+    assert [a["run_id"] for a in answers.finish(["a", "b"])] == ["a~2", "b~2"]
