@@ -7,6 +7,10 @@ for example `recorder.calllog.iter_calls(cassette_dir)` (`check_calls`).
 
 Checking is deliberately light: the fields the metrics read must have the
 right shape; everything else is passed through untouched.
+
+The gateway also logs each model exchange (server `@model`, llm.call_record) so a
+run's log is its whole timeline; those are not tool calls, and the readers here
+leave them out, so every metric counts tool calls only.
 """
 
 from __future__ import annotations
@@ -21,6 +25,11 @@ from evaluator.jsonio import iter_jsonl, kind
 OUTCOMES = frozenset({"ok", "tool_error", "rejected", "upstream_error", "timeout", "miss", "diverged"})
 SOURCES = frozenset({"live", "replay", "simulated"})
 _VALID_VALUES = (True, False, None)
+MODEL_SERVER = "@model"  # the gateway's pseudo-server of model exchanges (llm.passthrough)
+
+
+def is_model_record(record: Any) -> bool:
+    return isinstance(record, dict) and record.get("server") == MODEL_SERVER
 
 
 def check_record(record: Any, source: str, line: int | None) -> dict[str, Any]:
@@ -83,13 +92,15 @@ def read_calls(path: str | Path) -> Iterator[dict[str, Any]]:
     """Records from an exported JSONL call log, each checked; errors name file and line."""
     source = str(path)
     for line, record in iter_jsonl(path):
-        yield check_record(record, source, line)
+        if not is_model_record(record):
+            yield check_record(record, source, line)
 
 
 def check_calls(records: Iterable[Any], source: str = "<calls>") -> Iterator[dict[str, Any]]:
     """Check records from any iterable (a cassette reader, a list); 'line' is the record's position."""
     for position, record in enumerate(records, 1):
-        yield check_record(record, source, position)
+        if not is_model_record(record):
+            yield check_record(record, source, position)
 
 
 def group_by_run(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -332,10 +332,14 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
                     raise SourceUnavailable(f"--run {path}: task file {task_file} (recorded by the run) is gone")
                 args.tasks.append(task_file)
         for a in manifest.get("answers") or ():
-            answers[a["run_id"]] = Answer(a["run_id"], a["task_id"], a.get("model"), a.get("final_answer") or "",
-                                          a.get("rounds"))
+            # A resumed run reran a task as a new attempt (run id `<task run>~N`, runs.attempts): the
+            # later attempt replaces the earlier one, whose calls then drop out with its run id.
+            attempt = a.get("attempt") or 1
+            task_run = a["run_id"].removesuffix(f"~{attempt}") if attempt > 1 else a["run_id"]
+            answers[task_run] = Answer(a["run_id"], a["task_id"], a.get("model"), a.get("final_answer") or "",
+                                       a.get("rounds"))
         titles.update(manifest.get("servers") or {})
-    return answers, titles
+    return {a.run_id: a for a in answers.values()}, titles
 
 
 def _drift(args: argparse.Namespace) -> dict[str, Any] | None:

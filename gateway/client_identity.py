@@ -9,6 +9,10 @@ TCP connection's identity, minted once per connection, so a client that drops
 cookies still keeps one lane for as long as it keeps its connection. The
 identity reaches the handlers as a request header set here (any copy a client
 sent is replaced). Runs tagged with `?run=` / `X-Run-Id` do not depend on it.
+
+`/mcp` and the model endpoints (`/v1/...`) follow the same rules through
+`tagged_run` and `client_of`: a tagged run id is the lane; an untagged client's
+lane is `<default run>/<client>` (`gateway.router.Caller.lane`).
 """
 
 from __future__ import annotations
@@ -67,6 +71,19 @@ class ClientIdentity:
         while len(self._connections) > _MAX_CONNECTIONS:
             self._connections.popitem(last=False)
         return identity
+
+
+def tagged_run(request: Any) -> str | None:
+    """The run id a request names (`?run=`, else the `X-Run-Id` header), if any."""
+    return request.query_params.get("run") or request.headers.get("x-run-id") or None
+
+
+def client_of(request: Any) -> str:
+    """Who an untagged request comes from: its MCP session (handshake era), else the identity
+    this layer set (cookie or connection), else nobody in particular."""
+    session = request.headers.get("mcp-session-id")
+    client_id = request.headers.get(HEADER.decode())
+    return f"session-{session}" if session else f"client-{client_id}" if client_id else "anonymous"
 
 
 def cookie_identity(scope: dict[str, Any]) -> str | None:

@@ -185,10 +185,8 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
     run_id, identity = None, "stdio"  # a stdio gateway has exactly one client
     request = ctx.request
     if isinstance(request, Request):
-        run_id = request.query_params.get("run") or request.headers.get("x-run-id")
-        session = request.headers.get("mcp-session-id")
-        client_id = request.headers.get(client_identity.HEADER.decode())
-        identity = f"session-{session}" if session else f"client-{client_id}" if client_id else "anonymous"
+        run_id = client_identity.tagged_run(request)
+        identity = client_identity.client_of(request)
     client = ctx.session.client_params
     meta = (ctx.params or {}).get("_meta") or {}
     caller = Caller(

@@ -97,6 +97,7 @@ class Router:
         self.calls_served = 0
         self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
         self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
+        self.recording: str | None = None  # the cassette played or recorded (set by the app), shown in /status
         self._settled: anyio.Event | None = None  # set in `running` once every first start has ended
 
     # -- lifecycle ---------------------------------------------------------------
@@ -461,6 +462,7 @@ class Router:
             "naming": self.settings.naming,
             "separator": self.settings.separator,
             "mode": self.settings.mode,
+            "recording": self.recording,
             **(self.call_log.describe() if self.call_log else {"cassette": None, "call_log": None}),
             "calls_served": self.calls_served,
             "own_work_us": _percentiles(self.own_work_s),

@@ -8,9 +8,13 @@
 
 Keys are `recorder.keys.request_key` over the request body (sorted keys, ids of
 nothing: a chat request has none), under the pseudo-server `@model`, so model
-exchanges sit in the same `exchanges` database as tool exchanges. Identical
-requests in one run are answered in recorded order (a FIFO lane per run id and
-key), as on `/mcp`; the run id comes from `?run=` or the `X-Run-Id` header.
+exchanges sit in the same `exchanges` database as tool exchanges. Lanes are
+chosen as on `/mcp` (gateway.client_identity): a run id from `?run=` or the
+`X-Run-Id` header, else one lane per client (`<default run>/client-<id>`, the
+`mcpgw-client` cookie the `openai` client keeps, else its connection), so
+untagged clients never take each other's answers. Identical requests in a lane
+are answered in recorded order from the recorded lane it follows (llm.lanes).
+Every exchange is also a call-log record (llm.call_record) beside the run's tool calls.
 A streamed answer is forwarded chunk by chunk and its closing `[DONE]` is sent
 only after the exchange is committed.
 """
@@ -19,16 +23,19 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Route, request_response
 
+from gateway import client_identity
+from gateway.router import Caller
 from llm.answer import DONE, ModelAnswer, error_body
+from llm.call_record import model_record
+from llm.lanes import ReplayLanes
 from llm.miss import describe_model_miss
 from llm.upstream import LiveModel, ModelUnreachable
 from recorder.keys import request_key
@@ -42,23 +49,27 @@ MODELS = "/v1/models"
 
 class ModelPassthrough:
     def __init__(self, mode: str, live: LiveModel | None, *, cassette: Any = None,
-                 recorded: dict[str, list[dict[str, Any]]] | None = None, recorded_entries: list[dict[str, Any]] | None = None,
-                 redact: Redactor | None = None, default_run: str = "default", past_end: str = "repeat") -> None:
+                 recorded_entries: list[dict[str, Any]] | None = None,
+                 redact: Redactor | None = None, default_run: str = "default", past_end: str = "repeat",
+                 call_log: Any = None) -> None:
         self.mode = mode
         self.live = live
         self.cassette = cassette  # written in record and hybrid
-        self.recorded = recorded if recorded is not None else {}  # key -> entries in recorded order
         self.recorded_entries = recorded_entries if recorded_entries is not None else []
+        self.lanes = ReplayLanes(self.recorded_entries, past_end)
+        self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
         self.redact = redact or Redactor()
         self.default_run = default_run
         self.past_end = past_end
-        self._lanes: Counter[tuple[str, str]] = Counter()
         self.hits = 0
         self.misses = 0
         self.forwarded = 0
 
     def routes(self) -> list[Route]:
-        return [Route(CHAT, self.chat, methods=["POST"]), Route(MODELS, self.models, methods=["GET"])]
+        # The same client identity as /mcp: an untagged client gets a lane of its own.
+        identity = client_identity.ClientIdentity
+        return [Route(CHAT, identity(request_response(self.chat)), methods=["POST"]),
+                Route(MODELS, identity(request_response(self.models)), methods=["GET"])]
 
     def stats(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses, "forwarded": self.forwarded}
@@ -84,19 +95,29 @@ class ModelPassthrough:
         refusal = _foreign_origin(request)
         if refusal is not None:
             return _error(403, refusal, "forbidden")
-        lane = request.query_params.get("run") or request.headers.get("x-run-id") or self.default_run
+        run = client_identity.tagged_run(request)
+        caller = Caller(run_id=run or self.default_run, tagged=bool(run), session_id=client_identity.client_of(request),
+                        client_name=request.headers.get("user-agent"))
+        lane = caller.lane
         key = request_key(MODEL_SERVER, path, body or {})
+        log = _Logger(self.call_log, self.redact, path, body, caller, key)
         if self.mode in ("replay", "hybrid"):
-            entry = self._take(lane, key)
+            entry = self.lanes.take(lane, key)
             if entry is not None:
                 self.hits += 1
-                return _respond(ModelAnswer.from_entry(entry["result"]))
+                answer = ModelAnswer.from_entry(entry["result"])
+                log("hit", answer)
+                return _respond(answer)
             self.misses += 1
             if self.mode == "replay":
-                return _error(409, describe_model_miss(path, body or {}, lane, self.recorded_entries), "replay_miss")
+                message = describe_model_miss(path, body or {}, lane, self.recorded_entries)
+                log("miss", status=409, error=message)
+                return _error(409, message, "replay_miss")
         if self.live is None:
-            return _error(503, "the gateway has no model endpoint: start it with --llm-base-url URL "
-                               "(and the key's variable in --llm-key-env)", "no_model_endpoint")
+            message = ("the gateway has no model endpoint: start it with --llm-base-url URL "
+                       "(and the key's variable in --llm-key-env)")
+            log("live", status=503, error=message)
+            return _error(503, message, "no_model_endpoint")
         self.forwarded += 1
         record = self.mode in ("record", "hybrid")
         started = time.perf_counter()
@@ -105,38 +126,33 @@ class ModelPassthrough:
             if body is not None and body.get("stream"):
                 answer, events = await self.live.stream(upstream_path, body)
                 if events is not None:
-                    return StreamingResponse(self._relay(events, answer, path, body, key, lane, started, record),
+                    return StreamingResponse(self._relay(events, answer, path, body, key, lane, started, record, log),
                                              status_code=answer.status, media_type="text/event-stream",
                                              headers={"Cache-Control": "no-cache"})
             else:
                 answer = await self.live.send("POST" if body is not None else "GET", upstream_path, raw)
         except ModelUnreachable as exc:
+            log("live", status=502, error=str(exc))
             return _error(502, str(exc), "model_unreachable")
         if record:
             try:
                 await self._record(path, body, key, lane, answer, started)
             except StoreWriteError as exc:
-                return _error(500, f"the model answered, but the recording could not be written: {exc}", "cassette_error")
+                message = f"the model answered, but the recording could not be written: {exc}"
+                log("live", status=500, error=message)
+                return _error(500, message, "cassette_error")
+        log("recorded" if record else "live", answer)
         return _respond(answer)
 
-    def _take(self, lane: str, key: str) -> dict[str, Any] | None:
-        entries = self.recorded.get(key)
-        if not entries:
-            return None
-        index = self._lanes[(lane, key)]
-        self._lanes[(lane, key)] += 1
-        if index < len(entries):
-            return entries[index]
-        return entries[-1] if self.past_end == "repeat" else None
-
     async def _relay(self, events: AsyncIterator[str], answer: ModelAnswer, path: str, body: dict[str, Any],
-                     key: str, lane: str, started: float, record: bool) -> AsyncIterator[bytes]:
+                     key: str, lane: str, started: float, record: bool, log: _Logger) -> AsyncIterator[bytes]:
         seen: list[str] = []
         try:
             async for data in events:
                 seen.append(data)
                 yield _sse(data)
         except ModelUnreachable as exc:  # not an answer: not recorded, and the client is told
+            log("live", status=502, error=str(exc))
             yield _sse(json.dumps(error_body(str(exc), "model_unreachable")))
             return
         answer.events = seen
@@ -144,8 +160,10 @@ class ModelPassthrough:
             try:
                 await self._record(path, body, key, lane, answer, started)
             except StoreWriteError as exc:
+                log("live", status=500, error=f"recording failed: {exc}")
                 yield _sse(json.dumps(error_body(f"recording failed: {exc}", "cassette_error")))
                 return
+        log("recorded" if record else "live", answer)
         yield _sse(DONE)
 
     async def _record(self, path: str, body: dict[str, Any] | None, key: str, lane: str, answer: ModelAnswer,
@@ -157,13 +175,30 @@ class ModelPassthrough:
         }
         await self.cassette.record_exchange(entry, wait=True)
         if self.mode == "hybrid":  # later identical requests in this lane replay what was just taken live
-            self.recorded.setdefault(key, []).append(entry)
-            self._lanes[(lane, key)] = len(self.recorded[key])
+            self.lanes.add(entry)
             self.recorded_entries.append(entry)
 
     async def aclose(self) -> None:
         if self.live is not None:
             await self.live.aclose()
+
+
+class _Logger:
+    """Writes one exchange's call-log record (llm.call_record), timed from its creation."""
+
+    def __init__(self, call_log: Any, redact: Redactor, path: str, body: dict[str, Any] | None, caller: Caller,
+                 key: str) -> None:
+        self.call_log, self.redact, self.path, self.body, self.caller, self.key = call_log, redact, path, body, caller, key
+        self.started_at, self.started = time.time(), time.perf_counter()
+
+    def __call__(self, outcome: str, answer: ModelAnswer | None = None, *, status: int | None = None,
+                 error: str | None = None) -> None:
+        if self.call_log is None:
+            return
+        self.call_log.append(self.redact(model_record(
+            server=MODEL_SERVER, path=self.path, body=self.body, run_id=self.caller.run_id, lane=self.caller.lane,
+            session_id=self.caller.session_id, client_name=self.caller.client_name, started_at=self.started_at,
+            started=self.started, outcome=outcome, answer=answer, status=status, error=error, cassette_key=self.key)))
 
 
 def _foreign_origin(request: Request) -> str | None:

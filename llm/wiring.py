@@ -12,7 +12,7 @@ from recorder.redaction import Redactor
 
 
 def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, default_run: str,
-                      redact_patterns: list[str] | None) -> ModelPassthrough:
+                      redact_patterns: list[str] | None, call_log: Any = None) -> ModelPassthrough:
     """Always built: without --llm-base-url, live/record answer 503 saying how to configure it,
     and replay needs none."""
     key = None
@@ -24,7 +24,7 @@ def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, de
     live = LiveModel(settings.llm_base_url, key) if settings.llm_base_url and mode != "replay" else None
     return ModelPassthrough(
         mode, live, cassette=cassette if mode in ("record", "hybrid") else None,
-        recorded=recorded.exchanges if recorded is not None else None,
         recorded_entries=recorded.by_server.get(MODEL_SERVER, []) if recorded is not None else None,
         redact=Redactor([key] if key else [], redact_patterns), default_run=default_run, past_end=settings.past_end,
+        call_log=call_log,
     )

@@ -127,9 +127,11 @@ class Gateway:
                                                                    max_bytes=settings.max_call_log_bytes))
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
+        self.router.recording = str(self.cassette.path) if self.cassette is not None else None
         self.server = build_server(self.router, default_run)
         # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side.
-        self.model = model_passthrough(settings, self.mode, self.cassette, self.recorded, default_run, redact_patterns)
+        self.model = model_passthrough(settings, self.mode, self.cassette, self.recorded, default_run, redact_patterns,
+                                       self.router.call_log)
 
     def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Any:
         # One instance per run where the server's state must not leak between runs; in hybrid mode

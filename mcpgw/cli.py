@@ -104,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--responses", choices=("adaptive", "sse", "json"), default="adaptive",
                        help="HTTP answers: adaptive (default) = plain JSON unless the request asked for progress or "
                             "its session accepts sampling/elicitation/roots; sse = always a stream; json = never")
-    serve.add_argument("--run", default="default", help="run id for calls whose client does not give one")
+    serve.add_argument("--run", default="default",
+                       help="run id for calls whose client gives none (?run= / X-Run-Id); each such client, on /mcp "
+                            "and /v1 alike, replays in a lane of its own under it (<run>/client-<id>)")
     from llm.options import add_model_options
 
     add_model_options(serve)

@@ -93,7 +93,7 @@ def iter_records(path: Path, db: str) -> Iterator[dict[str, Any]]:
 def fidelity(path: Path) -> dict[str, Any]:
     """How faithfully one session was served from the cassette, from its call records.
 
-    hits: answered from the recording (ok or tool_error, source replay); misses: outcome
+    hits: answered from the recording (ok or tool_error, source replay; model exchanges: hit); misses: outcome
     `miss`; diverged lanes: distinct run ids with a `diverged` call; live: answered live.
     """
     calls = hits = misses = live = 0
@@ -101,7 +101,7 @@ def fidelity(path: Path) -> dict[str, Any]:
     for record in iter_records(path, "calls"):
         calls += 1
         outcome, source = record.get("outcome"), record.get("source")
-        if outcome in ("ok", "tool_error") and source == "replay":
+        if outcome in ("ok", "tool_error", "hit") and source == "replay":  # hit: a model exchange
             hits += 1
         elif outcome == "miss":
             misses += 1

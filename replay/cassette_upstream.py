@@ -4,7 +4,9 @@ Each lane (a run id, else one client: see `gateway.front`) replays on its own:
 - a request's key holds the lane's history of state-changing calls to this
   server (`recorder.state`), so a read is answered only at the state it was
   recorded in; identical requests at one state answer in recorded order, and
-  past the end `past_end` decides ("repeat" the last answer, or "miss");
+  past the end `past_end` decides ("repeat" the last answer, or "miss"); a lane
+  recorded under the same name (a tagged run id, e.g. one attempt of a task)
+  answers from its own recordings of the request, any other lane from all of them;
 - a miss on a state-changing call means the run has left the recording: from
   then on this server (and its state group) answers nothing more from the cassette in that lane
   (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless;
@@ -83,6 +85,10 @@ class CassetteUpstream:
         self.catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
         self.model = StateModel(name, tracked, read_only_tools(self.catalog.tools if self.catalog else None))
         self.exchanges = build_index(server_entries, self.model, legacy_stateful=legacy_stateful)
+        self._own: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (key, recorded lane) -> its entries
+        for key, entries in self.exchanges.items():
+            for entry in entries:
+                self._own.setdefault((key, str(entry.get("lane") or "")), []).append(entry)
         self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
         self.status = Status("ready" if self.catalog else "unavailable")
         if self.catalog is not None:
@@ -135,7 +141,7 @@ class CassetteUpstream:
                 f"(call {lane.calls} to this server in this run) is not answered",
                 data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
             )
-        entry = self._take(lane, call)
+        entry = self._take(lane, call, options.lane)
         if entry is None:
             self.misses[label] += 1
             if self.fallback is not None:
@@ -159,8 +165,8 @@ class CassetteUpstream:
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
         return entry["result"]
 
-    def _take(self, lane: Lane, call: Call) -> dict[str, Any] | None:
-        entries = self.exchanges.get(call.key)
+    def _take(self, lane: Lane, call: Call, name: str) -> dict[str, Any] | None:
+        entries = self._own.get((call.key, name)) or self.exchanges.get(call.key)
         if not entries:
             return None
         index = lane.positions[call.key]
@@ -177,9 +183,11 @@ class CassetteUpstream:
             lane.live = True
         options.cassette_call = call  # recorded under the key replay computes, history included
         result = await self.fallback.request(method, params, options)
-        entries = self.exchanges.setdefault(call.key, [])
-        entries.append({"key": call.key, "base": call.base, "history": call.history, "result": result})
-        lane.positions[call.key] = len(entries)
+        entry = {"key": call.key, "base": call.base, "history": call.history, "result": result, "lane": options.lane}
+        self.exchanges.setdefault(call.key, []).append(entry)
+        own = self._own.setdefault((call.key, options.lane), [])
+        own.append(entry)
+        lane.positions[call.key] = len(own)  # what this lane asks again replays what it just took live
         if call.changes_state:
             lane.history = call.history_after()
         options.source = "live"

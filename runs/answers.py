@@ -1,8 +1,9 @@
 """`answers.jsonl`: one line per task, in task order, with only what the run
-decides (task id, final answer, rounds, tokens, status), so a replayed run
-writes the same bytes. Lines are appended as tasks finish (a crash keeps them)
-and the file is rewritten in task order at the end. Finished tasks (status ok
-or max_rounds) are kept on resume; others run again."""
+decides (run id, task id, attempt, final answer, rounds, tokens, status), so a
+replayed run writes the same bytes. Lines are appended as tasks finish (a crash
+keeps them) and the file is rewritten in task order at the end. Finished tasks
+(status ok or max_rounds) are kept on resume; others run again, as a new attempt
+(runs.attempts). Records are keyed by the task's run id without its attempt."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
+from runs.attempts import base_of
 
 FINISHED = ("ok", "max_rounds")
 
@@ -19,7 +22,7 @@ def line(record: dict[str, Any]) -> str:
 
 
 def read_finished(path: Path) -> dict[str, dict[str, Any]]:
-    """run id -> answer of the tasks a previous attempt finished."""
+    """task run id (no attempt suffix) -> answer of the tasks a previous attempt finished."""
     if not path.exists():
         return {}
     out = {}
@@ -29,7 +32,7 @@ def read_finished(path: Path) -> dict[str, dict[str, Any]]:
         except ValueError:
             continue  # a line cut by a crash: that task runs again
         if isinstance(record, dict) and record.get("status") in FINISHED and isinstance(record.get("run_id"), str):
-            out[record["run_id"]] = record
+            out[base_of(record)] = record
     return out
 
 
@@ -42,7 +45,7 @@ class AnswersFile:
         self._handle = path.open("a", encoding="utf-8")
 
     def add(self, record: dict[str, Any]) -> None:
-        self.records[record["run_id"]] = record
+        self.records[base_of(record)] = record
         self._handle.write(line(record))
         self._handle.flush()
 

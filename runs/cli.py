@@ -64,6 +64,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from evaluator.errors import EvaluatorError
     from runs.gateway_process import GatewayProcess
+    from runs.attempts import plan
     from runs.manifest import write_manifest
     from runs.runner import RunOptions, run_tasks
     from runs.tasks import load_tasks
@@ -106,7 +107,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise GatewayError(f"no gateway answering at {base} ({exc})") from None
         log_cassette = status.get("cassette")
         answers_path = Path(args.answers) if args.answers else Path(f"{log_cassette}.answers.jsonl")
-        result = anyio.run(run_tasks, tasks, base, options, answers_path, _Progress())
+        attempts = plan(status, [args.run_prefix + t.task_id for t in tasks])
+        result = anyio.run(run_tasks, tasks, base, options, answers_path, _Progress(), attempts)
         if log_cassette:
             write_manifest(log_cassette, {
                 "started": started, "ended": time.time(), "mode": status.get("mode"), "model": args.model,

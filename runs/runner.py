@@ -12,6 +12,7 @@ import anyio
 import httpx
 
 from runs.answers import AnswersFile, read_finished
+from runs.attempts import run_id_of
 from runs.model import ChatModel, ModelFailed, ModelMiss
 from runs.strategies import STRATEGIES
 from runs.tasks import RunTask
@@ -41,7 +42,8 @@ class RunResult:
 
 
 async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answers_path: Path,
-                    progress: Any = None) -> RunResult:
+                    progress: Any = None, attempts: dict[str, int] | None = None) -> RunResult:
+    """`attempts`: task run id -> the attempt to run it as (runs.attempts.plan); 1 if absent."""
     from openai import AsyncOpenAI
 
     async with httpx.AsyncClient(timeout=10) as http:
@@ -66,7 +68,8 @@ async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answer
 
     async def one(task: RunTask) -> None:
         async with limiter:
-            record, timing = await run_one(task, base, client, names, options, mcp_http)
+            attempt = (attempts or {}).get(options.run_prefix + task.task_id, 1)
+            record, timing = await run_one(task, base, client, names, options, mcp_http, attempt)
         answers.add(record)
         result.timings[record["run_id"]] = timing
         if progress is not None:
@@ -86,8 +89,8 @@ async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answer
 
 
 async def run_one(task: RunTask, base: str, client: Any, names: ServerNames, options: RunOptions,
-                  mcp_http: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    run_id = options.run_prefix + task.task_id
+                  mcp_http: Any = None, attempt: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
+    run_id = run_id_of(options.run_prefix + task.task_id, attempt)
     model = ChatModel(client, options.model, run_id, temperature=options.temperature, seed=options.seed,
                       stream=options.stream, retries=options.model_retries)
     started = time.perf_counter()
@@ -110,7 +113,7 @@ async def run_one(task: RunTask, base: str, client: Any, names: ServerNames, opt
     except Exception as exc:  # noqa: BLE001 - the gateway went away, a protocol error: this task's end, not the run's
         status, error = "error", f"{type(exc).__name__}: {exc}"
     record = {
-        "run_id": run_id, "task_id": task.task_id, "model": f"{options.model}/{options.strategy}",
+        "run_id": run_id, "task_id": task.task_id, "attempt": attempt, "model": f"{options.model}/{options.strategy}",
         "strategy": options.strategy, "final_answer": final, "rounds": rounds, "status": status,
         "tokens": model.usage.as_dict(), "model_calls": model.usage.calls, "tool_calls": box["tool_calls"],
     }

@@ -68,3 +68,12 @@ def test_iterable_source_names_position():
     with pytest.raises(InputError) as info:
         list(check_calls([call(), {"run_id": "x"}], source="cassette c"))
     assert info.value.line == 2 and info.value.source == "cassette c" and info.value.field == "outcome"
+
+
+def test_model_exchanges_in_a_call_log_are_not_tool_calls(tmp_path):
+    tool = {"run_id": "t1", "outcome": "ok", "exposed_name": "uc__convert", "server": "uc", "tool": "convert"}
+    model = {"run_id": "t1", "outcome": "hit", "exposed_name": None, "server": "@model", "method": "/v1/chat/completions"}
+    assert list(check_calls([model, tool, model])) == [tool]
+    path = tmp_path / "calls.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (model, tool)) + "\n")
+    assert [r["exposed_name"] for r in read_calls(path)] == ["uc__convert"]

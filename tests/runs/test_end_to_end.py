@@ -32,6 +32,8 @@ STRATEGIES = ("tc", "react", "mcpbench")
 REPLAYS = int(os.environ.get("MCPGW_RUN_REPLAYS", "3"))  # the issue asks 10: MCPGW_RUN_REPLAYS=10
 LOGGED = ("run_id", "exposed_name", "server", "tool", "arguments", "known_tool", "validation", "outcome", "is_error",
           "error", "result_digest", "result", "cassette_key")
+# Model exchanges are in the call log too: recorded, then hits; what they asked and got is the same.
+MODEL_LOGGED = ("run_id", "server", "method", "model", "stream", "status", "is_error", "error", "tokens", "cassette_key")
 
 
 def single_server_tasks(tmp_path: Path) -> Path:
@@ -55,7 +57,8 @@ def call_log(cassette: Path) -> str:
     """The deterministic fields, per run in call order (sorted within mcpbench's parallel rounds)."""
     runs: dict[str, list[str]] = {}
     for record in iter_calls(cassette):
-        runs.setdefault(record["run_id"], []).append(json.dumps({k: record.get(k) for k in LOGGED}, sort_keys=True))
+        fields = MODEL_LOGGED if record["server"] == "@model" else LOGGED
+        runs.setdefault(record["run_id"], []).append(json.dumps({k: record.get(k) for k in fields}, sort_keys=True))
     return "\n".join(line for run_id in sorted(runs)
                      for line in (sorted(runs[run_id]) if run_id.startswith("mcpbench/") else runs[run_id]))
 
@@ -106,6 +109,8 @@ def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys, 
     assert by_task["medical_calculator_001"]["model_calls"] == 3  # the 500 was retried
     log = call_log(cassettes / "rec")
     assert '"outcome": "ok"' in log and '"result": "' in log  # results are kept for the judge
+    model_outcomes = {r["outcome"] for r in iter_calls(cassettes / "rec") if r["server"] == "@model"}
+    assert model_outcomes == {"recorded"} and '"status": 500' in log  # the model's side of the timeline
     recorded_log, recorded_scores = log, scores(cassettes / "rec", tmp_path / "rec-scores.json")
     rules = json.loads(recorded_scores)["mcpbench_rules"]
     assert {m: r["overall"]["valid_tool_name_rate"] for m, r in rules.items()} == \
@@ -130,6 +135,7 @@ def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys, 
         finally:
             replay.stop()
         assert call_log(cassettes / f"rep{i}") == recorded_log, i
+        assert {r["outcome"] for r in iter_calls(cassettes / f"rep{i}") if r["server"] == "@model"} == {"hit"}
         assert scores(cassettes / f"rep{i}", tmp_path / f"rep{i}-scores.json") == recorded_scores, i
 
     # One model reply changed: the agent's next request is one the recording never saw.

@@ -59,3 +59,38 @@ def test_answers_resume_keeps_finished_tasks_only(tmp_path):
     assert [json.loads(line)["run_id"] for line in path.read_text().splitlines()] == ["a", "b"]
     answers.finish(["b", "a"])
     assert [json.loads(line)["run_id"] for line in path.read_text().splitlines()] == ["b", "a"]
+
+
+def test_attempts_have_run_ids_of_their_own_and_resume_by_task(tmp_path):
+    from runs.attempts import base_of, run_id_of
+
+    assert run_id_of("tc/t1", 1) == "tc/t1" and run_id_of("tc/t1", 3) == "tc/t1~3"
+    assert base_of({"run_id": "tc/t1~3", "attempt": 3}) == base_of({"run_id": "tc/t1"}) == "tc/t1"
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps({"run_id": "a~2", "attempt": 2, "status": "ok"}) + "\n"
+                    + json.dumps({"run_id": "b", "attempt": 1, "status": "model_error"}) + "\n")
+    kept = read_finished(path)
+    assert list(kept) == ["a"]  # keyed by the task's run id, whichever attempt finished it
+    answers = AnswersFile(path, kept)
+    answers.add({"run_id": "b~2", "attempt": 2, "status": "ok"})
+    assert [a["run_id"] for a in answers.finish(["a", "b"])] == ["a~2", "b~2"]
+
+
+def test_the_next_attempt_counts_every_lane_in_the_cassette_and_replay_takes_the_final_one(tmp_path):
+    from recorder.cassette import Cassette
+    from runs.attempts import plan
+    from runs.manifest import write_manifest
+
+    cassette = Cassette(tmp_path / "rec")
+    # t1: attempts 1 and 3 recorded (3 was cut short by Ctrl-C: no answer line, no manifest); "t2~x" is no attempt.
+    for lane in ("t1", "t1~3", "t2~x", "other"):
+        cassette.record_exchange({"key": lane, "server": "@model", "method": "/v1/chat/completions", "lane": lane},
+                                 wait=False)
+    cassette.close()
+    status = {"mode": "record", "cassette": str(tmp_path / "rec")}
+    assert plan(status, ["t1", "t2", "t3"]) == {"t1": 4, "t2": 1, "t3": 1}
+    write_manifest(tmp_path / "rec", {"started": 1.0, "answers": [{"run_id": "t1", "attempt": 1}, {"run_id": "t2"}]})
+    write_manifest(tmp_path / "rec", {"started": 2.0, "answers": [{"run_id": "t1~2", "attempt": 2}]})
+    replay = {"mode": "replay", "recording": str(tmp_path / "rec"), "cassette": str(tmp_path / "log")}
+    assert plan(replay, ["t1", "t2", "t3"]) == {"t1": 2, "t2": 1, "t3": 1}
+    assert plan({"mode": "live", "cassette": str(tmp_path / "live")}, ["t1"]) == {"t1": 1}

@@ -1,0 +1,81 @@
+"""A model exchange as a call-log record, beside the tool calls of the same run, so
+the call log shows a run's whole timeline (`mcpgw calls export`).
+
+The record has the tool-call record's shape (recorder.calllog.FIELDS) with
+server `@model`, `method` = the endpoint path, and an outcome of its own:
+    hit       answered from the cassette (replay, hybrid)
+    miss      not in the cassette (replay: answered 409)
+    live      forwarded, not recorded (live mode; or the model was unreachable)
+    recorded  forwarded and written into the cassette (record; hybrid misses)
+plus the HTTP `status` the client got, the `model` asked for, whether it was
+`stream`ed, and `tokens` when the answer carried `usage`. The evaluator skips
+these records where it counts tool calls (evaluator.calllog.is_model_record).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from llm.answer import ModelAnswer
+
+OUTCOMES = ("hit", "miss", "live", "recorded")
+
+
+def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id: str, lane: str, session_id: str,
+                 client_name: str | None, started_at: float, started: float, outcome: str,
+                 answer: ModelAnswer | None = None, status: int | None = None, error: str | None = None,
+                 cassette_key: str | None = None) -> dict[str, Any]:
+    """`started_at` is wall time, `started` the perf_counter reading of the same moment."""
+    status = answer.status if answer is not None else status
+    record: dict[str, Any] = {
+        "run_id": run_id, "session_id": session_id, "lane": lane, "seq": None,
+        "started_at": _iso(started_at), "ended_at": _iso(time.time()),
+        "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        "client_name": client_name, "protocol_version": None,
+        "server": server, "tool": None, "exposed_name": None, "method": path,
+        "model": (body or {}).get("model"), "stream": bool((body or {}).get("stream")),
+        "outcome": outcome, "status": status, "is_error": status is None or status >= 400,
+        "error": error if error is not None else _error_of(answer),
+        "cassette_key": cassette_key, "source": "replay" if outcome == "hit" else "live",
+    }
+    tokens = usage_of(answer) if answer is not None else None
+    if tokens is not None:
+        record["tokens"] = tokens
+    return record
+
+
+def usage_of(answer: ModelAnswer) -> dict[str, int] | None:
+    """Token counts of a plain answer's `usage`, or of the streamed chunk that carried it."""
+    usage = answer.body.get("usage") if isinstance(answer.body, dict) else None
+    for data in reversed(answer.events or ()):
+        if usage is not None:
+            break
+        if '"usage"' in data:
+            try:
+                usage = (json.loads(data) or {}).get("usage")
+            except (ValueError, AttributeError):
+                usage = None
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    total = _count(usage.get("total_tokens")) or prompt + completion
+    return {"prompt": prompt, "completion": completion, "total": total}
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _error_of(answer: ModelAnswer | None) -> str | None:
+    if answer is None or answer.status < 400:
+        return None
+    if isinstance(answer.body, dict) and isinstance(answer.body.get("error"), dict):
+        return str(answer.body["error"].get("message") or f"HTTP {answer.status}")
+    return f"HTTP {answer.status}"
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
