@@ -7,7 +7,8 @@ Each peer runs in its own environment, made on first use with uv under a cache d
 outside the repository ($MCPGW_BENCH_CACHE, default ~/.cache/mcpgw-bench):
   mcp-proxy 0.13 (sparfenyuk; needs mcp 1.x)     FastMCP 4.1.2's proxy (mcp 2.x)
 The naive SDK proxy (bench/naive_proxy.py), the SDK floor (bench/echo_server.py answering
-HTTP itself) and mcpgw run in this environment. Two upstreams: server-everything's `echo`
+HTTP itself), a null server (bench/null_server.py: canned answers, the client's own floor) and
+mcpgw run in this environment. Two upstreams: server-everything's `echo`
 (npx) and a small Python stdio echo server. Client: the MCP SDK `Client` (handshake era).
 Per row: p50 of `--seq` sequential calls, and calls/s of `--clients` concurrent clients making
 `--per-client` calls each; medians over `--repeats`; and the CPU the serving side (the process
@@ -227,6 +228,12 @@ def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:
                          *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
         finally:
             stop(proc)
+        port = free_port()
+        proc = serve([sys.executable, str(BENCH / "null_server.py"), str(port)], f"http://127.0.0.1:{port}/mcp")
+        try:
+            rows.append((NULL_ROW, *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
+        finally:
+            stop(proc)
     proxies = [("naive SDK proxy (JSON answers)", lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command])]
     if not args.skip_peers:
         proxies += [
@@ -243,6 +250,9 @@ def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:
         finally:
             stop(proc)
     return rows + gateway_rows(key, command, tmp, args)
+
+
+NULL_ROW = "a null HTTP server (canned answers, no MCP work): the client's own floor"
 
 
 def verdicts(rows: list[Row]) -> list[str]:
@@ -268,6 +278,10 @@ def verdicts(rows: list[Row]) -> list[str]:
         floor_cpu = next((c for n, c in cpu.items() if n.startswith("an SDK server")), None)
         if floor_cpu and cpu.get("mcpgw replay"):
             out.append(f"replay: server-side CPU per call {cpu['mcpgw replay'] / floor_cpu:.2f}x the SDK floor's")
+        null = by.get(NULL_ROW)
+        if null:  # no server can answer faster than one that does nothing
+            out.append(f"replay: even the null server gives p50 {null[0] / floor[0]:.2f}x and calls/s {null[1] / floor[1]:.2f}x "
+                       "the SDK floor's: no server can do better with this client on this machine")
         # The clients share one process (one core): whatever the server, they cannot call faster than their own CPU allows.
         own = clients.get("mcpgw replay")
         if own and own == own:

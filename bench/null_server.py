@@ -25,6 +25,11 @@ INFO = {"name": "null", "version": "0"}
 
 
 def result_for(message: dict) -> dict:
+    """The answer, shaped for both eras (2026-07-28 results carry resultType; handshake clients ignore it)."""
+    return {**_result(message), "resultType": "complete"}
+
+
+def _result(message: dict) -> dict:
     method, params = message.get("method"), message.get("params") or {}
     if method == "initialize":
         return {"protocolVersion": params.get("protocolVersion"), "capabilities": CAPABILITIES, "serverInfo": INFO}
