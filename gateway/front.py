@@ -290,9 +290,15 @@ def build_http_app(
             if on_shutdown is not None:
                 on_shutdown()
 
+    extra = list(routes or [])
+    if workers is not None:
+        # /v1 replay ties an untagged client to the first recorded conversation no other client follows
+        # yet: a choice over all clients, so one worker (the first) makes it, as one process would.
+        extra = [Route(r.path, worker_routing.WorkerRouting(r.app, workers, everything_to=0), methods=list(r.methods or ()))
+                 for r in extra]
     app = Starlette(
         routes=[Route(path, endpoint=endpoint), Route("/status", status), Route("/healthz", healthz),
-                Route("/readyz", readyz), *(routes or [])],
+                Route("/readyz", readyz), *extra],
         lifespan=lifespan,
     )
     edge = HttpGuard(app, guard)

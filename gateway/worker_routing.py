@@ -69,9 +69,10 @@ class Workers:
 class WorkerRouting:
     """ASGI layer: serve the request here, or forward it to the worker that owns it."""
 
-    def __init__(self, app: Any, workers: Workers) -> None:
+    def __init__(self, app: Any, workers: Workers, *, everything_to: int | None = None) -> None:
         self.app = app
         self.workers = workers
+        self.everything_to = everything_to  # one worker serves every request of this route
         self.forwarded = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -89,6 +90,8 @@ class WorkerRouting:
         await self._forward(owner, scope, receive, _tagged(send, b"x-mcpgw-forwarded-by", self.workers.index))
 
     def _owner(self, scope: dict[str, Any]) -> int | None:
+        if self.everything_to is not None:
+            return self.everything_to
         headers = dict(scope.get("headers", ()))
         session = headers.get(b"mcp-session-id")
         if session:

@@ -65,9 +65,12 @@ class ModelPassthrough:
         self.misses = 0
         self.forwarded = 0
 
-    def routes(self) -> list[Route]:
-        # The same client identity as /mcp: an untagged client gets a lane of its own.
-        identity = client_identity.ClientIdentity
+    def routes(self, mint: Any = None) -> list[Route]:
+        """The same client identity as /mcp: an untagged client gets a lane of its own (`mint`: with
+        --workers, identities this worker owns, so the client's later requests are routed back here)."""
+        def identity(app: Any) -> Any:
+            return client_identity.ClientIdentity(app, mint=mint)
+
         return [Route(CHAT, identity(request_response(self.chat)), methods=["POST"]),
                 Route(MODELS, identity(request_response(self.models)), methods=["GET"])]
 

@@ -192,7 +192,7 @@ class Gateway:
         guard = GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path)
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
         app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
-                             response_mode=s.response_mode, routes=self.model.routes(), guard=guard, limits=limits,
+                             response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None), guard=guard, limits=limits,
                              workers=self.workers)
         url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         sockets = None

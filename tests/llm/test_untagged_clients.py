@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 
+import httpx
 import openai
 
 from recorder.calllog import iter_calls
@@ -23,8 +24,10 @@ SCRIPT = {
 }
 
 
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0)
+def client(base: str, keep_alive: bool = True) -> openai.OpenAI:
+    # Without keep-alive every request is a new connection, which the kernel gives to any --workers worker.
+    http = None if keep_alive else httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=60)
+    return openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0, http_client=http)
 
 
 def ask(c: openai.OpenAI, marker: str) -> str:
@@ -98,4 +101,18 @@ def test_untagged_openai_clients_each_replay_their_own_answers(tmp_path):
         stop_gateway(replay)
     assert got["a"] == recorded["a"] and got["b"] == recorded["b"]
     # c and d asked the very same thing: whichever came first replays the first recorded twin, never a mix.
+    assert sorted([got["c"], got["d"]]) == [recorded["c"], recorded["d"]]
+
+
+    # Replay 3: two worker processes, every request on a new connection (so it reaches either worker):
+    # each lane still lives in one worker, so each client gets its own answers in order.
+    replay = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--log-cassette", "log3", "--workers", "2")
+    try:
+        got = {}
+        for name in ("b", "a", "d", "c"):
+            who = client(replay.base, keep_alive=False)
+            got[name] = [ask(who, m) for m in plans[name]]
+    finally:
+        stop_gateway(replay)
+    assert got["a"] == recorded["a"] and got["b"] == recorded["b"]
     assert sorted([got["c"], got["d"]]) == [recorded["c"], recorded["d"]]
