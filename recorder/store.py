@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import queue
 import struct
 import threading
@@ -302,24 +303,27 @@ def check_data_file(data: Path) -> None:
     if not data.exists():
         return  # a new cassette: LMDB creates the file
     try:
-        size = data.stat().st_size
         with open(data, "rb") as f:
             head = f.read(_META_LAST_PAGE + 16)
-            if size == 0:
+            if not head:
                 return  # a new environment: LMDB writes its meta pages
             if len(head) < _META_LAST_PAGE + 16 or struct.unpack_from("<I", head, _PAGE_HEADER)[0] != _META_MAGIC:
                 raise CassetteDamaged(f"{data}: damaged, not an LMDB file (bad header)")
             psize = struct.unpack_from("<I", head, _META_PSIZE)[0]
             if psize < 512 or psize > 1 << 16 or psize & (psize - 1):
                 raise CassetteDamaged(f"{data}: damaged, bad page size {psize} in its header")
-            if size < 2 * psize:
-                raise CassetteDamaged(f"{data}: damaged, truncated to {size} bytes (less than its two header pages)")
             f.seek(psize)
             second = f.read(_META_LAST_PAGE + 16)
+            # The size is taken after the meta pages are read: a writer commits its pages before the
+            # meta page naming them, so the file is at least as long as any meta read before (the
+            # other order, while a gateway writes, reads a newer meta against an older size).
+            size = os.fstat(f.fileno()).st_size
+            if size < 2 * psize:
+                raise CassetteDamaged(f"{data}: damaged, truncated to {size} bytes (less than its two header pages)")
     except OSError as exc:
         raise CassetteFormatError(f"{data}: cannot read it ({exc.strerror or exc})") from None
     metas = [struct.unpack_from("<QQ", page, _META_LAST_PAGE) for page in (head, second)
-             if struct.unpack_from("<I", page, _PAGE_HEADER)[0] == _META_MAGIC]
+             if len(page) >= _META_LAST_PAGE + 16 and struct.unpack_from("<I", page, _PAGE_HEADER)[0] == _META_MAGIC]
     last_page, _ = max(metas, key=lambda m: m[1])
     needed = (last_page + 1) * psize
     if size < needed:
