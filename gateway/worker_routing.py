@@ -66,6 +66,9 @@ class Workers:
         return self.mint(lambda: uuid.uuid4().hex)
 
 
+OWNER_START_WAIT = 30.0  # seconds a forwarded request waits for its owner to start listening
+
+
 class WorkerRouting:
     """ASGI layer: serve the request here, or forward it to the worker that owns it."""
 
@@ -105,6 +108,23 @@ class WorkerRouting:
             return self.workers.owner(identity)
         return None
 
+    async def _connect(self, owner: int) -> Any:
+        """The owner's Unix socket; while the workers start together, the owner's may not exist yet:
+        wait for it (bounded) rather than fail a request the owner would answer a moment later."""
+        path = str(self.workers.socket_path(owner))
+        with anyio.move_on_after(OWNER_START_WAIT):
+            while True:
+                try:
+                    return await anyio.connect_unix(path)
+                except (FileNotFoundError, ConnectionRefusedError):
+                    await anyio.sleep(0.05)  # polling a socket file another process creates
+                except OSError as exc:
+                    return exc
+        try:
+            return await anyio.connect_unix(path)
+        except OSError as exc:
+            return exc
+
     async def _forward(self, owner: int, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """Relay the request to its owner over the owner's Unix socket, and the answer back as it streams.
 
@@ -126,10 +146,9 @@ class WorkerRouting:
         lines += [b"content-length: " + str(len(body)).encode(), b"connection: close"]
         answer = _Answer()
         parser = httptools.HttpResponseParser(answer)
-        try:
-            stream = await anyio.connect_unix(str(self.workers.socket_path(owner)))
-        except OSError as exc:
-            await _unreachable(send, owner, exc)
+        stream = await self._connect(owner)
+        if isinstance(stream, OSError):
+            await _unreachable(send, owner, stream)
             return
         started = False
         async with stream:

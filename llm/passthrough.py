@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, request_response
@@ -109,8 +110,7 @@ class ModelPassthrough:
             if entry is not None:
                 self.hits += 1
                 answer = ModelAnswer.from_entry(entry["result"])
-                log("hit", answer)
-                return _respond(answer)
+                return _respond(answer, after=lambda: log("hit", answer))
             self.misses += 1
             if self.mode == "replay":
                 message = describe_model_miss(path, body or {}, lane, self.recorded_entries)
@@ -144,8 +144,7 @@ class ModelPassthrough:
                 message = f"the model answered, but the recording could not be written: {exc}"
                 log("live", status=500, error=message)
                 return _error(500, message, "cassette_error")
-        log("recorded" if record else "live", answer)
-        return _respond(answer)
+        return _respond(answer, after=lambda: log("recorded" if record else "live", answer))
 
     async def _relay(self, events: AsyncIterator[str], answer: ModelAnswer, path: str, body: dict[str, Any],
                      key: str, lane: str, started: float, record: bool, log: _Logger) -> AsyncIterator[bytes]:
@@ -219,7 +218,16 @@ def _sse(data: str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
-def _respond(answer: ModelAnswer) -> Response:
+def _respond(answer: ModelAnswer, after: Any = None) -> Response:
+    """The answer as the client gets it; `after` (the call-log record) runs once it is sent, off the
+    answer's path (the exchange itself was committed before, where it had to be)."""
+    response = _response(answer)
+    if after is not None:
+        response.background = BackgroundTask(after)
+    return response
+
+
+def _response(answer: ModelAnswer) -> Response:
     if answer.events is not None:
         async def replay() -> AsyncIterator[bytes]:
             for data in answer.events or ():
