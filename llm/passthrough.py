@@ -223,7 +223,10 @@ def _respond(answer: ModelAnswer, after: Any = None) -> Response:
     answer's path (the exchange itself was committed before, where it had to be)."""
     response = _response(answer)
     if after is not None:
-        response.background = BackgroundTask(after)
+        async def write() -> None:  # a coroutine: starlette would run a plain function on a worker thread
+            after()
+
+        response.background = BackgroundTask(write)
     return response
 
 
