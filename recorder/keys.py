@@ -22,11 +22,21 @@ def canonical(params: dict[str, Any] | None) -> str:
     return json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+_LEAVES = frozenset({str, int, bool, type(None)})  # what _number returns unchanged, without a call
+
+
 def _number(value: Any) -> Any:
-    """JSON does not tell 1 from 1.0; neither do keys."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
+    """JSON does not tell 1 from 1.0; neither do keys. (Leaves are skipped in the comprehensions
+    rather than visited: a chat request of 150 KB is mostly strings, and a call per string was
+    most of its key's cost.)"""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _LEAVES else _number(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _LEAVES else _number(v) for v in value]
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):  # subclasses: the same, by the slower road
         return {k: _number(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_number(v) for v in value]
