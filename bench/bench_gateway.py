@@ -105,6 +105,16 @@ def wait_http(url: str, timeout: float = 120) -> None:
     raise SystemExit(f"{url} did not come up")
 
 
+def wait_ready(base: str, server: str, timeout: float = 120) -> None:
+    """Until the gateway at `base` answers and its upstream `server` is ready."""
+    wait_http(base + "/healthz", timeout)
+    deadline = time.monotonic() + timeout
+    while httpx.get(base + "/status").json()["servers"][server]["state"] != "ready":
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{server}: upstream not ready within {timeout:g}s")
+        time.sleep(0.2)  # polling another process's state; bounded by the deadline
+
+
 def start(cmd: list[str]) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
@@ -188,12 +198,7 @@ def main() -> None:
                          "--cassettes-dir", str(tmp), "--validate", "audit", *extra])
         try:
             base = f"http://127.0.0.1:{port}"
-            wait_http(base + "/healthz")
-            deadline = time.monotonic() + 120
-            while httpx.get(base + "/status").json()["servers"]["everything"]["state"] != "ready":
-                if time.monotonic() > deadline:
-                    raise SystemExit("gateway upstream not ready")
-                time.sleep(0.2)
+            wait_ready(base, "everything")
             for clients in args.clients:
                 rows.append((name, clients, anyio.run(measure, base + "/mcp", "everything__echo", args.calls, clients)))
             own[name] = httpx.get(base + "/status").json()["own_work_us"]

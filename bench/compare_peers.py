@@ -40,7 +40,7 @@ from mcp import Client, StdioServerParameters
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
-from bench_gateway import free_port, start, stop, summarize, wait_http  # noqa: E402
+from bench_gateway import free_port, stop, summarize, wait_ready  # noqa: E402
 
 PEER_ENVS = {  # name -> requirements of its own environment
     "mcp-proxy": ["mcp-proxy==0.13.0", "mcp>=1.20,<2"],
@@ -201,11 +201,8 @@ def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Names
                       "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz", env)
         try:
             base = f"http://127.0.0.1:{port}"
+            wait_ready(base, "up", timeout=180)
             deadline = time.monotonic() + 180
-            while httpx.get(base + "/status").json()["servers"]["up"]["state"] != "ready":
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"{name}: upstream not ready")
-                time.sleep(0.2)
             if "--workers" in extra:  # every worker up (each /status is a new connection: either worker answers)
                 count, seen = int(extra[extra.index("--workers") + 1]), set()
                 while len(seen) < count and time.monotonic() < deadline:

@@ -22,10 +22,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import anyio
-import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gateway import UPSTREAM, free_port, measure, start, stop, wait_http  # noqa: E402
+from bench_gateway import UPSTREAM, free_port, measure, start, stop, wait_ready  # noqa: E402
 
 AREAS = [  # first match wins: (area, substring of the function's file)
     ("pydantic", "pydantic"),
@@ -101,12 +100,7 @@ def main() -> None:
                          "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]])
         try:
             base = f"http://127.0.0.1:{port}"
-            wait_http(base + "/healthz")
-            deadline = time.monotonic() + 120
-            while httpx.get(base + "/status").json()["servers"]["everything"]["state"] != "ready":
-                if time.monotonic() > deadline:
-                    raise SystemExit("upstream not ready")
-                time.sleep(0.2)
+            wait_ready(base, "everything")
             if path == "record":
                 anyio.run(measure, base + "/mcp", "everything__echo", args.calls, args.clients)
                 continue
