@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from recorder.calllog import iter_calls
 from tests.conftest import FIXTURES, ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import export, run
+from tests.gateway.test_real_servers import list_and_convert_over_stdio
 
 pytestmark = pytest.mark.real
 
@@ -196,20 +197,8 @@ def test_2026_client_over_stdio(tmp_path):
         cwd=str(ROOT), env=dict(os.environ),
     )
 
-    async def go():
-        with anyio.fail_after(120):
-            async with Client(params, mode="2026-07-28") as client:
-                for _ in range(600):  # the upstream starts in the background
-                    tools = [t.name for t in (await client.list_tools()).tools]
-                    if tools:
-                        break
-                    await anyio.sleep(0.1)
-                result = await client.call_tool("time__convert_time", {
-                    "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
-                return tools, result
-
-    tools, result = run(go)
+    tools, tokyo = run(lambda: list_and_convert_over_stdio(params, "2026-07-28"))
     assert sorted(tools) == ["time__convert_time", "time__get_current_time"]
-    assert json.loads(result.content[0].text)["target"]["datetime"].endswith("21:00:00+09:00")
+    assert tokyo.endswith("21:00:00+09:00")
     (record,) = list(iter_calls(tmp_path / "cassettes" / "stdio26"))
     assert record["protocol_version"] == "2026-07-28" and record["outcome"] == "ok"

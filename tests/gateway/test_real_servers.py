@@ -24,6 +24,17 @@ pytestmark = pytest.mark.real
 INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 
 
+async def list_and_convert_over_stdio(params: StdioServerParameters, era: str) -> tuple[list[str], str]:
+    """The tools a stdio gateway in front of mcp-server-time lists at once (a first list waits for
+    the upstream's start: gateway.router readiness), and 12:00 UTC in Tokyo."""
+    with anyio.fail_after(120):
+        async with Client(params, mode=era) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool("time__convert_time", {
+                "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+            return tools, json.loads(result.content[0].text)["target"]["datetime"]
+
+
 def reference_config(fs_root: Path) -> str:
     return f"""
 version: 1
@@ -169,21 +180,9 @@ def test_stdio_front_for_desktop_style_clients(tmp_path):
         env=dict(os.environ),  # as a desktop config's "env" would; uvx needs the registry settings
     )
 
-    async def go():
-        with anyio.fail_after(120):
-            async with Client(params, mode="legacy") as client:
-                for _ in range(200):  # the upstream starts in the background
-                    tools = [t.name for t in (await client.list_tools()).tools]
-                    if tools:
-                        break
-                    await anyio.sleep(0.1)
-                result = await client.call_tool("time__convert_time", {
-                    "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
-                return tools, result
-
-    tools, result = run(go)
+    tools, tokyo = run(lambda: list_and_convert_over_stdio(params, "legacy"))
     assert sorted(tools) == ["time__convert_time", "time__get_current_time"]
-    assert json.loads(result.content[0].text)["target"]["datetime"].endswith("21:00:00+09:00")
+    assert tokyo.endswith("21:00:00+09:00")
 
 
 def test_logging_subscriptions_and_completion_pass_through(real_gateway):
