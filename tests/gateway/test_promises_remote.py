@@ -9,7 +9,6 @@ tests/fixtures/loopback.cjs keeps them on 127.0.0.1.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket

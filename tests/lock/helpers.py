@@ -58,3 +58,18 @@ def call_tool(url: str, name: str, arguments: dict) -> str:
                 return (await client.call_tool(name, arguments)).content[0].text
 
     return run(go)
+
+
+def call_in_order(url: str, calls: list[tuple[str, dict]]) -> list[str]:
+    """The texts of `calls`, made in order by one (handshake-era) client; each must succeed."""
+    async def go() -> list[str]:
+        texts = []
+        with anyio.fail_after(120):
+            async with Client(url, mode="legacy") as client:
+                for name, arguments in calls:
+                    result = await client.call_tool(name, arguments)
+                    assert not result.is_error, (name, result)
+                    texts.append(result.content[0].text)
+        return texts
+
+    return run(go)

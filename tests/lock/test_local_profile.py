@@ -8,12 +8,10 @@ import math
 import subprocess
 import sys
 
-import anyio
 import pytest
-from mcp import Client
 
 from tests.conftest import ROOT, start_gateway, stop_gateway
-from tests.gateway.test_bad_input import run
+from tests.lock.helpers import call_in_order
 
 pytestmark = pytest.mark.real
 
@@ -35,24 +33,13 @@ def test_local_profile_installs_serves_and_answers(tmp_path):
         states = {name: s["state"] for name, s in gateway.status()["servers"].items()}
         assert len(states) == 10 and set(states.values()) == {"ready"}, gateway.status()
 
-        async def go():
-            with anyio.fail_after(120):
-                async with Client(gateway.url, mode="legacy") as client:
-                    async def call(name, arguments):
-                        result = await client.call_tool(name, arguments)
-                        assert not result.is_error, result
-                        return result.content[0].text
-
-                    fahrenheit = await call("unit_converter__convert_temperature",
-                                            {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"})
-                    bmi = await call("medical_calculator__bmi_bsa_calculator", {"weight": 70, "height": 175})
-                    await call("numpy_mcp__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})
-                    determinant = await call("numpy_mcp__determinant", {"name": "A"})
-                    tokyo = await call("time_mcp__convert_time",
-                                       {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
-                    return fahrenheit, bmi, determinant, tokyo
-
-        fahrenheit, bmi, determinant, tokyo = run(go)
+        fahrenheit, bmi, _, determinant, tokyo = call_in_order(gateway.url, [
+            ("unit_converter__convert_temperature", {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"}),
+            ("medical_calculator__bmi_bsa_calculator", {"weight": 70, "height": 175}),
+            ("numpy_mcp__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"}),
+            ("numpy_mcp__determinant", {"name": "A"}),
+            ("time_mcp__convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+        ])
     finally:
         stop_gateway(gateway)
     assert json.loads(fahrenheit)["converted_value"] == 100 * 9 / 5 + 32

@@ -13,10 +13,8 @@ import json
 import tarfile
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
-from mcp import Client
 
 from gateway.config import Source, parse_config
 from gateway.lock.build import _gist
@@ -24,6 +22,7 @@ from gateway.lock.recipes import build_dir, built_info, installed_spec
 from gateway.lock.sources import SourceError, source_tree
 from tests.conftest import BUILT, MISBEHAVING, ROOT, install_servers, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
+from tests.lock.helpers import call_in_order
 
 pytestmark = pytest.mark.real
 
@@ -82,29 +81,17 @@ def test_mcpbench_offline_servers_serve_table7_catalogs_and_answer(built_cache, 
             ("unavailable", "missing GOOGLE_MAPS_API_KEY")
         assert servers["math_mcp"]["built_from"].startswith("source Accenture/mcp-bench@09e5233")
 
-        async def go():
-            with anyio.fail_after(120):
-                async with Client(gateway.url, mode="legacy") as client:
-                    async def call(name, arguments):
-                        result = await client.call_tool(name, arguments)
-                        assert not result.is_error, result
-                        return result.content[0].text
-
-                    answers = {
-                        "add": await call("math_mcp__add", {"firstNumber": 2.5, "secondNumber": 4}),
-                        "hexagram": await call("bibliomantic__get_hexagram_details", {"hexagram_number": 1}),
-                        "fahrenheit": await call("unit_converter__convert_temperature",
-                                                 {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"}),
-                        "map": await call("medical_calculator__map_calculator", {"sbp": 120, "dbp": 80}),
-                        "react": await call("huge_icons__get_platform_usage", {"platform": "react"}),
-                        "tokyo": await call("time_mcp__convert_time", {"source_timezone": "UTC", "time": "12:00",
-                                                                       "target_timezone": "Asia/Tokyo"}),
-                    }
-                    await call("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})
-                    answers["determinant"] = await call("scientific_computing__determinant", {"name": "A"})
-                    return answers
-
-        answers = run(go)
+        texts = call_in_order(gateway.url, [
+            ("math_mcp__add", {"firstNumber": 2.5, "secondNumber": 4}),
+            ("bibliomantic__get_hexagram_details", {"hexagram_number": 1}),
+            ("unit_converter__convert_temperature", {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"}),
+            ("medical_calculator__map_calculator", {"sbp": 120, "dbp": 80}),
+            ("huge_icons__get_platform_usage", {"platform": "react"}),
+            ("time_mcp__convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+            ("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"}),
+            ("scientific_computing__determinant", {"name": "A"}),
+        ])
+        answers = dict(zip(["add", "hexagram", "fahrenheit", "map", "react", "tokyo", "tensor", "determinant"], texts))
     finally:
         stop_gateway(gateway)
     assert float(answers["add"]) == 6.5
