@@ -40,8 +40,9 @@ class LiveModel:
         # Only without a proxy for this endpoint in the environment: httpx honours those, httpcore does not.
         self._pool = None if _proxied(self.base_url) else httpcore.AsyncConnectionPool(
             ssl_context=httpx.create_ssl_context(), max_connections=64, max_keepalive_connections=32)
-        self._headers = [(b"content-type", b"application/json"), (b"accept", b"application/json"),
-                         *((b"authorization", f"Bearer {api_key}".encode()) for _ in [0] if api_key)]
+        self._headers = [(b"content-type", b"application/json"), (b"accept", b"application/json")]
+        if api_key:
+            self._headers.append((b"authorization", f"Bearer {api_key}".encode()))
         self._timeouts = {"connect": 10.0, "read": timeout, "write": timeout, "pool": timeout}
 
     async def send(self, method: str, path: str, body: bytes | None) -> ModelAnswer:

@@ -1,4 +1,4 @@
-"""An HTTP entry's own command during a build check: started, waited for until its port listens,
+"""An HTTP entry's own command, for the gateway and its build check: started, waited for until its port listens,
 stopped with its process group; a command that exits, or a port someone else holds, is one line."""
 
 from __future__ import annotations
@@ -7,11 +7,13 @@ import json
 import socket
 import sys
 
+import anyio
 import pytest
+from mcp import Client
 
 from gateway.config import parse_config
 from gateway.http_launch import NotListening, serving
-from tests.conftest import free_port, pid_alive
+from tests.conftest import FIXTURES, free_port, pid_alive, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
 
@@ -65,11 +67,6 @@ def test_a_command_that_exits_or_a_taken_port_is_one_line():
 def test_the_gateway_runs_an_http_entrys_command_and_stops_it(tmp_path):
     """As MCP-Bench runs Google Maps: an HTTP server the gateway starts itself, then reaches at its url.
     Here the real server-everything in its streamable HTTP mode, started by npx."""
-    import anyio
-    from mcp import Client
-
-    from tests.conftest import FIXTURES, start_gateway, stop_gateway
-
     port = free_port()
     loopback = f"--require {FIXTURES / 'loopback.cjs'}"  # it would listen on every interface
     config = (f"version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:{port}/mcp\"\n"
