@@ -110,16 +110,7 @@ class HttpGuard:
             await self._refuse(send, *problem)
             return
         scope[PARSED] = message
-        sent = False
-
-        async def replay() -> Any:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay_body(body, receive), send)
 
     def _check_caller(self, headers: dict[str, str]) -> tuple[int, int, str] | None:
         host = _host_name(headers.get("host", ""))
@@ -158,6 +149,21 @@ class HttpGuard:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
         await send_error(send, status, code, message, close=close,
                          extra=[(b"www-authenticate", b"Bearer")] if status == 401 else None)
+
+
+def replay_body(body: bytes, receive: Any) -> Any:
+    """An ASGI receive that hands over `body` (read already) in one message, then the client's own
+    receive, which reports its disconnect."""
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def send_error(send: Any, status: int, code: int, message: str, *, request_id: Any = None,

@@ -20,7 +20,7 @@ import itertools
 import json
 from typing import Any
 
-from gateway.http_guard import PARSED, send_error
+from gateway.http_guard import PARSED, replay_body, send_error
 
 _ALIAS_PREFIX = "mcpgw-id-"
 
@@ -40,7 +40,7 @@ class InflightIds:
             await self.app(scope, receive, send)
             return
         if "method" not in message or "id" not in message:
-            await self.app(scope, self._map_cancel(session, message, receive), send)
+            await self.app(*self._map_cancel(session, message, scope, receive), send)
             return
         client_id = message["id"]
         inflight = self.sessions.setdefault(session, {})
@@ -54,7 +54,7 @@ class InflightIds:
         if held is not None:  # `7` while `"7"` is in flight (or the reverse): a private alias keeps them apart
             self.aliased += 1
             wire_id = f"{_ALIAS_PREFIX}{next(self._serial)}"
-            receive = _with_body(json.dumps({**message, "id": wire_id}).encode())
+            scope, receive = _as_if(scope, receive, {**message, "id": wire_id})
             send = _restore_id(send, wire_id, client_id)
         inflight[str(wire_id)] = (client_id, wire_id)
         try:
@@ -64,15 +64,15 @@ class InflightIds:
             if not inflight:
                 self.sessions.pop(session, None)
 
-    def _map_cancel(self, session: str, message: dict[str, Any], receive: Any) -> Any:
+    def _map_cancel(self, session: str, message: dict[str, Any], scope: Any, receive: Any) -> tuple[Any, Any]:
         """A cancellation naming an aliased request goes to the alias."""
         if message.get("method") != "notifications/cancelled" or not isinstance(message.get("params"), dict):
-            return receive
+            return scope, receive
         target = message["params"].get("requestId")
         for client_id, wire_id in self.sessions.get(session, {}).values():
             if wire_id != client_id and _same_id(client_id, target):
-                return _with_body(json.dumps({**message, "params": {**message["params"], "requestId": wire_id}}).encode())
-        return receive
+                return _as_if(scope, receive, {**message, "params": {**message["params"], "requestId": wire_id}})
+        return scope, receive
 
 
 def _same_id(a: Any, b: Any) -> bool:
@@ -86,17 +86,10 @@ def _session_id(scope: Any) -> str | None:
     return None
 
 
-def _with_body(body: bytes) -> Any:
-    sent = False
-
-    async def receive() -> Any:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
-
-    return receive
+def _as_if(scope: Any, receive: Any, message: dict[str, Any]) -> tuple[Any, Any]:
+    """The request as if the client had sent `message`: parsed for the layers inside (the fast path
+    reads it) and on the wire for the SDK."""
+    return {**scope, PARSED: message}, replay_body(json.dumps(message).encode(), receive)
 
 
 def _restore_id(send: Any, wire_id: str, client_id: Any) -> Any:
