@@ -7,7 +7,8 @@ import anyio
 from gateway.client_identity import COOKIE, HEADER, ClientIdentity
 
 
-def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[bytes, bytes]] = ()) -> tuple[str, str | None]:
+def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[bytes, bytes]] = (),
+         answer_headers: list[tuple[bytes, bytes]] = ()) -> tuple[str, str | None]:
     """One request through the layer: (identity the handler saw, Set-Cookie sent back or None)."""
     seen: dict[str, str] = {}
     sent: list[dict] = []
@@ -16,7 +17,7 @@ def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[byt
         names = [k for k, _ in scope["headers"]]
         assert names.count(HEADER) == 1
         seen["id"] = dict(scope["headers"])[HEADER].decode()
-        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.start", "status": 200, "headers": list(answer_headers)})
         await send({"type": "http.response.body", "body": b""})
 
     async def send(message):
@@ -54,3 +55,13 @@ def test_a_malformed_cookie_is_ignored():
     for value in (b"../../etc", b"x" * 200, b"short"):
         identity, offered = call(layer, ("127.0.0.1", 7001), [(b"cookie", COOKIE.encode() + b"=" + value)])
         assert identity != value.decode() and offered is not None
+
+
+def test_a_handshake_session_is_never_offered_the_cookie():
+    """Its session id names it; a cookie would only cost the client on every later request."""
+    layer = ClientIdentity(None)
+    _, on_initialize = call(layer, ("127.0.0.1", 8001), answer_headers=[(b"mcp-session-id", b"abc123")])
+    _, on_a_call = call(layer, ("127.0.0.1", 8001), [(b"mcp-session-id", b"abc123")])
+    _, sessionless = call(layer, ("127.0.0.1", 8001))
+    assert on_initialize is None and on_a_call is None
+    assert sessionless is not None
