@@ -38,6 +38,7 @@ from gateway import __version__, adaptive_http, client_identity, fast_path, work
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_timeouts import HeaderDeadlineProtocol
+from gateway.write_coalescing import CoalescedWritesProtocol
 from gateway.request_ids import InflightIds
 from gateway.sessions import SessionAdmission, SessionLimits
 from gateway.router import UPSTREAM_WAIT, Caller, Router
@@ -337,6 +338,10 @@ def _exit_now() -> None:
     os._exit(130)
 
 
+class GatewayHttpProtocol(HeaderDeadlineProtocol, CoalescedWritesProtocol):
+    """uvicorn's HTTP protocol with a deadline for request heads and one send per answer."""
+
+
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None,
                      sockets: list[Any] | None = None) -> None:
     """Serve on host:port, or on the given bound sockets (workers: the shared port and a private Unix socket)."""
@@ -344,7 +349,7 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
 
     # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none",
-                            http=HeaderDeadlineProtocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)
+                            http=GatewayHttpProtocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)
     uv_server = uvicorn.Server(config)
     first_signal = uv_server.handle_exit
 
