@@ -1,0 +1,119 @@
+"""What the serving side can take when the client is not the bottleneck: replay, its workers, the SDK floor.
+
+compare_peers.py measures with the MCP SDK client, which needs 1.4-2 ms of CPU per call and so
+caps every row near what one core of client can send. Here the load comes from bench/raw_load.py
+(about 0.1 ms per call, in its own process), so calls/s shows the server's own capacity:
+  the SDK floor    bench/echo_server.py answering over HTTP itself (an SDK server, no gateway)
+  the null server  bench/null_server.py (canned answers, no MCP work)
+  mcpgw replay     the gateway answering from a cassette of the small Python echo server
+  mcpgw replay --workers N
+Per row: calls/s of `--clients` connections x `--calls` calls, p50, the serving side's CPU per call
+(process and descendants) and the load generator's; medians of `--repeats`. Asserts nothing.
+
+    python bench/bench_capacity.py [--clients 8] [--calls 1000] [--repeats 3] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from bench_gateway import free_port, stop, wait_ready  # noqa: E402
+from compare_peers import group_cpu, serve  # noqa: E402
+from raw_load import load  # noqa: E402
+
+FLOOR = "the SDK floor (an SDK server answering over HTTP itself)"
+NULL = "a null HTTP server (canned answers, no MCP work)"
+REPLAY = "mcpgw replay"
+
+
+def measure(url: str, tool: str, pid: int, args: argparse.Namespace) -> dict:
+    load(url, tool, args.clients, 50)  # warm up
+    runs = []
+    for _ in range(args.repeats):
+        cpu = group_cpu(pid)
+        out = load(url, tool, args.clients, args.calls)
+        out["server_cpu_ms"] = (group_cpu(pid) - cpu) / (args.clients * args.calls) * 1000
+        runs.append(out)
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+def gateway(config: Path, cassettes: Path, mode: str, *extra: str) -> tuple[object, str]:
+    port = free_port()
+    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+                  "--cassettes-dir", str(cassettes), "--cassette", "rec", "--mode", mode, "--validate", "audit", *extra],
+                 f"http://127.0.0.1:{port}/healthz")
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(base, "up", timeout=180)
+    if "--workers" in extra:  # every worker up (each /status is a new connection: any worker may answer)
+        count, seen, deadline = int(extra[extra.index("--workers") + 1]), set(), time.monotonic() + 60
+        while len(seen) < count and time.monotonic() < deadline:
+            seen.add(httpx.get(base + "/status").json()["worker"]["index"])
+        time.sleep(1.0)
+    return proc, base + "/mcp"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, nargs="*", default=[2])
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mcpgw-capacity-"))
+    config = tmp / "echo.yaml"
+    config.write_text(f"version: 1\nservers:\n  up:\n    command: {sys.executable}\n    args: [{str(BENCH / 'echo_server.py')!r}]\n")
+    cassettes = tmp / "cassettes"
+    proc, url = gateway(config, cassettes, "record")
+    try:
+        load(url, "up__echo", 1, max(args.calls, 50))  # the sequence every replayed client will make
+    finally:
+        stop(proc)
+
+    rows: list[tuple[str, dict]] = []
+    for name, script in ((FLOOR, ["echo_server.py", "--http"]), (NULL, ["null_server.py"])):
+        port = free_port()
+        proc = serve([sys.executable, str(BENCH / script[0]), *script[1:], str(port)], f"http://127.0.0.1:{port}/mcp")
+        try:
+            rows.append((name, measure(f"http://127.0.0.1:{port}/mcp", "echo", proc.pid, args)))
+        finally:
+            stop(proc)
+    for workers in [1, *args.workers]:
+        extra = ("--workers", str(workers)) if workers > 1 else ()
+        proc, url = gateway(config, cassettes, "replay", "--log-cassette", f"replay-log-{workers}", *extra)
+        try:
+            rows.append((f"{REPLAY} --workers {workers}" if workers > 1 else REPLAY, measure(url, "up__echo", proc.pid, args)))
+        finally:
+            stop(proc)
+
+    print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; raw load generator, handshake era; "
+          f"{args.clients} connections x {args.calls} calls; medians of {args.repeats}\n")
+    print("| path | calls/s | p50 ms | server CPU ms/call | load generator CPU ms/call |\n|---|---|---|---|---|")
+    for name, out in rows:
+        print(f"| {name} | {out['calls_s']:.0f} | {out['p50_ms']:.2f} | {out['server_cpu_ms']:.2f} | {out['load_cpu_ms']:.3f} |")
+    by = dict(rows)
+    floor, replay = by[FLOOR], by[REPLAY]
+    print(f"\nreplay: calls/s {replay['calls_s'] / floor['calls_s']:.2f}x the SDK floor's (target >= 2x); "
+          f"p50 {replay['p50_ms'] / floor['p50_ms']:.2f}x (target <= 0.6x); "
+          f"server CPU per call {replay['server_cpu_ms'] / floor['server_cpu_ms']:.2f}x")
+    cores = os.cpu_count() or 1
+    for name, out in rows:
+        if "--workers" in name:
+            workers = int(name.rsplit(" ", 1)[1])
+            spare = cores - out["load_cpu_ms"] * out["calls_s"] / 1000  # cores the load generator leaves
+            print(f"{name}: calls/s {out['calls_s'] / replay['calls_s']:.2f}x one process "
+                  f"(target >= {1 + 0.8 * (min(workers, cores) - 1):.1f}x); the load generator used "
+                  f"{cores - spare:.2f} of {cores} cores")
+
+
+if __name__ == "__main__":
+    main()
