@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity, fast_path, worker_routing
+from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_timeouts import HeaderDeadlineProtocol
@@ -343,8 +343,9 @@ class GatewayHttpProtocol(HeaderDeadlineProtocol, CoalescedWritesProtocol):
 
 
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None,
-                     sockets: list[Any] | None = None) -> None:
-    """Serve on host:port, or on the given bound sockets (workers: the shared port and a private Unix socket)."""
+                     sockets: list[Any] | None = None, dealt: Any = None) -> None:
+    """Serve on host:port, or on the given bound sockets (a worker: its private Unix socket), and on the
+    connections the `--workers` parent deals on the channel `dealt` (`gateway.connection_handoff`)."""
     import uvicorn
 
     # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
@@ -361,7 +362,7 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
         first_signal(sig, frame)
 
     uv_server.handle_exit = handle_exit  # type: ignore[method-assign]  # uvicorn installs it by attribute
-    if ready is None:
+    if ready is None and dealt is None:
         await uv_server.serve(sockets=sockets)
         return
     finished = anyio.Event()
@@ -377,4 +378,7 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
         while not uv_server.started and not finished.is_set():  # a failed start-up returns early
             await anyio.sleep(0.05)
         if uv_server.started:
-            ready()
+            if dealt is not None:
+                connection_handoff.serve_dealt_connections(uv_server, dealt)
+            if ready is not None:
+                ready()

@@ -2,8 +2,8 @@
 
 Replay state lives per lane (a tagged run, else one client) inside a process, so
 a lane must always reach the same worker for N workers to answer exactly as one
-process does. Every worker listens on the shared port (the kernel spreads
-connections) and on a private Unix socket. A request belongs to the worker that
+process does. Every worker serves the connections the parent deals it on the
+shared port (`gateway.connection_handoff`) and listens on a private Unix socket. A request belongs to the worker that
 owns its key, in this order:
   1. its handshake session (`mcp-session-id`): sessions are minted by a worker
      with ids it owns, so a session stays where it was initialized;

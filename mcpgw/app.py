@@ -74,6 +74,7 @@ class Gateway:
         self._closed = False
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
         self.workers: Any = None  # gateway.worker_routing.Workers when this process is one of --workers N
+        self.worker_channel: Any = None  # then also: the socket its connections are dealt on (mcpgw.workers)
         upstreams: dict[str, Any] = {}
 
         if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
@@ -199,12 +200,13 @@ class Gateway:
         if self.workers is not None:
             from mcpgw.workers import worker_sockets
 
-            sockets = worker_sockets(self.workers, self.settings.host, self.settings.port)
+            sockets = worker_sockets(self.workers)
             url += f" (worker {self.workers.index + 1} of {self.workers.count})"
         try:
             listening = anyio.Event()
             async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, listening.set, sockets)
+                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, listening.set, sockets,
+                              self.worker_channel)
                 await listening.wait()
                 print(f"mcpgw: serving MCP at {url} (status: http://{self.settings.host}:{self.settings.port}/status)", file=sys.stderr)
                 await self.router.until_settled()

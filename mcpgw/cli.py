@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "them, so the answers are those of one process")
     serve.add_argument("--worker", help=argparse.SUPPRESS)  # K/N: set by the --workers parent
     serve.add_argument("--worker-dir", help=argparse.SUPPRESS)
+    serve.add_argument("--worker-channel", help=argparse.SUPPRESS)  # FD: the connections the parent deals
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
 
@@ -251,13 +252,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_logged_value=args.max_logged_value,
         max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
     )
-    workers = None
+    workers = channel = None
     if args.worker:
-        from mcpgw.workers import parse_worker
+        from mcpgw.workers import parse_worker, worker_channel
 
         workers = parse_worker(args.worker, args.worker_dir)
+        channel = worker_channel(args.worker_channel)
     gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
-    gateway.workers = workers
+    gateway.workers, gateway.worker_channel = workers, channel
     try:
         # uvloop: the gateway's time is mostly event-loop and HTTP machinery, which uvloop makes cheaper.
         anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http, backend_options={"use_uvloop": _has_uvloop()})
@@ -333,7 +335,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
         elif item == "--log-cassette":
             skip = True
     print(f"mcpgw: {args.workers} workers on {args.host}:{args.port}; call log -> cassette {log_name}", file=sys.stderr)
-    return run_parent(argv, args.workers, log_name)
+    return run_parent(argv, args.workers, log_name, args.host, args.port)
 
 
 def _has_uvloop() -> bool:

@@ -1,11 +1,11 @@
 """`mcpgw serve --workers N`: N gateway processes behind one port, for replay.
 
-The parent starts N workers (`mcpgw serve ... --worker K/N`) and waits; each worker
-opens the cassette read-only, binds the shared port with SO_REUSEPORT (the kernel
-spreads connections) and a private Unix socket, and serves the lanes it owns
-(`gateway.worker_routing`): a request that reaches another worker is forwarded
-there, so every lane's replay state lives in one process and the answers are those
-of a single process. All workers append to one call-log cassette (appends are
+The parent listens on the port and starts N workers (`mcpgw serve ... --worker K/N`);
+it deals the connections it accepts to the workers in turn (`gateway.connection_handoff`).
+Each worker opens the cassette read-only, listens on a private Unix socket, and serves
+the lanes it owns (`gateway.worker_routing`): a request that reaches another worker is
+forwarded there, so every lane's replay state lives in one process and the answers are
+those of a single process. All workers append to one call-log cassette (appends are
 numbered inside the write transaction, so processes never overwrite each other).
 """
 
@@ -21,15 +21,24 @@ import tempfile
 import time
 from pathlib import Path
 
+from gateway.connection_handoff import ConnectionDealer, channel_pair
 from gateway.errors import GatewayError
 from gateway.worker_routing import Workers
 
 
-def run_parent(argv: list[str], count: int, log_cassette: str) -> int:
-    """Start `count` workers with `argv` (the serve command without --workers) and wait for them."""
+def run_parent(argv: list[str], count: int, log_cassette: str, host: str, port: int) -> int:
+    """Listen on host:port, start `count` workers with `argv` (the serve command without --workers),
+    deal them the connections, and wait for them."""
+    listener = listen(host, port)
     socket_dir = Path(tempfile.mkdtemp(prefix="mcpgw-workers-"))
     base = [sys.executable, "-m", "mcpgw.cli", *argv, "--log-cassette", log_cassette, "--worker-dir", str(socket_dir)]
-    children = [subprocess.Popen([*base, "--worker", f"{k}/{count}"]) for k in range(count)]
+    channels = [channel_pair() for _ in range(count)]
+    children = [subprocess.Popen([*base, "--worker", f"{k}/{count}", "--worker-channel", str(theirs.fileno())],
+                                 pass_fds=[theirs.fileno()]) for k, (_, theirs) in enumerate(channels)]
+    for _, theirs in channels:
+        theirs.close()
+    dealer = ConnectionDealer(listener, [ours for ours, _ in channels])
+    dealer.start()
     stopping = False
 
     def forward(signum: int, _frame: object) -> None:
@@ -51,6 +60,9 @@ def run_parent(argv: list[str], count: int, log_cassette: str) -> int:
                 forward(signal.SIGTERM, None)
             time.sleep(0.1)
     finally:
+        dealer.stop()
+        for ours, _ in channels:
+            ours.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         for child in children:
@@ -68,22 +80,33 @@ def parse_worker(value: str, socket_dir: str | None) -> Workers:
     return Workers(int(index), int(count), Path(socket_dir))
 
 
-def worker_sockets(workers: Workers, host: str, port: int) -> list[socket.socket]:
-    """The shared port (SO_REUSEPORT: every worker binds it) and this worker's own Unix socket."""
+def listen(host: str, port: int) -> socket.socket:
+    """The gateway's port, listened on by the parent (which deals its connections)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    shared = socket.socket(family, socket.SOCK_STREAM)
-    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    shared.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        shared.bind((host, port))
+        listener.bind((host, port))
     except OSError as exc:
-        shared.close()
+        listener.close()
         raise GatewayError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    shared.listen(2048)
+    listener.listen(2048)
+    return listener
+
+
+def worker_sockets(workers: Workers) -> list[socket.socket]:
+    """This worker's own Unix socket (requests other workers forward to it)."""
     path = workers.socket_path(workers.index)
     if path.exists():
         os.unlink(path)
     private = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     private.bind(str(path))
     private.listen(2048)
-    return [shared, private]
+    return [private]
+
+
+def worker_channel(fd: str | None) -> socket.socket:
+    """The worker's end of its channel from the parent (`--worker-channel FD`)."""
+    if not fd or not fd.isdigit():
+        raise GatewayError(f"--worker-channel {fd!r}: expected the descriptor the --workers parent passed")
+    return socket.socket(fileno=int(fd))

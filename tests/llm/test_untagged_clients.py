@@ -25,7 +25,7 @@ SCRIPT = {
 
 
 def client(base: str, keep_alive: bool = True) -> openai.OpenAI:
-    # Without keep-alive every request is a new connection, which the kernel gives to any --workers worker.
+    # Without keep-alive every request is a new connection, which the parent deals to the --workers workers in turn.
     http = None if keep_alive else httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=60)
     return openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0, http_client=http)
 

@@ -2,8 +2,8 @@
 
 Every lane gets the recorded answers in recorded order, however its requests are spread over
 the workers: tagged runs through SDK clients in both eras, concurrently; a handshake session
-whose every request arrives on a fresh TCP connection (so the kernel hands them to either
-worker); an untagged 2026-07-28 newcomer (its lane is its cookie identity).
+whose every request arrives on a fresh TCP connection (dealt to the workers in turn); an
+untagged 2026-07-28 newcomer (its lane is its cookie identity). Connections are spread evenly.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_a_session_whose_requests_reach_any_worker(workers):
     gateway, recorded, home = workers
     chosen = [e for e in session_lane(home) if e["method"] == "tools/call"][:40]
     served_by, forwarded = set(), 0
-    # No keep-alive: every request is a new connection, which the kernel gives to either worker.
+    # No keep-alive: every request is a new connection, dealt to the workers in turn.
     with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=30) as client:
         init = client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fresh", "version": "1"}}})
@@ -125,6 +125,24 @@ def test_a_session_whose_requests_reach_any_worker(workers):
     in_recorded_order(recorded, chosen, got)
     assert len(served_by) == 1  # the session's one worker answered everything ...
     assert forwarded > 0  # ... including requests that first reached the other one
+
+
+def test_connections_are_dealt_to_the_workers_evenly(workers):
+    """Eight long-lived clients (an agent harness's) hold four connections on each worker: none is left
+    with most of the load, as a kernel hash of the connections' addresses (SO_REUSEPORT) often did."""
+    gateway, _, _ = workers
+    clients = [httpx.Client(timeout=30) for _ in range(8)]
+    try:
+        served_by = [client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": f"c{n}", "version": "1"}}}
+        ).headers["x-mcpgw-worker"] for n, client in enumerate(clients)]
+        again = [client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).headers["x-mcpgw-worker"]
+                 for client in clients]  # the same connection, the same worker
+    finally:
+        for client in clients:
+            client.close()
+    assert sorted(served_by) == ["0"] * 4 + ["1"] * 4
+    assert again == served_by
 
 
 def test_an_untagged_newcomer_keeps_its_lane(workers):
