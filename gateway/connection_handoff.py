@@ -6,8 +6,7 @@ long-lived connections (8 clients: 8 connections for the whole run), so one work
 5 or 6 of the 8 and capped the throughput of all (measured: 2.6 to 1 splits of the CPU).
 
 Here the `--workers` parent owns the listening socket. A thread accepts each connection and
-passes its descriptor (SCM_RIGHTS) to the workers in turn, over one datagram socketpair per
-worker; the worker hands it to its HTTP server as if it had accepted it itself. A descriptor
+passes its descriptor (SCM_RIGHTS) to the workers in turn, over one socketpair per worker; the worker hands it to its HTTP server as if it had accepted it itself. A descriptor
 sent before the worker listens waits in the socketpair, so nothing is lost while workers start.
 Which worker owns a lane does not change (`gateway.worker_routing` still forwards a request to
 the worker that owns its session, run or client); this only decides who reads the connection.
@@ -84,36 +83,39 @@ class ConnectionDealer:
 
 
 def channel_pair() -> tuple[socket.socket, socket.socket]:
-    """(parent's end, worker's end) of one worker's channel."""
-    return socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    """(parent's end, worker's end) of one worker's channel: a message per connection, and an end of
+    file when the parent is gone (however it died), so that its workers stop too."""
+    return socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 
 
-def receive_connections(channel: socket.socket, take: Callable[[socket.socket], Any]) -> Callable[[], None]:
-    """The worker's side: call `take(sock)` with each connection the parent deals, from the running loop.
-    Returns a function that stops receiving."""
+def receive_connections(channel: socket.socket, take: Callable[[socket.socket], Any],
+                        parent_gone: Callable[[], Any] = lambda: None) -> Callable[[], None]:
+    """The worker's side: call `take(sock)` with each connection the parent deals, from the running loop,
+    and `parent_gone()` at the channel's end. Returns a function that stops receiving."""
     loop = asyncio.get_running_loop()
     channel.setblocking(False)
 
     def on_readable() -> None:
         while True:
             try:
-                _, fds, _, _ = socket.recv_fds(channel, 16, 64)
+                message, fds, _, _ = socket.recv_fds(channel, 16, 64)
             except BlockingIOError:
                 return
             except OSError:
-                stop()
-                return
-            if not fds:
-                stop()  # the parent closed its end
-                return
+                message, fds = b"", []
             for fd in fds:
                 connection = socket.socket(fileno=fd)
                 connection.setblocking(False)
                 take(connection)
+            if not message and not fds:  # end of file: the parent closed its end, or died
+                stop()
+                parent_gone()
+                return
 
     def stop() -> None:
         if channel.fileno() != -1:
             loop.remove_reader(channel.fileno())
+            channel.close()
 
     loop.add_reader(channel.fileno(), on_readable)
     return stop
@@ -144,4 +146,9 @@ def serve_dealt_connections(uv_server: Any, channel: socket.socket) -> Callable[
         attaching.add(task)
         task.add_done_callback(attaching.discard)
 
-    return receive_connections(channel, take)
+    def parent_gone() -> None:
+        if not uv_server.should_exit:
+            logger.warning("the --workers parent is gone: this worker stops")
+            uv_server.should_exit = True
+
+    return receive_connections(channel, take, parent_gone)

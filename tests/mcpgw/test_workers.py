@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -26,7 +27,7 @@ import pytest
 from mcp import Client
 
 from recorder.cassette import Cassette, Recorded
-from tests.conftest import ROOT, RunningGateway, free_port, stop_gateway
+from tests.conftest import ROOT, RunningGateway, free_port, pid_alive, stop_gateway
 from tests.replay.test_default_cassette import (
     EMBEDDED,
     SEPARATOR,
@@ -40,16 +41,10 @@ from tests.replay.test_default_cassette import (
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
-@pytest.fixture(scope="module")
-def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningGateway, Recorded, Path]]:
-    home = tmp_path_factory.mktemp("workers")
+def start_workers(home: Path) -> RunningGateway:
+    """`mcpgw serve --workers 2` on a copy of the embedded cassette, no PATH (nothing can start), both workers serving."""
     (home / "cassettes" / "default").mkdir(parents=True)
     shutil.copy2(EMBEDDED / "data.mdb", home / "cassettes" / "default" / "data.mdb")
-    copy = Cassette(home / "cassettes" / "default", create=False, readonly=True)
-    try:
-        recorded = copy.load()
-    finally:
-        copy.close()
     port = free_port()
     env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     log_path = home / "gateway.log"
@@ -57,18 +52,31 @@ def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningG
         process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port), "--workers", "2"],
                                    stdout=log, stderr=subprocess.STDOUT, cwd=home, env=env, start_new_session=True)
     gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, home / "cassettes", log_path)
+    deadline = time.monotonic() + 90
+    while gateway.log().count("no server process is started") < 2:  # both workers are serving
+        if process.poll() is not None:
+            raise AssertionError(f"gateway exited ({process.returncode}): {gateway.log()}")
+        if time.monotonic() > deadline:
+            stop_gateway(gateway)
+            raise AssertionError(f"workers did not start within 90 s: {gateway.log()}")
+        time.sleep(0.1)
+    return gateway
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningGateway, Recorded, Path]]:
+    home = tmp_path_factory.mktemp("workers")
+    copy = Cassette(EMBEDDED, create=False, readonly=True)
     try:
-        deadline = time.monotonic() + 90
-        while gateway.log().count("no server process is started") < 2:  # both workers are serving
-            if process.poll() is not None:
-                raise AssertionError(f"gateway exited ({process.returncode}): {gateway.log()}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"workers did not start within 90 s: {gateway.log()}")
-            time.sleep(0.1)
+        recorded = copy.load()
+    finally:
+        copy.close()
+    gateway = start_workers(home)
+    try:
         yield gateway, recorded, home
     finally:
         stop_gateway(gateway)
-    assert process.returncode == 0, gateway.log()
+    assert gateway.process.returncode == 0, gateway.log()
     assert "Traceback" not in gateway.log()
 
 
@@ -186,3 +194,23 @@ def test_workers_need_replay(tmp_path):
                              "--config", str(ROOT / "servers.lock.yaml")], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("mcpgw: --workers needs --mode replay")
+
+
+def test_workers_stop_when_their_parent_is_killed(tmp_path):
+    """A parent that dies without a word (SIGKILL) closes its end of every worker's channel: the
+    workers stop rather than linger with the cassette open and nobody dealing them connections."""
+    gateway = start_workers(tmp_path)
+    children = [int(pid) for pid in Path(f"/proc/{gateway.process.pid}/task/{gateway.process.pid}/children").read_text().split()]
+    assert len(children) == 2
+    try:
+        os.kill(gateway.process.pid, signal.SIGKILL)
+        gateway.process.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while any(pid_alive(pid) for pid in children):
+            assert time.monotonic() < deadline, f"workers still running 30 s after their parent died: {gateway.log()}"
+            time.sleep(0.1)
+        assert gateway.log().count("the --workers parent is gone") == 2
+    finally:
+        for pid in children:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
