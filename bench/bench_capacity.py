@@ -8,7 +8,8 @@ caps every row near what one core of client can send. Here the load comes from b
   mcpgw replay     the gateway answering from a cassette of the small Python echo server
   mcpgw replay --workers N
 Per row: calls/s of `--clients` connections x `--calls` calls, p50, the serving side's CPU per call
-(process and descendants) and the load generator's; medians of `--repeats`. Asserts nothing.
+(process and descendants) and the load generator's; medians of `--repeats` rounds, each of which
+measures every row back to back (all servers run at once). Asserts nothing.
 
     python bench/bench_capacity.py [--clients 8] [--calls 1000] [--repeats 3] [--workers 2]
 """
@@ -36,15 +37,11 @@ NULL = "a null HTTP server (canned answers, no MCP work)"
 REPLAY = "mcpgw replay"
 
 
-def measure(url: str, tool: str, pid: int, args: argparse.Namespace) -> dict:
-    load(url, tool, args.clients, 50)  # warm up
-    runs = []
-    for _ in range(args.repeats):
-        cpu = group_cpu(pid)
-        out = load(url, tool, args.clients, args.calls)
-        out["server_cpu_ms"] = (group_cpu(pid) - cpu) / (args.clients * args.calls) * 1000
-        runs.append(out)
-    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+def measure_round(url: str, tool: str, pid: int, args: argparse.Namespace) -> dict:
+    cpu = group_cpu(pid)
+    out = load(url, tool, args.clients, args.calls)
+    out["server_cpu_ms"] = (group_cpu(pid) - cpu) / (args.clients * args.calls) * 1000
+    return out
 
 
 def gateway(config: Path, cassettes: Path, mode: str, *extra: str) -> tuple[object, str]:
@@ -79,21 +76,27 @@ def main() -> None:
     finally:
         stop(proc)
 
-    rows: list[tuple[str, dict]] = []
-    for name, script in ((FLOOR, ["echo_server.py", "--http"]), (NULL, ["null_server.py"])):
-        port = free_port()
-        proc = serve([sys.executable, str(BENCH / script[0]), *script[1:], str(port)], f"http://127.0.0.1:{port}/mcp")
-        try:
-            rows.append((name, measure(f"http://127.0.0.1:{port}/mcp", "echo", proc.pid, args)))
-        finally:
+    # Every server runs at once and each round measures all rows back to back (the VM's speed drifts).
+    servers: list[tuple[str, str, str, object]] = []  # name, url, tool, process
+    try:
+        for name, script in ((FLOOR, ["echo_server.py", "--http"]), (NULL, ["null_server.py"])):
+            port = free_port()
+            url = f"http://127.0.0.1:{port}/mcp"
+            servers.append((name, url, "echo", serve([sys.executable, str(BENCH / script[0]), *script[1:], str(port)], url)))
+        for workers in [1, *args.workers]:
+            extra = ("--workers", str(workers)) if workers > 1 else ()
+            proc, url = gateway(config, cassettes, "replay", "--log-cassette", f"replay-log-{workers}", *extra)
+            servers.append((f"{REPLAY} --workers {workers}" if workers > 1 else REPLAY, url, "up__echo", proc))
+        for _, url, tool, _ in servers:
+            load(url, tool, args.clients, 50)  # warm up
+        runs: dict[str, list[dict]] = {name: [] for name, _, _, _ in servers}
+        for _ in range(args.repeats):
+            for name, url, tool, proc in servers:
+                runs[name].append(measure_round(url, tool, proc.pid, args))
+    finally:
+        for _, _, _, proc in servers:
             stop(proc)
-    for workers in [1, *args.workers]:
-        extra = ("--workers", str(workers)) if workers > 1 else ()
-        proc, url = gateway(config, cassettes, "replay", "--log-cassette", f"replay-log-{workers}", *extra)
-        try:
-            rows.append((f"{REPLAY} --workers {workers}" if workers > 1 else REPLAY, measure(url, "up__echo", proc.pid, args)))
-        finally:
-            stop(proc)
+    rows = [(name, {key: statistics.median(run[key] for run in done) for key in done[0]}) for name, done in runs.items()]
 
     print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; raw load generator, handshake era; "
           f"{args.clients} connections x {args.calls} calls; medians of {args.repeats}\n")

@@ -11,7 +11,11 @@ HTTP itself), a null server (bench/null_server.py: canned answers, the client's 
 mcpgw run in this environment. Two upstreams: server-everything's `echo`
 (npx) and a small Python stdio echo server. Client: the MCP SDK `Client` (handshake era).
 Per row: p50 of `--seq` sequential calls, and calls/s of `--clients` concurrent clients making
-`--per-client` calls each; medians over `--repeats`; and the CPU the serving side (the process
+`--per-client` calls each; medians over `--repeats` rounds. Every server of a workload runs at once
+and each round measures every row back to back, so a VM whose speed drifts (this one's does, by up
+to 2x within minutes) shifts all rows of a round alike instead of favouring the rows measured in its
+fast phase; only `mcpgw record` is measured alone, before the replay rows start (they replay it).
+Also per row: the CPU the serving side (the process
 and its descendants: proxy and the upstream it started, or the workers) spent per call, which a busy machine
 disturbs far less than latency, and the CPU the SDK clients spent per call (they share this one process,
 so their CPU bounds the calls/s any server can reach). mcpgw rows: live (validation audit and the
@@ -136,28 +140,56 @@ def client_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(target: object, args: argparse.Namespace, root: int | None = None) -> tuple[float, float, float | None, float]:
-    """(p50 ms sequential, calls/s concurrent, server-side CPU ms per call: load-independent, the clients'
-    CPU ms per call in the concurrent runs); NaN if it fails."""
-    try:
-        return _measure(target, args, root)
-    except Exception as exc:  # noqa: BLE001 - one failing row (a peer that cannot speak the era) must not end the run
-        print(f"row failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
-        return float("nan"), float("nan"), None, float("nan")
+class Target:
+    """One row: where its clients connect, the serving process (for its CPU), and what it measured so far."""
+
+    def __init__(self, name: str, target: object, proc: subprocess.Popen | None = None) -> None:
+        self.name, self.target, self.proc = name, target, proc
+        self.tool: str | None = None
+        self.seq: list[float] = []
+        self.conc: list[float] = []
+        self.clients_cpu: list[float] = []
+        self.server_cpu = 0.0
+        self.calls = 0
+        self.failed = False
+
+    def measure_round(self, args: argparse.Namespace) -> None:
+        """One round: p50 of the sequential calls, calls/s and client CPU of the concurrent ones. A row
+        that fails (a peer that cannot speak the era) is reported once and left out of later rounds."""
+        if self.failed:
+            return
+        root = self.proc.pid if self.proc else None
+        try:
+            if self.tool is None:
+                self.tool = anyio.run(tool_named, self.target)
+            before = group_cpu(root)
+            self.seq.append(anyio.run(run_clients, self.target, self.tool, 1, args.seq)["p50_ms"])
+            concurrent = anyio.run(run_clients, self.target, self.tool, args.clients, args.per_client)
+            self.server_cpu += group_cpu(root) - before
+        except Exception as exc:  # noqa: BLE001 - one failing row must not end the run
+            print(f"{self.name}: failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+            self.failed = True
+            return
+        self.conc.append(concurrent["calls_s"])
+        self.clients_cpu.append(concurrent["client_cpu_ms"])
+        self.calls += args.seq + 1 + args.clients * (args.per_client + 1)
+
+    def row(self) -> Row:
+        if not self.conc:
+            return self.name, float("nan"), float("nan"), None, float("nan")
+        cpu = self.server_cpu / self.calls * 1000 if self.proc else None
+        return self.name, statistics.median(self.seq), statistics.median(self.conc), cpu, statistics.median(self.clients_cpu)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop(self.proc)
 
 
-def _measure(target: object, args: argparse.Namespace, root: int | None) -> tuple[float, float, float | None, float]:
-    tool = anyio.run(tool_named, target)
-    seq, conc, clients_cpu = [], [], []
-    cpu_before = group_cpu(root)
-    for _ in range(args.repeats):
-        seq.append(anyio.run(run_clients, target, tool, 1, args.seq)["p50_ms"])
-        concurrent = anyio.run(run_clients, target, tool, args.clients, args.per_client)
-        conc.append(concurrent["calls_s"])
-        clients_cpu.append(concurrent["client_cpu_ms"])
-    calls = args.repeats * (args.seq + 1 + args.clients * (args.per_client + 1))
-    cpu = (group_cpu(root) - cpu_before) / calls * 1000 if root is not None else None
-    return statistics.median(seq), statistics.median(conc), cpu, statistics.median(clients_cpu)
+def rounds(targets: list[Target], args: argparse.Namespace) -> None:
+    for number in range(args.repeats):
+        print(f"round {number + 1} of {args.repeats}: {len(targets)} rows", file=sys.stderr)
+        for target in targets:
+            target.measure_round(args)
 
 
 def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -178,75 +210,72 @@ def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subpro
     raise SystemExit(f"{url} did not come up")
 
 
-def gateway_rows(label: str, command: list[str], tmp: Path, args: argparse.Namespace) -> list[Row]:
-    config = tmp / f"{label}.yaml"
-    config.write_text("version: 1\nservers:\n  up:\n"
-                      f"    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"'))
-    cassettes = tmp / f"{label}-cassettes"
-    rows = []
-    setups = [
-        ("mcpgw live (validation + call log)", ["--mode", "live", "--cassette", "live-log"], {}),
-        ("mcpgw live, fast path off", ["--mode", "live", "--cassette", "live-log-slow"], {"MCPGW_FAST_PATH": "off"}),
-        ("mcpgw record", ["--mode", "record", "--cassette", "rec"], {}),
-        ("mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"], {}),
-        ("mcpgw replay, fast path off", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log-slow"],
-         {"MCPGW_FAST_PATH": "off"}),
-    ]
-    for workers in args.workers:
-        setups.append((f"mcpgw replay --workers {workers}", ["--mode", "replay", "--cassette", "rec", "--log-cassette",
-                                                             f"replay-log-w{workers}", "--workers", str(workers)], {}))
-    for name, extra, env in setups:
-        port = free_port()
-        proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
-                      "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz", env)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            wait_ready(base, "up", timeout=180)
-            deadline = time.monotonic() + 180
-            if "--workers" in extra:  # every worker up (each /status is a new connection: either worker answers)
-                count, seen = int(extra[extra.index("--workers") + 1]), set()
-                while len(seen) < count and time.monotonic() < deadline:
-                    seen.add(httpx.get(base + "/status").json()["worker"]["index"])
-                time.sleep(1.0)  # let the last one finish starting up
-            rows.append((name, *measure(base + "/mcp", args, proc.pid)))
-        finally:
-            stop(proc)
-    return rows
+def start_gateway(name: str, config: Path, cassettes: Path, extra: list[str], env: dict[str, str]) -> Target:
+    port = free_port()
+    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+                  "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz", env)
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(base, "up", timeout=180)
+    if "--workers" in extra:  # every worker up (each /status is a new connection, dealt to the next worker)
+        count, seen, deadline = int(extra[extra.index("--workers") + 1]), set(), time.monotonic() + 180
+        while len(seen) < count and time.monotonic() < deadline:
+            seen.add(httpx.get(base + "/status").json()["worker"]["index"])
+        time.sleep(1.0)  # let the last one finish starting up
+    return Target(name, base + "/mcp", proc)
 
 
 def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:
     _, command = WORKLOADS[key]
-    rows = [("direct stdio", *measure(StdioServerParameters(command=command[0], args=command[1:]), args))]
-    if key == "python":
-        port = free_port()
-        proc = serve([sys.executable, str(BENCH / "echo_server.py"), "--http", str(port)], f"http://127.0.0.1:{port}/mcp")
-        try:
-            rows.append(("an SDK server answering over HTTP itself (the SDK floor)",
-                         *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
-        finally:
-            stop(proc)
-        port = free_port()
-        proc = serve([sys.executable, str(BENCH / "null_server.py"), str(port)], f"http://127.0.0.1:{port}/mcp")
-        try:
-            rows.append((NULL_ROW, *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
-        finally:
-            stop(proc)
-    proxies = [("naive SDK proxy (JSON answers)", lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command])]
-    if not args.skip_peers:
-        proxies += [
-            ("mcp-proxy 0.13 (sparfenyuk)", lambda port: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(port),
-                                                          "--host", "127.0.0.1", "--log-level", "WARNING", "--", *command]),
-            ("FastMCP 4.1.2 proxy (JSON answers)", lambda port: [str(peer_env("fastmcp") / "python"),
-                                                                 str(BENCH / "peers" / "fastmcp_proxy.py"), str(port), *command]),
+    config = tmp / f"{key}.yaml"
+    config.write_text("version: 1\nservers:\n  up:\n"
+                      f"    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"'))
+    cassettes = tmp / f"{key}-cassettes"
+
+    # The recording comes first, alone: the replay rows replay what it records.
+    record = start_gateway("mcpgw record", config, cassettes, ["--mode", "record", "--cassette", "rec"], {})
+    try:
+        rounds([record], args)
+    finally:
+        record.stop()
+
+    targets = [Target("direct stdio", StdioServerParameters(command=command[0], args=command[1:]))]
+    try:
+        if key == "python":
+            port = free_port()
+            targets.append(Target("an SDK server answering over HTTP itself (the SDK floor)", f"http://127.0.0.1:{port}/mcp",
+                                  serve([sys.executable, str(BENCH / "echo_server.py"), "--http", str(port)], f"http://127.0.0.1:{port}/mcp")))
+            port = free_port()
+            targets.append(Target(NULL_ROW, f"http://127.0.0.1:{port}/mcp",
+                                  serve([sys.executable, str(BENCH / "null_server.py"), str(port)], f"http://127.0.0.1:{port}/mcp")))
+        proxies = [("naive SDK proxy (JSON answers)", lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command])]
+        if not args.skip_peers:
+            proxies += [
+                ("mcp-proxy 0.13 (sparfenyuk)", lambda port: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(port),
+                                                              "--host", "127.0.0.1", "--log-level", "WARNING", "--", *command]),
+                ("FastMCP 4.1.2 proxy (JSON answers)", lambda port: [str(peer_env("fastmcp") / "python"),
+                                                                     str(BENCH / "peers" / "fastmcp_proxy.py"), str(port), *command]),
+            ]
+        for name, cmd in proxies:
+            port = free_port()
+            targets.append(Target(name, f"http://127.0.0.1:{port}/mcp", serve(cmd(port), f"http://127.0.0.1:{port}/mcp")))
+        setups = [
+            ("mcpgw live (validation + call log)", ["--mode", "live", "--cassette", "live-log"], {}),
+            ("mcpgw live, fast path off", ["--mode", "live", "--cassette", "live-log-slow"], {"MCPGW_FAST_PATH": "off"}),
+            ("mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"], {}),
+            ("mcpgw replay, fast path off", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log-slow"],
+             {"MCPGW_FAST_PATH": "off"}),
         ]
-    for name, cmd in proxies:
-        port = free_port()
-        proc = serve(cmd(port), f"http://127.0.0.1:{port}/mcp")
-        try:
-            rows.append((name, *measure(f"http://127.0.0.1:{port}/mcp", args, proc.pid)))
-        finally:
-            stop(proc)
-    return rows + gateway_rows(key, command, tmp, args)
+        for workers in args.workers:
+            setups.append((f"mcpgw replay --workers {workers}", ["--mode", "replay", "--cassette", "rec", "--log-cassette",
+                                                                 f"replay-log-w{workers}", "--workers", str(workers)], {}))
+        for name, extra, env in setups:
+            targets.append(start_gateway(name, config, cassettes, extra, env))
+        rounds(targets, args)
+    finally:
+        for target in targets:
+            target.stop()
+    rows = [target.row() for target in targets]
+    return rows[:-len(setups) + 2] + [record.row()] + rows[-len(setups) + 2:]  # record beside the live rows, as before
 
 
 NULL_ROW = "a null HTTP server (canned answers, no MCP work): the client's own floor"
