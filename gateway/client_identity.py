@@ -10,8 +10,10 @@ cookies still keeps one lane for as long as it keeps its connection. A
 handshake-era client is never offered the cookie: its session id already names
 it, and a cookie costs every later request of the client's (its HTTP library
 matches the cookie jar against each request: 0.15-0.2 ms of the client's CPU
-per call with httpx, measured). The identity reaches the handlers as a request header set here (any copy a client
-sent is replaced). Runs tagged with `?run=` / `X-Run-Id` do not depend on it.
+per call with httpx, measured), and its requests pass this layer untouched
+(`client_of` reads the session first). Any other request's identity reaches the
+handlers as a request header set here (any copy a client sent is replaced).
+Runs tagged with `?run=` / `X-Run-Id` do not depend on it.
 
 `/mcp` and the model endpoints (`/v1/...`) follow the same rules through
 `tagged_run` and `client_of`: a tagged run id is the lane; an untagged client's
@@ -44,6 +46,9 @@ class ClientIdentity:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
+        if any(name == SESSION_HEADER for name, _ in scope.get("headers", ())):
+            await self.app(scope, receive, send)  # a handshake session names its client (`client_of` reads it first)
+            return
         identity = _cookie(scope)
         minted = identity is None
         if identity is None:
@@ -51,7 +56,7 @@ class ClientIdentity:
         headers = [(k, v) for k, v in scope.get("headers", ()) if k != HEADER]
         headers.append((HEADER, identity.encode()))
         scope = {**scope, "headers": headers}
-        if minted and not any(name == SESSION_HEADER for name, _ in headers):
+        if minted:
             cookie = f"{COOKIE}={identity}; Path=/; HttpOnly; SameSite=Strict".encode()
 
             async def send_with_cookie(message: dict[str, Any]) -> None:

@@ -535,8 +535,18 @@ def _digest(result: dict[str, Any]) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
+_SECOND: list[Any] = [None, ""]  # the last whole second formatted, and its text: two stamps a call, mostly in one second
+
+
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    """`datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")`, at a third of its cost."""
+    second = int(ts // 1)
+    micro = round((ts - second) * 1e6)  # as datetime rounds (half to even), then truncates to milliseconds
+    if micro >= 1_000_000:
+        second, micro = second + 1, micro - 1_000_000
+    if _SECOND[0] != second:
+        _SECOND[:] = [second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")]
+    return f"{_SECOND[1]}.{micro // 1000:03d}+00:00"
 
 
 async def _quietly(awaitable: Awaitable[None]) -> None:

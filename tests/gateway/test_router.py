@@ -169,3 +169,18 @@ def test_bare_naming_in_front_of_one_server_passes_unknown_names_to_it(tmp_path)
 
     with_client(router, two)
     store.close()
+
+
+def test_call_log_stamps_are_datetimes_isoformat_to_the_millisecond():
+    """The stamps reuse the formatted second; they must be the text datetime would give, at every edge."""
+    import random
+    from datetime import datetime, timezone
+
+    from gateway.router import _iso
+
+    rng = random.Random(7)
+    edges = [0.0, 0.0005, 0.0004995, 0.9995, 0.9999995, 0.0125, 0.0124995, 0.5]
+    stamps = [float(rng.randint(0, 2**31)) + rng.choice(edges) for _ in range(2000)]
+    stamps += [rng.uniform(0, 4e9) for _ in range(2000)] + [1795456338.9999996, 1795456339.0]
+    for ts in stamps:
+        assert _iso(ts) == datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds"), ts
