@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 
@@ -120,11 +121,31 @@ def test_fidelity_counts_and_prune_by_age(tmp_path):
     call_log = CallLog(store)
     for run_id, outcome, source in (("a", "ok", "replay"), ("a", "tool_error", "replay"), ("a", "diverged", "replay"),
                                     ("b", "diverged", "replay"), ("b", "diverged", "replay"), ("c", "miss", "replay"),
-                                    ("c", "ok", "live"), ("c", "rejected", "live")):
+                                    ("c", "ok", "live"), ("c", "rejected", None)):
         call_log.append({"run_id": run_id, "outcome": outcome, "source": source})
     store.close()
     counts = fidelity(log)
-    assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (8, 2, 1, 2, 2)
+    assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (8, 2, 1, 2, 1)
     newer = tmp_path / "c" / "runs" / "29990101-000000-000000-replay"
     CassetteStore(newer).close()
     assert prune(tmp_path / "c", older_than=86400) == [log] and not log.exists() and newer.exists()
+
+
+def test_calls_refused_by_the_gateway_are_not_counted_live_in_a_replay(tmp_path):
+    # An unknown name and (under enforce) invalid arguments reach no server: a replay that served
+    # everything from the cassette must not report "live" calls, in either era.
+    cassettes = tmp_path / "cassettes"
+    shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test")
+    player = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--validate", "enforce")  # FIXTURE starts nothing in replay
+    for mode in ("legacy", "2026-07-28"):
+        results = calls(player, [("everything__get-sum", {"a": 1, "b": 2}), ("everything__no-such-tool", {}),
+                                 ("everything__get-sum", {"a": "one"})], mode=mode, run_id=f"r-{mode}")
+        assert results[0]["content"][0]["text"] == "The sum of 1 and 2 is 3."
+        assert "Unknown tool" in results[1]["error"] and results[2]["isError"], results
+    stop_gateway(player)
+    (log,) = replay_logs(cassettes / "test")
+    records = [json.loads(line) for line in mcpgw("calls", "export", "test", "--cassettes-dir", str(cassettes),
+                                                  "--log", "last").stdout.splitlines()]
+    assert [(r["outcome"], r["source"]) for r in records] == [("ok", "replay"), ("rejected", None), ("rejected", None)] * 2
+    counts = fidelity(log)
+    assert (counts["calls"], counts["hits"], counts["live"]) == (6, 2, 0)
