@@ -419,7 +419,7 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
         if args.output:
             out.close()
     print(f"exported {count} call record(s) from {', '.join(map(str, paths))}", file=sys.stderr)
-    note = log_note(paths[0], args.log)
+    note = log_note(paths[0], args.log, Path(args.cassettes_dir))
     if note:
         print(f"mcpgw: {note}", file=sys.stderr)
     return 0
