@@ -15,7 +15,7 @@ from gateway.errors import GatewayError
 from recorder.cassette import Cassette
 from gateway.console import table_console
 from recorder.paths import add_dir_option, cassette_path, check_removable, existing_cassette, is_cassette
-from recorder.replay_logs import fidelity, prune, replay_logs, session_logs
+from recorder.replay_logs import fidelity, prune, session_logs
 from recorder.store import CassetteFormatError
 
 CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
@@ -149,7 +149,12 @@ def cmd_ls(args: argparse.Namespace) -> int:
     table = Table(title=f"cassettes in {args.cassettes_dir}/ (replay logs indented under their cassette)")
     for column in ("name", "servers", "tools", "exchanges", "calls", "recorded", "size"):
         table.add_column(column)
-    for path in sorted(Path(args.cassettes_dir).glob("*/data.mdb")):
+    folder = Path(args.cassettes_dir)
+    found = [p.parent for p in sorted(folder.glob("*/data.mdb"))]
+    if (folder / SHIPPED / "runs").is_dir() and not is_cassette(folder / SHIPPED):  # logs of a bare serve here
+        found.append(existing_cassette(folder, SHIPPED))
+    for home in found:
+        path = home / "data.mdb"
         try:
             cassette = Cassette(path.parent, create=False, readonly=True)
         except CassetteFormatError as exc:
@@ -162,9 +167,10 @@ def cmd_ls(args: argparse.Namespace) -> int:
             continue
         finally:
             cassette.close()
-        table.add_row(s["name"], str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values())),
+        name = s["name"] if home.resolve().parent == folder.resolve() else f"{s['name']} (installed: {home})"
+        table.add_row(name, str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values())),
                       str(s["exchanges"]), str(s["calls"]), _when(s["recorded_at"]), _kib(s["bytes"]))
-        logs = replay_logs(path.parent)
+        logs = session_logs(path.parent, folder)
         if len(logs) > args.runs:
             table.add_row(f"  ... {len(logs) - args.runs} older replay log(s)", "", "", "", "", "", "")
         for log in logs[max(0, len(logs) - args.runs):] if args.runs > 0 else []:

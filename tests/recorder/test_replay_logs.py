@@ -193,6 +193,8 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
         last = here("calls", "export", name, "--log", "last")
         assert last.returncode == 0, last.stderr
         assert [json.loads(line)["run_id"] for line in last.stdout.splitlines()] == ["bare-legacy", "bare-2026-07-28"]
+    listed = " ".join(here("cassette", "ls").stdout.split())
+    assert "default (installed:" in listed and "2 (2 hit, 0 miss, 0 diverged lane(s), 0 live)" in listed, listed
     pruned = here("cassette", "prune", "default", "--keep", "0")
     assert pruned.returncode == 0 and "1 replay log(s) removed" in pruned.stderr, pruned.stderr
     assert replay_logs(folder / "cassettes" / "default") == [] and (ROOT / "cassettes" / "default" / "data.mdb").is_file()
