@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from recorder.cassette import Cassette
 from recorder.calllog import iter_calls
-from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
+from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
@@ -222,8 +222,9 @@ def test_kill_9_while_recording_loses_no_acknowledged_exchange(tmp_path):
 
 
 def test_cassette_errors_are_clear(tmp_path):
-    def mcpgw(*args):
-        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    def mcpgw(*args):  # a port of its own: a gateway on the default one would be refused first
+        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args, "--port", str(free_port())], capture_output=True,
+                              text=True, cwd=ROOT, timeout=60)
 
     cassettes = tmp_path / "cassettes"
     missing = mcpgw("serve", "--mode", "replay", "--cassette", "nope", "--cassettes-dir", str(cassettes))
