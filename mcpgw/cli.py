@@ -200,6 +200,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         ("--max-call-log-mb", args.max_call_log_mb)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
+    if not 0 < args.port < 65536:
+        raise GatewayError(f"--port must be a TCP port number (1-65535), not {args.port}")
     if not args.stdio:
         check_exposure(args.host, token)
     if args.workers != 1:
