@@ -197,7 +197,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = load_token(args.auth_token_env, args.auth_token_file)
     for name, value in (("--max-sessions", args.max_sessions), ("--max-sessions-per-client", args.max_sessions_per_client),
                         ("--session-idle-timeout", args.session_idle_timeout), ("--max-logged-value", args.max_logged_value),
-                        ("--max-call-log-mb", args.max_call_log_mb)):
+                        ("--max-call-log-mb", args.max_call_log_mb), ("--call-timeout", args.call_timeout),
+                        ("--max-call-timeout", args.max_call_timeout), ("--ready-timeout", args.ready_timeout),
+                        ("--max-response-bytes", args.max_response_bytes), ("--run-idle-timeout", args.run_idle_timeout)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
     if not 0 < args.port < 65536:
