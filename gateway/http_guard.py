@@ -105,7 +105,7 @@ class HttpGuard:
         if problem is not None:
             await self._refuse(send, *problem, close=True)
             return
-        message, problem = _parse(body)
+        message, problem = parse_message(body)
         if problem is not None:
             await self._refuse(send, *problem)
             return
@@ -187,7 +187,8 @@ def _origin_host(origin: str) -> str:
     return _host_name(rest.split("/")[0]) if sep else ""
 
 
-def _parse(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
+def parse_message(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
+    """One JSON-RPC message, or why not: (HTTP status, JSON-RPC code, one line). Also used over stdio."""
     try:
         message = json.loads(body)
     except RecursionError:
@@ -212,7 +213,7 @@ def _shape_problem(message: Any) -> tuple[int, str] | None:
         return -32600, f"Invalid Request: a JSON-RPC message is an object, not {type(message).__name__}"
     if message.get("jsonrpc") != "2.0":
         return -32600, f'Invalid Request: "jsonrpc" must be "2.0", not {json.dumps(message.get("jsonrpc"))[:40]}'
-    if "id" in message and not _valid_id(message["id"]) and ("method" in message or message["id"] is not None):
+    if "id" in message and not valid_id(message["id"]) and ("method" in message or message["id"] is not None):
         return -32600, f"Invalid Request: id must be a string or an integer, not {json.dumps(message['id'])[:40]}"
     if "method" in message:
         if not isinstance(message["method"], str):
@@ -225,7 +226,7 @@ def _shape_problem(message: Any) -> tuple[int, str] | None:
     return -32600, 'Invalid Request: neither a request ("method") nor a response ("id" with "result" or "error")'
 
 
-def _valid_id(value: Any) -> bool:
+def valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
