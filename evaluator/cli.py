@@ -53,7 +53,7 @@ def cassette_logs(args: argparse.Namespace) -> list[Path]:
         paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
     except GatewayError as exc:
         raise SourceUnavailable(exc.message) from None
-    note = log_note(paths[0], args.log)
+    note = log_note(paths[0], args.log, Path(args.cassettes_dir))
     if note:
         print(f"mcpgw: {note}", file=sys.stderr)
     return paths

@@ -41,6 +41,7 @@ from gateway.http_timeouts import HeaderDeadlineProtocol
 from gateway.write_coalescing import CoalescedWritesProtocol
 from gateway.request_ids import InflightIds
 from gateway.sessions import SessionAdmission, SessionLimits
+from gateway.stdio_guard import CheckedLines, answer_refusals
 from gateway.router import UPSTREAM_WAIT, Caller, Router
 from gateway.secrets import scrub
 
@@ -325,8 +326,11 @@ async def serve_stdio(router: Router, server: Server[Any], running: Callable[[],
             async with router.running():
                 if running is not None:
                     running()  # the upstreams are starting: `until_settled` means something now
-                async with stdio_server() as (read, write):
+                lines = CheckedLines()  # a bad line is answered, not dropped (gateway.stdio_guard)
+                async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as refusing:
+                    refusing.start_soon(answer_refusals, lines.refusals, write)
                     await server.run(read, write, initialization_options(server))
+                    refusing.cancel_scope.cancel()
         watch.cancel_scope.cancel()
 
 

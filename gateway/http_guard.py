@@ -105,7 +105,7 @@ class HttpGuard:
         if problem is not None:
             await self._refuse(send, *problem, close=True)
             return
-        message, problem = _parse(body)
+        message, problem = parse_message(body)
         if problem is not None:
             await self._refuse(send, *problem)
             return
@@ -187,7 +187,8 @@ def _origin_host(origin: str) -> str:
     return _host_name(rest.split("/")[0]) if sep else ""
 
 
-def _parse(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
+def parse_message(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
+    """One JSON-RPC message, or why not: (HTTP status, JSON-RPC code, one line). Also used over stdio."""
     try:
         message = json.loads(body)
     except RecursionError:
@@ -197,13 +198,35 @@ def _parse(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
     # Nesting needs a bracket per level: a body with few brackets (any usual request) needs no walk.
     if body.count(b"{") + body.count(b"[") > MAX_DEPTH and _depth_over(message, MAX_DEPTH):
         return None, (400, -32700, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
-    for item in message if isinstance(message, list) else [message]:
-        if isinstance(item, dict) and "method" in item and "id" in item and not _valid_id(item["id"]):
-            return None, (400, -32600, f"Invalid Request: id must be a string or an integer, not {json.dumps(item['id'])[:40]}")
+    problem = _shape_problem(message)
+    if problem is not None:
+        return None, (400, problem[0], problem[1])
     return message, None
 
 
-def _valid_id(value: Any) -> bool:
+def _shape_problem(message: Any) -> tuple[int, str] | None:
+    """Why `message` is not one JSON-RPC message, in one line (the SDK's answer would be a
+    multi-line pydantic report under "Invalid params")."""
+    if isinstance(message, list):
+        return -32600, "Invalid Request: JSON-RPC batches are not supported; send one message per request"
+    if not isinstance(message, dict):
+        return -32600, f"Invalid Request: a JSON-RPC message is an object, not {type(message).__name__}"
+    if message.get("jsonrpc") != "2.0":
+        return -32600, f'Invalid Request: "jsonrpc" must be "2.0", not {json.dumps(message.get("jsonrpc"))[:40]}'
+    if "id" in message and not valid_id(message["id"]) and ("method" in message or message["id"] is not None):
+        return -32600, f"Invalid Request: id must be a string or an integer, not {json.dumps(message['id'])[:40]}"
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return -32600, f'Invalid Request: "method" must be a string, not {json.dumps(message["method"])[:40]}'
+        if message.get("params") is not None and not isinstance(message["params"], dict):
+            return -32602, f'Invalid params: "params" must be an object, not {json.dumps(message["params"])[:40]}'
+        return None
+    if "id" in message and ("result" in message) != ("error" in message):
+        return None  # the client's answer to a server request
+    return -32600, 'Invalid Request: neither a request ("method") nor a response ("id" with "result" or "error")'
+
+
+def valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

@@ -348,7 +348,7 @@ class Router:
             "error": None,
             "result_digest": None,
             "cassette_key": None,
-            "source": "live",
+            "source": None,  # "live" or "replay" once forwarded; a call refused here reached no server
             "input_schema_digest": entry.input.digest if entry else None,
             "upstream_ms": None,
         }

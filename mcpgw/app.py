@@ -39,7 +39,7 @@ from recorder.cassette import Cassette, Recorded, open_named, open_path
 from recorder.paths import cassette_path, is_cassette
 from recorder.recording import RecordingUpstream
 from recorder.redaction import Redactor
-from recorder.replay_logs import new_log_path
+from recorder.replay_logs import log_home, new_log_path
 from recorder.state import GroupState
 from replay.cassette_upstream import CassetteUpstream
 
@@ -53,11 +53,8 @@ def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool
 
 def replay_log_path(cassettes_dir: Path, played: Path, mode: str) -> Path:
     """Where a replay or hybrid session's call log goes: with the cassette it plays, unless
-    that one ships inside the package (then beside the user's cassettes, under its name)."""
-    home = Path(played)
-    if Path(cassettes_dir).resolve() not in home.resolve().parents:
-        home = Path(cassettes_dir) / home.name
-    return new_log_path(home, mode)
+    that one lies outside the cassettes folder (`log_home`)."""
+    return new_log_path(log_home(cassettes_dir, played), mode)
 
 
 class Gateway:

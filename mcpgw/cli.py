@@ -197,9 +197,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = load_token(args.auth_token_env, args.auth_token_file)
     for name, value in (("--max-sessions", args.max_sessions), ("--max-sessions-per-client", args.max_sessions_per_client),
                         ("--session-idle-timeout", args.session_idle_timeout), ("--max-logged-value", args.max_logged_value),
-                        ("--max-call-log-mb", args.max_call_log_mb)):
+                        ("--max-call-log-mb", args.max_call_log_mb), ("--call-timeout", args.call_timeout),
+                        ("--max-call-timeout", args.max_call_timeout), ("--ready-timeout", args.ready_timeout),
+                        ("--max-response-bytes", args.max_response_bytes), ("--run-idle-timeout", args.run_idle_timeout)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
+    if not 0 < args.port < 65536:
+        raise GatewayError(f"--port must be a TCP port number (1-65535), not {args.port}")
     if not args.stdio:
         check_exposure(args.host, token)
     if args.workers != 1:
@@ -419,7 +423,7 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
         if args.output:
             out.close()
     print(f"exported {count} call record(s) from {', '.join(map(str, paths))}", file=sys.stderr)
-    note = log_note(paths[0], args.log)
+    note = log_note(paths[0], args.log, Path(args.cassettes_dir))
     if note:
         print(f"mcpgw: {note}", file=sys.stderr)
     return 0

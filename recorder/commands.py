@@ -15,7 +15,7 @@ from gateway.errors import GatewayError
 from recorder.cassette import Cassette
 from gateway.console import table_console
 from recorder.paths import add_dir_option, cassette_path, check_removable, existing_cassette, is_cassette
-from recorder.replay_logs import fidelity, prune, replay_logs
+from recorder.replay_logs import fidelity, prune, session_logs
 from recorder.store import CassetteFormatError
 
 CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
@@ -114,7 +114,7 @@ def replay_stats(cassettes_dir: Path, cassette: Path) -> dict[str, Any]:
     misses: Counter[str] = Counter()
     runs = 0
     siblings = sorted(p.parent for p in Path(cassettes_dir).glob("*/data.mdb") if p.parent.resolve() != cassette.resolve())
-    for path in [*replay_logs(cassette), *siblings]:
+    for path in [*session_logs(cassette, cassettes_dir), *siblings]:
         try:
             other = Cassette(path, create=False, readonly=True)
         except (CassetteFormatError, GatewayError):
@@ -132,10 +132,10 @@ def replay_stats(cassettes_dir: Path, cassette: Path) -> dict[str, Any]:
     return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()), "missed": dict(misses.most_common(10))}
 
 
-def replay_fidelity(cassette: Path) -> list[dict[str, Any]]:
-    """One row per replay/hybrid session of the cassette, oldest first, from the logs kept inside it."""
+def replay_fidelity(cassette: Path, cassettes_dir: Path | None = None) -> list[dict[str, Any]]:
+    """One row per replay/hybrid session of the cassette, oldest first, from its logs (`session_logs`)."""
     rows = []
-    for path in replay_logs(cassette):
+    for path in session_logs(cassette, cassettes_dir):
         try:
             rows.append(fidelity(path))
         except GatewayError as exc:
@@ -149,7 +149,12 @@ def cmd_ls(args: argparse.Namespace) -> int:
     table = Table(title=f"cassettes in {args.cassettes_dir}/ (replay logs indented under their cassette)")
     for column in ("name", "servers", "tools", "exchanges", "calls", "recorded", "size"):
         table.add_column(column)
-    for path in sorted(Path(args.cassettes_dir).glob("*/data.mdb")):
+    folder = Path(args.cassettes_dir)
+    found = [p.parent for p in sorted(folder.glob("*/data.mdb"))]
+    if (folder / SHIPPED / "runs").is_dir() and not is_cassette(folder / SHIPPED):  # logs of a bare serve here
+        found.append(existing_cassette(folder, SHIPPED))
+    for home in found:
+        path = home / "data.mdb"
         try:
             cassette = Cassette(path.parent, create=False, readonly=True)
         except CassetteFormatError as exc:
@@ -162,9 +167,10 @@ def cmd_ls(args: argparse.Namespace) -> int:
             continue
         finally:
             cassette.close()
-        table.add_row(s["name"], str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values())),
+        name = s["name"] if home.resolve().parent == folder.resolve() else f"{s['name']} (installed: {home})"
+        table.add_row(name, str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values())),
                       str(s["exchanges"]), str(s["calls"]), _when(s["recorded_at"]), _kib(s["bytes"]))
-        logs = replay_logs(path.parent)
+        logs = session_logs(path.parent, folder)
         if len(logs) > args.runs:
             table.add_row(f"  ... {len(logs) - args.runs} older replay log(s)", "", "", "", "", "", "")
         for log in logs[max(0, len(logs) - args.runs):] if args.runs > 0 else []:
@@ -199,7 +205,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     finally:
         cassette.close()
     summary["replay"] = replay_stats(Path(args.cassettes_dir), Path(summary["path"]))
-    summary["replays"] = replay_fidelity(Path(summary["path"]))
+    summary["replays"] = replay_fidelity(Path(summary["path"]), Path(args.cassettes_dir))
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
         return 0
@@ -309,7 +315,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     paths = [existing_cassette(folder, n) for n in args.names] or sorted(p for p in folder.glob("*") if is_cassette(p))
     removed = 0
     for path in paths:
-        for log in prune(path, keep=args.keep, older_than=older, dry_run=args.dry_run):
+        for log in prune(path, keep=args.keep, older_than=older, dry_run=args.dry_run, cassettes_dir=folder):
             print(f"{'would remove' if args.dry_run else 'removed'} {log}", file=sys.stderr)
             removed += 1
     print(f"{removed} replay log(s) {'would be ' if args.dry_run else ''}removed from {len(paths)} cassette(s)", file=sys.stderr)

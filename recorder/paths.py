@@ -97,6 +97,10 @@ def existing_cassette(cassettes_dir: Path, name: str) -> Path:
     path = cassette_path(cassettes_dir, name)
     if is_cassette(path):
         return path
+    from recorder.embedded import NAME, shipped_default
+
+    if name == NAME and shipped_default() is not None:  # what a bare `mcpgw serve` replays from any folder
+        return shipped_default()
     known = cassette_names(cassettes_dir)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"; did you mean {' or '.join(close)}?" if close else f" (cassettes there: {', '.join(known) or 'none'})"

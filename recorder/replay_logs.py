@@ -37,10 +37,28 @@ def replay_logs(cassette: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if is_cassette(p)) if folder.is_dir() else []
 
 
-def select_logs(cassette: Path, which: str | None) -> list[Path]:
+def log_home(cassettes_dir: Path, cassette: Path) -> Path:
+    """Where a replay of `cassette` keeps its session logs: inside it, unless it lies outside the
+    cassettes folder (the default cassette installed with the package, a path given by hand):
+    then in the cassettes folder, under the cassette's name (mcpgw writes only there)."""
+    if Path(cassettes_dir).resolve() in Path(cassette).resolve().parents:
+        return Path(cassette)
+    return Path(cassettes_dir) / Path(cassette).name
+
+
+def session_logs(cassette: Path, cassettes_dir: Path | None = None) -> list[Path]:
+    """The replay logs of `cassette`, oldest first: those inside it and, given the cassettes folder,
+    those its replays left there (`log_home`)."""
+    logs = replay_logs(cassette)
+    if cassettes_dir is not None and log_home(cassettes_dir, cassette).resolve() != Path(cassette).resolve():
+        logs += replay_logs(log_home(cassettes_dir, cassette))
+    return sorted(logs, key=lambda p: p.name)
+
+
+def select_logs(cassette: Path, which: str | None, cassettes_dir: Path | None = None) -> list[Path]:
     """Call-log folders for `which` (default `recorded`: the cassette's own)."""
     which = which or "recorded"
-    logs = replay_logs(cassette)
+    logs = session_logs(cassette, cassettes_dir)
     if which == "recorded":
         return [Path(cassette)]
     if which == "all":
@@ -59,12 +77,12 @@ def select_logs(cassette: Path, which: str | None) -> list[Path]:
 
 def call_log_paths(cassettes_dir: Path, cassette: str, which: str | None) -> list[Path]:
     """The call-log folders `--log which` picks from a cassette given by name or path."""
-    return select_logs(existing_cassette(Path(cassettes_dir), cassette), which)
+    return select_logs(existing_cassette(Path(cassettes_dir), cassette), which, Path(cassettes_dir))
 
 
-def log_note(cassette_dir: Path, which: str | None) -> str | None:
+def log_note(cassette_dir: Path, which: str | None, cassettes_dir: Path | None = None) -> str | None:
     """A hint when the default (recorded) log was read but newer replay logs sit beside it."""
-    logs = replay_logs(cassette_dir) if (which or "recorded") == "recorded" else []
+    logs = session_logs(cassette_dir, cassettes_dir) if (which or "recorded") == "recorded" else []
     if not logs:
         return None
     return (f"note: {cassette_dir} also keeps {len(logs)} replay log(s), not read; "
@@ -117,9 +135,9 @@ def fidelity(path: Path) -> dict[str, Any]:
 
 
 def prune(cassette: Path, *, keep: int | None = None, older_than: float | None = None,
-          dry_run: bool = False) -> list[Path]:
+          dry_run: bool = False, cassettes_dir: Path | None = None) -> list[Path]:
     """Remove replay logs beyond the newest `keep`, and/or those older than `older_than` seconds."""
-    logs = replay_logs(cassette)
+    logs = session_logs(cassette, cassettes_dir)
     doomed: list[Path] = []
     if keep is not None:
         doomed += logs[: max(0, len(logs) - keep)]

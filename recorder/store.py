@@ -68,6 +68,9 @@ class CassetteStore:
         elif not (self.path / "data.mdb").exists():
             raise CassetteFormatError(f"{self.path}: no cassette here (no data.mdb)")
         check_data_file(self.path / "data.mdb")  # before mapping it: a short file would kill us with SIGBUS
+        if (readonly or not create) and (self.path / "data.mdb").stat().st_size == 0:
+            # LMDB would try to write its header pages and fail with "Bad file descriptor"
+            raise CassetteDamaged(f"{self.path / 'data.mdb'}: damaged, empty (0 bytes)")
         # A read-only open takes no lock file when nobody holds one (a shipped cassette stays
         # untouched); when a writer may be active (lock.mdb exists), readers register in it.
         use_lock = not readonly or (self.path / "lock.mdb").exists()

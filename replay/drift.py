@@ -2,7 +2,10 @@
 
 Servers start concurrently (the gateway's own supervised upstreams); calls to
 servers declared stateless run concurrently with a bound; any other server
-sees its calls in recorded order (its answers may depend on earlier calls). Tools that declare `destructiveHint` (or whose
+sees its calls in recorded order (its answers may depend on earlier calls). A
+server with a fresh instance per run (`isolation: run`) was recorded that way:
+each recorded run is re-issued, in its order, to an instance of its own, so
+one run's state never shows in another's answers. Tools that declare `destructiveHint` (or whose
 server the lock marks unsafe) are skipped unless `include_unsafe`. A server
 that is down makes its calls "failing"; the rest of the report is complete.
 """
@@ -19,6 +22,7 @@ import anyio
 
 from gateway.config import ServerSpec
 from gateway.errors import GatewayError
+from gateway.isolation import PerRunUpstream
 from gateway.live import LiveUpstream
 from gateway.settings import Settings
 from gateway.upstream import CallOptions
@@ -91,19 +95,19 @@ async def run_drift(
     catalog_diff: Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any]] | None = None,
 ) -> DriftReport:
     report = DriftReport(name, time.time())
-    upstreams = {sid: LiveUpstream(spec, settings) for sid, spec in specs.items()}
+    upstreams = {sid: _upstream(spec, settings) for sid, spec in specs.items()}
     work = _plan(recorded, specs, include_unsafe, report)
     done = 0
     total = sum(len(calls) for calls in work.values())
     limiter = anyio.Semaphore(concurrency)
 
-    async def one(server: str, entry: dict[str, Any]) -> None:
+    async def one(server: str, entry: dict[str, Any], lane: str = "drift") -> None:
         nonlocal done
         params = entry["params"]
         tool = params.get("name", "?")
         upstream = upstreams[server]
         async with limiter:
-            call = await _check(upstream, server, tool, params, entry, Rules.for_tool(rules.get(server, []), tool))
+            call = await _check(upstream, server, tool, params, entry, Rules.for_tool(rules.get(server, []), tool), lane)
             if call.verdict == "changed" and specs[server].nondeterministic and not specs[server].tracked:
                 call = await _without_volatile(upstream, params, call)
             # Extra calls would shift a server's state under the recorded sequence: learn on stateless ones only.
@@ -114,9 +118,20 @@ async def run_drift(
         if progress is not None:
             progress(done, total)
 
-    async def lane(server: str, entries: list[dict[str, Any]]) -> None:
-        for entry in entries:  # a server that may hold state sees its calls in recorded order
-            await one(server, entry)
+    async def in_order(server: str, entries: list[dict[str, Any]]) -> None:
+        upstream = upstreams[server]
+        if not isinstance(upstream, PerRunUpstream):
+            for entry in entries:  # a server that may hold state sees its calls in recorded order
+                await one(server, entry)
+            return
+        runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for entry in entries:
+            runs[entry.get("lane") or ""].append(entry)
+        for index, run_entries in enumerate(runs.values()):
+            lane = f"drift-{index}"  # a fresh instance, as the run had when it was recorded
+            for entry in run_entries:
+                await one(server, entry, lane)
+            await upstream.discard(lane)
 
     async with anyio.create_task_group() as tg:
         for upstream in upstreams.values():
@@ -131,7 +146,7 @@ async def run_drift(
         async with anyio.create_task_group() as calls:
             for server, entries in work.items():
                 if specs[server].tracked:
-                    calls.start_soon(lane, server, entries)
+                    calls.start_soon(in_order, server, entries)
                 else:
                     for entry in entries:
                         calls.start_soon(one, server, entry)
@@ -139,6 +154,15 @@ async def run_drift(
             await upstream.aclose()
     report.ended = time.time()
     return report
+
+
+def _upstream(spec: ServerSpec, settings: Settings) -> LiveUpstream | PerRunUpstream:
+    def make(s: ServerSpec, _provides_catalog: bool) -> LiveUpstream:
+        return LiveUpstream(s, settings)
+
+    if spec.isolated:
+        return PerRunUpstream(spec, make, idle_timeout=settings.run_idle_timeout, start_timeout=settings.start_timeout)
+    return make(spec, True)
 
 
 def _plan(recorded: Recorded, specs: dict[str, ServerSpec], include_unsafe: bool, report: DriftReport) -> dict[str, list[dict[str, Any]]]:
@@ -163,12 +187,13 @@ def _plan(recorded: Recorded, specs: dict[str, ServerSpec], include_unsafe: bool
     return work
 
 
-async def _check(upstream: LiveUpstream, server: str, tool: str, params: dict[str, Any], entry: dict[str, Any], rules: Rules) -> CallDrift:
+async def _check(upstream: Any, server: str, tool: str, params: dict[str, Any], entry: dict[str, Any], rules: Rules,
+                 lane: str) -> CallDrift:
     arguments = params.get("arguments")
     if upstream.catalog is not None and tool not in {t.get("name") for t in upstream.catalog.tools}:
         return CallDrift(server, tool, arguments, "failing", error="the live server no longer offers this tool")
     try:
-        live = await upstream.request("tools/call", params, CallOptions(lane="drift"))
+        live = await upstream.request("tools/call", params, CallOptions(lane=lane))
     except GatewayError as exc:
         if "error" in entry and entry["error"].get("message") == exc.message:
             return CallDrift(server, tool, arguments, "identical")
@@ -184,7 +209,7 @@ async def _check(upstream: LiveUpstream, server: str, tool: str, params: dict[st
     return CallDrift(server, tool, arguments, verdict, remaining)
 
 
-async def _volatile(upstream: LiveUpstream, params: dict[str, Any]) -> list[Difference] | None:
+async def _volatile(upstream: Any, params: dict[str, Any]) -> list[Difference] | None:
     """Ask the same call twice live; what differs between two live answers is volatile."""
     try:
         first = await upstream.request("tools/call", params, CallOptions(lane="learn"))
@@ -195,7 +220,7 @@ async def _volatile(upstream: LiveUpstream, params: dict[str, Any]) -> list[Diff
     return compare_results(first, second)[0]
 
 
-async def _without_volatile(upstream: LiveUpstream, params: dict[str, Any], call: CallDrift) -> CallDrift:
+async def _without_volatile(upstream: Any, params: dict[str, Any], call: CallDrift) -> CallDrift:
     """A server flagged `nondeterministic`: differences at paths that also differ between two
     live answers are volatile, not drift (the lock's ignore rules, learned on the spot)."""
     volatile = {d.path for d in await _volatile(upstream, params) or []}
@@ -205,14 +230,14 @@ async def _without_volatile(upstream: LiveUpstream, params: dict[str, Any], call
     return call
 
 
-async def _learn(upstream: LiveUpstream, params: dict[str, Any], report: DriftReport, label: str) -> None:
+async def _learn(upstream: Any, params: dict[str, Any], report: DriftReport, label: str) -> None:
     differences = await _volatile(upstream, params)
     if differences:
         proposal = report.proposals.setdefault(label, {"paths": []})
         proposal["paths"] = sorted(set(proposal["paths"]) | set(propose_rules(differences)["paths"]))
 
 
-async def _wait_all(upstreams: dict[str, LiveUpstream], timeout: float) -> None:
+async def _wait_all(upstreams: dict[str, Any], timeout: float) -> None:
     with anyio.move_on_after(timeout):
         async with anyio.create_task_group() as tg:
             for upstream in upstreams.values():

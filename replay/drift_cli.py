@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,7 @@ async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], r
     from rich.progress import Progress
 
     catalog_diff = _catalog_diff()
+    logging.getLogger("gateway.isolation").setLevel(logging.WARNING)  # a line per recorded run's instance is noise here
     with Progress(transient=True, disable=args.json or not sys.stderr.isatty()) as progress:
         task = progress.add_task("re-issuing recorded calls", total=None)
 

@@ -7,23 +7,31 @@ from typing import Any
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)  # sorted: comparable with the recording
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def differences(wanted: Any, recorded: Any) -> list[str]:
-    """Field-level differences between two argument objects, as short phrases."""
-    if not isinstance(wanted, dict) or not isinstance(recorded, dict):
-        return [] if wanted == recorded else [f"{_short(recorded)} recorded, {_short(wanted)} asked"]
-    out = []
-    for key in sorted(set(wanted) | set(recorded)):
-        if key not in recorded:
-            out.append(f"{key}={_short(wanted[key])} was not in the recording")
-        elif key not in wanted:
-            out.append(f"{key}={_short(recorded[key])} recorded but not asked")
-        elif wanted[key] != recorded[key]:
-            out.append(f"{key}: recorded {_short(recorded[key])}, asked {_short(wanted[key])}")
-    return out
+def differences(wanted: Any, recorded: Any, path: str = "") -> list[str]:
+    """Differences between two argument values, as short phrases naming where (`entities[0].name`):
+    nested objects and lists are followed down, so a difference deep inside is shown, not cut off."""
+    if isinstance(wanted, dict) and isinstance(recorded, dict):
+        out = []
+        for key in sorted(set(wanted) | set(recorded)):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in recorded:
+                out.append(f"{where}={_short(wanted[key])} was not in the recording")
+            elif key not in wanted:
+                out.append(f"{where}={_short(recorded[key])} recorded but not asked")
+            else:
+                out += differences(wanted[key], recorded[key], where)
+        return out
+    if isinstance(wanted, list) and isinstance(recorded, list) and path:
+        if len(wanted) != len(recorded):
+            return [f"{path}: recorded {len(recorded)} item(s), asked {len(wanted)}"]
+        return [d for i, (w, r) in enumerate(zip(wanted, recorded)) for d in differences(w, r, f"{path}[{i}]")]
+    if wanted == recorded:
+        return []
+    return [f"{path}: recorded {_short(recorded)}, asked {_short(wanted)}" if path else f"{_short(recorded)} recorded, {_short(wanted)} asked"]
 
 
 def nearest(method: str, params: dict[str, Any], entries: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -204,6 +205,38 @@ def test_parser_edges_get_4xx_json_rpc_errors_and_keep_the_connection(gateway):
         assert huge.status_code == 413
         (ok,) = answers(client.post(gateway.url, json=tool_call(3, "good__echo", {"message": "still"}), headers=headers))
         assert ok["result"]["content"][0]["text"] == "echo: still"
+
+
+def test_bodies_that_are_not_one_json_rpc_message_get_one_line_in_both_eras(gateway_factory, tmp_path):
+    # The SDK would answer these with a multi-line pydantic report under -32602 "Invalid params".
+    shutil.copytree(ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test")
+    gateway = gateway_factory(CONFIG, "--mode", "replay")  # the recorded servers answer; CONFIG starts nothing
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    bad = [([ping], -32600, "batches are not supported"), (42, -32600, "is an object, not int"),
+           ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"'),
+           ({"id": 1, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"'),
+           ({"jsonrpc": "2.0", "id": 1}, -32600, "neither a request"),
+           ({"jsonrpc": "2.0", "id": 1, "method": 7}, -32600, '"method" must be a string'),
+           ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1, 2]}, -32602, '"params" must be an object')]
+    with httpx.Client(timeout=30) as client:
+        handshake = open_session(client, gateway.url)
+        era_2026 = {**ACCEPT, "mcp-protocol-version": "2026-07-28"}
+        for headers in (handshake, era_2026):
+            for body, code, words in bad:
+                response = client.post(gateway.url, json=body, headers=headers)
+                assert response.status_code == 400, (body, response.text)
+                error = response.json()["error"]
+                assert error["code"] == code and words in error["message"] and "\n" not in error["message"], (body, error)
+        (ok,) = answers(client.post(gateway.url, json=tool_call(2, "everything__get-sum", {"a": 1, "b": 2}), headers=handshake))
+        assert ok["result"]["content"][0]["text"] == "The sum of 1 and 2 is 3."
+
+    async def sdk_clients_still_served() -> None:  # a response to a server request and a notification pass the guard
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(gateway.url, mode=mode) as client:
+                result = await client.call_tool("everything__get-sum", {"a": 1, "b": 2})
+                assert result.content[0].text == "The sum of 1 and 2 is 3."
+
+    anyio.run(sdk_clients_still_served)
 
 
 def test_stalled_connections_are_closed(gateway):

@@ -29,6 +29,10 @@ def mcpgw(*args: str) -> subprocess.CompletedProcess:
     (["calls", "exprot", "x"], "mcpgw: unknown `mcpgw calls` action 'exprot'; did you mean export?"),
     (["xyzzy"], "mcpgw: unknown command 'xyzzy'; choose from serve, servers, calls, cassette"),
     (["serve", "--port", "x"], "mcpgw: argument --port: invalid int value: 'x' (see `mcpgw serve --help`)"),
+    (["serve", "--port", "99999"], "mcpgw: --port must be a TCP port number (1-65535), not 99999"),  # was a traceback
+    (["serve", "--port", "0"], "mcpgw: --port must be a TCP port number (1-65535), not 0"),
+    (["serve", "--call-timeout", "0"], "mcpgw: --call-timeout must be a positive number, not 0.0"),  # every call timed out
+    (["serve", "--ready-timeout", "nan"], "mcpgw: --ready-timeout must be a positive number, not nan"),
 ])
 def test_one_line_errors_with_a_guess(argv, expected):
     result = mcpgw(*argv)

@@ -35,6 +35,8 @@ def damaged(folder: Path, how: str) -> Path:
         data.write_bytes(bytes(raw))
     elif how == "zeros":
         data.write_bytes(b"\0" * 100)
+    elif how == "empty":  # a copy that failed at once
+        data.write_bytes(b"")
     return target
 
 
@@ -49,7 +51,8 @@ def assert_refused(result: subprocess.CompletedProcess, path: Path, damage: str)
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("how,damage", [("truncated", "truncated to"), ("scribbled", "damaged"), ("zeros", "not an LMDB file")])
+@pytest.mark.parametrize("how,damage", [("truncated", "truncated to"), ("scribbled", "damaged"), ("zeros", "not an LMDB file"),
+                                        ("empty", "empty (0 bytes)")])
 def test_show_export_replay_and_record_refuse_a_damaged_cassette(tmp_path, how, damage):
     folder = tmp_path / "cassettes"
     path = damaged(folder, how)
@@ -58,7 +61,8 @@ def test_show_export_replay_and_record_refuse_a_damaged_cassette(tmp_path, how, 
     assert_refused(mcpgw("calls", "export", how, "--cassettes-dir", str(folder)), path, damage)
     assert_refused(mcpgw("serve", "--mode", "replay", "--cassettes-dir", str(folder), "--cassette", how,
                          "--port", str(free_port())), path, damage)
-    if how != "scribbled":  # scribbled pages are found when read; the header of a short file at once
+    if how in ("truncated", "zeros"):  # scribbled pages are found when read; the header of a short file at once
+        # (an empty data.mdb is a new cassette to a recorder, as an absent one is)
         config = tmp_path / "c.yaml"
         config.write_text("version: 1\nservers:\n  x:\n    command: /nonexistent\n")
         assert_refused(mcpgw("serve", "--mode", "record", "--config", str(config), "--cassettes-dir", str(folder),

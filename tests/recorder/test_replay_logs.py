@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
+import time
+
+import httpx
 
 from recorder.calllog import CallLog
 from recorder.replay_logs import fidelity, prune, replay_logs
 from recorder.store import CassetteStore
-from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
+from tests.conftest import ROOT, RunningGateway, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.replay.test_record_replay import calls
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
@@ -120,11 +126,75 @@ def test_fidelity_counts_and_prune_by_age(tmp_path):
     call_log = CallLog(store)
     for run_id, outcome, source in (("a", "ok", "replay"), ("a", "tool_error", "replay"), ("a", "diverged", "replay"),
                                     ("b", "diverged", "replay"), ("b", "diverged", "replay"), ("c", "miss", "replay"),
-                                    ("c", "ok", "live"), ("c", "rejected", "live")):
+                                    ("c", "ok", "live"), ("c", "rejected", None)):
         call_log.append({"run_id": run_id, "outcome": outcome, "source": source})
     store.close()
     counts = fidelity(log)
-    assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (8, 2, 1, 2, 2)
+    assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (8, 2, 1, 2, 1)
     newer = tmp_path / "c" / "runs" / "29990101-000000-000000-replay"
     CassetteStore(newer).close()
     assert prune(tmp_path / "c", older_than=86400) == [log] and not log.exists() and newer.exists()
+
+
+def test_calls_refused_by_the_gateway_are_not_counted_live_in_a_replay(tmp_path):
+    # An unknown name and (under enforce) invalid arguments reach no server: a replay that served
+    # everything from the cassette must not report "live" calls, in either era.
+    cassettes = tmp_path / "cassettes"
+    shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test")
+    player = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--validate", "enforce")  # FIXTURE starts nothing in replay
+    for mode in ("legacy", "2026-07-28"):
+        results = calls(player, [("everything__get-sum", {"a": 1, "b": 2}), ("everything__no-such-tool", {}),
+                                 ("everything__get-sum", {"a": "one"})], mode=mode, run_id=f"r-{mode}")
+        assert results[0]["content"][0]["text"] == "The sum of 1 and 2 is 3."
+        assert "Unknown tool" in results[1]["error"] and results[2]["isError"], results
+    stop_gateway(player)
+    (log,) = replay_logs(cassettes / "test")
+    records = [json.loads(line) for line in mcpgw("calls", "export", "test", "--cassettes-dir", str(cassettes),
+                                                  "--log", "last").stdout.splitlines()]
+    assert [(r["outcome"], r["source"]) for r in records] == [("ok", "replay"), ("rejected", None), ("rejected", None)] * 2
+    counts = fidelity(log)
+    assert (counts["calls"], counts["hits"], counts["live"]) == (6, 2, 0)
+
+
+def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_name(tmp_path):
+    # The README's first command, then `cassette show default` (the hint serve prints) and
+    # `calls export default --log last`, run where the user is, not in the checkout.
+    folder = tmp_path / "project"
+    folder.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # mcpgw as installed; the folder holds no cassettes/default
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)], cwd=folder, env=env,
+                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, folder / "cassettes", log_path)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(gateway.base + "/readyz", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.1)
+        for mode in ("legacy", "2026-07-28"):
+            (result,) = calls(gateway, [("everything__get-sum", {"a": 1, "b": 2})], mode=mode, run_id=f"bare-{mode}")
+            assert result["content"][0]["text"] == "The sum of 1 and 2 is 3.", gateway.log()
+    finally:
+        stop_gateway(gateway)
+
+    def here(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    show = here("cassette", "show", "default", "--json")
+    assert show.returncode == 0, show.stderr
+    (session,) = json.loads(show.stdout)["replays"]
+    assert (session["calls"], session["hits"], session["live"]) == (2, 2, 0)
+    for name in ("default", str(ROOT / "cassettes" / "default")):  # by name, and by the path serve printed
+        last = here("calls", "export", name, "--log", "last")
+        assert last.returncode == 0, last.stderr
+        assert [json.loads(line)["run_id"] for line in last.stdout.splitlines()] == ["bare-legacy", "bare-2026-07-28"]
+    listed = " ".join(here("cassette", "ls").stdout.split())
+    assert "default (installed:" in listed and "2 (2 hit, 0 miss, 0 diverged lane(s), 0 live)" in listed, listed
+    pruned = here("cassette", "prune", "default", "--keep", "0")
+    assert pruned.returncode == 0 and "1 replay log(s) removed" in pruned.stderr, pruned.stderr
+    assert replay_logs(folder / "cassettes" / "default") == [] and (ROOT / "cassettes" / "default" / "data.mdb").is_file()

@@ -110,3 +110,39 @@ def test_drift_results_appear_in_the_html_report(tmp_path):
     assert result.returncode == 0, result.stderr
     page = html.read_text()
     assert "Drift: live vs recorded" in page and "fx:echo" in page and "50.0% changed or failing" in page
+
+
+def test_runs_recorded_on_instances_of_their_own_are_reissued_on_instances_of_their_own(tmp_path):
+    # memory and sequential-thinking keep state; `stateful` gives each recorded run a fresh instance,
+    # so drift must too: one shared instance would show run A's entities and thoughts in run B's answers.
+    config = """version: 1
+servers:
+  memory:
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-memory@2026.8.31"]
+    env: {MEMORY_FILE_PATH: "${RUN_STATE_DIR}/memory.json"}
+    flags: [stateful]
+  thinking:
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-sequential-thinking@2026.8.31"]
+    flags: [stateful]
+"""
+    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
+    for run_id, who, mode in (("a", "Ada", "legacy"), ("b", "Bea", "2026-07-28")):
+        results = calls(recorder, [
+            ("memory__create_entities", {"entities": [{"name": who, "entityType": "person", "observations": ["x"]}]}),
+            ("memory__read_graph", {}),
+            ("thinking__sequentialthinking", {"thought": f"{who} thinks", "thoughtNumber": 1, "totalThoughts": 1,
+                                              "nextThoughtNeeded": False})], mode=mode, run_id=run_id)
+        graph = json.loads(results[1]["content"][0]["text"])
+        assert [e["name"] for e in graph["entities"]] == [who]  # the recording itself kept the runs apart
+        assert json.loads(results[2]["content"][0]["text"])["thoughtHistoryLength"] == 1
+    stop_gateway(recorder)
+    (tmp_path / "own.yaml").write_text(config)
+    code, report = drift(tmp_path, "--cassette", "c", "--config", str(tmp_path / "own.yaml"))
+    assert report["by_tool"] == {
+        "memory:create_entities": {**dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0), "identical": 2},
+        "memory:read_graph": {**dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0), "identical": 2},
+        "thinking:sequentialthinking": {**dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0), "identical": 2},
+    }, report["calls_detail"]
+    assert code == 0

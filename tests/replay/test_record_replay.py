@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from recorder.cassette import Cassette
 from recorder.calllog import iter_calls
-from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
+from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
@@ -221,8 +222,9 @@ def test_kill_9_while_recording_loses_no_acknowledged_exchange(tmp_path):
 
 
 def test_cassette_errors_are_clear(tmp_path):
-    def mcpgw(*args):
-        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    def mcpgw(*args):  # a port of its own: a gateway on the default one would be refused first
+        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args, "--port", str(free_port())], capture_output=True,
+                              text=True, cwd=ROOT, timeout=60)
 
     cassettes = tmp_path / "cassettes"
     missing = mcpgw("serve", "--mode", "replay", "--cassette", "nope", "--cassettes-dir", str(cassettes))
@@ -271,3 +273,21 @@ def test_big_integer_arguments_are_logged_and_recorded(tmp_path):
     assert out[0]["content"][0]["text"] == f"echo: {2**70}"
     record = list(iter_calls(tmp_path / "cassettes" / "c"))[0]
     assert record["arguments"] == {"message": str(2**70)} and record["outcome"] == "ok"
+
+
+def test_a_miss_names_the_difference_deep_inside_the_arguments_in_both_eras(tmp_path):
+    # The default cassette's memory session created three entities; one observation asked differently
+    # must be named where it is, not cut off inside a 60-character dump of the whole list.
+    shutil.copytree(ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test")
+    player = start_gateway(tmp_path, FIXTURE, "--mode", "replay")  # replay: FIXTURE starts nothing
+    entities = [
+        {"entityType": "person", "name": "Ada Lovelace",
+         "observations": ["Wrote the first published algorithm for a machine", "Born 10 December 1815 in London"]},
+        {"entityType": "person", "name": "Charles Babbage", "observations": ["Mathematician"]},
+        {"entityType": "machine", "name": "Analytical Engine", "observations": ["Designed by Charles Babbage", "Never completed"]}]
+    try:
+        for mode in ("legacy", "2026-07-28"):
+            (miss,) = calls(player, [("memory__create_entities", {"entities": entities})], mode=mode, run_id=f"deep-{mode}")
+            assert 'entities[1].observations[0]: recorded "Mathematician and inventor", asked "Mathematician"' in miss["error"], miss
+    finally:
+        stop_gateway(player)

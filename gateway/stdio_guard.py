@@ -1,0 +1,72 @@
+"""The HTTP guard's message checks for `mcpgw serve --stdio`: a bad line gets an answer.
+
+The SDK's stdio reader drops a line it cannot validate without a word, so a client
+whose request had a usable id but a wrong shape (`params` a list, `jsonrpc` "1.0")
+waits for an answer forever. Here each line is checked as an HTTP body is
+(`gateway.http_guard.parse_message`): good lines go on to the SDK unchanged, and a
+bad one is answered with a one-line JSON-RPC error carrying its id when it has one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
+from gateway.http_guard import parse_message, valid_id
+
+
+class CheckedLines:
+    """Lines of the process's stdin for `stdio_server(stdin=...)`; each bad line becomes a refusal."""
+
+    def __init__(self, source: Any = None) -> None:
+        # A copy of fd 0: the upstreams get stdin pipes of their own, and closing this leaves sys.stdin alone.
+        self._source = source or anyio.wrap_file(
+            io.TextIOWrapper(os.fdopen(os.dup(sys.stdin.fileno()), "rb"), encoding="utf-8", errors="replace"))
+        refusals: tuple[MemoryObjectSendStream[SessionMessage], MemoryObjectReceiveStream[SessionMessage]]
+        refusals = anyio.create_memory_object_stream(100)
+        self._send, self.refusals = refusals
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        try:
+            async for line in self._source:
+                if not line.strip():
+                    continue
+                _, problem = parse_message(line.encode("utf-8", "replace"))
+                if problem is None:
+                    yield line
+                    continue
+                _, code, message = problem
+                await self._send.send(SessionMessage(types.JSONRPCError(
+                    jsonrpc="2.0", id=_id_of(line), error=types.ErrorData(code=code, message=message))))
+        finally:
+            self._send.close()
+            await self._source.aclose()
+
+
+async def answer_refusals(refusals: MemoryObjectReceiveStream[SessionMessage],
+                          write: MemoryObjectSendStream[SessionMessage]) -> None:
+    """Send each refusal out the same way as the server's answers (one writer owns stdout)."""
+    async with refusals:
+        async for message in refusals:
+            try:
+                await write.send(message)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the session has ended: nobody is left to answer
+
+
+def _id_of(line: str) -> Any:
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if valid_id(request_id) else None
