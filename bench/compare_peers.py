@@ -167,6 +167,8 @@ class Target:
             concurrent = anyio.run(run_clients, self.target, self.tool, args.clients, args.per_client)
             self.server_cpu += group_cpu(root) - before
         except Exception as exc:  # noqa: BLE001 - one failing row must not end the run
+            while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # the task group's: say what failed inside
+                exc = exc.exceptions[0]
             print(f"{self.name}: failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
             self.failed = True
             return
