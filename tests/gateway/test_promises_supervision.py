@@ -22,7 +22,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from gateway.errors import UPSTREAM_TIMEOUT
-from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
+from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import HEADERS, call, export, open_session
 
 SECRET_NAME = "MCPGW_PROMISE_SECRET"
@@ -169,7 +169,7 @@ def test_broken_config_is_refused_by_serve_itself(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("version: 1\nservers:\n  ok:\n    command: x\n  bad:\n    command: y\n    timeout: -1\n")
     started = time.monotonic()
-    refused = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(broken), "--port", "0",
+    refused = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(broken), "--port", str(free_port()),
                               "--cassettes-dir", str(tmp_path / "cassettes")],
                              capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert refused.returncode == 2 and time.monotonic() - started < 30
