@@ -1,0 +1,121 @@
+"""Where the gateway's time goes, sampled (py-spy) rather than traced: the per-path profile of issue 12.
+
+profile_gateway.py traces every call with cProfile, which multiplies a call's cost by about five and
+hides what is not Python (a send, a pipe write). This samples the running gateway instead: py-spy
+(fetched with uvx on first use) records only the thread holding the GIL, 500 times a second, while
+bench/raw_load.py keeps `--clients` connections busy. Printed per path (live against
+server-everything's `echo`, and replay of a cassette recorded from it): the share of samples by
+area, and the lines that hold the most. Asserts nothing.
+
+    python bench/sample_gateway.py [--paths live replay] [--seconds 6] [--clients 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from bench_gateway import UPSTREAM, free_port, start, stop, wait_ready  # noqa: E402
+from raw_load import load  # noqa: E402
+
+AREAS = [  # (area, marker in the sampled line), first match wins
+    ("send of the answer to the client", "write_coalescing.py:"),
+    ("pipe write to the upstream", "asyncio/streams.py"),
+    ("cassette writer thread", "_write_loop"),
+    ("uvicorn/httptools", "uvicorn/"),
+    ("starlette", "starlette/"),
+    ("pydantic", "pydantic"),
+    ("jsonschema (validation)", "jsonschema"),
+    ("MCP SDK", "mcp/"),
+    ("MCP SDK", "mcp_types"),
+    ("gateway: recorder (call log, cassette)", "recorder/"),
+    ("gateway: replay", "replay/"),
+    ("gateway: core", "gateway/"),
+    ("json/msgpack", "json/"),
+    ("json/msgpack", "msgpack"),
+    ("anyio/sniffio", "anyio/"),
+    ("anyio/sniffio", "sniffio"),
+    ("event loop", "asyncio/"),
+]
+
+
+def sample(pid: int, seconds: float, out: Path) -> None:
+    uvx = shutil.which("uvx") or str(Path(sys.executable).with_name("uvx"))
+    subprocess.run([uvx, "py-spy", "record", "--rate", "500", "--pid", str(pid), "--format", "raw", "--output", str(out),
+                    "--duration", str(int(seconds)), "--nonblocking", "--gil"], check=True, capture_output=True)
+
+
+def keep_busy(url: str, clients: int, calls: int) -> None:
+    try:
+        load(url, "up__echo", clients, calls)
+    except RuntimeError:
+        pass  # the gateway was stopped under it once the sampling was done
+
+
+def summarize(path: str, raw: Path) -> None:
+    areas: collections.Counter[str] = collections.Counter()
+    lines: collections.Counter[str] = collections.Counter()
+    modules: collections.Counter[str] = collections.Counter()  # the gateway's own, by file
+    total = 0
+    for record in raw.read_text().splitlines():
+        stack, _, count = record.rpartition(" ")
+        n = int(count)
+        total += n
+        leaf = stack.split(";")[-1]
+        areas[next((area for area, marker in AREAS if marker in leaf), "other")] += n
+        lines[re.sub(r"\s+", " ", leaf)] += n
+        own = re.search(r"\((gateway/[a-z_]+\.py):", leaf)
+        if own:
+            modules[own.group(1)] += n
+    print(f"\n== {path}: {total} samples with the GIL held")
+    for area, n in areas.most_common():
+        print(f"  {100 * n / total:5.1f}%  {area}")
+    print("  the gateway's own modules: " + ", ".join(f"{m.split('/')[1][:-3]} {100 * n / total:.1f}%"
+                                                   for m, n in modules.most_common(8)))
+    print("  lines holding the most samples:")
+    for line, n in lines.most_common(10):
+        print(f"  {100 * n / total:5.1f}%  {line[:110]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--paths", nargs="+", default=["live", "replay"], choices=["live", "replay"])
+    parser.add_argument("--seconds", type=float, default=6)
+    parser.add_argument("--clients", type=int, default=8)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mcpgw-sample-"))
+    config = tmp / "bench.yaml"
+    config.write_text("version: 1\nservers:\n  up:\n    command: npx\n" f"    args: {UPSTREAM[1:]!r}\n".replace("'", '"'))
+    modes = {"record": ["--mode", "record", "--cassette", "rec"], "live": ["--mode", "live", "--cassette", "live-log"],
+             "replay": ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"]}
+    calls = 4000  # per connection: more than the sampling window needs at any speed seen here
+    for path in ["record", *args.paths]:
+        port = free_port()
+        gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+                         "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]])
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            wait_ready(f"http://127.0.0.1:{port}", "up")
+            if path == "record":  # the sequence every replayed connection makes
+                load(url, "up__echo", 1, calls)
+                continue
+            load(url, "up__echo", args.clients, 50)  # warm up
+            busy = threading.Thread(target=keep_busy, args=(url, args.clients, calls), daemon=True)
+            busy.start()
+            sample(gateway.pid, args.seconds, tmp / f"{path}.raw")
+        finally:
+            stop(gateway)
+        summarize(path, tmp / f"{path}.raw")
+
+
+if __name__ == "__main__":
+    main()
