@@ -21,15 +21,12 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-import httpx
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from bench_gateway import free_port, stop, wait_ready  # noqa: E402
-from compare_peers import group_cpu, serve  # noqa: E402
+from bench_gateway import free_port, stop  # noqa: E402
+from compare_peers import group_cpu, serve, start_gateway  # noqa: E402
 from raw_load import load  # noqa: E402
 
 FLOOR = "the SDK floor (an SDK server answering over HTTP itself)"
@@ -44,21 +41,6 @@ def measure_round(url: str, tool: str, pid: int, args: argparse.Namespace) -> di
     return out
 
 
-def gateway(config: Path, cassettes: Path, mode: str, *extra: str) -> tuple[object, str]:
-    port = free_port()
-    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
-                  "--cassettes-dir", str(cassettes), "--cassette", "rec", "--mode", mode, "--validate", "audit", *extra],
-                 f"http://127.0.0.1:{port}/healthz")
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(base, "up", timeout=180)
-    if "--workers" in extra:  # every worker up (each /status is a new connection: any worker may answer)
-        count, seen, deadline = int(extra[extra.index("--workers") + 1]), set(), time.monotonic() + 60
-        while len(seen) < count and time.monotonic() < deadline:
-            seen.add(httpx.get(base + "/status").json()["worker"]["index"])
-        time.sleep(1.0)
-    return proc, base + "/mcp"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=8)
@@ -70,11 +52,11 @@ def main() -> None:
     config = tmp / "echo.yaml"
     config.write_text(f"version: 1\nservers:\n  up:\n    command: {sys.executable}\n    args: [{str(BENCH / 'echo_server.py')!r}]\n")
     cassettes = tmp / "cassettes"
-    proc, url = gateway(config, cassettes, "record")
+    record = start_gateway("record", config, cassettes, ["--mode", "record", "--cassette", "rec"], {})
     try:
-        load(url, "up__echo", 1, max(args.calls, 50))  # the sequence every replayed client will make
+        load(str(record.target), "up__echo", 1, max(args.calls, 50))  # the sequence every replayed client will make
     finally:
-        stop(proc)
+        record.stop()
 
     # Every server runs at once and each round measures all rows back to back (the VM's speed drifts).
     servers: list[tuple[str, str, str, object]] = []  # name, url, tool, process
@@ -85,8 +67,10 @@ def main() -> None:
             servers.append((name, url, "echo", serve([sys.executable, str(BENCH / script[0]), *script[1:], str(port)], url)))
         for workers in [1, *args.workers]:
             extra = ("--workers", str(workers)) if workers > 1 else ()
-            proc, url = gateway(config, cassettes, "replay", "--log-cassette", f"replay-log-{workers}", *extra)
-            servers.append((f"{REPLAY} --workers {workers}" if workers > 1 else REPLAY, url, "up__echo", proc))
+            name = f"{REPLAY} --workers {workers}" if workers > 1 else REPLAY
+            replay = start_gateway(name, config, cassettes, ["--mode", "replay", "--cassette", "rec", "--log-cassette",
+                                                             f"replay-log-{workers}", *extra], {})
+            servers.append((name, str(replay.target), "up__echo", replay.proc))
         for _, url, tool, _ in servers:
             load(url, tool, args.clients, 50)  # warm up
         runs: dict[str, list[dict]] = {name: [] for name, _, _, _ in servers}

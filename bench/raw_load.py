@@ -47,7 +47,8 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[dict[bytes, bytes], byt
     return headers, await reader.readexactly(int(headers.get(b"content-length", b"0")))
 
 
-async def _client(url: str, tool: str, calls: int, latencies: list[float], go: asyncio.Event) -> None:
+async def _client(url: str, tool: str, calls: int, latencies: list[float], ready: list[int], all_ready: asyncio.Event,
+                  go: asyncio.Event) -> None:
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     try:
@@ -59,6 +60,9 @@ async def _client(url: str, tool: str, calls: int, latencies: list[float], go: a
         await _answer(reader)
         requests = [_request(parts.netloc, parts.path, {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {
             "name": tool, "arguments": {"message": f"hello {i}"}}}, session) for i in range(calls)]
+        ready[0] += 1
+        if ready[0] == ready[1]:
+            all_ready.set()
         await go.wait()
         for request in requests:
             started = time.perf_counter()
@@ -73,9 +77,11 @@ async def _client(url: str, tool: str, calls: int, latencies: list[float], go: a
 
 async def _run(url: str, tool: str, clients: int, calls: int) -> tuple[list[float], float, float]:
     latencies: list[float] = []
-    go = asyncio.Event()
-    tasks = [asyncio.create_task(_client(url, tool, calls, latencies, go)) for _ in range(clients)]
-    await asyncio.sleep(0.3)  # every client connected and initialized
+    ready, all_ready, go = [0, clients], asyncio.Event(), asyncio.Event()
+    tasks = [asyncio.create_task(_client(url, tool, calls, latencies, ready, all_ready, go)) for _ in range(clients)]
+    waiting = asyncio.create_task(all_ready.wait())  # every client connected and initialized, or one failed
+    await asyncio.wait([waiting, *tasks], return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
     cpu, started = time.process_time(), time.perf_counter()
     go.set()
     await asyncio.gather(*tasks)

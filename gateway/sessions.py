@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
 from gateway.http_guard import send_error
 
 logger = logging.getLogger(__name__)
@@ -172,8 +174,6 @@ def _header(scope: Any, name: bytes) -> str | None:
 
 def _is_modern(scope: Any) -> bool:
     """2026-07-28 requests carry their version in a header and open no session."""
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
     version = _header(scope, b"mcp-protocol-version")
     return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
 
