@@ -278,7 +278,7 @@ def build_http_app(
     if workers is not None:
         one_shot = worker_routing.WorkerRouting(one_shot, workers)
     sse = SseEndpoints(router, server, max_body=guard.max_body, workers=workers)
-    sse_stream, sse_messages = sse.stream, sse.messages
+    sse_stream, sse_messages = sse.stream_app, sse.messages_app
     if workers is not None:
         sse_stream = worker_routing.WorkerRouting(sse_stream, workers)
         sse_messages = worker_routing.WorkerRouting(sse_messages, workers)

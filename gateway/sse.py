@@ -38,6 +38,8 @@ class SseEndpoints:
         self.max_body = max_body
         self.workers = workers
         self._transports: dict[str, SseServerTransport] = {}  # message path -> its transport
+        # ASGI apps for the routes (Starlette would take a bound method for a request -> response function).
+        self.stream_app, self.messages_app = _Asgi(self.stream), _Asgi(self.messages)
 
     def _transport(self, base: str) -> SseServerTransport:
         transport = self._transports.get(base)
@@ -84,6 +86,14 @@ class SseEndpoints:
         headers.append((client_identity.HEADER, f"sse-{session}".encode("latin-1")))
         scope["headers"] = headers
         await self._transport(base).handle_post_message(scope, receive, send)
+
+
+class _Asgi:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.handle(scope, receive, send)
 
 
 def _tagged_run(scope: Any) -> str | None:
