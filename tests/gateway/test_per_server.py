@@ -106,6 +106,7 @@ def recorded(tmp_path_factory):
 
 def test_sdk_client_in_both_eras_sees_the_servers_own_names(recorded):
     gateway, _ = recorded
+    served = gateway.status()["fast_path"]["served"]
     for mode in ("legacy", "2026-07-28"):
         names, results = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=names-{mode}", mode,
                                                [("echo", {"message": "own names"})]))
@@ -113,6 +114,7 @@ def test_sdk_client_in_both_eras_sees_the_servers_own_names(recorded):
         assert results[0]["content"][0]["text"] == "Echo: own names"
         merged, _ = run(lambda: sdk_calls(f"{gateway.url}?run=merged-{mode}", mode, []))
         assert sorted(names) == sorted(n.removeprefix("everything__") for n in merged if n.startswith("everything__"))
+    assert gateway.status()["fast_path"]["served"] > served  # the per-server endpoint takes /mcp's fast path too
     time_names, _ = run(lambda: sdk_calls(f"{gateway.base}/servers/time/mcp?run=t", "legacy", []))
     assert sorted(time_names) == ["convert_time", "get_current_time"]
     # An unknown name on a server's endpoint names that server's nearest tools, under its own names.
