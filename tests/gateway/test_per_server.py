@@ -318,3 +318,15 @@ def test_calls_export_reads_logs_with_and_without_the_endpoint_field(tmp_path):
     assert old and all("endpoint" not in r for r in old)
     for record in old:
         check_record(record, "old", None)
+
+
+def test_stdio_calls_are_logged_with_endpoint_stdio(tmp_path):
+    from mcp import StdioServerParameters
+
+    (tmp_path / "c.yaml").write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "mcpgw.cli", "serve", "--stdio", "--config", str(tmp_path / "c.yaml"), "--cassettes-dir",
+        str(tmp_path / "cassettes"), "--cassette", "s"], cwd=str(ROOT))
+    _, results = run(lambda: sdk_calls(params, "legacy", [("fx__echo", {"message": "over stdio"})]))
+    assert results[0]["content"][0]["text"] == "echo: over stdio"
+    assert [r["endpoint"] for r in iter_calls(tmp_path / "cassettes" / "s")] == ["stdio"]
