@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, worker_routing
+from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_timeouts import HeaderDeadlineProtocol
@@ -75,40 +75,43 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
     def caller(ctx: Any) -> Caller:
         return _caller(router, ctx, default_run)
 
+    # `server_of(ctx.request)`: the server of a per-server endpoint (gateway.per_server), None on /mcp.
     async def call_tool(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.call_tool(params, caller(ctx))
+        return await router.call_tool(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         caller(ctx)  # registers the client for list_changed notifications
         await router.until_settled()
-        return router.list_tools(params.get("cursor"))
+        return router.list_tools(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def list_prompts(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         await router.until_settled()
-        return router.list_prompts(params.get("cursor"))
+        return router.list_prompts(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def get_prompt(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.get_prompt(params, caller(ctx))
+        return await router.get_prompt(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def list_resources(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         await router.until_settled()
-        return router.list_resources(params.get("cursor"))
+        return router.list_resources(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def list_templates(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         await router.until_settled()
-        return router.list_resource_templates(params.get("cursor"))
+        return router.list_resource_templates(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def read_resource(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.read_resource(params, caller(ctx))
+        return await router.read_resource(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def subscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), True)
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), True,
+                                      per_server.server_of(ctx.request))
 
     async def unsubscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), False)
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), False,
+                                      per_server.server_of(ctx.request))
 
     async def complete(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.complete(params, caller(ctx))
+        return await router.complete(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def set_level(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         _client_handle(router, ctx)
@@ -197,6 +200,7 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
         session_id=identity,
         client_name=client.client_info.name if client is not None and client.client_info else None,
         protocol_version=ctx.protocol_version,
+        endpoint=per_server.endpoint_of(request),
     )
     if isinstance(meta, dict) and meta.get("progressToken") is not None:
         caller.on_progress = ctx.session.report_progress
@@ -232,7 +236,7 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 def build_http_app(
     router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
     response_mode: str = "adaptive", routes: list[Route] | None = None, *, guard: GuardPolicy | None = None,
-    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None,
+    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None, default_run: str = "default",
 ) -> Any:
     """The Starlette app, wrapped in the HTTP guard (Host/Origin, token, body checks) as a whole."""
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
@@ -251,18 +255,20 @@ def build_http_app(
     mcp_app: Any = StreamableHTTPASGIApp(manager)
     if response_mode == "adaptive":
         mcp_app = adaptive_http.AdaptiveResponses(mcp_app)
+    # Sessionless requests on a per-server endpoint (MCP-Bench's HTTP client) are answered one-shot.
+    one_shot = per_server.OneShot(mcp_app, router, default_run)
     # Every untagged client gets a replay lane of its own (with workers: an identity this worker owns).
-    mcp_app = client_identity.ClientIdentity(mcp_app, mint=workers.mint_identity if workers else None)
+    mcp_app = client_identity.ClientIdentity(one_shot, mint=workers.mint_identity if workers else None)
     ids = InflightIds(mcp_app)
     admission = SessionAdmission(ids, limits, path)
-    endpoint: Any = admission
+    endpoint: Any = per_server.KnownServers(admission, router)
     routing = None
     if workers is not None:  # each lane reaches the one worker that owns it (the owner admits its sessions)
-        endpoint = routing = worker_routing.WorkerRouting(admission, workers)
+        endpoint = routing = worker_routing.WorkerRouting(endpoint, workers)
 
     async def status(_: Request) -> JSONResponse:
         body = {**router.status(), "http": {
-            "sessions": admission.stats(), "refused": dict(edge.refused),
+            "sessions": admission.stats(), "refused": dict(guard_layer.refused), "one_shot": one_shot.served,
             "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
         fast = getattr(server, "fast_path", None)
         if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
@@ -303,8 +309,9 @@ def build_http_app(
                 Route("/readyz", readyz), *extra],
         lifespan=lifespan,
     )
-    edge = HttpGuard(app, guard)
-    return edge
+    guard_layer = HttpGuard(app, guard)
+    # /servers/<id>/mcp is /mcp for every layer behind this one (gateway.per_server).
+    return per_server.ServerPaths(guard_layer, (path,))
 
 
 async def serve_stdio(router: Router, server: Server[Any], running: Callable[[], None] | None = None) -> None:

@@ -1,0 +1,136 @@
+"""Per-server endpoints: every server is also served at `/servers/<id>/mcp`, under its own names.
+
+Harnesses written for one connection per server (MCP-Bench's runner, mcprouter-style clients) reach
+each server at a URL of its own and see the names that server gave its tools. Three small layers:
+
+- `ServerPaths` (outermost) rewrites `/servers/<id>/<endpoint>` to `/<endpoint>` and notes the id and
+  the path as called in the ASGI scope. Every layer behind it (the guard with its token, Host/Origin and
+  body checks, session admission, in-flight ids, client identity, the fast path, the SDK) then treats
+  the request exactly as one on the shared endpoint; the handlers read the id (`server_of`) and ask the
+  router for that server's part of the catalog. So a call through a server's endpoint is the same call
+  (validation, lanes, cassette key, call-log record) as through `/mcp`, but for the record's `endpoint`.
+- `KnownServers` (behind the guard: no id is disclosed to a caller without the token) answers an
+  unknown id with a 404 naming the nearest ids.
+- `OneShot` answers the requests MCP-Bench's HTTP client sends with no session (a `tools/call` posted on
+  a fresh connection, `Accept: application/json` only, after one initialize used to list tools) as plain
+  JSON, in the lane the query string's `?run=` names (else the client's own). The streamable-HTTP
+  spec refuses a sessionless request other than initialize; on a per-server endpoint it is served.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.requests import Request
+
+from gateway import client_identity
+from gateway.errors import GatewayError
+from gateway.http_guard import PARSED, send_error
+from gateway.router import Caller, Router
+from gateway.secrets import scrub
+
+SERVER = "mcpgw.server"  # scope key: the server id of a per-server endpoint
+ENDPOINT = "mcpgw.endpoint"  # scope key: the path as the client called it
+_PATH = re.compile(r"^/servers/([^/]+)(/[^/]+)$")
+ONE_SHOT = frozenset({"tools/call", "tools/list", "ping"})
+
+
+def server_of(request: Any) -> str | None:
+    """The server a request's endpoint serves (None on the shared endpoints)."""
+    return request.scope.get(SERVER) if isinstance(request, Request) else None
+
+
+def endpoint_of(request: Any) -> str:
+    """The path the client called, as the call log records it."""
+    if not isinstance(request, Request):
+        return "stdio"
+    return request.scope.get(ENDPOINT) or request.scope.get("path", "/mcp")
+
+
+class ServerPaths:
+    def __init__(self, app: Any, endpoints: tuple[str, ...]) -> None:
+        self.app = app
+        self.endpoints = endpoints  # the shared paths that also exist per server (/mcp, /sse, ...)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            match = _PATH.match(scope["path"])
+            if match is not None and match.group(2) in self.endpoints:
+                shared = match.group(2)
+                scope = {**scope, "path": shared, "raw_path": shared.encode(), SERVER: unquote(match.group(1)),
+                         ENDPOINT: scope["path"]}
+        await self.app(scope, receive, send)
+
+
+class KnownServers:
+    def __init__(self, app: Any, router: Router) -> None:
+        self.app = app
+        self.router = router
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        server = scope.get(SERVER)
+        if server is not None and server not in self.router.specs:
+            near = difflib.get_close_matches(server, list(self.router.specs), n=3, cutoff=0.4)
+            hint = f"; nearest: {', '.join(near)}" if near else f"; servers: {', '.join(sorted(self.router.specs)[:10])}"
+            await send_error(send, 404, -32601, f"no server {server!r} behind this gateway{hint}")
+            return
+        await self.app(scope, receive, send)
+
+
+class OneShot:
+    def __init__(self, app: Any, router: Router, default_run: str) -> None:
+        self.app = app
+        self.router = router
+        self.default_run = default_run
+        self.served = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        message = scope.get(PARSED)
+        if not self._qualifies(scope, message):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        run_id = client_identity.tagged_run(request)
+        caller = Caller(run_id=run_id or self.default_run, tagged=bool(run_id),
+                        session_id=client_identity.client_of(request), endpoint=endpoint_of(request),
+                        protocol_version=request.headers.get("mcp-protocol-version"))
+        answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        try:
+            answer["result"] = await self._run(scope[SERVER], message["method"], message.get("params") or {}, caller)
+        except GatewayError as exc:
+            error = {"code": exc.code, "message": scrub(exc.message)}
+            if exc.data is not None:
+                error["data"] = scrub(exc.data)
+            answer["error"] = error
+        self.served += 1
+        body = json.dumps(answer, ensure_ascii=False).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    @staticmethod
+    def _qualifies(scope: Any, message: Any) -> bool:
+        if scope.get(SERVER) is None or scope.get("method") != "POST":
+            return False
+        if not isinstance(message, dict) or message.get("method") not in ONE_SHOT or "id" not in message:
+            return False
+        if not isinstance(message.get("params", {}), dict):
+            return False  # the SDK answers a malformed request as it does on /mcp
+        headers = dict(scope.get("headers") or ())
+        version = headers.get(b"mcp-protocol-version")
+        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return False  # 2026-07-28 requests carry no session by design: the SDK serves them
+        return b"mcp-session-id" not in headers
+
+    async def _run(self, server: str, method: str, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            await self.router.until_settled()
+            return self.router.list_tools(params.get("cursor"), server)
+        return await self.router.call_tool(params, caller, server)
