@@ -86,8 +86,8 @@ def task_file(harness: Path, out: Path) -> Path:
 def connect(gateway: GatewayProcess, harness: Path, run: str) -> None:
     from mcpgw.cli import main
 
-    assert main(["connect", "mcpbench", "--gateway", gateway.base, "--config", str(ROOT / "servers.lock.yaml"),
-                 "--servers", *SERVERS, "--run", run, "-o", str(harness / "mcp_servers" / "commands.json")]) == 0
+    assert main(["connect", "mcpbench", "--gateway", gateway.base, "--run", run,
+                 "-o", str(harness / "mcp_servers" / "commands.json")]) == 0
 
 
 def run_benchmark(python: Path, harness: Path, gateway: GatewayProcess, output: Path, cache: Path,
