@@ -146,5 +146,27 @@ def test_mcpbench_runner_records_then_replays_offline(tmp_path, built_cache):
         replay.stop()
     replayed = json.loads((tmp_path / "replayed.json").read_text())
     assert without_timings(replayed) == without_timings(recorded)
-    outcomes = [r["outcome"] for r in iter_calls(cassettes / "mb-replay")]
-    assert outcomes and "miss" not in outcomes and "diverged" not in outcomes
+    calls = list(iter_calls(cassettes / "mb-replay"))
+    tools = [c for c in calls if c["server"] != "@model"]
+    assert {c["outcome"] for c in calls} <= {"hit", "ok", "tool_error"} and len(tools) == 8
+    assert {c["endpoint"] for c in tools} == {f"/servers/{s}/mcp" for s in ("unit_converter", "math_mcp", "medical_calculator")}
+    assert {c["run_id"] for c in tools} == {"mcpbench"}  # the run id of the endpoint's query string
+
+    # MCP-Bench's saved averages are what the gateway's call log gives under MCP-Bench's rules, once a task
+    # is what the runner made it: one session per server and task (single-server tasks: one session each).
+    for log, result in (("mb", "recorded.json"), ("mb-replay", "replayed.json")):
+        check = evaluate(cassettes / log, tmp_path / result, "--tasks-by", "session")
+        assert check["agrees"] and check["tasks_in_call_log"] == len(TASKS), check
+        assert check["fields"]["input_schema_compliance"]["reported"] == pytest.approx((1 + 1 + 0.5) / 3)
+    # Counted as one task (the run id), the schema-invalid call weighs 1/8 instead of 1/2 of its task.
+    pooled = evaluate(cassettes / "mb", tmp_path / "recorded.json")
+    assert not pooled["fields"]["input_schema_compliance"]["agrees"]
+
+
+def evaluate(cassette: Path, results: Path, *more: str) -> dict:
+    out = results.with_suffix(".eval.json")
+    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", "eval", "--cassette", str(cassette), "--results",
+                           str(results), "--format", "json", "-o", str(out), *more], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (check,) = json.loads(out.read_text())["mcpbench_summary"][str(results)].values()
+    return check
