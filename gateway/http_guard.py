@@ -90,7 +90,7 @@ class HttpGuard:
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
-        refusal = self._check_caller(headers)
+        refusal = self._check_caller(headers, scope["path"])
         if refusal is not None:
             await self._refuse(send, *refusal)
             return
@@ -117,7 +117,7 @@ class HttpGuard:
         scope[PARSED] = message
         await self.app(scope, replay_body(body, receive), send)
 
-    def _check_caller(self, headers: dict[str, str]) -> tuple[int, int, str] | None:
+    def _check_caller(self, headers: dict[str, str], path: str = "") -> tuple[int, int, str] | None:
         host = _host_name(headers.get("host", ""))
         if host not in self.policy.allowed_hosts:
             return 421, -32600, f"Host {host or '(none)'!r} is not allowed (allow it with --allow-host)"
@@ -128,6 +128,8 @@ class HttpGuard:
         if token is not None:
             given = headers.get("authorization", "")
             scheme, _, value = given.partition(" ")
+            if path.startswith("/openai/") and not given:  # Azure OpenAI clients send their key as `api-key`
+                scheme, value = "bearer", headers.get("api-key", "")
             if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
                 return 401, -32001, "missing or wrong bearer token (Authorization: Bearer <token>)"
         return None
