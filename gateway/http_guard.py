@@ -21,7 +21,9 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import math
 import os
+import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,11 +74,26 @@ def _bracket(host: str) -> str:
 
 
 def _host_name(value: str) -> str:
-    """`example.com:8765` -> `example.com`; `[::1]:80` -> `[::1]`."""
+    """`example.com:8765` -> `example.com`; `[::1]:80` -> `[::1]`; a value that is not a host with an
+    optional numeric port (`localhost:80@evil.example`, `localhost:x`) is returned whole, so it
+    matches no allowed name."""
     value = value.strip().lower()
     if value.startswith("["):
-        return value[: value.find("]") + 1] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+        name, _, port = value.partition("]")
+        return name + "]" if port == "" or (port[:1] == ":" and port[1:].isdigit()) else value
+    name, colon, port = value.partition(":")
+    if colon and not (port.isdigit() and port.isascii()):
+        return value
+    return name if _HOST_CHARS.fullmatch(name) else value
+
+
+_HOST_CHARS = re.compile(r"[a-z0-9._-]+")
+
+
+def _duplicate_host(scope: Any) -> tuple[int, int, str] | None:
+    """Two Host headers: which one a proxy and the gateway each believe differs, so neither is trusted."""
+    hosts = sum(1 for name, _ in scope.get("headers", []) if name == b"host")
+    return (400, -32600, f"{hosts} Host headers: send exactly one") if hosts > 1 else None
 
 
 class HttpGuard:
@@ -90,7 +107,7 @@ class HttpGuard:
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
-        refusal = self._check_caller(headers, scope["path"])
+        refusal = _duplicate_host(scope) or self._check_caller(headers, scope["path"])
         if refusal is not None:
             await self._refuse(send, *refusal)
             return
@@ -196,19 +213,64 @@ def _origin_host(origin: str) -> str:
 
 def parse_message(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
     """One JSON-RPC message, or why not: (HTTP status, JSON-RPC code, one line). Also used over stdio."""
-    try:
-        message = json.loads(body)
-    except RecursionError:
-        return None, (400, -32700, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, (400, -32700, f"Parse error: {exc}")
-    # Nesting needs a bracket per level: a body with few brackets (any usual request) needs no walk.
-    if body.count(b"{") + body.count(b"[") > MAX_DEPTH and _depth_over(message, MAX_DEPTH):
-        return None, (400, -32700, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
+    message, problem = parse_json(body)
+    if problem is not None:
+        return None, (400, -32700, f"Parse error: {problem}")
     problem = _shape_problem(message)
     if problem is not None:
         return None, (400, problem[0], problem[1])
     return message, None
+
+
+def parse_json(body: bytes) -> tuple[Any, str | None]:
+    """Standard JSON a gateway can pass on and store, or why not (one line, for -32700 or an OpenAI error).
+
+    Python's parser takes more than RFC 8259 does: `NaN` and `Infinity` (a Node upstream cannot parse
+    them, and enforce's range checks let NaN through), numbers that overflow to infinity, and `\\ud800`
+    escapes that decode to a lone surrogate (no UTF-8 encoding exists for it, so it could be neither
+    forwarded nor logged). Each is refused here, at the edge, for every transport."""
+    try:
+        value = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        return None, f"JSON nested deeper than {MAX_DEPTH} levels"
+    except _NotStandard as exc:
+        return None, str(exc)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, str(exc)
+    # Nesting needs a bracket per level: a body with few brackets (any usual request) needs no walk.
+    if body.count(b"{") + body.count(b"[") > MAX_DEPTH and _depth_over(value, MAX_DEPTH):
+        return None, f"JSON nested deeper than {MAX_DEPTH} levels"
+    # A surrogate escape is rare; only then is the value re-encoded to find a lone one.
+    if _SURROGATE_ESCAPE.search(body) is not None and not _encodable(value):
+        return None, "a string holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is not Unicode"
+    return value, None
+
+
+class _NotStandard(ValueError):
+    pass
+
+
+# An escape, or its raw bytes (json.loads decodes bytes with "surrogatepass", so those pass too).
+_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotStandard(f"{name} is not a JSON number (RFC 8259); send a finite number or a string")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotStandard(f"the number {text[:40]} overflows a double; send a finite number or a string")
+    return value
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _shape_problem(message: Any) -> tuple[int, str] | None:

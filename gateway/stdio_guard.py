@@ -5,6 +5,9 @@ whose request had a usable id but a wrong shape (`params` a list, `jsonrpc` "1.0
 waits for an answer forever. Here each line is checked as an HTTP body is
 (`gateway.http_guard.parse_message`): good lines go on to the SDK unchanged, and a
 bad one is answered with a one-line JSON-RPC error carrying its id when it has one.
+
+The line is also read for what the SDK would choke on: a leading byte order mark is dropped, and a
+lone surrogate, `NaN` or `Infinity` is refused (`parse_json`) rather than left to crash the writer.
 """
 
 from __future__ import annotations
@@ -38,9 +41,12 @@ class CheckedLines:
     async def __aiter__(self) -> AsyncIterator[str]:
         try:
             async for line in self._source:
+                # A byte order mark (some Windows tools write one) is not part of the message.
+                line = line.lstrip("\ufeff")
                 if not line.strip():
                     continue
-                _, problem = parse_message(line.encode("utf-8", "replace"))
+                # "surrogatepass": a raw lone surrogate reaches parse_message, which refuses it with an answer
+                _, problem = parse_message(line.encode("utf-8", "surrogatepass"))
                 if problem is None:
                     yield line
                     continue
@@ -69,4 +75,9 @@ def _id_of(line: str) -> Any:
     except (ValueError, RecursionError):
         return None
     request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, str) and not request_id.isascii():
+        try:  # an id holding a lone surrogate cannot be written back out: answered with id null
+            request_id.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
     return request_id if valid_id(request_id) else None

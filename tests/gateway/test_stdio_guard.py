@@ -73,3 +73,39 @@ def test_sdk_clients_of_both_eras_are_still_served(tmp_path):
 
     for era in ("legacy", "2026-07-28"):
         assert run(lambda: go(era)) == "The sum of 1 and 2 is 3."
+
+
+def test_lines_no_json_rpc_writer_could_echo_are_refused_and_answered(tmp_path):
+    """Issue 25 item 1: a lone surrogate (escaped, or its raw bytes) killed the gateway or was dropped;
+    a line led by a byte order mark was dropped; NaN was taken as a number. Each gets an answer now."""
+    bad = [(b'{"jsonrpc":"1.0","id":"\\ud800","method":"ping"}', None, -32700),
+           (b'{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"\\udc00"}}}', "s1", -32700),
+           (b'{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":NaN,"b":1}}}', "n1", -32700),
+           (b'{"jsonrpc":"2.0","id":"i1","method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":1e400,"b":1}}}', "i1", -32700)]
+    bom = b'\xef\xbb\xbf{"jsonrpc":"2.0","id":"ls1","method":"ping"}'
+    # Bytes that are not UTF-8 at all (a raw surrogate's) are read as U+FFFD, as any bad byte is: answered.
+    raw = b'{"jsonrpc":"2.0","id":"raw","method":"ping","params":{"x":"\xed\xa0\x80"}}'
+
+    async def go() -> list[dict]:
+        command = serve_stdio(tmp_path)
+        async with await anyio.open_process(command, cwd=ROOT, stderr=subprocess.DEVNULL) as process:
+            lines = [json.dumps(INIT).encode(), b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                     *(line for line, _, _ in bad), bom, raw, json.dumps(SUM).encode()]
+            await process.stdin.send(b"\n".join(lines) + b"\n")
+            got: list[dict] = []
+            buffer = b""
+            with anyio.fail_after(60):
+                while not any(message.get("id") == 9 for message in got) or len(got) < len(bad) + 4:
+                    buffer += await process.stdout.receive()
+                    *complete, buffer = buffer.split(b"\n")
+                    got.extend(json.loads(raw) for raw in complete)
+            await process.stdin.aclose()
+            assert await process.wait() == 0
+        return got
+
+    got = run(go)
+    errors = [(message["id"], message["error"]["code"]) for message in got if "error" in message]
+    assert sorted(errors, key=str) == sorted([(rid, code) for _, rid, code in bad], key=str)
+    by_id = {message["id"]: message for message in got if "result" in message}
+    assert by_id["ls1"]["result"] == {} and by_id["raw"]["result"] == {}
+    assert by_id[9]["result"]["content"][0]["text"] == "The sum of 1 and 2 is 3."
