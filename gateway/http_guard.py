@@ -10,7 +10,10 @@ In order, before anything else reads the request:
 3. For POSTs to an MCP endpoint (`/mcp`, `/servers/<id>/mcp`, the SSE message URLs): JSON content type, a body read under a size
    cap and a deadline (a client that stalls mid-body is cut off), JSON nested at
    most MAX_DEPTH deep, and a request id that is a string or an integer. Each
-   refusal is a JSON-RPC error with a 4xx status, never a 500.
+   refusal is a JSON-RPC error with a 4xx status, never a 500. Lone surrogates,
+   `NaN`/`Infinity` and numbers that overflow are refused as parse errors (`parse_json`).
+4. For POSTs to the model endpoint (`/v1/...`, `/openai/...`): the same body checks
+   under the model's own (larger) size cap and deadline, refused in OpenAI's error shape.
 
 The parsed message is left in the scope (`mcpgw.message`) so later layers need
 not parse the body again.
@@ -43,7 +46,14 @@ class GuardPolicy:
     max_body: int = 4 * 1024 * 1024
     body_timeout: float = 30.0  # seconds to receive a whole request body
     mcp_path: str = "/mcp"
+    # The model endpoint (/v1/..., the Azure-shaped /openai/...): chats carry whole conversations, so
+    # their own, larger defaults (--llm-max-body-bytes, --llm-body-timeout); refusals in OpenAI's shape.
+    model_max_body: int = 32 * 1024 * 1024
+    model_body_timeout: float = 120.0
     open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
+
+    def takes_model_requests(self, path: str) -> bool:
+        return path.startswith(("/v1/", "/openai/"))
 
     def takes_messages(self, path: str) -> bool:
         """Paths whose POSTs are JSON-RPC messages: /mcp, the per-server endpoints and the SSE message URLs."""
@@ -111,6 +121,9 @@ class HttpGuard:
         if refusal is not None:
             await self._refuse(send, *refusal)
             return
+        if scope["method"] == "POST" and self.policy.takes_model_requests(scope["path"]):
+            await self._model_request(scope, receive, send, headers)
+            return
         if scope["method"] != "POST" or not self.policy.takes_messages(scope["path"]):
             await self.app(scope, receive, send)
             return
@@ -151,23 +164,46 @@ class HttpGuard:
                 return 401, -32001, "missing or wrong bearer token (Authorization: Bearer <token>)"
         return None
 
-    async def _read_body(self, receive: Any) -> tuple[bytes, tuple[int, int, str] | None]:
+    async def _model_request(self, scope: Any, receive: Any, send: Any, headers: dict[str, str]) -> None:
+        """A model request's body: the same checks as a message's, under the model's limits, refused
+        the way OpenAI-compatible clients read errors."""
+        limit = self.policy.model_max_body
+        declared = headers.get("content-length", "")
+        problem: tuple[int, int, str] | None = None
+        if declared.isdigit() and int(declared) > limit:
+            problem = (413, 0, f"request body of {declared} bytes is over the {limit}-byte limit (--llm-max-body-bytes)")
+            body = b""
+        else:
+            body, problem = await self._read_body(receive, limit, self.policy.model_body_timeout)
+        if problem is None and body:
+            _, why = parse_json(body)
+            problem = None if why is None else (400, 0, f"request body is not JSON (RFC 8259): {why}")
+        if problem is not None:
+            self.refused[str(problem[0])] = self.refused.get(str(problem[0]), 0) + 1
+            await send_openai_error(send, problem[0], problem[2], close=problem[0] != 400)
+            return
+        await self.app(scope, replay_body(body, receive), send)
+
+    async def _read_body(self, receive: Any, limit: int | None = None,
+                         timeout: float | None = None) -> tuple[bytes, tuple[int, int, str] | None]:
         chunks: list[bytes] = []
         size = 0
-        with anyio.move_on_after(self.policy.body_timeout) as deadline:
+        limit = self.policy.max_body if limit is None else limit
+        timeout = self.policy.body_timeout if timeout is None else timeout
+        with anyio.move_on_after(timeout) as deadline:
             while True:
                 message = await receive()
                 if message["type"] != "http.request":
                     return b"", (400, -32600, "client disconnected before sending the whole body")
                 chunk = message.get("body", b"")
                 size += len(chunk)
-                if size > self.policy.max_body:
-                    return b"", (413, -32600, f"request body over the {self.policy.max_body}-byte limit")
+                if size > limit:
+                    return b"", (413, -32600, f"request body over the {limit}-byte limit")
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     return b"".join(chunks), None
         assert deadline.cancelled_caught
-        return b"", (408, -32600, f"request body not received within {self.policy.body_timeout:g} s")
+        return b"", (408, -32600, f"request body not received within {timeout:g} s")
 
     async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False) -> None:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
@@ -196,6 +232,17 @@ async def send_error(send: Any, status: int, code: int, message: str, *, request
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
     if close:  # the rest of an unread body would be taken for the next request
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def send_openai_error(send: Any, status: int, message: str, *, close: bool = False) -> None:
+    """An error as OpenAI-compatible clients parse it (`llm.answer.error_body`'s shape)."""
+    error = {"message": message, "type": "invalid_request_error", "code": f"http_{status}", "param": None}
+    body = json.dumps({"error": error}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -10,5 +10,11 @@ def add_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup)
     parser.add_argument("--llm-base-url", metavar="URL",
                         help="OpenAI-compatible model endpoint that /v1/chat/completions forwards to (live, record, hybrid)")
     parser.add_argument("--llm-key-env", metavar="VAR", help="environment variable holding that endpoint's API key")
+    parser.add_argument("--llm-max-body-bytes", type=int, default=32 * 1024 * 1024, metavar="BYTES",
+                        help="largest model request body accepted on /v1 (default 32 MiB; refused with 413)")
+    parser.add_argument("--llm-body-timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="time a client gets to send a whole model request body (default 120; then 408)")
+    parser.add_argument("--llm-max-answer-bytes", type=int, default=64 * 1024 * 1024, metavar="BYTES",
+                        help="largest model answer relayed or recorded (default 64 MiB; a larger one is a 502)")
     parser.add_argument("--log-results", type=int, default=0, metavar="CHARS",
                         help="keep each tool call's result text in the call log, cut to CHARS (default 0: digest only)")

@@ -29,8 +29,10 @@ _TRANSPORT_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.
 
 
 class LiveModel:
-    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0) -> None:
+    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0,
+                 max_answer_bytes: int = 64 * 1024 * 1024) -> None:
         self.base_url = base_url.rstrip("/")
+        self.max_answer_bytes = max_answer_bytes  # read no further: a larger answer is refused, not held
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(base_url=self.base_url, headers=headers,
                                          timeout=httpx.Timeout(timeout, connect=10.0),
@@ -50,20 +52,33 @@ class LiveModel:
         if self._pool is None:
             return await self._send_httpx(method, path, body)
         try:
-            response = await self._pool.request(method.encode(), (self.base_url + path).encode(), headers=self._headers,
-                                                content=body, extensions={"timeout": self._timeouts})
+            async with self._pool.stream(method.encode(), (self.base_url + path).encode(), headers=self._headers,
+                                         content=body, extensions={"timeout": self._timeouts}) as response:
+                raw = await self._capped(response.aiter_stream())
         except _TRANSPORT_ERRORS as exc:
             raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
         content_type = next((v.decode("latin-1") for k, v in response.headers if k.lower() == b"content-type"), "")
-        return _plain(response.status, response.content, content_type)
+        return _plain(response.status, raw, content_type)
+
+    async def _capped(self, chunks: AsyncIterator[bytes]) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > self.max_answer_bytes:
+                raise ModelUnreachable(f"model endpoint {self.base_url} answered more than {self.max_answer_bytes} bytes "
+                                       "(--llm-max-answer-bytes): not relayed")
+            parts.append(chunk)
+        return b"".join(parts)
 
     async def _send_httpx(self, method: str, path: str, body: bytes | None) -> ModelAnswer:
         headers = {"Content-Type": "application/json"} if body is not None else None
         try:
-            response = await self._client.request(method, path, content=body, headers=headers)
+            async with self._client.stream(method, path, content=body, headers=headers) as response:
+                raw = await self._capped(response.aiter_bytes())
         except httpx.HTTPError as exc:
             raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
-        return _plain(response.status_code, response.content, response.headers.get("content-type", ""))
+        return _plain(response.status_code, raw, response.headers.get("content-type", ""))
 
     async def stream(self, path: str, body: dict[str, Any]) -> tuple[ModelAnswer, AsyncIterator[str] | None]:
         """Open a streamed exchange: (answer so far, event iterator). An endpoint that
@@ -76,11 +91,12 @@ class LiveModel:
         content_type = response.headers.get("content-type", "")
         if response.status_code >= 400 or "text/event-stream" not in content_type:
             try:
-                raw = await response.aread()
+                raw = await self._capped(response.aiter_bytes())
             finally:
                 await response.aclose()
             return _plain(response.status_code, raw, content_type), None
-        return ModelAnswer(response.status_code, events=[], content_type="text/event-stream"), _events(response, self.base_url)
+        return (ModelAnswer(response.status_code, events=[], content_type="text/event-stream"),
+                _events(response, self.base_url, self.max_answer_bytes))
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -88,10 +104,14 @@ class LiveModel:
             await self._pool.aclose()
 
 
-async def _events(response: httpx.Response, where: str) -> AsyncIterator[str]:
-    """The `data:` payloads of an SSE stream, up to (not including) [DONE]."""
+async def _events(response: httpx.Response, where: str, limit: int) -> AsyncIterator[str]:
+    """The `data:` payloads of an SSE stream, up to (not including) [DONE]; cut past `limit` bytes in all."""
+    size = 0
     try:
         async for line in response.aiter_lines():
+            size += len(line) + 1
+            if size > limit:
+                raise ModelUnreachable(f"model endpoint {where} streamed more than {limit} bytes (--llm-max-answer-bytes)")
             if not line.startswith("data:"):
                 continue  # comments, event names, blank separators
             data = line[5:].lstrip(" ")

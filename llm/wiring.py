@@ -21,7 +21,7 @@ def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, de
         if not key and mode != "replay" and settings.llm_base_url:
             raise GatewayError(f"--llm-key-env {settings.llm_key_env}: that environment variable is not set "
                                "(it must hold the model endpoint's API key)")
-    live = LiveModel(settings.llm_base_url, key) if settings.llm_base_url and mode != "replay" else None
+    live = LiveModel(settings.llm_base_url, key, max_answer_bytes=settings.llm_max_answer_bytes) if settings.llm_base_url and mode != "replay" else None
     return ModelPassthrough(
         mode, live, cassette=cassette if mode in ("record", "hybrid") else None,
         recorded_entries=recorded.by_server.get(MODEL_SERVER, []) if recorded is not None else None,

@@ -187,7 +187,8 @@ class Gateway:
 
     async def serve_http(self) -> None:
         s = self.settings
-        guard = GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path)
+        guard = GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path,
+                            model_max_body=s.llm_max_body_bytes, model_body_timeout=s.llm_body_timeout)
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
         app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
                              response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None), guard=guard, limits=limits,
