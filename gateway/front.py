@@ -37,6 +37,7 @@ from starlette.routing import Route
 from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+from gateway.http_head_limits import HeadLimitsProtocol
 from gateway.http_timeouts import HeaderDeadlineProtocol
 from gateway.sse import SseEndpoints
 from gateway.write_coalescing import CoalescedWritesProtocol
@@ -370,8 +371,8 @@ def _exit_now() -> None:
     os._exit(130)
 
 
-class GatewayHttpProtocol(HeaderDeadlineProtocol, CoalescedWritesProtocol):
-    """uvicorn's HTTP protocol with a deadline for request heads and one send per answer."""
+class GatewayHttpProtocol(HeaderDeadlineProtocol, HeadLimitsProtocol, CoalescedWritesProtocol):
+    """uvicorn's HTTP protocol with a deadline and a size cap for request heads, and one send per answer."""
 
 
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None,

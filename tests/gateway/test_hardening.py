@@ -1,0 +1,124 @@
+"""Issue 25: a real `mcpgw serve` in front of a real server (npx server-everything), probed over raw HTTP.
+
+Lone surrogates, NaN and Infinity are refused at the edge with -32700 on /mcp (fast path on) and in
+OpenAI's shape on /v1; /v1 bodies have a size cap, a depth cap and a deadline; two Host headers and a
+Host with userinfo are refused; header floods get a 431 and a closed connection.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import httpx
+import pytest
+
+from tests.gateway.test_conformance import EVERYTHING
+from tests.gateway.test_http_edges import ACCEPT, answers, open_session, tool_call
+
+CONFIG = f"""version: 1
+servers:
+  everything:
+    command: npx
+    args: ["-y", "{EVERYTHING}", "stdio"]
+"""
+
+
+@pytest.fixture
+def gateway(gateway_factory):
+    return gateway_factory(CONFIG, "--validate", "enforce", "--llm-max-body-bytes", "200000", "--llm-body-timeout", "1")
+
+
+def raw_request(port: int, head: bytes, body: bytes = b"", timeout: float = 20) -> bytes:
+    """One request on a fresh socket; everything the gateway sends until it closes or goes quiet."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head + body)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+                if b"\r\n\r\n" in received and b"connection: close" not in received.lower():
+                    break
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return received
+
+
+def test_lone_surrogates_and_nan_get_parse_errors_on_mcp_and_the_session_goes_on(gateway):
+    bodies = [b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+              b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"\\ud800"}}}',
+              b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"everything__echo\\udfff","arguments":{"message":"x"}}}',
+              b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":NaN,"b":1}}}',
+              b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":-Infinity,"b":1}}}',
+              b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":1e999,"b":1}}}']
+    with httpx.Client(timeout=30) as client:
+        headers = open_session(client, gateway.url)
+        for body in bodies:
+            response = client.post(gateway.url, content=body, headers=headers)
+            assert response.status_code == 400, (body, response.text)
+            assert response.headers["content-type"] == "application/json"
+            assert response.json()["error"]["code"] == -32700, response.text
+        paired = client.post(gateway.url, content=b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":'
+                             b'{"name":"everything__echo","arguments":{"message":"\\ud83d\\ude00"}}}', headers=headers)
+        (ok,) = answers(paired)
+        assert ok["result"]["content"][0]["text"] == "Echo: \U0001F600"  # a surrogate pair is one character
+    assert gateway.status()["http"]["refused"]["400"] >= len(bodies)
+
+
+def test_two_host_headers_and_a_host_with_userinfo_are_refused(gateway):
+    port = int(gateway.base.rsplit(":", 1)[1])
+    two = raw_request(port, f"GET /status HTTP/1.1\r\nHost: evil.example\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    assert two.startswith(b"HTTP/1.1 400"), two[:200]
+    userinfo = raw_request(port, f"GET /status HTTP/1.1\r\nHost: localhost:{port}@evil.example\r\n\r\n".encode())
+    assert userinfo.startswith(b"HTTP/1.1 421"), userinfo[:200]
+    fine = raw_request(port, f"GET /status HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
+    assert fine.startswith(b"HTTP/1.1 200"), fine[:200]
+
+
+def test_header_floods_get_431_and_a_closed_connection(gateway):
+    port = int(gateway.base.rsplit(":", 1)[1])
+    many = b"".join(b"X-Filler-%d: y\r\n" % i for i in range(500))
+    answer = raw_request(port, f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode() + many + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    # One endless header line: refused once the head passes its cap, whatever is still to come.
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Big: ".encode())
+        received = b""
+        try:
+            for _ in range(1000):  # up to 1 MB, in 1 KB pieces
+                sock.sendall(b"a" * 1024)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except ConnectionResetError:
+            pass
+    assert received.startswith(b"HTTP/1.1 431"), received[:200]
+    # A usual request, and one whose head and body arrive together, still pass.
+    big_body = json.dumps(tool_call(1, "everything__echo", {"message": "z" * 300_000})).encode()
+    with httpx.Client(timeout=30) as client:
+        headers = open_session(client, gateway.url)
+        (ok,) = answers(client.post(gateway.url, content=big_body, headers=headers))
+        assert ok["result"]["content"][0]["text"] == "Echo: " + "z" * 300_000
+
+
+def test_the_model_endpoint_has_limits_and_answers_in_openai_shape(gateway):
+    url = gateway.base + "/v1/chat/completions"
+    chat = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with httpx.Client(timeout=30) as client:
+        cases = [(b"x" * 300_000, 413), (b"[" * 1000 + b"]" * 1000, 400),
+                 (b'{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}', 400),
+                 (b'{"model":"m","temperature":NaN,"messages":[]}', 400)]
+        for body, status in cases:
+            response = client.post(url, content=body, headers={"content-type": "application/json"})
+            assert response.status_code == status, (body[:40], response.text)
+            error = response.json()["error"]
+            assert error["type"] == "invalid_request_error" and error["message"], error
+        # No model endpoint configured: the request itself passed the edge.
+        assert client.post(url, json=chat).status_code == 503
+    port = int(gateway.base.rsplit(":", 1)[1])
+    stalled = raw_request(port, f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                                f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode(), b'{"model":')
+    assert stalled.startswith(b"HTTP/1.1 408"), stalled[:200]
+    assert b'"invalid_request_error"' in stalled
