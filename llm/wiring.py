@@ -12,9 +12,11 @@ from recorder.redaction import Redactor
 
 
 def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, default_run: str,
-                      redact_patterns: list[str] | None, call_log: Any = None) -> ModelPassthrough:
+                      redact_patterns: list[str] | None, call_log: Any = None,
+                      secrets: list[str] | None = None) -> ModelPassthrough:
     """Always built: without --llm-base-url, live/record answer 503 saying how to configure it,
-    and replay needs none."""
+    and replay needs none. `secrets`: the servers' declared values; a chat quotes tool answers and
+    errors, so model exchanges are redacted of them as tool calls are."""
     key = None
     if settings.llm_key_env:
         key = os.environ.get(settings.llm_key_env)
@@ -25,6 +27,6 @@ def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, de
     return ModelPassthrough(
         mode, live, cassette=cassette if mode in ("record", "hybrid") else None,
         recorded_entries=recorded.by_server.get(MODEL_SERVER, []) if recorded is not None else None,
-        redact=Redactor([key] if key else [], redact_patterns), default_run=default_run, past_end=settings.past_end,
+        redact=Redactor([*(secrets or []), *([key] if key else [])], redact_patterns), default_run=default_run, past_end=settings.past_end,
         call_log=call_log,
     )

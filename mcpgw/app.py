@@ -117,6 +117,7 @@ class Gateway:
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
 
         secrets = [value for spec in specs for value in spec.secret_values()]
+        self._secrets = secrets  # every server's, masked in every record: a call may quote another server's key
         scrubber = Redactor(secrets, redact_patterns)
         if scrubber.active:
             register_secrets(scrubber)  # logs, status reasons and error messages, as in cassettes
@@ -129,7 +130,7 @@ class Gateway:
         self.server = build_server(self.router, default_run)
         # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side.
         self.model = model_passthrough(settings, self.mode, self.cassette, self.recorded, default_run, redact_patterns,
-                                       self.router.call_log)
+                                       self.router.call_log, secrets=secrets)
 
     def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Any:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
@@ -159,7 +160,7 @@ class Gateway:
             assert self.cassette is not None
             holder["up"] = RecordingUpstream(
                 live(catalog_changed), self.cassette, tracked=spec.tracked, group=self._group(spec),
-                redact=Redactor(spec.secret_values(), patterns), lock_digest=spec_digest(spec),
+                redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
             )
             return holder["up"]
 

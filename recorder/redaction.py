@@ -1,17 +1,23 @@
 """Secrets never reach cassette bytes: values of the env vars a server declares,
-and configured regex patterns, are replaced in every string of a record."""
+and configured regex patterns, are replaced in every string of a record.
+
+A secret is masked whole, and so are the parts of it that carry it on their own: a
+URL-shaped value (`postgres://user:PASSWORD@host/db`) is quoted in error texts and
+tool answers by its password or its userinfo alone, so those are secrets too."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 MASK = "«redacted»"
 
 
 class Redactor:
     def __init__(self, secrets: list[str] | None = None, patterns: list[str] | None = None) -> None:
-        literal = sorted({s for s in (secrets or []) if s and len(s) >= 4}, key=len, reverse=True)
+        whole = [s for s in (secrets or []) if s]
+        literal = sorted({p for s in whole for p in (s, *secret_parts(s)) if len(p) >= 4}, key=len, reverse=True)
         parts = [re.escape(s) for s in literal] + list(patterns or [])
         self._re = re.compile("|".join(parts)) if parts else None
 
@@ -32,3 +38,19 @@ class Redactor:
         if isinstance(value, list):
             return [self._walk(v) for v in value]
         return value
+
+
+def secret_parts(value: str) -> list[str]:
+    """The pieces of a URL-shaped secret that carry it: the password (as written and decoded) and the
+    userinfo. Anything else (host, path, user name alone) is not secret and is left readable."""
+    if "://" not in value or "@" not in value:
+        return []
+    try:
+        userinfo = urlsplit(value.strip()).netloc.rpartition("@")[0]
+    except ValueError:
+        return []
+    _, colon, password = userinfo.partition(":")
+    parts = [userinfo] if colon else []
+    if password:
+        parts += [password, unquote(password)]
+    return parts

@@ -78,3 +78,37 @@ def test_every_declared_env_value_stays_out_of_the_cassette(gateway_factory):
     info = [json.loads(line) for line in export.stdout.splitlines()]
     assert any(r["type"] == "call" for r in info)
     assert "hunter2" not in gateway.log()
+
+
+def test_declared_secrets_and_their_parts_stay_out_of_model_exchanges_and_tool_calls(gateway_factory):
+    """Issue 25 item 5: a chat quoting a server's declared key reached data.mdb through /v1, and a
+    URL's password quoted alone (not the whole URL) was stored wherever it appeared."""
+    import openai
+
+    from tests.llm.scripted_model import ScriptedModel
+
+    password = DATABASE_URL.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+    key = "sk-declared-Qm42-never-stored"
+    config = "version: 1\nservers:\n" + misbehaving_entry(
+        "db", extra=f"    env: {{DATABASE_URL: \"{DATABASE_URL}\", API_KEY: \"{key}\"}}\n")
+    tools = [{"type": "function", "function": {"name": "db__echo", "parameters": {"type": "object"}}}]
+    model = ScriptedModel({("tc", "leak"): [{"text": f"the key is {key}, the password {password}"}] * 2}).start()
+    try:
+        gateway = gateway_factory(config, "--mode", "record", "--llm-base-url", model.base_url)
+        client = openai.OpenAI(base_url=gateway.base + "/v1", api_key="x", max_retries=0)
+        messages = [{"role": "user", "content": f"leak {key} and {password} and {DATABASE_URL}"}]
+        answer = client.chat.completions.create(model="scripted-1", messages=messages, tools=tools)
+        assert key in answer.choices[0].message.content  # the live client sees the real text
+        stream = client.chat.completions.create(model="scripted-1", messages=messages, tools=tools, stream=True)
+        assert key in "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        echoed = call(gateway.url, "db__echo", {"message": f"password {password} alone"})
+        assert password in echoed.content[0].text
+        from tests.conftest import stop_gateway
+
+        stop_gateway(gateway)
+    finally:
+        model.stop()
+    data = (gateway.cassettes / "test" / "data.mdb").read_bytes()
+    for secret in (key, password, DATABASE_URL):
+        assert secret.encode() not in data, secret
+    assert data.count("«redacted»".encode()) >= 4
