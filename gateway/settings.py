@@ -41,6 +41,7 @@ class Settings:
     allow_hosts: list[str] = field(default_factory=list)  # Host/Origin names allowed besides loopback and --host
     auth_token: str | None = None  # bearer token required on every route but /healthz
     max_sessions: int = 1000  # handshake-era HTTP sessions open at once
+    max_lanes: int = 10_000  # replay lanes (run ids, clients without one) kept; least recently used dropped
     max_sessions_per_client: int = 200  # ... per client address
     session_idle_timeout: float = 600.0  # seconds before an idle session is closed
     # The call log (recorder/calllog.py).

@@ -22,16 +22,27 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from recorder.lane_table import MAX_LANES, LaneTable
+
+
+class _LaneState:
+    __slots__ = ("follows", "positions")
+
+    def __init__(self) -> None:
+        self.follows: str | None = None  # the recorded lane this replay lane follows, once bound
+        self.positions: Counter[str] = Counter()  # key -> answers taken
+
 
 class ReplayLanes:
-    def __init__(self, entries: list[dict[str, Any]] | None, past_end: str = "repeat") -> None:
+    def __init__(self, entries: list[dict[str, Any]] | None, past_end: str = "repeat",
+                 max_lanes: int = MAX_LANES) -> None:
         self.past_end = past_end
         self.by_key: dict[str, list[dict[str, Any]]] = {}
         self.by_lane: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (key, recorded lane) -> entries
         self.recorded_lanes: set[str] = set()
-        self.bound: dict[str, str] = {}  # replay lane -> recorded lane it follows
+        # replay lane -> what it follows and how far; bounded, and a forgotten lane frees what it followed
+        self.lanes: LaneTable[_LaneState] = LaneTable(max_lanes, on_evict=self._release)
         self.claimed: set[str] = set()  # recorded lanes some replay lane follows
-        self.positions: Counter[tuple[str, str]] = Counter()
         for entry in entries or ():
             self._index(entry)
 
@@ -45,15 +56,20 @@ class ReplayLanes:
         everyone = self.by_key.get(key)
         if not everyone:
             return None
-        follows = self.bound.get(lane) or self._bind(lane, everyone)
+        state = self.lanes.use(lane, _LaneState)
+        follows = state.follows or self._bind(lane, state, everyone)
         entries = self.by_lane.get((key, follows)) or everyone
-        index = self.positions[(lane, key)]
-        self.positions[(lane, key)] += 1
+        index = state.positions[key]
+        state.positions[key] += 1
         if index < len(entries):
             return entries[index]
         return entries[-1] if self.past_end == "repeat" else None
 
-    def _bind(self, lane: str, everyone: list[dict[str, Any]]) -> str:
+    def _release(self, _lane: str, state: _LaneState) -> None:
+        if state.follows:
+            self.claimed.discard(state.follows)
+
+    def _bind(self, lane: str, state: _LaneState, everyone: list[dict[str, Any]]) -> str:
         if lane in self.recorded_lanes:
             chosen = lane
         else:
@@ -61,7 +77,7 @@ class ReplayLanes:
             if not free:
                 return ""  # every recorded lane is taken: answer from all of them, in order
             chosen = free[0]
-        self.bound[lane] = chosen
+        state.follows = chosen
         self.claimed.add(chosen)
         return chosen
 
@@ -69,6 +85,7 @@ class ReplayLanes:
         """A hybrid miss just recorded live: from now on its lane follows its own recording."""
         self._index(entry)
         lane = entry["lane"]
-        self.bound[lane] = lane
+        state = self.lanes.use(lane, _LaneState)
+        state.follows = lane
         self.claimed.add(lane)
-        self.positions[(lane, entry["key"])] = len(self.by_lane[(entry["key"], lane)])
+        state.positions[entry["key"]] = len(self.by_lane[(entry["key"], lane)])

@@ -37,6 +37,7 @@ from gateway.router import Caller
 from llm.answer import DONE, ModelAnswer, error_body
 from llm.call_record import model_record
 from llm.lanes import ReplayLanes
+from recorder.lane_table import MAX_LANES
 from llm.miss import describe_model_miss
 from llm.upstream import LiveModel, ModelUnreachable
 from recorder.keys import request_key
@@ -54,12 +55,12 @@ class ModelPassthrough:
     def __init__(self, mode: str, live: LiveModel | None, *, cassette: Any = None,
                  recorded_entries: list[dict[str, Any]] | None = None,
                  redact: Redactor | None = None, default_run: str = "default", past_end: str = "repeat",
-                 call_log: Any = None) -> None:
+                 call_log: Any = None, max_lanes: int = MAX_LANES) -> None:
         self.mode = mode
         self.live = live
         self.cassette = cassette  # written in record and hybrid
         self.recorded_entries = recorded_entries if recorded_entries is not None else []
-        self.lanes = ReplayLanes(self.recorded_entries, past_end)
+        self.lanes = ReplayLanes(self.recorded_entries, past_end, max_lanes)
         self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
         self.redact = redact or Redactor()
         self.default_run = default_run

@@ -28,5 +28,5 @@ def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, de
         mode, live, cassette=cassette if mode in ("record", "hybrid") else None,
         recorded_entries=recorded.by_server.get(MODEL_SERVER, []) if recorded is not None else None,
         redact=Redactor([*(secrets or []), *([key] if key else [])], redact_patterns), default_run=default_run, past_end=settings.past_end,
-        call_log=call_log,
+        call_log=call_log, max_lanes=settings.max_lanes,
     )

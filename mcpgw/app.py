@@ -176,13 +176,13 @@ class Gateway:
         return CassetteUpstream(
             spec.id, self.recorded.catalogs.get(spec.id), self.recorded.by_server.get(spec.id, []),
             tracked=as_recorded.tracked, legacy_stateful=as_recorded.stateful, past_end=self.settings.past_end,
-            fallback=fallback, ignore=spec.ignore, group=self._group(as_recorded),
+            fallback=fallback, ignore=spec.ignore, group=self._group(as_recorded), max_lanes=self.settings.max_lanes,
         )
 
     def _group(self, spec: ServerSpec) -> GroupState:
         """Servers of one state group share their lanes' history; any other server has its own."""
         name = f"group:{spec.state_group}" if spec.state_group else f"server:{spec.id}"
-        return self._groups.setdefault(name, GroupState())
+        return self._groups.setdefault(name, GroupState(self.settings.max_lanes))
 
     # -- serving ---------------------------------------------------------------------
 

@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                               "(required when --host is not a loopback address)")
     edge.add_argument("--auth-token-file", metavar="FILE", help="as --auth-token-env, the token read from FILE")
     edge.add_argument("--max-sessions", type=int, default=1000, help="HTTP sessions open at once (idle ones make room)")
+    edge.add_argument("--max-lanes", type=int, default=10_000,
+                      help="replay lanes (run ids, clients without one) kept; the least recently used is dropped")
     edge.add_argument("--max-sessions-per-client", type=int, default=200, help="HTTP sessions per client address")
     edge.add_argument("--session-idle-timeout", type=float, default=600.0, help="seconds before an idle session is closed")
     edge.add_argument("--max-logged-value", type=int, default=64 * 1024, metavar="BYTES",
@@ -202,7 +204,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         ("--session-idle-timeout", args.session_idle_timeout), ("--max-logged-value", args.max_logged_value),
                         ("--max-call-log-mb", args.max_call_log_mb), ("--call-timeout", args.call_timeout),
                         ("--max-call-timeout", args.max_call_timeout), ("--ready-timeout", args.ready_timeout),
-                        ("--max-response-bytes", args.max_response_bytes), ("--run-idle-timeout", args.run_idle_timeout)):
+                        ("--max-response-bytes", args.max_response_bytes), ("--run-idle-timeout", args.run_idle_timeout),
+                        ("--max-lanes", args.max_lanes), ("--llm-max-body-bytes", args.llm_max_body_bytes),
+                        ("--llm-body-timeout", args.llm_body_timeout), ("--llm-max-answer-bytes", args.llm_max_answer_bytes)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
     if not 0 < args.port < 65536:
@@ -257,6 +261,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allow_hosts=args.allow_host,
         auth_token=token,
         max_sessions=args.max_sessions,
+        max_lanes=args.max_lanes,
         max_sessions_per_client=args.max_sessions_per_client,
         session_idle_timeout=args.session_idle_timeout,
         max_logged_value=args.max_logged_value,

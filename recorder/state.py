@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recorder.keys import base_key, chain, with_history
+from recorder.lane_table import LaneTable
 
 # Requests that only read: they never move a server's state forward.
 READS = frozenset({"resources/read", "prompts/get", "completion/complete", "resources/list",
@@ -72,11 +73,8 @@ class GroupLane:
     diverged: str | None = None  # where the lane left the recording (replay)
 
 
-class GroupState(dict[str, GroupLane]):
-    """lane -> GroupLane, for the servers of one state group (or one server alone)."""
+class GroupState(LaneTable[GroupLane]):
+    """lane -> GroupLane, for the servers of one state group (or one server alone); bounded (lane_table)."""
 
     def lane(self, name: str) -> GroupLane:
-        state = self.get(name)
-        if state is None:
-            state = self[name] = GroupLane()
-        return state
+        return self.use(name, GroupLane)

@@ -27,6 +27,7 @@ from gateway.catalog import ServerCatalog
 from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
 from gateway.upstream import CallOptions, Status
 from recorder.codec import pack
+from recorder.lane_table import MAX_LANES, LaneTable
 from recorder.redaction import MASK
 from recorder.state import Call, GroupLane, GroupState, StateModel, read_only_tools
 from replay.compare import Rules, compare_results, parse_rules
@@ -77,6 +78,7 @@ class CassetteUpstream:
         fallback: Any = None,
         ignore: Any = (),
         group: GroupState | None = None,
+        max_lanes: int = MAX_LANES,
     ) -> None:
         self.name = name
         self.server_entries = server_entries
@@ -98,8 +100,8 @@ class CassetteUpstream:
             self.status.reason = "replaying from cassette"
         else:
             self.status.reason = "not in the cassette"
-        self._lanes: dict[str, Lane] = {}
-        self._group = group if group is not None else GroupState()
+        self._lanes: LaneTable[Lane] = LaneTable(max_lanes)
+        self._group = group if group is not None else GroupState(max_lanes)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
@@ -124,9 +126,7 @@ class CassetteUpstream:
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
-        lane = self._lanes.get(options.lane)
-        if lane is None:
-            lane = self._lanes[options.lane] = Lane(self._group.lane(options.lane))
+        lane = self._lanes.use(options.lane, lambda: Lane(self._group.lane(options.lane)))
         lane.calls += 1
         call = self.model.keyed(method, params, lane.history)
         options.source, options.cassette_key = "replay", call.key

@@ -1,0 +1,66 @@
+"""Issue 25 item 10: replay lanes (run ids, clients without one) are bounded like sessions.
+
+Each lane a client names held its replay state for good; 10,000 run ids cost 13.6 MB. The tables
+(recorder.lane_table) keep at most `max_lanes`, dropping the least recently used; a lane in use
+is never the one dropped, and a dropped lane starts afresh."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import anyio
+
+from gateway.upstream import CallOptions
+from llm.lanes import ReplayLanes
+from recorder.lane_table import LaneTable
+from replay.cassette_upstream import CassetteUpstream
+from tests.llm.test_lanes import INTERLEAVED, answers
+from tests.replay.test_own_lane import PARAMS, entries
+
+
+def test_the_table_drops_the_least_recently_used_lane():
+    dropped: list[str] = []
+    table: LaneTable[list] = LaneTable(2, on_evict=lambda lane, _: dropped.append(lane))
+    table.use("a", list).append(1)
+    table.use("b", list)
+    table.use("a", list)  # a is now the most recent
+    table.use("c", list)
+    assert list(table) == ["a", "c"] and dropped == ["b"] and table.evicted == 1
+    assert table.use("a", list) == [1]  # kept with its state
+
+
+def test_tool_replay_keeps_at_most_max_lanes_and_memory_stays_flat():
+    key = CassetteUpstream("time", None, [], tracked=False).model.keyed("tools/call", PARAMS, "").key
+    bounded = CassetteUpstream("time", None, entries(key), tracked=False, max_lanes=50)
+
+    async def many(upstream: CassetteUpstream, count: int) -> None:
+        for i in range(count):
+            await upstream.request("tools/call", PARAMS, CallOptions(lane=f"run-{i}"))
+
+    tracemalloc.start()
+    anyio.run(many, bounded, 5000)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(bounded._lanes) == 50 and len(bounded._group) == 50
+    assert bounded._lanes.evicted == 4950
+    assert held < 2_000_000, held  # 5,000 lanes unbounded held about 7 MB here
+
+    async def recent_lane_keeps_its_place() -> list[str]:
+        texts = []
+        for _ in range(2):
+            result = await bounded.request("tools/call", PARAMS, CallOptions(lane="t1~2"))
+            texts.append(result["content"][0]["text"])
+        return texts
+
+    assert anyio.run(recent_lane_keeps_its_place) == ["09:05 (rerun)", "09:06 (rerun)"]
+
+
+def test_model_replay_lanes_are_bounded_and_a_dropped_lane_frees_what_it_followed():
+    lanes = ReplayLanes(INTERLEAVED, max_lanes=2)
+    assert answers(lanes, "u/client-x", "k") == ["a1"]
+    assert answers(lanes, "u/client-y", "k") == ["b1"]
+    for i in range(1000):
+        lanes.take(f"run-{i}", "k")
+    assert len(lanes.lanes) == 2 and lanes.lanes.evicted == 1000
+    # x and y were dropped: their recorded lanes are free again, and a new client replays one from its start
+    assert answers(lanes, "u/client-z", "k", "k") == ["a1", "a2"]
