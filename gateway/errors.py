@@ -33,6 +33,7 @@ UPSTREAM_TIMEOUT = -32002
 UPSTREAM_FAILED = -32003
 RESPONSE_TOO_LARGE = -32004
 REPLAY_MISS = -32005
+GATEWAY_STOPPING = -32010  # the gateway is shutting down: the request was cut off (gateway/stopping.py)
 
 
 class GatewayError(Exception):

@@ -34,6 +34,8 @@ from typing import Any
 
 import anyio
 
+from gateway.stopping import answer_if_stopped
+
 MAX_DEPTH = 64  # JSON nesting allowed in a request; tool arguments need far less
 PARSED = "mcpgw.message"  # scope key: the request's parsed JSON body
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -145,7 +147,7 @@ class HttpGuard:
             await self._refuse(send, *problem)
             return
         scope[PARSED] = message
-        await self.app(scope, replay_body(body, receive), send)
+        await answer_if_stopped(self.app, scope, replay_body(body, receive), send, message)
 
     def _check_caller(self, headers: dict[str, str], path: str = "") -> tuple[int, int, str] | None:
         host = _host_name(headers.get("host", ""))
@@ -182,7 +184,7 @@ class HttpGuard:
             self.refused[str(problem[0])] = self.refused.get(str(problem[0]), 0) + 1
             await send_openai_error(send, problem[0], problem[2], close=problem[0] != 400)
             return
-        await self.app(scope, replay_body(body, receive), send)
+        await answer_if_stopped(self.app, scope, replay_body(body, receive), send, None, model=True)
 
     async def _read_body(self, receive: Any, limit: int | None = None,
                          timeout: float | None = None) -> tuple[bytes, tuple[int, int, str] | None]:

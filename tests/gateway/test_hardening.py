@@ -122,3 +122,42 @@ def test_the_model_endpoint_has_limits_and_answers_in_openai_shape(gateway):
                                 f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode(), b'{"model":')
     assert stalled.startswith(b"HTTP/1.1 408"), stalled[:200]
     assert b'"invalid_request_error"' in stalled
+
+
+def test_sigterm_answers_calls_in_flight_with_a_json_rpc_error(gateway_factory):
+    """Item 8: a call still running when the grace period ends got uvicorn's 500 text/plain."""
+    import signal
+
+    from tests.conftest import misbehaving_entry, stop_gateway
+
+    gateway = gateway_factory("version: 1\nservers:\n" + misbehaving_entry("good"), "--call-timeout", "60")
+    port = int(gateway.base.rsplit(":", 1)[1])
+    with httpx.Client(timeout=30) as client:
+        headers = open_session(client, gateway.url)
+    hung = []
+    for rid, accept in ((5, "application/json, text/event-stream"), (6, "application/json, text/event-stream")):
+        body = json.dumps(tool_call(rid, "good__hang", {})).encode()
+        head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                f"Accept: {accept}\r\nMcp-Session-Id: {headers['mcp-session-id']}\r\n"
+                f"Mcp-Protocol-Version: 2025-06-18\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        sock.sendall(head + body)
+        hung.append(sock)
+    import time
+
+    time.sleep(0.5)  # not a synchronisation: lets the calls reach the upstream before the signal
+    gateway.process.send_signal(signal.SIGTERM)
+    for rid, sock in zip((5, 6), hung):
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+        sock.close()
+        assert b"text/plain" not in received and b"Internal Server Error" not in received, received[:300]
+        payload = received.split(b"\r\n\r\n", 1)[1]
+        found = [json.loads(line[5:]) for line in payload.splitlines() if line.startswith(b"data:")] or [json.loads(payload)]
+        assert any(m.get("id") == rid and m.get("error", {}).get("code") == -32010 for m in found), received[:400]
+    gateway.process.wait(timeout=30)
+    stop_gateway(gateway)
