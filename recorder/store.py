@@ -166,7 +166,7 @@ class CassetteStore:
             with self._count_lock:
                 if self._queued:
                     return False
-            outcome = self._commit(encoded)
+            outcome = self._commit(encoded, told=future is not None)
             if future is not None:
                 _settle(future, outcome)
             return True
@@ -198,16 +198,21 @@ class CassetteStore:
 
     def _flush(self, batch: list[Any]) -> None:
         with self._txn_lock:
-            outcome = self._commit([op for encoded, _, _ in batch for op in encoded])
+            outcome = self._commit([op for encoded, _, _ in batch for op in encoded],
+                                   [future is not None for encoded, _, future in batch for _ in encoded])
             with self._count_lock:
                 self._queued -= len(batch)
         for _, loop, future in batch:
             if future is not None:
                 loop.call_soon_threadsafe(_settle, future, outcome)
 
-    def _commit(self, new_ops: list[tuple[str, bytes | None, Any]]) -> BaseException | None:
+    def _commit(self, new_ops: list[tuple[str, bytes | None, Any]], told: list[bool] | bool = False) -> BaseException | None:
         """One write transaction: what an earlier failure holds, then `new_ops`. Returns the
-        failure to hand to whoever waits for these records, or None once they are committed."""
+        failure to hand to whoever waits for these records, or None once they are committed.
+
+        `told`: per op (or for all), whether someone waits for it. On a failure those are told the
+        write failed, so they are dropped, never retried: a client told "failed" must not find its
+        exchange in the cassette later. Ops nobody waits for (call-log lines) are held and retried."""
         ops = self._pending_retry + new_ops
         if not ops:
             return None
@@ -236,6 +241,8 @@ class CassetteStore:
             logger.error("%s: %s", self.path, self._error)
             if len(ops) > MAX_PENDING:
                 logger.error("%s: %d record(s) dropped: more than %d waiting", self.path, len(ops) - MAX_PENDING, MAX_PENDING)
+            flags = [told] * len(new_ops) if isinstance(told, bool) else told
+            ops = self._pending_retry + [op for op, waited in zip(new_ops, flags) if not waited]
             self._pending_retry = ops[-MAX_PENDING:]
             return StoreWriteError(f"{self.path}: could not write the cassette ({type(exc).__name__}: {exc})")
 
