@@ -56,7 +56,7 @@ def test_format_version_and_foreign_environments(tmp_path):
         CassetteStore(tmp_path / "missing", create=False)
 
 
-def test_a_failing_commit_is_reported_to_the_waiter_and_retried(tmp_path):
+def test_a_failing_commit_is_reported_to_the_waiter_and_not_retried(tmp_path):
     store = CassetteStore(tmp_path / "c")
     store.env.set_mapsize(64 * 1024)  # tiny map: commits fail with MapFullError
 
@@ -69,7 +69,8 @@ def test_a_failing_commit_is_reported_to_the_waiter_and_retried(tmp_path):
     assert failures and "could not write the cassette" in str(failures[0])
     assert "cassette write failing" in store.health()["error"]
     store.env.set_mapsize(1 << 30)
-    store.append("calls", {"after": True})  # the held records go in with the next batch
+    store.append("calls", {"after": True})  # writing resumes with the next batch
     store.close()
     reopened = CassetteStore(tmp_path / "c", create=False, readonly=True)
-    assert reopened.count("exchanges") == 40 and reopened.count("calls") == 1
+    # Issue 25 item 9: a waiter told "failed" never finds its record later (they used to be retried in).
+    assert reopened.count("exchanges") == 40 - len(failures) and reopened.count("calls") == 1
