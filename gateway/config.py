@@ -169,6 +169,20 @@ class GatewayConfig:
         return [self.servers[s] for s in self.profiles[name]]
 
 
+LOCK_NAME = "servers.lock.yaml"
+SHIPPED_LOCK = Path(__file__).resolve().parent / "shipped" / LOCK_NAME  # inside an installed wheel (setup.py)
+CHECKOUT_LOCK = Path(__file__).resolve().parent.parent / LOCK_NAME  # beside the sources (a checkout, editable)
+
+
+def default_lock() -> Path | None:
+    """The lock a command uses when none is named: ./servers.lock.yaml (the user's own) first, else the
+    one installed with mcpgw, so a pip-installed mcpgw serves `--profile local` from an empty folder."""
+    for candidate in (Path(LOCK_NAME), SHIPPED_LOCK, CHECKOUT_LOCK):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
     """Read a lock file (YAML) or an `mcpServers` JSON; raise `ConfigError` on any problem."""
     return parse_config(read_config_text(path), str(path))

@@ -188,7 +188,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     from mcpgw.app import Gateway
-    from gateway.config import load_config
+    from gateway.config import default_lock, load_config
     from gateway.settings import Settings
 
     import re
@@ -228,9 +228,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     specs = []
     separator = "__"
     if mode != "replay" or args.config:
-        config_path = args.config or DEFAULT_CONFIG
-        if args.config is None and not Path(config_path).exists():
-            raise GatewayError(f"no {DEFAULT_CONFIG} here; pass --config <lock file or mcpServers JSON>")
+        config_path = args.config or default_lock()
+        if config_path is None:
+            raise GatewayError(f"no {DEFAULT_CONFIG} here (and none installed with mcpgw); pass --config <lock file or "
+                               "mcpServers JSON>")
         config = load_config(config_path)
         specs = config.select(args.profile, args.servers if mode == "live" or mode == "record" else None)
         separator = config.separator

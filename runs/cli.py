@@ -136,8 +136,8 @@ def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
     else:
         log_name = args.cassette or f"run-{stamp}"
         out += ["--cassette", log_name]
-    if args.config or args.mode != "replay":
-        out += ["--config", args.config or "servers.lock.yaml"]
+    if args.config:  # else serve's own default: ./servers.lock.yaml, then the one installed with mcpgw
+        out += ["--config", args.config]
     if args.profile:
         out += ["--profile", args.profile]
     if args.servers:
