@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
+    serve.add_argument("--miss-as-tool-error", action="store_true",
+                       help="replay: answer a tools/call the recording cannot answer (a miss, or a refusal after "
+                            "divergence) as a tool result with isError and the same text, so an agent framework shows "
+                            "it to the model and goes on; by default it is a JSON-RPC error that stops a strict replay")
     serve.add_argument("--require-keys", action="store_true",
                        help="do not start a server whose declared key (env var) is missing; by default it starts "
                             "without it, as MCP-Bench runs it: its tools are listed and its calls get its own error")
@@ -246,6 +250,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         call_timeout=args.call_timeout,
         ready_timeout=args.ready_timeout,
         require_keys=args.require_keys,
+        miss_as_tool_error=args.miss_as_tool_error,
         max_call_timeout=args.max_call_timeout,
         max_response_bytes=args.max_response_bytes,
         host=args.host,
