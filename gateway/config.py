@@ -159,7 +159,15 @@ class GatewayConfig:
         if only:
             unknown = [s for s in only if s not in self.servers]
             if unknown:
-                raise ConfigError(self.source, None, f"unknown server(s) {unknown}; known: {sorted(self.servers)}")
+                import difflib
+
+                hints = []
+                for name in unknown:
+                    near = difflib.get_close_matches(name, list(self.servers), n=3, cutoff=0.6)
+                    near += [s for s in sorted(self.servers) if s.startswith(name) and s not in near][:3 - len(near)]
+                    hints.append(f"{name!r} (did you mean {', '.join(near)}?)" if near else repr(name))
+                raise ConfigError(self.source, None, f"unknown server id {'; '.join(hints)}; `mcpgw servers` or the "
+                                  f"lock's `servers:` list them ({len(self.servers)} here)")
             return [self.servers[s] for s in only]
         name = profile or self.default_profile
         if name is None:

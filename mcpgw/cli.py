@@ -62,6 +62,9 @@ def _explain(prog: str, message: str) -> str:
     if match is None:
         return f"{message} (see `{prog} --help`)"
     typed, choices = match.group(1), [c.strip(" '\"") for c in match.group(2).split(",")]
+    option = re.match(r"argument (-[^:/ ]+)", message)
+    if option is not None:  # an option's value, not a command or action
+        return f"{option.group(1)} {typed!r}: choose from {', '.join(choices)}"
     what = "command" if prog == "mcpgw" else f"`{prog}` action"
     close = difflib.get_close_matches(typed, choices, n=2, cutoff=0.5)
     guess = f"; did you mean {' or '.join(close)}?" if close else f"; choose from {', '.join(choices)}"
@@ -78,9 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", help="profile of the lock file to serve (default: its default_profile)")
     serve.add_argument("--servers", nargs="+", help="serve only these server ids")
     serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)")
+    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765)")
+    serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
+                       help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
+                            "verdict, enforce answers an invalid call with an error naming the path, off skips it")
     serve.add_argument("--naming", choices=("prefix", "benchmark", "bare"), default="prefix",
                        help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
@@ -95,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--ready-timeout", type=float, default=180.0,
                        help="longest wait of list requests for every server's first start to settle (default 180)")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
-    serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024)
+    serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024,
+                       help="largest answer an upstream may give (default 16 MiB); a bigger one is an error")
     serve.add_argument("--mode", choices=("live", "record", "replay", "hybrid"),
                        help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
                             "is given, live otherwise")
