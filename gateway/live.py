@@ -324,13 +324,19 @@ _INHERIT_SUFFIXES = ("_PROXY", "_proxy", "_CA_BUNDLE", "_CA_CERTS")
 REGISTRY_OFF = {"npm_config_offline": "true", "UV_OFFLINE": "1"}  # npx and uvx: cached packages only
 
 
-def child_env(spec: ServerSpec) -> dict[str, str]:
+def child_env(spec: ServerSpec, *, registry: bool = False) -> dict[str, str]:
+    """The environment a server (or, with `registry`, its install or build) gets. The `offline` flag says how
+    an installed server starts: from the cache only. Installs and builds always reach the registries, or a
+    machine with cold caches could never build what a warm one starts."""
     env = {
         name: value
         for name, value in os.environ.items()
         if name in _INHERIT_NAMES or name.startswith(_INHERIT_PREFIXES) or name.endswith(_INHERIT_SUFFIXES)
     }
-    if spec.offline:  # from the cache only (`mcpgw servers install`): a run never fetches or upgrades a package
+    if registry:
+        for name in (*REGISTRY_OFF, "NPM_CONFIG_OFFLINE"):
+            env.pop(name, None)
+    elif spec.offline:  # from the cache only (`mcpgw servers install`): a run never fetches or upgrades a package
         env.update(REGISTRY_OFF)
     for name, template in spec.env_values.items():
         env[name] = expand_env(template)

@@ -165,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     from replay.drift_cli import add_commands as add_drift_commands
 
     add_drift_commands(sub)
+    from harness.cli import add_commands as add_connect_commands
+
+    add_connect_commands(sub, DEFAULT_URL)
     try:
         from evaluator.cli import add_commands
     except ImportError:

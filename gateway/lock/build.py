@@ -70,7 +70,7 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
     src, env_dir = home / "src", home / "env"
     await anyio.to_thread.run_sync(lambda: shutil.copytree(folder, src, symlinks=True))
     recipe = parse_recipe(spec.build or {})
-    env = build_env(src, env_dir, child_env(spec))
+    env = build_env(src, env_dir, child_env(spec, registry=True))
     try:
         steps = build_steps(recipe, src, env_dir)
     except RecipeError as exc:

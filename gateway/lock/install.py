@@ -80,9 +80,7 @@ def make_plan(spec: ServerSpec) -> Plan:
     launch = parse_launch(spec.command, spec.args)
     if launch is None:
         return Plan(spec, skip=f"not launched with npx or uvx (command {spec.command!r})")
-    env = child_env(spec)
-    for name in ("UV_OFFLINE", "npm_config_offline", "NPM_CONFIG_OFFLINE"):
-        env.pop(name, None)
+    env = child_env(spec, registry=True)
     dirs = []
     if launch.runner == "npx" and launch.packages[0].startswith(_FILESYSTEM + "@"):
         dirs = [a for a in launch.command[1:] if a.startswith("/")]  # its allowed roots must exist to start

@@ -247,9 +247,9 @@ def test_bad_input_on_the_new_routes(tmp_path):
         for path in ("/servers/fy/mcp", "/servers/fy/sse", "/servers/fy/sse/messages"):
             missing = httpx.post(gateway.base + path, json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10)
             assert missing.status_code == 404 and missing.json()["error"]["message"] == \
-                "no server 'fy' on this gateway; did you mean 'fx'?", path
+                "no server 'fy' behind this gateway; nearest: fx", path
         far = httpx.post(gateway.base + "/servers/zzz/mcp", json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10)
-        assert far.json()["error"]["message"] == "no server 'zzz' on this gateway; servers: broken, fx"
+        assert far.json()["error"]["message"] == "no server 'zzz' behind this gateway; servers: broken, fx"
         # The guard's body checks cover the new message paths.
         huge = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"m": "x" * (5 << 20)}}}
         for path in ("/servers/fx/mcp", "/sse/messages", "/servers/fx/sse/messages"):
@@ -266,7 +266,7 @@ def test_bad_input_on_the_new_routes(tmp_path):
         # Sessionless requests other than calls and lists need a session, said in one line.
         prompts = httpx.post(gateway.base + "/servers/fx/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "prompts/list"},
                              headers=JSON_ONLY, timeout=10)
-        assert prompts.status_code == 400 and "needs a session" in prompts.json()["error"]["message"]
+        assert prompts.status_code == 400 and prompts.json()["error"]["message"] == "Bad Request: Missing session ID"
         # The SSE stream takes GET only.
         assert httpx.post(gateway.base + "/sse", json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10).status_code == 405
     finally:
