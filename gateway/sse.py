@@ -1,8 +1,9 @@
 """The old HTTP+SSE transport (protocol 2024-11-05), for harnesses and proxies that still use it.
 
 `GET /sse` (every server, names as on `/mcp`) or `GET /servers/<id>/sse` (one server, its own names:
-`gateway.per_server.ServerPaths` rewrites it to `/sse`, noting the server) opens an event stream; its first event, `endpoint`, names the URL to POST messages to
-(`.../sse/messages?session_id=...`); answers arrive on the stream. The SDK's `SseServerTransport`
+`gateway.per_server.ServerPaths` rewrites it to `/sse`, noting the server) opens an event stream; its
+first event, `endpoint`, names the URL to POST messages to (`.../sse/messages?session_id=...`);
+answers arrive on the stream. The SDK's `SseServerTransport`
 does the transport; the gateway's SDK server (`gateway.front`) serves each stream as one
 connection, so validation, call log, record/replay and the per-server views are `/mcp`'s.
 
