@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, worker_routing
+from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, router_api, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_timeouts import HeaderDeadlineProtocol
@@ -298,6 +298,11 @@ def build_http_app(
             if on_shutdown is not None:
                 on_shutdown()
 
+    # mcprouter's REST API (/v1/list-servers ...): beside the model routes under /v1, no path shared.
+    api = router_api.RouterApi(router, default_run, max_body=guard.max_body).routes(
+        mint=workers.mint_identity if workers else None)
+    if workers is not None:  # a call's lane lives in the worker that owns it, as on /mcp
+        api = [Route(r.path, worker_routing.WorkerRouting(r.app, workers), methods=list(r.methods or ())) for r in api]
     extra = list(routes or [])
     if workers is not None:
         # /v1 replay ties an untagged client to the first recorded conversation no other client follows
@@ -306,7 +311,7 @@ def build_http_app(
                  for r in extra]
     app = Starlette(
         routes=[Route(path, endpoint=endpoint), Route("/status", status), Route("/healthz", healthz),
-                Route("/readyz", readyz), *extra],
+                Route("/readyz", readyz), *api, *extra],
         lifespan=lifespan,
     )
     guard_layer = HttpGuard(app, guard)

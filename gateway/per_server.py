@@ -52,6 +52,13 @@ def endpoint_of(request: Any) -> str:
     return request.scope.get(ENDPOINT) or request.scope.get("path", "/mcp")
 
 
+def unknown_server(server: str, known: Any) -> str:
+    """One line for an id no server has: the nearest ids, else the first few there are."""
+    near = difflib.get_close_matches(server, list(known), n=3, cutoff=0.4)
+    hint = f"; nearest: {', '.join(near)}" if near else f"; servers: {', '.join(sorted(known)[:10])}"
+    return f"no server {server!r} behind this gateway{hint}"
+
+
 class ServerPaths:
     def __init__(self, app: Any, endpoints: tuple[str, ...]) -> None:
         self.app = app
@@ -75,9 +82,7 @@ class KnownServers:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         server = scope.get(SERVER)
         if server is not None and server not in self.router.specs:
-            near = difflib.get_close_matches(server, list(self.router.specs), n=3, cutoff=0.4)
-            hint = f"; nearest: {', '.join(near)}" if near else f"; servers: {', '.join(sorted(self.router.specs)[:10])}"
-            await send_error(send, 404, -32601, f"no server {server!r} behind this gateway{hint}")
+            await send_error(send, 404, -32601, unknown_server(server, self.router.specs))
             return
         await self.app(scope, receive, send)
 
