@@ -7,11 +7,6 @@ the unknown-server 404 apply to every route."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import time
-from contextlib import contextmanager
 
 import anyio
 import httpx
@@ -19,7 +14,7 @@ import pytest
 from mcp import Client
 
 from recorder.calllog import iter_calls
-from tests.conftest import ROOT, free_port, start_gateway, stop_gateway
+from tests.conftest import start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
 pytestmark = pytest.mark.real
@@ -135,31 +130,6 @@ def test_the_four_calls_record_then_replay_with_no_server_process(tmp_path, monk
     assert {c["source"] for c in replayed if c["outcome"] == "ok"} == {"replay"}
 
 
-@contextmanager
-def guarded_replay(tmp_path, token_env: str):
-    """A replaying `mcpgw serve` behind a bearer token (its /status needs the token: wait on /readyz)."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--mode", "replay", "--port", str(port),
-                                "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "test",
-                                "--log-cassette", "log", "--auth-token-env", token_env],
-                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and process.poll() is None, "the replaying gateway did not start"
-            time.sleep(0.1)  # polling a process we started; bounded by the deadline
-        yield base
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=20)
-
-
 def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypatch):
     gateway = start_gateway(tmp_path, CONFIG, "--mode", "record", "--servers", "time")
     try:
@@ -173,7 +143,10 @@ def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypa
     bodies = {"/v1/list-servers": {}, "/v1/get-server": {"name": "time"}, "/v1/list-tools": {"server": "time"},
               "/v1/call-tool": {"server": "time", "name": "convert_time", "arguments": {
                   "source_timezone": "UTC", "time": "09:30", "target_timezone": "Europe/Paris"}}}
-    with guarded_replay(tmp_path, "MCPGW_TEST_TOKEN") as base:
+    replay = start_gateway(tmp_path, CONFIG, "--mode", "replay", "--log-cassette", "log",
+                           "--auth-token-env", "MCPGW_TEST_TOKEN", token=TOKEN)
+    base = replay.base
+    try:
         for path in ROUTES:
             assert post(base, path, bodies[path]).status_code == 401, path
             assert post(base, path, bodies[path], Authorization="Bearer wrong-token-0000000000").status_code == 401
@@ -206,3 +179,5 @@ def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypa
         assert httpx.get(base + "/v1/list-tools", headers=good, timeout=10).status_code == 405
         chat = httpx.post(base + "/v1/chat/completions", json={"model": "m", "messages": []}, headers=good, timeout=10)
         assert chat.status_code == 409 and chat.json()["error"]["type"] == "replay_miss"
+    finally:
+        stop_gateway(replay)
