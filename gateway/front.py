@@ -10,6 +10,7 @@ Beside the MCP endpoint: `/status` (per-server state), `/healthz` (liveness, at 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -240,6 +241,7 @@ def build_http_app(
 ) -> Any:
     """The Starlette app, wrapped in the HTTP guard (Host/Origin, token, body checks) as a whole."""
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
+    guard = dataclasses.replace(guard, envelope_paths=(*guard.envelope_paths, *router_api.PATHS))
     limits = limits or SessionLimits()
     if response_mode == "adaptive":
         adaptive_http.install()

@@ -42,6 +42,8 @@ class GuardPolicy:
     body_timeout: float = 30.0  # seconds to receive a whole request body
     mcp_path: str = "/mcp"
     open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
+    # REST routes whose clients read mcprouter's envelope {"code", "message"} (gateway.router_api), not JSON-RPC
+    envelope_paths: tuple[str, ...] = ()
 
 
 def is_loopback(host: str) -> bool:
@@ -87,7 +89,7 @@ class HttpGuard:
         headers = _headers(scope)
         refusal = self._check_caller(headers, scope["path"])
         if refusal is not None:
-            await self._refuse(send, *refusal)
+            await self._refuse(send, *refusal, envelope=scope["path"] in self.policy.envelope_paths)
             return
         if scope["path"] != self.policy.mcp_path or scope["method"] != "POST":
             await self.app(scope, receive, send)
@@ -147,10 +149,15 @@ class HttpGuard:
         assert deadline.cancelled_caught
         return b"", (408, -32600, f"request body not received within {self.policy.body_timeout:g} s")
 
-    async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False) -> None:
+    async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False,
+                      envelope: bool = False) -> None:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
-        await send_error(send, status, code, message, close=close,
-                         extra=[(b"www-authenticate", b"Bearer")] if status == 401 else None)
+        extra = [(b"www-authenticate", b"Bearer")] if status == 401 else None
+        if envelope:  # mcprouter's answer to a refused caller: code -2 (no auth) or -1
+            body = {"code": -2 if status == 401 else -1, "message": message}
+            await send_body(send, status, json.dumps(body).encode(), close=close, extra=extra)
+            return
+        await send_error(send, status, code, message, close=close, extra=extra)
 
 
 def replay_body(body: bytes, receive: Any) -> Any:
@@ -172,6 +179,12 @@ async def send_error(send: Any, status: int, code: int, message: str, *, request
                      close: bool = False, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     """A JSON-RPC error as a whole HTTP response."""
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode()
+    await send_body(send, status, body, close=close, extra=extra)
+
+
+async def send_body(send: Any, status: int, body: bytes, *, close: bool = False,
+                    extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    """A JSON body as a whole HTTP response."""
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
     if close:  # the rest of an unread body would be taken for the next request
         headers.append((b"connection", b"close"))

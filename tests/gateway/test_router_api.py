@@ -148,13 +148,16 @@ def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypa
     base = replay.base
     try:
         for path in ROUTES:
-            assert post(base, path, bodies[path]).status_code == 401, path
+            refused = post(base, path, bodies[path])
+            assert refused.status_code == 401, path
+            assert refused.json() == {"code": -2, "message": "missing or wrong bearer token (Authorization: Bearer <token>)"}
             assert post(base, path, bodies[path], Authorization="Bearer wrong-token-0000000000").status_code == 401
             assert post(base, path, bodies[path], Authorization=TOKEN).status_code == 401  # no scheme
             ok = post(base, path, bodies[path], "r1", **good)
             assert ok.status_code == 200 and ok.json()["code"] == 0, (path, ok.text)
             # a DNS-rebinding page: its Host names another site; a foreign page's Origin
-            assert post(base, path, bodies[path], Host="evil.example", **good).status_code == 421
+            rebound = post(base, path, bodies[path], Host="evil.example", **good)
+            assert rebound.status_code == 421 and rebound.json()["code"] == -1 and "Host" in rebound.json()["message"]
             assert post(base, path, bodies[path], Origin="https://evil.example", **good).status_code == 403
         for path in ("/v1/get-server", "/v1/list-tools", "/v1/call-tool"):
             body = {"name": "tmie"} if path == "/v1/get-server" else {**bodies[path], "server": "tmie"}
