@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from gateway.errors import ConfigError
+from gateway.lock.recipe_syntax import RecipeError, parse_recipe
 
 LOCK_FORMAT = 1
 DEFAULT_SEPARATOR = "__"
@@ -307,8 +308,6 @@ def _build(entry: _Mapping, source: str, where: str) -> dict[str, Any] | None:
         if "source" in entry:
             raise ConfigError(source, _line(entry, "source"), f"{where}: a 'source' entry needs a 'build' recipe (python, node or steps)")
         return None
-    from gateway.lock.recipes import RecipeError, parse_recipe
-
     if "source" not in entry:
         raise ConfigError(source, _line(entry, "build"), f"{where}: 'build' needs a 'source' to build from")
     try:

@@ -7,7 +7,7 @@ In order, before anything else reads the request:
 1. Host and Origin against an allow-list (DNS rebinding: a web page whose name
    resolves to 127.0.0.1 must not reach the gateway through a browser).
 2. A bearer token, when one is configured (required beyond loopback).
-3. For POSTs to the MCP endpoint: JSON content type, a body read under a size
+3. For POSTs to an MCP endpoint (`/mcp`, `/servers/<id>/mcp`, the SSE message URLs): JSON content type, a body read under a size
    cap and a deadline (a client that stalls mid-body is cut off), JSON nested at
    most MAX_DEPTH deep, and a request id that is a string or an integer. Each
    refusal is a JSON-RPC error with a 4xx status, never a 500.
@@ -44,6 +44,11 @@ class GuardPolicy:
     open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
     # REST routes whose clients read mcprouter's envelope {"code", "message"} (gateway.router_api), not JSON-RPC
     envelope_paths: tuple[str, ...] = ()
+
+    def takes_messages(self, path: str) -> bool:
+        """Paths whose POSTs are JSON-RPC messages: /mcp, the per-server endpoints and the SSE message URLs."""
+        return path == self.mcp_path or path == "/sse/messages" or (
+            path.startswith("/servers/") and path.endswith(("/mcp", "/sse/messages")))
 
 
 def is_loopback(host: str) -> bool:
@@ -91,7 +96,7 @@ class HttpGuard:
         if refusal is not None:
             await self._refuse(send, *refusal, envelope=scope["path"] in self.policy.envelope_paths)
             return
-        if scope["path"] != self.policy.mcp_path or scope["method"] != "POST":
+        if scope["method"] != "POST" or not self.policy.takes_messages(scope["path"]):
             await self.app(scope, receive, send)
             return
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()

@@ -15,8 +15,8 @@ server is one of `mcpgw servers`' ids, which this API calls `server_key` (its MC
 accepted too). The bearer key is the gateway's own `--auth-token` (the HTTP guard checks it, and
 Host/Origin, before anything here runs).
 
-A call here is the same call as `tools/call` on `/servers/<id>/mcp` or `/mcp`: `Router.call_tool`
-scoped to the server, so the same validation, lane (`?run=` / `X-Run-Id`, else the client's own),
+A call here is the same call as `tools/call` on `/servers/<id>/mcp` or `/mcp`: the server's
+`per_server.ServerView` (its own names) calling `Router.call_tool`, so the same validation, lane (`?run=` / `X-Run-Id`, else the client's own),
 record/replay/hybrid key and call-log record (`endpoint` "/v1/call-tool"); a recording made through
 one surface replays through the others.
 """
@@ -35,7 +35,7 @@ from starlette.routing import Route, request_response
 from gateway import client_identity
 from gateway.config import ServerSpec
 from gateway.errors import GatewayError
-from gateway.per_server import unknown_server
+from gateway.per_server import ServerView, unknown_server
 from gateway.router import Caller, Router
 from gateway.secrets import scrub
 
@@ -55,6 +55,13 @@ class RouterApi:
         self.router = router
         self.default_run = default_run
         self.max_body = max_body
+        self._views: dict[str, ServerView] = {}
+
+    def _view(self, sid: str) -> ServerView:
+        view = self._views.get(sid)
+        if view is None:
+            view = self._views[sid] = ServerView(self.router, sid)
+        return view
 
     def routes(self, mint: Any = None) -> list[Route]:
         """Untagged clients get a lane of their own, as on /mcp and the model routes (`mint`: --workers)."""
@@ -74,7 +81,7 @@ class RouterApi:
             return page if isinstance(page, Response) else limit  # type: ignore[return-value]
         page, limit = page or 1, limit or 30  # mcprouter's defaults for a missing or non-positive value
         await self.router.until_settled()  # descriptions come from the servers' own initialize answers
-        ids = sorted(self.router.specs)[(page - 1) * limit: page * limit]
+        ids = sorted(self.router.upstreams)[(page - 1) * limit: page * limit]
         return _ok({"servers": [self._describe(sid) for sid in ids]})
 
     async def get_server(self, request: Request) -> Response:
@@ -86,7 +93,7 @@ class RouterApi:
             return name
         sid = self._resolve(name)
         if sid is None:
-            return _fail(404, unknown_server(name, self.router.specs))
+            return _fail(404, unknown_server(name, list(self.router.upstreams)))
         author = body.get("author_name")
         if author not in (None, "") and author != _author(self.router.specs[sid]):
             return _fail(404, f"server {name!r} is not by {author!r} (author_name {_author(self.router.specs[sid])!r})")
@@ -100,18 +107,19 @@ class RouterApi:
         sid = self._server(body)
         if isinstance(sid, Response):
             return sid
-        await self.router.until_settled()
+        view = self._view(sid)
+        try:
+            await view.until_settled()  # a server with nothing to serve is an error naming why, not an empty list
+        except GatewayError as exc:
+            return _fail(200, exc.message)
         tools: list[dict[str, Any]] = []
         cursor = None
         while True:  # one answer holds every tool, as mcprouter's does
-            page = self.router.list_tools(cursor, sid)
+            page = view.list_tools(cursor)
             tools.extend(page["tools"])
             cursor = page.get("nextCursor")
             if not cursor:
                 break
-        status = self.router.upstreams[sid].status
-        if not tools and status.state in ("unavailable", "stopped"):  # not an empty list: the server is down
-            return _fail(200, f"server {sid!r} is {status.state}" + (f": {status.reason}" if status.reason else ""))
         return _ok({"tools": tools})
 
     async def call_tool(self, request: Request) -> Response:
@@ -132,7 +140,7 @@ class RouterApi:
                         client_name=request.headers.get("x-title") or request.headers.get("user-agent"),
                         endpoint=CALL_TOOL)
         try:
-            result = await self.router.call_tool({"name": name, "arguments": arguments or {}}, caller, sid)
+            result = await self._view(sid).call_tool({"name": name, "arguments": arguments or {}}, caller)
         except GatewayError as exc:  # the call was made and failed: mcprouter's RespErr
             return _fail(200, exc.message)
         return _ok(result)
@@ -172,13 +180,13 @@ class RouterApi:
         if isinstance(key, Response):
             return key
         sid = self._resolve(key)
-        return sid if sid is not None else _fail(404, unknown_server(key, self.router.specs))
+        return sid if sid is not None else _fail(404, unknown_server(key, list(self.router.upstreams)))
 
     def _resolve(self, key: str) -> str | None:
         """A server id (mcprouter's server_key), or the title a benchmark knows it by."""
-        if key in self.router.specs:
+        if key in self.router.upstreams:
             return key
-        return next((sid for sid, spec in self.router.specs.items() if spec.title == key), None)
+        return next((sid for sid in self.router.upstreams if self.router.specs[sid].title == key), None)
 
     def _describe(self, sid: str) -> dict[str, Any]:
         """One of mcprouter's server rows (model/server.go), from the lock entry and the recorded or live

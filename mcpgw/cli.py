@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
+    serve.add_argument("--require-keys", action="store_true",
+                       help="do not start a server whose declared key (env var) is missing; by default it starts "
+                            "without it, as MCP-Bench runs it: its tools are listed and its calls get its own error")
     serve.add_argument("--ready-timeout", type=float, default=180.0,
                        help="longest wait of list requests for every server's first start to settle (default 180)")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
@@ -241,6 +244,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         naming=args.naming,
         call_timeout=args.call_timeout,
         ready_timeout=args.ready_timeout,
+        require_keys=args.require_keys,
         max_call_timeout=args.max_call_timeout,
         max_response_bytes=args.max_response_bytes,
         host=args.host,
@@ -394,7 +398,7 @@ def print_status(status: dict[str, Any]) -> None:
             str(info.get("restarts", 0)),
             f"{server_info.get('name', '')} {server_info.get('version', '')}".strip(),
             info.get("built_from") or "",
-            info.get("reason") or "",
+            info.get("reason") or (f"started without {', '.join(info['missing_keys'])}" if info.get("missing_keys") else ""),
         )
     table_console().print(table)
 
