@@ -245,7 +245,7 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 def build_http_app(
     router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
     response_mode: str = "adaptive", routes: list[Route] | None = None, *, guard: GuardPolicy | None = None,
-    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None,
+    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None, default_run: str = "default",
 ) -> Any:
     """The Starlette app, wrapped in the HTTP guard (Host/Origin, token, body checks) as a whole."""
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
