@@ -121,6 +121,8 @@ def test_mcprouter_base_url_answers_mcprouters_calls(gateway):
     printed = connect(gateway.base, "mcprouter", token=True)
     assert printed.returncode == 0 and printed.stdout == gateway.base + "/v1\n"
     url = printed.stdout.strip()
+    tagged = connect(gateway.base, "mcprouter", "--run", "r9", token=True)
+    assert tagged.stdout == printed.stdout and "X-Run-Id: r9" in tagged.stderr
     listed = httpx.post(url + "/list-servers", json={}, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30).json()
     assert listed["code"] == 0 and sorted(s["server_key"] for s in listed["data"]["servers"]) == sorted(gateway.status()["servers"])
 
