@@ -323,7 +323,7 @@ def build_http_app(
                 on_shutdown()
 
     # mcprouter's REST API (/v1/list-servers ...): beside the model routes under /v1, no path shared.
-    api = router_api.RouterApi(router, default_run, max_body=guard.max_body).routes(
+    api = router_api.RouterApi(router, default_run).routes(
         mint=workers.mint_identity if workers else None)
     if workers is not None:  # a call's lane lives in the worker that owns it, as on /mcp
         api = [Route(r.path, worker_routing.WorkerRouting(r.app, workers), methods=list(r.methods or ())) for r in api]

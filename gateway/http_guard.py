@@ -97,6 +97,18 @@ class HttpGuard:
             await self._refuse(send, *refusal, envelope=scope["path"] in self.policy.envelope_paths)
             return
         if scope["method"] != "POST" or not self.policy.takes_messages(scope["path"]):
+            if scope["method"] == "POST":  # REST bodies (/v1, /openai, mcprouter's API): the same cap and deadline
+                envelope = scope["path"] in self.policy.envelope_paths
+                declared = headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > self.policy.max_body:
+                    await self._refuse(send, 413, -32600, f"request body of {declared} bytes is over the "
+                                       f"{self.policy.max_body}-byte limit", close=True, envelope=envelope)
+                    return
+                body, problem = await self._read_body(receive)
+                if problem is not None:
+                    await self._refuse(send, *problem, close=True, envelope=envelope)
+                    return
+                receive = replay_body(body, receive)
             await self.app(scope, receive, send)
             return
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()

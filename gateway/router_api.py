@@ -27,7 +27,6 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
@@ -47,14 +46,12 @@ PATHS = (LIST_SERVERS, GET_SERVER, LIST_TOOLS, CALL_TOOL)
 OK, FAIL = 0, -1  # mcprouter's APIErrorSuccess, APIErrorFail
 # mcprouter's server rows carry database times; ours have none, so they are Go's zero time, as its JSON writes it.
 _NO_TIME = "0001-01-01T00:00:00Z"
-BODY_TIMEOUT = 30.0  # seconds to receive a request body (the guard's limit on /mcp)
 
 
 class RouterApi:
-    def __init__(self, router: Router, default_run: str = "default", max_body: int = 4 * 1024 * 1024) -> None:
+    def __init__(self, router: Router, default_run: str = "default") -> None:
         self.router = router
         self.default_run = default_run
-        self.max_body = max_body
         self._views: dict[str, ServerView] = {}
 
     def _view(self, sid: str) -> ServerView:
@@ -148,32 +145,24 @@ class RouterApi:
     # -- reading requests ------------------------------------------------------------------
 
     async def _body(self, request: Request) -> dict[str, Any] | Response:
-        """The JSON object posted, read under the size cap and deadline /mcp has. An empty body is {}
-        (mcprouter binds nothing then); a body needs `Content-Type: application/json`, as its binder does."""
-        chunks: list[bytes] = []
-        size = 0
-        with anyio.move_on_after(BODY_TIMEOUT):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > self.max_body:
-                    return _fail(413, f"request body over the {self.max_body}-byte limit", close=True)
-                chunks.append(chunk)
-            raw = b"".join(chunks)
-            if not raw.strip():
-                return {}
-            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if kind != "application/json":
-                return _fail(415, "Unsupported Media Type: Content-Type must be application/json")
-            try:
-                body = json.loads(raw)
-            except RecursionError:
-                return _fail(400, "request body is JSON nested too deeply")
-            except (ValueError, UnicodeDecodeError) as exc:
-                return _fail(400, f"request body is not JSON: {exc}")
-            if not isinstance(body, dict):
-                return _fail(400, f"request body must be a JSON object, not {type(body).__name__}")
-            return body
-        return _fail(408, f"request body not received within {BODY_TIMEOUT:g} s", close=True)
+        """The JSON object posted (the HTTP guard has read it under the size cap and deadline /mcp has).
+        An empty body is {} (mcprouter binds nothing then); a body needs `Content-Type: application/json`,
+        as its binder does."""
+        raw = await request.body()
+        if not raw.strip():
+            return {}
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            return _fail(415, "Unsupported Media Type: Content-Type must be application/json")
+        try:
+            body = json.loads(raw)
+        except RecursionError:
+            return _fail(400, "request body is JSON nested too deeply")
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _fail(400, f"request body is not JSON: {exc}")
+        if not isinstance(body, dict):
+            return _fail(400, f"request body must be a JSON object, not {type(body).__name__}")
+        return body
 
     def _server(self, body: dict[str, Any]) -> str | Response:
         key = _text(body, "server")
@@ -230,6 +219,5 @@ def _ok(data: Any) -> JSONResponse:
     return JSONResponse({"code": OK, "message": "ok", "data": data})
 
 
-def _fail(status: int, message: str, *, close: bool = False) -> JSONResponse:
-    headers = {"connection": "close"} if close else None  # the rest of an unread body would be taken for a request
-    return JSONResponse({"code": FAIL, "message": scrub(message)}, status_code=status, headers=headers)
+def _fail(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"code": FAIL, "message": scrub(message)}, status_code=status)

@@ -177,6 +177,14 @@ def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypa
         deep = httpx.post(base + "/v1/list-tools", content=b"[" * 100_000 + b"]" * 100_000,
                           headers={**good, "content-type": "application/json"}, timeout=10)
         assert deep.status_code == 400 and deep.json()["code"] == -1
+        # Every POST body has /mcp's 4 MiB cap: mcprouter's API (in its envelope) and the model routes too.
+        big = b'{"server": "' + b"x" * (5 * 1024 * 1024) + b'"}'
+        for path in ("/v1/call-tool", "/v1/chat/completions", "/openai/deployments/gpt-4o/chat/completions"):
+            over = httpx.post(base + path, content=big, headers={**good, "content-type": "application/json"}, timeout=30)
+            assert over.status_code == 413 and "4194304-byte limit" in over.text, (path, over.text[:200])
+        assert over.status_code == 413 and "error" in over.json()
+        over = httpx.post(base + "/v1/list-tools", content=big, headers={**good, "content-type": "application/json"}, timeout=30)
+        assert over.json()["code"] == -1
         # The model routes and unknown /v1 paths answer as before: no path is shared.
         assert httpx.post(base + "/v1/nothing-here", json={}, headers=good, timeout=10).status_code == 404
         assert httpx.get(base + "/v1/list-tools", headers=good, timeout=10).status_code == 405
