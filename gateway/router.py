@@ -282,13 +282,12 @@ class Router:
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
                 record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
             return result
-        except ReplayDiverged as exc:
-            record["outcome"] = "diverged"
+        except (ReplayDiverged, ReplayMiss) as exc:
+            record["outcome"] = "diverged" if isinstance(exc, ReplayDiverged) else "miss"
             record["error"] = exc.message
-            raise
-        except ReplayMiss as exc:
-            record["outcome"] = "miss"
-            record["error"] = exc.message
+            if self.settings.miss_as_tool_error:  # the agent reads it as the tool's answer and may go on
+                record["is_error"] = True
+                return {"content": [{"type": "text", "text": exc.message}], "isError": True}
             raise
         except UpstreamTimeout as exc:
             record["outcome"] = "timeout"
