@@ -10,6 +10,7 @@ Beside the MCP endpoint: `/status` (per-server state), `/healthz` (liveness, at 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -34,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, worker_routing
+from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, router_api, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway import sse as sse_module
@@ -242,6 +243,7 @@ def build_http_app(
 ) -> Any:
     """The Starlette app, wrapped in the HTTP guard (Host/Origin, token, body checks) as a whole."""
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
+    guard = dataclasses.replace(guard, envelope_paths=(*guard.envelope_paths, *router_api.PATHS))
     limits = limits or SessionLimits()
     if response_mode == "adaptive":
         adaptive_http.install()
@@ -309,6 +311,11 @@ def build_http_app(
             if on_shutdown is not None:
                 on_shutdown()
 
+    # mcprouter's REST API (/v1/list-servers ...): beside the model routes under /v1, no path shared.
+    api = router_api.RouterApi(router, default_run).routes(
+        mint=workers.mint_identity if workers else None)
+    if workers is not None:  # a call's lane lives in the worker that owns it, as on /mcp
+        api = [Route(r.path, worker_routing.WorkerRouting(r.app, workers), methods=list(r.methods or ())) for r in api]
     extra = list(routes or [])
     if workers is not None:
         # /v1 replay ties an untagged client to the first recorded conversation no other client follows
@@ -317,7 +324,7 @@ def build_http_app(
                  for r in extra]
     app = Starlette(
         routes=[Route(path, endpoint=endpoint), Route("/status", status), Route("/healthz", healthz),
-                Route("/readyz", readyz), *sse_routes, *extra],
+                Route("/readyz", readyz), *sse_routes, *api, *extra],
         lifespan=lifespan,
     )
     guard_layer = HttpGuard(app, guard)
