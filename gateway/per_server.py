@@ -68,6 +68,13 @@ class ServerPaths:
         await self.app(scope, receive, send)
 
 
+def unknown_server(name: str, ids: list[str]) -> str:
+    """One line for an unknown server id, naming the nearest ids (else the first few)."""
+    near = difflib.get_close_matches(name, ids, n=3, cutoff=0.4)
+    hint = f"; nearest: {', '.join(near)}" if near else f"; servers: {', '.join(sorted(ids)[:10])}"
+    return f"no server {name!r} behind this gateway{hint}"
+
+
 class KnownServers:
     def __init__(self, app: Any, router: Router) -> None:
         self.app = app
@@ -76,9 +83,7 @@ class KnownServers:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         server = scope.get(SERVER)
         if server is not None and server not in self.router.specs:
-            near = difflib.get_close_matches(server, list(self.router.specs), n=3, cutoff=0.4)
-            hint = f"; nearest: {', '.join(near)}" if near else f"; servers: {', '.join(sorted(self.router.specs)[:10])}"
-            await send_error(send, 404, -32601, f"no server {server!r} behind this gateway{hint}")
+            await send_error(send, 404, -32601, unknown_server(server, list(self.router.specs)))
             return
         await self.app(scope, receive, send)
 

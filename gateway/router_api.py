@@ -15,10 +15,10 @@ server is one of `mcpgw servers`' ids, which this API calls `server_key` (its MC
 accepted too). The bearer key is the gateway's own `--auth-token` (the HTTP guard checks it, and
 Host/Origin, before anything here runs).
 
-A call here is the same call as `tools/call` on `/servers/<id>/mcp` or `/mcp`: the server's
-`per_server.ServerView` (its own names) calling `Router.call_tool`, so the same validation, lane (`?run=` / `X-Run-Id`, else the client's own),
-record/replay/hybrid key and call-log record (`endpoint` "/v1/call-tool"); a recording made through
-one surface replays through the others.
+A call here is the same call as `tools/call` on `/servers/<id>/mcp` or `/mcp`: the router scoped to
+the server (its own names: `Router.call_tool(..., scope=<id>)`), so the same validation, lane (`?run=` /
+`X-Run-Id`, else the client's own), record/replay/hybrid key and call-log record (`endpoint`
+"/v1/call-tool"); a recording made through one surface replays through the others.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from starlette.routing import Route, request_response
 from gateway import client_identity
 from gateway.config import ServerSpec
 from gateway.errors import GatewayError
-from gateway.per_server import ServerView, unknown_server
+from gateway.per_server import unknown_server
 from gateway.router import Caller, Router
 from gateway.secrets import scrub
 
@@ -52,13 +52,6 @@ class RouterApi:
     def __init__(self, router: Router, default_run: str = "default") -> None:
         self.router = router
         self.default_run = default_run
-        self._views: dict[str, ServerView] = {}
-
-    def _view(self, sid: str) -> ServerView:
-        view = self._views.get(sid)
-        if view is None:
-            view = self._views[sid] = ServerView(self.router, sid)
-        return view
 
     def routes(self, mint: Any = None) -> list[Route]:
         """Untagged clients get a lane of their own, as on /mcp and the model routes (`mint`: --workers)."""
@@ -104,15 +97,14 @@ class RouterApi:
         sid = self._server(body)
         if isinstance(sid, Response):
             return sid
-        view = self._view(sid)
         try:
-            await view.until_settled()  # a server with nothing to serve is an error naming why, not an empty list
+            await self.router.until_settled(sid)  # a server with nothing to serve is an error naming why, not an empty list
         except GatewayError as exc:
             return _fail(200, exc.message)
         tools: list[dict[str, Any]] = []
         cursor = None
         while True:  # one answer holds every tool, as mcprouter's does
-            page = view.list_tools(cursor)
+            page = self.router.list_tools(cursor, sid)
             tools.extend(page["tools"])
             cursor = page.get("nextCursor")
             if not cursor:
@@ -137,7 +129,7 @@ class RouterApi:
                         client_name=request.headers.get("x-title") or request.headers.get("user-agent"),
                         endpoint=CALL_TOOL)
         try:
-            result = await self._view(sid).call_tool({"name": name, "arguments": arguments or {}}, caller)
+            result = await self.router.call_tool({"name": name, "arguments": arguments or {}}, caller, sid)
         except GatewayError as exc:  # the call was made and failed: mcprouter's RespErr
             return _fail(200, exc.message)
         return _ok(result)

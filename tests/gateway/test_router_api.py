@@ -163,7 +163,7 @@ def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypa
             body = {"name": "tmie"} if path == "/v1/get-server" else {**bodies[path], "server": "tmie"}
             missing = post(base, path, body, **good)
             assert missing.status_code == 404, (path, missing.text)
-            assert missing.json() == {"code": -1, "message": "no server 'tmie' on this gateway; did you mean 'time'?"}
+            assert missing.json() == {"code": -1, "message": "no server 'tmie' behind this gateway; nearest: time"}
         # Bad input: one line in mcprouter's envelope, never a traceback.
         no_server = post(base, "/v1/call-tool", {"name": "convert_time"}, **good)
         assert no_server.status_code == 400 and no_server.json()["message"].startswith('"server" is required')
