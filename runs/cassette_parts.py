@@ -83,7 +83,9 @@ def merge_parts(target: Path, extra: list[Path] | None = None) -> int:
                 out.store.append(db, dict(value))
         for key, value in runs.items():
             out.store.put("runs", key, value)
-        out.write_info({sid: min(infos, key=pack) for sid, infos in sorted(servers.items())})
+        # In the order recorded (every part has the run's servers in the order it was given them):
+        # replay lists tools in this order, and the agent's tool list is part of what was asked.
+        out.write_info({sid: min(infos, key=pack) for sid, infos in servers.items()})
     finally:
         out.close()
     previous = target.with_name(target.name + ".previous")

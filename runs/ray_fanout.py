@@ -146,6 +146,7 @@ class _Fanout:
             raise GatewayError(f"no node of the cluster has {cpus:g} CPU for a task (--ray-task-cpus)")
         folder = parts_dir(self.target)
         folder.mkdir(parents=True, exist_ok=True)
+        logs = self.target.with_name(self.target.name + ".gateway-logs")  # kept: what each node's gateway said
         actor_class = self.ray.remote(NodeGateway)
         for i, node in enumerate(nodes):
             part = f"{self.stamp}-n{i}"
@@ -153,7 +154,7 @@ class _Fanout:
             node_args = _with(self.serve_args, cassettes_dir=str(folder), **names)
             self.actors[node["NodeID"]] = actor_class.options(
                 num_cpus=0, max_restarts=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
-            ).remote(node_args, str(folder / f"{part}.gateway.log"), self.args.mode in ("record", "live"))
+            ).remote(node_args, str(logs / f"{part}.log"), self.args.mode in ("record", "live"))
         failures = []
         for node in nodes:
             try:

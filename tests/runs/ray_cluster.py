@@ -75,7 +75,7 @@ def many_tasks(single: Path, out: Path, count: int) -> list[str]:
     data["server_tasks"] = [{"server_name": s, "tasks": t} for s, t in groups.items()]
     data["total_tasks"] = count
     out.write_text(json.dumps(data))
-    return ids
+    return [t["task_id"] for t in sum(groups.values(), [])]  # in file order
 
 
 def mcpgw_run(tasks: Path, answers: Path, cassettes: Path, *more: str, env: dict[str, str] | None = None,
