@@ -19,6 +19,7 @@ import os
 import socket
 import sys
 import time
+from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,7 @@ class _Fanout:
         cpus = self.args.ray_task_cpus
         nodes = sorted((n for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= cpus),
                        key=lambda n: n["NodeID"])
+        self._nodes = nodes
         if not nodes:
             raise GatewayError(f"no node of the cluster has {cpus:g} CPU for a task (--ray-task-cpus)")
         folder = parts_dir(self.target)
@@ -219,6 +221,9 @@ class _Fanout:
 
         def submit(task: RunTask, attempt: int, lost: int, pinned: bool = False) -> None:
             nonlocal turn
+            if not self.gateways:
+                raise GatewayError("every node with a gateway has died; the answers so far are kept: "
+                                   "run the same command again when the cluster is back to resume")
             chosen = remote
             if pinned:  # Ray chose a node without a gateway: send it to one that has one
                 turn += 1
@@ -235,9 +240,17 @@ class _Fanout:
                     "tokens": {"prompt": 0, "completion": 0, "total": 0}, "model_calls": 0, "tool_calls": 0}
 
         progress.start(f"{self.options.strategy} x {self.options.model} on {len(self.gateways)} node(s)", len(todo))
-        try:
-            for task in todo:
+        waiting = deque(todo)
+
+        def submit_waiting() -> None:
+            # Only as many tasks in flight as the gateway nodes can run at once: the rest wait here,
+            # not in Ray's queue, so a task's submission-to-first-call time is Ray's own overhead.
+            while waiting and len(pending) < self._window():
+                task = waiting.popleft()
                 submit(task, attempts[prefix + task.task_id], 0)
+
+        try:
+            submit_waiting()
             while pending:
                 ready, _ = self.ray.wait(list(pending), num_returns=1)
                 task, attempt, lost = pending.pop(ready[0])
@@ -263,12 +276,18 @@ class _Fanout:
                 if timing:
                     result.timings[record["run_id"]] = timing
                 progress.advance()
+                submit_waiting()
         finally:
             progress.finish()
             for ref in pending:
                 self.ray.cancel(ref, force=True)
             result.answers = answers.finish(order)
         return result
+
+    def _window(self) -> int:
+        """Tasks the gateway nodes run at once: each node's CPUs over --ray-task-cpus."""
+        cpus = {n["NodeID"]: n.get("Resources", {}).get("CPU", 0) for n in self._nodes if n["NodeID"] in self.gateways}
+        return max(1, sum(int(c // self.args.ray_task_cpus) for c in cpus.values()))
 
     def _forget_dead(self) -> None:
         alive = self._alive()
