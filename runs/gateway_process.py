@@ -23,8 +23,12 @@ def free_port() -> int:
 
 
 # Linux: the gateway gets SIGTERM when the process that started it dies (prctl PR_SET_PDEATHSIG,
-# kept across exec), so a Ray node killed under its actor leaves no orphan gateway behind.
+# kept across exec), so a Ray node killed under its actor leaves no orphan gateway behind. SIGINT
+# and SIGTERM are set back to their defaults first: a Ray worker blocks them, and a blocked or ignored
+# signal stays so across exec (the gateway sat out `stop()`'s SIGINT until the SIGKILL, 20 s later).
 DIE_WITH_PARENT = ("import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGTERM); "
+                   "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)]; "
+                   "signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM)); "
                    "os.getppid() == int(sys.argv[1]) or sys.exit(1); os.execv(sys.argv[2], sys.argv[2:])")
 
 

@@ -8,10 +8,12 @@ calls; the driver (runs.ray_fanout) wraps them with `ray.remote`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -74,14 +76,12 @@ class NoGatewayHere(Exception):
     """Ray placed a task on a node that joined after the run started (it has no gateway)."""
 
 
-_names: dict[str, ServerNames] = {}  # per worker process: a gateway's servers do not change during a run
-
-
 def run_task(task: RunTask, options: RunOptions, attempt: int, gateways: dict[str, str],
              submitted: float) -> tuple[dict[str, Any], dict[str, Any], str]:
     """One attempt of one task on whichever node Ray chose: (answer record, timing, node id).
     timing["ray_overhead_s"]: from the driver's submission to this task's first gateway call."""
-    import anyio
+    import asyncio
+
     import ray
 
     node = ray.get_runtime_context().get_node_id()
@@ -90,27 +90,40 @@ def run_task(task: RunTask, options: RunOptions, attempt: int, gateways: dict[st
         raise NoGatewayHere(node)
     with gateway_slot(base, options.concurrency):
         started = time.time()
-        record, timing = anyio.run(_run_one, task, base, options, attempt)
+        record, timing = asyncio.run_coroutine_threadsafe(_run_one(task, base, options, attempt), _worker_loop()).result()
     timing["ray_overhead_s"] = round(started - submitted, 4)
     timing["node"] = node
     return record, timing, node
 
 
-async def _run_one(task: RunTask, base: str, options: RunOptions, attempt: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    import httpx
-    from mcp.client.streamable_http import create_mcp_http_client
-    from openai import AsyncOpenAI
+# A Ray worker process runs many tasks one after another: they share one event loop (in a thread
+# of its own) and, per gateway, one model client and one MCP HTTP client, as a local run's tasks
+# do. A client made per task loads the TLS trust store each time (a sixth of a second, twice).
+_loop: asyncio.AbstractEventLoop | None = None
+_clients: dict[tuple[str, float], tuple[Any, Any, ServerNames]] = {}
 
-    if base not in _names:
+
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    if _loop is None:
+        _loop = asyncio.new_event_loop()
+        threading.Thread(target=_loop.run_forever, name="mcpgw-tasks", daemon=True).start()
+    return _loop
+
+
+async def _run_one(task: RunTask, base: str, options: RunOptions, attempt: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    key = (base, options.task_timeout)
+    if key not in _clients:
+        import httpx
+        from mcp.client.streamable_http import create_mcp_http_client
+        from openai import AsyncOpenAI
+
         async with httpx.AsyncClient(timeout=10) as http:
-            _names[base] = ServerNames.from_status((await http.get(base + "/status")).json())
-    client = AsyncOpenAI(base_url=base + "/v1", api_key="mcpgw-run", max_retries=0, timeout=options.task_timeout)
-    mcp_http = create_mcp_http_client()
-    try:
-        return await run_one(task, base, client, _names[base], options, mcp_http, attempt)
-    finally:
-        await client.close()
-        await mcp_http.aclose()
+            names = ServerNames.from_status((await http.get(base + "/status")).json())
+        client = AsyncOpenAI(base_url=base + "/v1", api_key="mcpgw-run", max_retries=0, timeout=options.task_timeout)
+        _clients[key] = (client, create_mcp_http_client(), names)
+    client, mcp_http, names = _clients[key]
+    return await run_one(task, base, client, names, options, mcp_http, attempt)
 
 
 @contextlib.contextmanager
