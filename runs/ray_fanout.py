@@ -15,9 +15,10 @@ the recording from that folder too, read-only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import socket
-import sys
 import time
 from collections import deque
 from datetime import datetime, timezone
@@ -171,9 +172,9 @@ class _Fanout:
             self.stop_gateways()
             for part in part_paths(self.target):  # this run's parts hold only the handshakes: nothing to keep
                 if part.name.startswith(self.stamp):
-                    import shutil
-
                     shutil.rmtree(part, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                parts_dir(self.target).rmdir()  # when empty
             raise GatewayError(failures[0] + (f" (and {len(failures) - 1} more node(s))" if len(failures) > 1 else ""))
         self.status = self.ray.get(self.actors[nodes[0]["NodeID"]].status.remote(), timeout=30)
 
