@@ -103,12 +103,14 @@ def check_calls(records: Iterable[Any], source: str = "<calls>") -> Iterator[dic
             yield check_record(record, source, position)
 
 
-def group_by_run(records: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def group_by_run(records: Iterable[dict[str, Any]], by: str = "run") -> dict[str, list[dict[str, Any]]]:
     """run_id -> that run's calls, in call order (by `seq`, which the recorder numbers globally,
-    when every call has one; else as read)."""
+    when every call has one; else as read). `by="session"`: one task per run and MCP session
+    (`<run>/<session>`): MCP-Bench's runner opens a fresh session per server and task, so behind a
+    per-server endpoint each of its single-server tasks is one session."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for record in records:
-        run_id = record["run_id"]
+        run_id = record["run_id"] if by == "run" else f"{record['run_id']}/{record.get('session_id') or '-'}"
         calls = runs.get(run_id)
         if calls is None:
             runs[run_id] = [record]

@@ -89,6 +89,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--results", metavar="FILE", action="append", default=[],
                     help="a benchmark harness's own results, re-scored here: MCP-Bench per-task results "
                          "(execution_results + available_tools) or MCPEval evaluation results; repeatable")
+    ev.add_argument("--tasks-by", choices=("run", "session"), default="run",
+                    help="what one task is in the call log: a run id (default), or each MCP session of a run "
+                         "(MCP-Bench's runner through per-server endpoints: a session per server and task)")
     ev.add_argument("--labels", metavar="FILE.jsonl", help="human pass/fail labels, for judge agreement")
     ev.add_argument("--weights", metavar="SPEC", help="MCPEval score weights, e.g. name=0.4,params=0.4,order=0.2")
     ev.add_argument("--task-servers-only", action="store_true",
@@ -258,6 +261,7 @@ def eval_command(args: argparse.Namespace) -> int:
             task_servers_only=args.task_servers_only,
             recheck_schemas=args.recheck_schemas,
             results=list(args.results),
+            tasks_by=args.tasks_by,
             call_log_given=bool(args.calls or args.cassette),
         )
         if run is not None:

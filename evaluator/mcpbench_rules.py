@@ -49,16 +49,18 @@ class Call:
     succeeded: bool
     server: Hashable | None  # counted in server utilization when truthy
     unchecked: bool = False  # compliant only because there was nothing to check against
+    tool_error: bool = False  # answered with isError (MCP-Bench's HTTP transport counts it a success)
 
 
 def score_calls(calls: Sequence[Call], *, planning_json_compliance: float | None = None,
                 total_rounds: float | None = None) -> dict[str, Any]:
     """One task's evaluation fields, plus the counts they come from."""
     total = len(calls)
-    valid = compliant = succeeded = valid_failed = unchecked = 0
+    valid = compliant = succeeded = valid_failed = unchecked = tool_errors = 0
     servers: Counter[Hashable] = Counter()
     for c in calls:
         succeeded += c.succeeded
+        tool_errors += c.tool_error
         if c.server:
             servers[c.server] += 1
         if not c.valid_name:
@@ -78,7 +80,7 @@ def score_calls(calls: Sequence[Call], *, planning_json_compliance: float | None
         "server_distribution": {str(name): count for name, count in servers.items()}}
     row["total_rounds"] = total_rounds
     row.update(calls=total, valid_name_calls=valid, compliant_calls=compliant, successful_calls=succeeded,
-               valid_failed_calls=valid_failed, unchecked_calls=unchecked)
+               valid_failed_calls=valid_failed, unchecked_calls=unchecked, tool_error_calls=tool_errors)
     return row
 
 
@@ -119,17 +121,22 @@ def calls_from_log(records: Sequence[Mapping[str, Any]], *, checks: SchemaChecks
         if servers is not None and server not in servers and display not in servers:
             out.append(Call(False, False, ok, None))
             continue
-        validation = record.get("validation") or {}
-        verdict = validation.get("valid")
-        arguments = record.get("arguments")
-        digest = record.get("input_schema_digest")
-        if checks and digest and (recheck or verdict is None or arguments is None or validation.get("schema_invalid")):
-            rechecked = checks.verdict(digest, arguments)
-            if rechecked is not None:
-                out.append(Call(True, rechecked, ok, display or server))
-                continue
-        out.append(Call(True, verdict is not False, ok, display or server, unchecked=verdict is None))
+        out.append(_known_call(record, checks, recheck, ok, display or server))
     return out
+
+
+def _known_call(record: Mapping[str, Any], checks: SchemaChecks | None, recheck: bool, ok: bool,
+                server: Hashable | None) -> Call:
+    validation = record.get("validation") or {}
+    verdict = validation.get("valid")
+    arguments = record.get("arguments")
+    digest = record.get("input_schema_digest")
+    tool_error = record.get("outcome") == "tool_error"
+    if checks and digest and (recheck or verdict is None or arguments is None or validation.get("schema_invalid")):
+        rechecked = checks.verdict(digest, arguments)
+        if rechecked is not None:
+            return Call(True, rechecked, ok, server, tool_error=tool_error)
+    return Call(True, verdict is not False, ok, server, unchecked=verdict is None, tool_error=tool_error)
 
 
 def task_metrics(records: Sequence[Mapping[str, Any]], *, checks: SchemaChecks | None = None,

@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpeval_match, names
+from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpbench_summary
+from evaluator import mcpeval_match, names
 from evaluator.calllog import group_by_run
 from evaluator.schemas import SchemaChecks
 from evaluator.tasks import (PREDICTION_IDS, Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
@@ -65,6 +66,7 @@ class EvalInputs:
     # Every source of MCPEval predictions (--predictions, then MCPEval --results files); filled by evaluate().
     prediction_sets: list[dict[str, McpEvalTask]] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # server id -> benchmark name (the lock's titles)
+    tasks_by: str = "run"  # what one task is in the call log: a run id, or a run's MCP session (calllog.group_by_run)
 
 
 @dataclass
@@ -176,11 +178,30 @@ def load_results(paths: list[str]) -> tuple[dict[str, list[mcpbench_results.Resu
     mcpeval: list[dict[str, McpEvalTask]] = []
     for path in paths:
         data = mcpbench_results.load_document(path)
+        if mcpbench_summary.is_summary(data):
+            continue  # checked against the call log (summary_checks), not re-scored
         if mcpbench_results.results_kind(data, path) == "mcpbench":
             mcpbench[path] = mcpbench_results.read_results(path, data)
         else:
             mcpeval.append(read_mcpeval_tasks(path, id_keys=PREDICTION_IDS))
     return mcpbench, mcpeval
+
+
+def summary_checks(paths: list[str], rules: Mapping[str, Any] | None) -> dict[str, Any]:
+    """MCP-Bench's saved metrics files among --results: what they say, and (with a call log) whether the
+    call log's MCP-Bench rules give the same, per model of the call log."""
+    out: dict[str, Any] = {}
+    for path in paths:
+        data = mcpbench_results.load_document(path)
+        if not mcpbench_summary.is_summary(data):
+            continue
+        reported = {k: v for k, v in data.items() if isinstance(v, (int, float))}
+        if rules is None:
+            out[path] = {"reported": {"reported": reported}}
+            continue
+        out[path] = {model: {"reported": reported, **mcpbench_summary.compare(reported, entry["overall"], entry["tasks"])}
+                     for model, entry in rules.items()}
+    return out
 
 
 def merge_rules(rules: dict[str, Any], scored: Mapping[str, dict[str, Any]]) -> None:
@@ -278,7 +299,7 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         prediction_sets.insert(0, inputs.predictions)
     inputs.prediction_sets = prediction_sets
     answered = set(inputs.answers)
-    runs = group_by_run(inputs.calls)
+    runs = group_by_run(inputs.calls, inputs.tasks_by)
     merged = {task_id: pred for predictions in prediction_sets for task_id, pred in predictions.items()}
     if prediction_sets:
         covered = {a.task_id for a in inputs.answers.values()}
@@ -317,6 +338,12 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         if differ:
             report["warnings"].append(f"{differ} re-scored values differ from the evaluation MCP-Bench saved with the "
                                       "results (mcpbench_rules.<model>.disagreements)")
+    summaries = summary_checks(inputs.results, report.get("mcpbench_rules", {}) if inputs.call_log_given else None)
+    if summaries:
+        report["mcpbench_summary"] = summaries
+        report["warnings"] += [f"{path}: MCP-Bench's saved {name} differs from the call log's"
+                               for path, by_model in summaries.items() for check in by_model.values()
+                               for name, row in check.get("fields", {}).items() if not row["agrees"]]
     if checks and checks.problems:
         report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
     if loaded.mcpeval:

@@ -115,6 +115,9 @@ class Catalog:
     problems: list[str] = field(default_factory=list)  # collisions and hidden tools, for /status
     version: int = 0
 
+    def tool(self, name: str) -> ToolEntry | None:
+        return self.tools.get(name)
+
     def tool_list(self) -> list[dict[str, Any]]:
         return [entry.tool for entry in self.tools.values()]
 

@@ -34,10 +34,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, worker_routing
+from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_timeouts import HeaderDeadlineProtocol
+from gateway.sse import SseEndpoints
 from gateway.write_coalescing import CoalescedWritesProtocol
 from gateway.request_ids import InflightIds
 from gateway.sessions import SessionAdmission, SessionLimits
@@ -75,44 +76,53 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
     def caller(ctx: Any) -> Caller:
         return _caller(router, ctx, default_run)
 
+    # What a request sees: the merged catalog (the router), or one server's under its own names
+    # when it came through /servers/<id>/... (gateway.per_server).
+    views = per_server.ServerViews(router)
+    view = views.of
+
     async def call_tool(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.call_tool(params, caller(ctx))
+        return await view(ctx.request).call_tool(params, caller(ctx))
 
     async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         caller(ctx)  # registers the client for list_changed notifications
-        await router.until_settled()
-        return router.list_tools(params.get("cursor"))
+        target = view(ctx.request)
+        await target.until_settled()
+        return target.list_tools(params.get("cursor"))
 
     async def list_prompts(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        await router.until_settled()
-        return router.list_prompts(params.get("cursor"))
+        target = view(ctx.request)
+        await target.until_settled()
+        return target.list_prompts(params.get("cursor"))
 
     async def get_prompt(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.get_prompt(params, caller(ctx))
+        return await view(ctx.request).get_prompt(params, caller(ctx))
 
     async def list_resources(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        await router.until_settled()
-        return router.list_resources(params.get("cursor"))
+        target = view(ctx.request)
+        await target.until_settled()
+        return target.list_resources(params.get("cursor"))
 
     async def list_templates(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        await router.until_settled()
-        return router.list_resource_templates(params.get("cursor"))
+        target = view(ctx.request)
+        await target.until_settled()
+        return target.list_resource_templates(params.get("cursor"))
 
     async def read_resource(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.read_resource(params, caller(ctx))
+        return await view(ctx.request).read_resource(params, caller(ctx))
 
     async def subscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), True)
+        return await view(ctx.request).subscribe(params, caller(ctx), _client_handle(router, ctx), True)
 
     async def unsubscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), False)
+        return await view(ctx.request).subscribe(params, caller(ctx), _client_handle(router, ctx), False)
 
     async def complete(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.complete(params, caller(ctx))
+        return await view(ctx.request).complete(params, caller(ctx))
 
     async def set_level(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         _client_handle(router, ctx)
-        return await router.set_logging_level(params)
+        return await view(ctx.request).set_logging_level(params)
 
     # 2026-07-28 clients learn of changes on `subscriptions/listen` streams; the router publishes to this bus.
     bus = InMemorySubscriptionBus()
@@ -184,11 +194,12 @@ def initialization_options(server: Server[Any]) -> Any:
 
 
 def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
-    run_id, identity = None, "stdio"  # a stdio gateway has exactly one client
+    run_id, identity, endpoint = None, "stdio", "stdio"  # a stdio gateway has exactly one client
     request = ctx.request
     if isinstance(request, Request):
         run_id = client_identity.tagged_run(request)
         identity = client_identity.client_of(request)
+        endpoint = per_server.endpoint_of(request)
     client = ctx.session.client_params
     meta = (ctx.params or {}).get("_meta") or {}
     caller = Caller(
@@ -197,6 +208,7 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
         session_id=identity,
         client_name=client.client_info.name if client is not None and client.client_info else None,
         protocol_version=ctx.protocol_version,
+        endpoint=endpoint,
     )
     if isinstance(meta, dict) and meta.get("progressToken") is not None:
         caller.on_progress = ctx.session.report_progress
@@ -260,6 +272,22 @@ def build_http_app(
     if workers is not None:  # each lane reaches the one worker that owns it (the owner admits its sessions)
         endpoint = routing = worker_routing.WorkerRouting(admission, workers)
 
+    # Every server on its own endpoint too (gateway.per_server), and the old SSE transport (gateway.sse).
+    one_shot: Any = client_identity.ClientIdentity(per_server.OneShot(server.fast_path),  # type: ignore[attr-defined]
+                                                   mint=workers.mint_identity if workers else None)
+    if workers is not None:
+        one_shot = worker_routing.WorkerRouting(one_shot, workers)
+    sse = SseEndpoints(router, server, max_body=guard.max_body, workers=workers)
+    sse_stream, sse_messages = sse.stream_app, sse.messages_app
+    if workers is not None:
+        sse_stream = worker_routing.WorkerRouting(sse_stream, workers)
+        sse_messages = worker_routing.WorkerRouting(sse_messages, workers)
+    per_server_routes = [
+        Route("/servers/{server_id}/mcp", per_server.PerServerEndpoint(router, endpoint, one_shot)),
+        Route("/servers/{server_id}/sse", sse_stream), Route("/servers/{server_id}/sse/messages", sse_messages),
+        Route("/sse", sse_stream), Route("/sse/messages", sse_messages),
+    ]
+
     async def status(_: Request) -> JSONResponse:
         body = {**router.status(), "http": {
             "sessions": admission.stats(), "refused": dict(edge.refused),
@@ -300,7 +328,7 @@ def build_http_app(
                  for r in extra]
     app = Starlette(
         routes=[Route(path, endpoint=endpoint), Route("/status", status), Route("/healthz", healthz),
-                Route("/readyz", readyz), *extra],
+                Route("/readyz", readyz), *per_server_routes, *extra],
         lifespan=lifespan,
     )
     edge = HttpGuard(app, guard)

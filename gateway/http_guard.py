@@ -7,7 +7,7 @@ In order, before anything else reads the request:
 1. Host and Origin against an allow-list (DNS rebinding: a web page whose name
    resolves to 127.0.0.1 must not reach the gateway through a browser).
 2. A bearer token, when one is configured (required beyond loopback).
-3. For POSTs to the MCP endpoint: JSON content type, a body read under a size
+3. For POSTs to an MCP endpoint (`/mcp`, `/servers/<id>/mcp`, the SSE message URLs): JSON content type, a body read under a size
    cap and a deadline (a client that stalls mid-body is cut off), JSON nested at
    most MAX_DEPTH deep, and a request id that is a string or an integer. Each
    refusal is a JSON-RPC error with a 4xx status, never a 500.
@@ -42,6 +42,11 @@ class GuardPolicy:
     body_timeout: float = 30.0  # seconds to receive a whole request body
     mcp_path: str = "/mcp"
     open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
+
+    def takes_messages(self, path: str) -> bool:
+        """Paths whose POSTs are JSON-RPC messages: /mcp, the per-server endpoints and the SSE message URLs."""
+        return path == self.mcp_path or path == "/sse/messages" or (
+            path.startswith("/servers/") and path.endswith(("/mcp", "/sse/messages")))
 
 
 def is_loopback(host: str) -> bool:
@@ -85,11 +90,11 @@ class HttpGuard:
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
-        refusal = self._check_caller(headers)
+        refusal = self._check_caller(headers, scope["path"])
         if refusal is not None:
             await self._refuse(send, *refusal)
             return
-        if scope["path"] != self.policy.mcp_path or scope["method"] != "POST":
+        if scope["method"] != "POST" or not self.policy.takes_messages(scope["path"]):
             await self.app(scope, receive, send)
             return
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
@@ -112,7 +117,7 @@ class HttpGuard:
         scope[PARSED] = message
         await self.app(scope, replay_body(body, receive), send)
 
-    def _check_caller(self, headers: dict[str, str]) -> tuple[int, int, str] | None:
+    def _check_caller(self, headers: dict[str, str], path: str = "") -> tuple[int, int, str] | None:
         host = _host_name(headers.get("host", ""))
         if host not in self.policy.allowed_hosts:
             return 421, -32600, f"Host {host or '(none)'!r} is not allowed (allow it with --allow-host)"
@@ -123,6 +128,8 @@ class HttpGuard:
         if token is not None:
             given = headers.get("authorization", "")
             scheme, _, value = given.partition(" ")
+            if path.startswith("/openai/") and not given:  # Azure OpenAI clients send their key as `api-key`
+                scheme, value = "bearer", headers.get("api-key", "")
             if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
                 return 401, -32001, "missing or wrong bearer token (Authorization: Bearer <token>)"
         return None

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from gateway.child_env import child_env
 from gateway.config import ServerSpec
 from gateway.stdio_transport import LIVE_GROUPS, TERM_GRACE
 
@@ -38,7 +39,7 @@ async def serving(spec: ServerSpec, timeout: float) -> AsyncIterator[None]:
         raise NotListening(f"port {port} is already in use by another process")
     process = await anyio.open_process([spec.command or "", *spec.args], stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       env=_child_env(spec), cwd=spec.cwd, start_new_session=True)
+                                       env=child_env(spec), cwd=spec.cwd, start_new_session=True)
     LIVE_GROUPS.add(process.pid)  # a forced exit of the gateway kills it too
     try:
         with anyio.move_on_after(timeout):
@@ -76,9 +77,3 @@ def _open(host: str, port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-def _child_env(spec: ServerSpec) -> dict[str, str]:
-    from gateway.live import child_env  # here: gateway.live starts HTTP entries through this module
-
-    return child_env(spec)

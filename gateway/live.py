@@ -26,6 +26,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from gateway import __version__
 from gateway.catalog import ServerCatalog, fetch_catalog, refresh_list
+from gateway.child_env import child_env
 from gateway.config import ServerSpec, expand_env
 from gateway.isolation import state_dir, uses_state_dir, with_state_dir
 from gateway.errors import (
@@ -96,8 +97,9 @@ class LiveUpstream:
             task_status.started()
             self._started_at = anyio.current_time()
             missing = [n for n in self.spec.env_required if not os.environ.get(n)]
-            if missing:
-                self.status.set("unavailable", f"missing {', '.join(missing)}")
+            self.status.missing_keys = missing
+            if missing and self.settings.require_keys:
+                self.status.set("unavailable", f"missing {', '.join(missing)} (--require-keys)")
                 self._ready.set()
                 return
             if self.spec.build is not None:
@@ -311,30 +313,6 @@ class LiveUpstream:
 
     async def _on_stream_exception(self, exc: Exception) -> None:
         logger.debug("server %s: unreadable message: %s", self.name, exc)
-
-
-# What a child inherits from the gateway: the basics, plus the settings package
-# runners need to reach a registry (certificates, proxies, caches, indexes). Other
-# variables, other servers' API keys among them, are passed only when declared.
-_INHERIT_NAMES = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR", "VIRTUAL_ENV"}
-_INHERIT_PREFIXES = ("LC_", "SSL_", "PIP_", "UV_", "NPM_", "npm_", "NODE_", "XDG_", "CURL_CA", "REQUESTS_CA")
-_INHERIT_SUFFIXES = ("_PROXY", "_proxy", "_CA_BUNDLE", "_CA_CERTS")
-
-
-REGISTRY_OFF = {"npm_config_offline": "true", "UV_OFFLINE": "1"}  # npx and uvx: cached packages only
-
-
-def child_env(spec: ServerSpec) -> dict[str, str]:
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name in _INHERIT_NAMES or name.startswith(_INHERIT_PREFIXES) or name.endswith(_INHERIT_SUFFIXES)
-    }
-    if spec.offline:  # from the cache only (`mcpgw servers install`): a run never fetches or upgrades a package
-        env.update(REGISTRY_OFF)
-    for name, template in spec.env_values.items():
-        env[name] = expand_env(template)
-    return env
 
 
 def _explain(exc: BaseException, process: ProcessInfo | None) -> str:

@@ -61,6 +61,7 @@ class Caller:
     on_progress: ProgressFn | None = None
     relay: RelayFn | None = None
     tagged: bool = False  # the run id came from the client (?run= / X-Run-Id)
+    endpoint: str = "/mcp"  # where the call came in: /mcp, /servers/<id>/mcp, /servers/<id>/sse, /sse or stdio
 
     @property
     def lane(self) -> str:
@@ -81,6 +82,14 @@ class ClientHandle:
         notify = self.notify_ref()
         if notify is not None:
             await notify(method, params)
+
+
+class ToolNames(Protocol):
+    """Names a client calls tools by: the merged catalog's, or one server's own (gateway.per_server)."""
+
+    def tool(self, name: str) -> ToolEntry | None: ...
+
+    def near_tools(self, name: str, limit: int = 3) -> list[str]: ...
 
 
 class Router:
@@ -222,23 +231,26 @@ class Router:
         entry = self.catalog.tools.get(exposed)
         return entry.tool.get("inputSchema") if entry else None
 
-    async def call_tool(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    async def call_tool(self, params: dict[str, Any], caller: Caller, names: ToolNames | None = None) -> dict[str, Any]:
+        """One tools/call; `names`: the names the client sees when not the catalog's (a per-server endpoint's)."""
         started = time.time()
         t0 = time.perf_counter()
         name = params.get("name")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
-        entry = self.catalog.tools.get(name) if isinstance(name, str) else None
-        record = self._new_record(caller, started, name, arguments, entry)
-        if entry is None and isinstance(name, str) and self._sole_server() is not None:
+        names = names or self.catalog
+        entry = names.tool(name) if isinstance(name, str) else None
+        # The gateway's exposed name, whichever endpoint was called: records differ only by `endpoint`.
+        record = self._new_record(caller, started, entry.exposed if entry else name, arguments, entry)
+        if entry is None and isinstance(name, str) and names is self.catalog and self._sole_server() is not None:
             entry = self._passthrough_tool(name)
             record["server"], record["tool"] = entry.server, name
         try:
             if entry is None:
-                near = self.catalog.near_tools(str(name))
+                near = names.near_tools(str(name))
                 if near:
-                    record["server"] = self.catalog.tools[near[0]].server
+                    record["server"] = names.tool(near[0]).server  # type: ignore[union-attr]
                 record["outcome"] = "rejected"
                 raise UnknownToolError(str(name), near)
             checkable = self.settings.validate != "off" and record["known_tool"]  # a passthrough has no schema
@@ -270,13 +282,12 @@ class Router:
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
                 record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
             return result
-        except ReplayDiverged as exc:
-            record["outcome"] = "diverged"
+        except (ReplayDiverged, ReplayMiss) as exc:
+            record["outcome"] = "diverged" if isinstance(exc, ReplayDiverged) else "miss"
             record["error"] = exc.message
-            raise
-        except ReplayMiss as exc:
-            record["outcome"] = "miss"
-            record["error"] = exc.message
+            if self.settings.miss_as_tool_error:  # the agent reads it as the tool's answer and may go on
+                record["is_error"] = True
+                return {"content": [{"type": "text", "text": exc.message}], "isError": True}
             raise
         except UpstreamTimeout as exc:
             record["outcome"] = "timeout"
@@ -351,6 +362,7 @@ class Router:
             "source": None,  # "live" or "replay" once forwarded; a call refused here reached no server
             "input_schema_digest": entry.input.digest if entry else None,
             "upstream_ms": None,
+            "endpoint": caller.endpoint,
         }
 
     # -- prompts, resources, completion, logging -------------------------------------
@@ -376,23 +388,29 @@ class Router:
     def list_resource_templates(self, cursor: str | None) -> dict[str, Any]:
         return _page("resourceTemplates", [t for _, t in self.catalog.templates], cursor, self.settings.page_size)
 
-    def _resource_server(self, uri: Any) -> str:
+    def _resource_server(self, uri: Any, only: str | None = None) -> str:
+        """The server a URI belongs to; `only`: the one server a per-server endpoint reaches."""
         server = self.catalog.resource_owner(uri) if isinstance(uri, str) else None
+        if only is not None:
+            if server not in (None, only):
+                raise UnknownTargetError(f"resource {uri!r} belongs to server {server!r}, not {only!r}")
+            return only
         if server is None and isinstance(uri, str):
             server = self._sole_server()
         if server is None:
             raise UnknownTargetError(f"No server offers resource {uri!r}")
         return server
 
-    async def read_resource(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
-        server = self._resource_server(params.get("uri"))
+    async def read_resource(self, params: dict[str, Any], caller: Caller, only: str | None = None) -> dict[str, Any]:
+        server = self._resource_server(params.get("uri"), only)
         out = dict(params)
         _strip_meta(out)
         return await self.upstreams[server].request("resources/read", out, self._options(server, caller))
 
-    async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool) -> dict[str, Any]:
+    async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
+                        only: str | None = None) -> dict[str, Any]:
         uri = params.get("uri")
-        server = self._resource_server(uri)
+        server = self._resource_server(uri, only)
         out = dict(params)
         _strip_meta(out)
         result = await self.upstreams[server].request(
@@ -402,7 +420,7 @@ class Router:
             (handle.subscriptions.add if on else handle.subscriptions.discard)(uri)
         return result
 
-    async def complete(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    async def complete(self, params: dict[str, Any], caller: Caller, only: str | None = None) -> dict[str, Any]:
         ref = params.get("ref") or {}
         out = dict(params)
         _strip_meta(out)
@@ -414,14 +432,17 @@ class Router:
             out["ref"] = {**ref, "name": target[1]}
         else:
             uri = ref.get("uri")
-            server = next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) or self._resource_server(uri)
+            server = next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri and only in (None, s)), None) \
+                or self._resource_server(uri, only)
         return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))
 
-    async def set_logging_level(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Forward to every ready upstream that offers logging; one failure does not stop the rest."""
+    async def set_logging_level(self, params: dict[str, Any], only: str | None = None) -> dict[str, Any]:
+        """Forward to every ready upstream that offers logging (or `only` that one); one failure does not stop the rest."""
         out = dict(params)
         _strip_meta(out)
         for name, upstream in self.upstreams.items():
+            if only is not None and name != only:
+                continue
             catalog = getattr(upstream, "catalog", None)
             if catalog is not None and "logging" in catalog.capabilities and upstream.status.state == "ready":
                 try:

@@ -46,6 +46,8 @@ from recorder.store import StoreWriteError
 MODEL_SERVER = "@model"  # not a valid server id, so never confused with a tool server's exchanges
 CHAT = "/v1/chat/completions"
 MODELS = "/v1/models"
+# Azure OpenAI clients (MCP-Bench's model and judge clients) post here, the deployment naming the model.
+AZURE_CHAT = "/openai/deployments/{deployment}/chat/completions"
 
 
 class ModelPassthrough:
@@ -73,7 +75,8 @@ class ModelPassthrough:
             return client_identity.ClientIdentity(app, mint=mint)
 
         return [Route(CHAT, identity(request_response(self.chat)), methods=["POST"]),
-                Route(MODELS, identity(request_response(self.models)), methods=["GET"])]
+                Route(MODELS, identity(request_response(self.models)), methods=["GET"]),
+                Route(AZURE_CHAT, identity(request_response(self.azure_chat)), methods=["POST"])]
 
     def stats(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses, "forwarded": self.forwarded}
@@ -89,6 +92,19 @@ class ModelPassthrough:
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "invalid_request_error")
         return await self._exchange(request, CHAT, body, raw)
+
+    async def azure_chat(self, request: Request) -> Response:
+        """An Azure OpenAI chat request (`api-version` in the query, the key in `api-key`) is the same
+        exchange as on /v1/chat/completions with the deployment as the model: forwarded to the model
+        endpoint, recorded and replayed under the same key, whichever of the two a client used."""
+        try:
+            body = json.loads(await request.body())
+        except ValueError as exc:
+            return _error(400, f"request body is not JSON: {exc}", "invalid_request_error")
+        if not isinstance(body, dict):
+            return _error(400, "request body must be a JSON object", "invalid_request_error")
+        body["model"] = request.path_params["deployment"]
+        return await self._exchange(request, CHAT, body, json.dumps(body).encode())
 
     async def models(self, request: Request) -> Response:
         return await self._exchange(request, MODELS, None)

@@ -25,6 +25,7 @@ FIELDS = (
     "run_id", "session_id", "lane", "seq", "started_at", "ended_at", "latency_ms", "client_name", "protocol_version",
     "server", "tool", "exposed_name", "arguments", "known_tool", "validation", "output_validation", "outcome",
     "is_error", "error", "result_digest", "cassette_key", "source", "input_schema_digest", "upstream_ms",
+    "endpoint",  # where the call came in (/mcp, /servers/<id>/mcp, /servers/<id>/sse, /sse, stdio); older logs lack it
 )
 OUTCOMES = ("ok", "tool_error", "rejected", "upstream_error", "timeout", "miss", "diverged")
 

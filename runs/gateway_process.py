@@ -34,8 +34,8 @@ DIE_WITH_PARENT = ("import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, s
 
 class GatewayProcess:
     def __init__(self, serve_args: list[str], log_path: Path, start_timeout: float = 240.0,
-                 env: dict[str, str] | None = None, die_with_parent: bool = False) -> None:
-        self.port = free_port()
+                 env: dict[str, str] | None = None, port: int | None = None, die_with_parent: bool = False) -> None:
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)

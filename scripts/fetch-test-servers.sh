@@ -18,3 +18,13 @@ echo "fetching mcp-server-time==2026.10.19" >&2
 UV_COMPILE_BYTECODE=1 uvx --from "mcp-server-time==2026.10.19" mcp-server-time --help >/dev/null
 echo "fetching mcp-server-git==2026.10.19" >&2
 UV_COMPILE_BYTECODE=1 uvx --from "mcp-server-git==2026.10.19" mcp-server-git --help >/dev/null
+
+# MCP-Bench's own harness (a real client nobody here wrote) runs in a virtual environment of its own, with
+# the dependencies it imports pinned (tests/harness/mcpbench-harness.txt); its code comes from the snapshot.
+harness_venv=$(python3 "$(dirname "$0")/harness_venv.py")
+if [ ! -x "$harness_venv/bin/python" ]; then
+  echo "creating MCP-Bench's harness environment in $harness_venv" >&2
+  uv venv --quiet --python "$(command -v python3)" "$harness_venv.tmp"
+  VIRTUAL_ENV="$harness_venv.tmp" uv pip install --quiet -r "$(dirname "$0")/../tests/harness/mcpbench-harness.txt"
+  rm -rf "$harness_venv" && mv "$harness_venv.tmp" "$harness_venv"
+fi

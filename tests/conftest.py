@@ -134,8 +134,13 @@ SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared
 BUILT = ("math_mcp", "bibliomantic", "scientific_computing", "huge_icons", "wikipedia")
 
 
-def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml") -> subprocess.CompletedProcess:
+def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml",
+                    package_caches: Path | None = None) -> subprocess.CompletedProcess:
+    """`mcpgw servers install` into `cache`; with `package_caches`, npm and uv start from empty caches of
+    their own there too, as on a machine that never installed anything."""
     env = {**os.environ, "MCPGW_CACHE": str(cache)}
+    if package_caches is not None:
+        env.update(npm_config_cache=str(package_caches / "npm"), UV_CACHE_DIR=str(package_caches / "uv"))
     env.pop("MCPGW_SOURCES", None)
     return subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200)
@@ -143,10 +148,12 @@ def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml") 
 
 @pytest.fixture(scope="session")
 def built_cache(tmp_path_factory) -> Path:
-    """A cold cache with the `BUILT` servers built from the snapshot, once per session."""
+    """The `BUILT` servers built from the snapshot, once per session, from empty caches: ours, npm's and
+    uv's (a build that could only use what an earlier one left in a warm cache fails here)."""
     if not (SNAPSHOTS / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4.tar.gz").exists():
         pytest.skip(f"no MCP-Bench snapshot at {SNAPSHOTS} (CI puts the shared folder beside the clone)")
     cache = tmp_path_factory.mktemp("mcpgw-cache")
-    done = install_servers(cache, "--servers", *BUILT, "--sources", str(SNAPSHOTS))
+    done = install_servers(cache, "--servers", *BUILT, "--sources", str(SNAPSHOTS),
+                           package_caches=tmp_path_factory.mktemp("package-caches"))
     assert done.returncode == 0, done.stdout + done.stderr
     return cache

@@ -70,3 +70,53 @@ def test_the_package_graph_has_no_cycle():
     for package in sorted(graph):
         if package not in state:
             visit(package, [package])
+
+
+def module_imports() -> dict[str, set[str]]:
+    """module -> the project modules it imports, function-level imports included."""
+    modules = {}
+    for package in packages():
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for name in names:
+                target = resolve(name)
+                # a module's own package (__init__) is imported by the import system anyway: not an edge
+                if target and target != module and not module.startswith(target + "."):
+                    edges[module].add(target)
+    return edges
+
+
+def test_no_module_cycle_even_through_imports_inside_functions():
+    edges = module_imports()
+    done: set[str] = set()
+    cycles = []
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            cycles.append(" -> ".join(path[path.index(module):] + [module]))
+            return
+        if module in done:
+            return
+        for target in sorted(edges[module]):
+            visit(target, path + [module])
+        done.add(module)
+
+    for module in sorted(edges):
+        visit(module, [])
+    assert not cycles, cycles

@@ -21,8 +21,10 @@ from pathlib import Path
 import anyio
 
 from gateway.config import ServerSpec
-from gateway.live import child_env
-from gateway.lock.recipes import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, build_env, build_steps, installed_spec, parse_recipe, RecipeError
+from gateway.child_env import child_env
+from gateway.lock.processes import run_process  # one process runner for every install step
+from gateway.lock.recipe_syntax import RecipeError, parse_recipe
+from gateway.lock.recipes import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, build_env, build_steps, installed_spec
 from gateway.lock.sources import SourceError, source_tree
 
 
@@ -46,8 +48,6 @@ async def build_source(spec: ServerSpec, cache: Path, sources: list[Path], timeo
 
 async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: float,
                  on_step: Callable[[str], None] | None, verify_timeout: float) -> BuildResult:
-    from gateway.lock.install import run_process  # one process runner for every install step
-
     assert spec.source is not None
     step = on_step or (lambda _: None)
     home = build_dir(spec, cache)
@@ -70,7 +70,7 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
     src, env_dir = home / "src", home / "env"
     await anyio.to_thread.run_sync(lambda: shutil.copytree(folder, src, symlinks=True))
     recipe = parse_recipe(spec.build or {})
-    env = build_env(src, env_dir, child_env(spec))
+    env = build_env(src, env_dir, child_env(spec, registry=True))
     try:
         steps = build_steps(recipe, src, env_dir)
     except RecipeError as exc:

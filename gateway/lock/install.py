@@ -17,10 +17,6 @@ with the reason. Exit status: 0 when nothing failed, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import collections
-import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -28,18 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-from anyio.streams.text import TextReceiveStream
 
-from gateway.config import ServerSpec
-from gateway.live import child_env  # the exact environment the gateway gives the server
+from gateway.config import ServerSpec, default_lock
+from gateway.child_env import child_env  # the exact environment the gateway gives the server
 from gateway.lock.bytecode import compile_command
-from gateway.lock.direct import MARK, direct_argv, locate_command, remember
+from gateway.lock.direct import direct_argv, locate_command, remember
 from gateway.lock.launchers import Launch, infer_pin, parse_launch, warm_command
-from gateway.lock.lockfile import open_lock
+from gateway.lock.lockfile import DEFAULT_LOCK, open_lock
+from gateway.lock.processes import run_process
 
 _OFFLINE = {"npx": {"npm_config_offline": "true"}, "uvx": {"UV_OFFLINE": "1"}}
 _FILESYSTEM = "@modelcontextprotocol/server-filesystem"
-KILL_GRACE = 5.0
 
 
 @dataclass
@@ -80,9 +75,7 @@ def make_plan(spec: ServerSpec) -> Plan:
     launch = parse_launch(spec.command, spec.args)
     if launch is None:
         return Plan(spec, skip=f"not launched with npx or uvx (command {spec.command!r})")
-    env = child_env(spec)
-    for name in ("UV_OFFLINE", "npm_config_offline", "NPM_CONFIG_OFFLINE"):
-        env.pop(name, None)
+    env = child_env(spec, registry=True)
     dirs = []
     if launch.runner == "npx" and launch.packages[0].startswith(_FILESYSTEM + "@"):
         dirs = [a for a in launch.command[1:] if a.startswith("/")]  # its allowed roots must exist to start
@@ -150,69 +143,13 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
     return outcome("installed", "; ".join(["cached, starts offline", *notes]))
 
 
-async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float,
-                      found: list[str] | None = None) -> tuple[int | None, str]:
-    """(exit code or None, the last lines it wrote); the process group is killed past `timeout`.
-    Lines that start with `direct.MARK` go (without it) into `found`."""
-    tail: collections.deque[str] = collections.deque(maxlen=6)
-    try:
-        process = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                           stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
-    except OSError as exc:
-        return None, f"could not start {argv[0]}: {exc}"
-    try:
-        with anyio.move_on_after(timeout) as scope:
-            assert process.stdout is not None
-            pending = ""
-            async for chunk in TextReceiveStream(process.stdout, errors="replace"):
-                pending += chunk
-                *lines, pending = pending.split("\n")
-                _keep(lines, tail, found)
-            _keep([pending], tail, found)
-            await process.wait()
-        if scope.cancelled_caught:
-            return None, f"timed out after {timeout:g}s: " + _tail(tail)
-        return process.returncode, _tail(tail)
-    finally:
-        with anyio.CancelScope(shield=True):
-            await stop_process(process)
-
-
-async def stop_process(process: anyio.abc.Process) -> None:
-    """Its whole process group: TERM, then KILL after a grace period."""
-    if process.returncode is None:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            with anyio.move_on_after(KILL_GRACE):
-                await process.wait()
-            if process.returncode is not None:
-                break
-    await process.aclose()
-
-
-def _keep(lines: list[str], tail: collections.deque[str], found: list[str] | None) -> None:
-    for line in (line.strip() for line in lines):
-        if found is not None and line.startswith(MARK):
-            found.append(line[len(MARK):])
-        elif line:
-            tail.append(line)
-
-
-def _tail(lines: collections.deque[str], limit: int = 400) -> str:
-    text = " | ".join(lines)
-    return text if len(text) <= limit else "..." + text[-limit:]
-
-
 # -- the command ---------------------------------------------------------------------
 
 
 def cmd_install(args: argparse.Namespace) -> int:
     from gateway.lock.sources import sources_dirs
 
-    lock = open_lock(args.config)
+    lock = open_lock(args.config or default_lock() or DEFAULT_LOCK)
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
     sources = sources_dirs(args.sources)
     outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout, sources))

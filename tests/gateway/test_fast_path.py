@@ -52,6 +52,14 @@ def make_app(tmp_path, name, monkeypatch, enabled, response_mode="adaptive"):
     return build_http_app(router, server, "127.0.0.1", response_mode=response_mode), server, store
 
 
+def lifespan(app):
+    """The Starlette app's lifespan, found inside the ASGI layers build_http_app wraps it in."""
+    inner = app
+    while not hasattr(inner, "router"):
+        inner = inner.app
+    return inner.router.lifespan_context(inner)
+
+
 def requests_sequence():
     hot = [
         ("tools/list", None, {}),
@@ -78,7 +86,7 @@ def requests_sequence():
 
 async def drive(app, session_query=""):
     transcript = []
-    async with app.app.router.lifespan_context(app.app):  # inside the HTTP guard
+    async with lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
             init = await client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -150,7 +158,7 @@ def test_sessions_that_accept_server_requests_keep_the_sdk_path(tmp_path, monkey
     app, server, store = make_app(tmp_path, "relay", monkeypatch, enabled=True, response_mode="json")
 
     async def go():
-        async with app.app.router.lifespan_context(app.app):  # inside the HTTP guard
+        async with lifespan(app):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as client:
                 init = await client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                     "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}}, "clientInfo": {"name": "c", "version": "1"}}})
@@ -169,7 +177,7 @@ def test_requests_before_initialized_are_left_to_the_sdk(tmp_path, monkeypatch):
     app, server, store = make_app(tmp_path, "early", monkeypatch, enabled=True)
 
     async def go():
-        async with app.app.router.lifespan_context(app.app):  # inside the HTTP guard
+        async with lifespan(app):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as client:
                 unknown = await client.post("/mcp", headers={**HEADERS, "mcp-session-id": "f" * 32},
                                             json={"jsonrpc": "2.0", "id": 1, "method": "ping"})

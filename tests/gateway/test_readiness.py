@@ -128,3 +128,26 @@ def test_ctrl_c_during_start_up_exits_promptly_and_a_second_one_forces(tmp_path)
         finally:
             stop(process)
         assert time.monotonic() - started < 15, f"{presses} Ctrl-C: still running"
+
+
+def test_per_server_endpoint_waits_for_its_server_then_says_why(tmp_path):
+    """A call on /servers/slow/mcp sent while slow is still starting waits for it (without the wait it
+    would fail: a starting server is not available); past --ready-timeout it names the server and its state."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "late"}}}
+    headers = {"accept": "application/json", "content-type": "application/json"}
+    process, base = start_http(tmp_path, lock())
+    try:
+        assert "slow" in httpx.get(base + "/readyz", timeout=5).json()["starting"]
+        answer = httpx.post(base + "/servers/slow/mcp?run=r", json=call, headers=headers, timeout=60).json()
+    finally:
+        stop(process)
+    assert answer["result"]["content"][0]["text"] == "echo: late", answer
+
+    (tmp_path / "t").mkdir()
+    process, base = start_http(tmp_path / "t", lock(slow_delay=60), "--ready-timeout", "2")
+    try:
+        listed = httpx.post(base + "/servers/slow/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                            headers=headers, timeout=60).json()
+    finally:
+        stop(process)
+    assert listed["error"]["message"] == "server 'slow': not available (starting: no reason given)", listed

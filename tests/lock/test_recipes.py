@@ -9,7 +9,8 @@ import pytest
 
 from gateway.config import parse_config
 from gateway.errors import ConfigError
-from gateway.lock.recipes import RecipeError, build_dir, build_env, build_steps, parse_recipe
+from gateway.lock.recipe_syntax import RecipeError, parse_recipe
+from gateway.lock.recipes import build_dir, build_env, build_steps
 
 COMMIT = "09e52332b22428bf891be59047e01cb9adc063b4"
 

@@ -214,3 +214,41 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
         for pid in children:
             if pid_alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_per_server_endpoints_and_sse_under_workers(workers):
+    """`/servers/<id>/mcp` works with --workers: sessionless calls of many runs (each run's calls at its
+    worker, whichever connection brings them), SDK sessions, and tagged SSE streams; an untagged SSE
+    stream is refused in one line (its message posts could not find the worker holding it)."""
+    gateway, _, _ = workers
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "convert_temperature", "arguments": {"from_unit": "celsius", "to_unit": "fahrenheit", "value": 0}}}
+    answers, served = [], set()
+    with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=30) as client:
+        for n in range(8):
+            got = client.post(f"{gateway.base}/servers/unit_converter/mcp?run=w-{n}", json=call,
+                              headers={"accept": "application/json", "content-type": "application/json"})
+            assert got.status_code == 200, got.text
+            answers.append(got.json()["result"])
+            served.add(got.headers["x-mcpgw-worker"] if "x-mcpgw-forwarded-by" not in got.headers else "forwarded")
+    assert all(answer == answers[0] for answer in answers) and "32" in json.dumps(answers[0])
+    assert served == {"0", "1"} or "forwarded" in served  # both workers took part
+
+    async def sdk_and_sse() -> None:
+        with anyio.fail_after(60):
+            async with Client(f"{gateway.base}/servers/unit_converter/mcp?run=w-sdk", mode="legacy") as client:
+                result = await client.call_tool("convert_temperature", call["params"]["arguments"])
+                assert result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta", "result_type"}) == answers[0]
+            from mcp import ClientSession
+            from mcp.client.sse import sse_client
+
+            async with sse_client(f"{gateway.base}/servers/unit_converter/sse?run=w-sse") as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("convert_temperature", call["params"]["arguments"])
+                assert result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta", "result_type"}) == answers[0]
+
+    anyio.run(sdk_and_sse)
+    refused = httpx.get(f"{gateway.base}/sse", timeout=10)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == "with --workers, /sse needs a run id: GET /sse?run=<id> (or an X-Run-Id header)"

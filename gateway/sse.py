@@ -1,0 +1,117 @@
+"""The old HTTP+SSE transport (protocol 2024-11-05), for harnesses and proxies that still use it.
+
+`GET /sse` (every server, names as on `/mcp`) or `GET /servers/<id>/sse` (one server, its own names)
+opens an event stream; its first event, `endpoint`, names the URL to POST messages to
+(`.../sse/messages?session_id=...`); answers arrive on the stream. The SDK's `SseServerTransport`
+does the transport; the gateway's SDK server (`gateway.front`) serves each stream as one
+connection, so validation, call log, record/replay and the per-server views are `/mcp`'s.
+
+Lanes: a run id on the GET (`?run=` or `X-Run-Id`) is carried into the endpoint URL the client
+is given, so every message of the stream is tagged with it (and, with `--workers`, reaches the
+worker that holds the stream). An untagged stream is its own client: its lane is the stream's.
+The HTTP guard (Host/Origin, token, body checks) covers the stream and its message posts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import mcp_types as types
+from mcp.server.sse import SseServerTransport
+
+from gateway import client_identity
+from gateway.http_guard import send_error
+from gateway.per_server import ENDPOINT, SERVER, check_server
+
+MESSAGES = "/messages"  # appended to the stream's path: where its messages are posted
+_SESSION_IN_ENDPOINT = re.compile(rb"(session_id=[0-9a-fA-F]+)")
+
+
+class SseEndpoints:
+    """The GET stream and message POST apps, for `/sse` and for every `/servers/<id>/sse`."""
+
+    def __init__(self, router: Any, server: Any, *, max_body: int, workers: Any = None) -> None:
+        self.router = router
+        self.server = server
+        self.max_body = max_body
+        self.workers = workers
+        self._transports: dict[str, SseServerTransport] = {}  # message path -> its transport
+        # ASGI apps for the routes (Starlette would take a bound method for a request -> response function).
+        self.stream_app, self.messages_app = _Asgi(self.stream), _Asgi(self.messages)
+
+    def _transport(self, base: str) -> SseServerTransport:
+        transport = self._transports.get(base)
+        if transport is None:
+            transport = self._transports[base] = SseServerTransport(base + MESSAGES, max_request_body_size=self.max_body)
+        return transport
+
+    async def _base(self, scope: Any, send: Any) -> str | None:
+        """`/sse` or `/servers/<id>/sse` for this request (marked as that server's); None once refused."""
+        server = scope.get("path_params", {}).get("server_id")
+        if server is None:
+            return "/sse"
+        if not await check_server(self.router, server, send):
+            return None
+        scope[SERVER] = server
+        return f"/servers/{server}/sse"
+
+    async def stream(self, scope: Any, receive: Any, send: Any) -> None:
+        base = await self._base(scope, send)
+        if base is None:
+            return
+        if scope["method"] != "GET":
+            await send_error(send, 405, types.INVALID_REQUEST, f"{base} takes GET (the event stream); post messages to "
+                             f"the URL its 'endpoint' event names", extra=[(b"allow", b"GET")])
+            return
+        run = _tagged_run(scope)
+        if run is None and self.workers is not None:
+            await send_error(send, 400, types.INVALID_REQUEST, f"with --workers, {base} needs a run id: "
+                             f"GET {base}?run=<id> (or an X-Run-Id header)")
+            return
+        if run is not None:
+            send = _with_run(send, run)
+        async with self._transport(base).connect_sse(scope, receive, send) as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+    async def messages(self, scope: Any, receive: Any, send: Any) -> None:
+        base = await self._base(scope, send)
+        if base is None:
+            return
+        scope[ENDPOINT] = base
+        session = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [""])[0]
+        # An untagged stream is one client: its lane is the stream's (any identity header sent is replaced).
+        headers = [(k, v) for k, v in scope.get("headers", ()) if k != client_identity.HEADER]
+        headers.append((client_identity.HEADER, f"sse-{session}".encode("latin-1")))
+        scope["headers"] = headers
+        await self._transport(base).handle_post_message(scope, receive, send)
+
+
+class _Asgi:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.handle(scope, receive, send)
+
+
+def _tagged_run(scope: Any) -> str | None:
+    run = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("run", [""])[0]
+    if not run:
+        run = dict(scope.get("headers", ())).get(b"x-run-id", b"").decode("latin-1")
+    return run or None
+
+
+def _with_run(send: Any, run: str) -> Any:
+    """Add the stream's run id to the message URL of its `endpoint` event (the stream's first)."""
+    tag = b"&run=" + quote(run, safe="").encode()
+    pending = [True]
+
+    async def tagging(message: Any) -> None:
+        if pending[0] and message.get("type") == "http.response.body" and b"event: endpoint" in message.get("body", b""):
+            pending[0] = False
+            message = {**message, "body": _SESSION_IN_ENDPOINT.sub(lambda m: m.group(1) + tag, message["body"], count=1)}
+        await send(message)
+
+    return tagging

@@ -1,0 +1,59 @@
+"""`mcpgw connect FORMAT`: write what a harness or MCP client reads to reach a running gateway."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway.errors import GatewayError
+from harness.configs import FORMATS, render
+
+
+def add_commands(sub: Any, default_url: str) -> None:
+    connect = sub.add_parser(
+        "connect", help="write a harness's or client's config for a running gateway",
+        description="mcpbench: MCP-Bench's mcp_servers/commands.json (each server an HTTP entry at its "
+                    "per-server endpoint); mcpservers / vscode: an MCP client's server list (one entry for /mcp, "
+                    "or --per-server); mcprouter: the base URL of the mcprouter-style API.")
+    connect.add_argument("format", choices=FORMATS)
+    connect.add_argument("--gateway", default=default_url, help=f"the gateway's base URL (default {default_url})")
+    connect.add_argument("--servers", nargs="+", metavar="ID", help="only these servers (default: all it serves)")
+    connect.add_argument("--run", help="a run id put in every URL (?run=): the harness's calls share one lane")
+    connect.add_argument("--per-server", action="store_true", help="mcpservers/vscode: one entry per server")
+    connect.add_argument("--auth-token-env", metavar="VAR", help="the gateway's bearer token, from this variable")
+    connect.add_argument("--auth-token-file", metavar="FILE")
+    connect.add_argument("-o", "--output", help="file to write (default: stdout)")
+    connect.set_defaults(func=cmd_connect)
+
+
+def cmd_connect(args: argparse.Namespace) -> int:
+    import httpx
+
+    from gateway.http_guard import load_token
+
+    token = load_token(args.auth_token_env, args.auth_token_file)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.get(args.gateway.rstrip("/") + "/status", timeout=5, headers=headers)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise GatewayError(f"no gateway answering at {args.gateway} ({exc}); start one with `mcpgw serve`") from None
+    status = response.json()
+    if args.servers:
+        unknown = [s for s in args.servers if s not in status["servers"]]
+        if unknown:
+            import difflib
+
+            near = {s: difflib.get_close_matches(s, list(status["servers"]), n=1) for s in unknown}
+            hints = ", ".join(f"{s!r}" + (f" (did you mean {n[0]!r}?)" if n else "") for s, n in near.items())
+            raise GatewayError(f"--servers: the gateway at {args.gateway} does not serve {hints}")
+        status = {**status, "servers": {s: status["servers"][s] for s in args.servers}}
+    text = render(args.format, status, args.gateway, run=args.run, per_server=args.per_server, token=token)
+    if args.output:
+        Path(args.output).write_text(text)
+        print(f"mcpgw: wrote {args.output} ({len(status['servers'])} servers)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,67 @@
+"""The files harnesses and MCP clients read to reach the gateway, from what a running gateway serves.
+
+- `mcpbench`: MCP-Bench's `mcp_servers/commands.json`. Each server is an HTTP entry under MCP-Bench's
+  name for it (the lock's `title:`) pointing at its per-server endpoint, with a `cmd` that holds the
+  place of the process the runner starts (`harness.hold`, by the absolute path of this interpreter, so
+  it runs with PATH stripped) and `cwd` "." (the runner joins `../x` onto its own mcp_servers/).
+- `mcpservers`: Claude Desktop / Cursor style `{"mcpServers": {...}}`; `vscode`: VS Code's
+  `{"servers": {..., "type": "http"}}`. One entry for /mcp, or with `--per-server` one per server.
+- `mcprouter`: the base URL of the mcprouter-style API, one line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+from urllib.parse import quote, urlencode
+
+FORMATS = ("mcpbench", "mcpservers", "vscode", "mcprouter")
+
+
+def endpoint(server: str, run: str | None) -> str:
+    path = f"/servers/{quote(server, safe='')}/mcp"
+    return f"{path}?{urlencode({'run': run})}" if run else path
+
+
+def mcpbench_commands(status: dict[str, Any], base: str, run: str | None) -> dict[str, Any]:
+    port = _port(base)
+    hold = f"{sys.executable} -I -m harness.hold"  # -I: a harness folder of the cwd is not imported
+    out: dict[str, Any] = {}
+    for sid, info in sorted(status["servers"].items()):
+        name = info.get("title") or sid
+        out[name] = {"cmd": hold, "env": [], "cwd": ".", "transport": "http", "port": port,
+                     "endpoint": endpoint(sid, run)}
+    return out
+
+
+def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: bool, vscode: bool,
+                token: str | None) -> dict[str, Any]:
+    base = base.rstrip("/")
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    entries: dict[str, str] = {"mcpgw": base + "/mcp" + (f"?{urlencode({'run': run})}" if run else "")}
+    if per_server:
+        entries = {sid: base + endpoint(sid, run) for sid in sorted(status["servers"])}
+    servers = {}
+    for name, url in entries.items():
+        entry: dict[str, Any] = {"type": "http", "url": url} if vscode else {"url": url}
+        if headers:
+            entry["headers"] = headers
+        servers[name] = entry
+    return {"servers": servers} if vscode else {"mcpServers": servers}
+
+
+def render(kind: str, status: dict[str, Any], base: str, *, run: str | None = None, per_server: bool = False,
+           token: str | None = None) -> str:
+    if kind == "mcpbench":
+        return json.dumps(mcpbench_commands(status, base, run), indent=2) + "\n"
+    if kind == "mcprouter":
+        return base.rstrip("/") + "/v1\n"
+    return json.dumps(mcp_servers(status, base, run, per_server, kind == "vscode", token), indent=2) + "\n"
+
+
+def _port(base: str) -> int:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base)
+    return parts.port or (443 if parts.scheme == "https" else 80)
