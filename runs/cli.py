@@ -43,6 +43,12 @@ def add_commands(sub: Any) -> None:
     run.add_argument("--run-prefix", default="", help="prefix of each task's run id (e.g. to keep strategies apart)")
     run.add_argument("--task-id", action="append", default=[], metavar="ID", help="only this task (repeatable)")
     run.add_argument("--limit", type=int, help="only the first N tasks")
+    cluster = run.add_argument_group("on a Ray cluster (pip install 'mcpgw[ray]')")
+    cluster.add_argument("--ray", nargs="?", const="auto", metavar="ADDRESS",
+                         help="fan the tasks out over a Ray cluster, one gateway per node (auto, HOST:PORT, "
+                              "ray://HOST:PORT; default auto); --cassettes-dir must be on storage every node sees")
+    cluster.add_argument("--ray-task-cpus", type=float, default=1.0, metavar="N",
+                         help="Ray CPUs each task takes: how many tasks a node runs at once (default 1)")
     serve = run.add_argument_group("the gateway it starts (as `mcpgw serve`)")
     serve.add_argument("--config", help="lock file or mcpServers JSON (default ./servers.lock.yaml; not needed to replay)")
     serve.add_argument("--profile")
@@ -87,6 +93,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.gateway and args.mode != "replay" and not args.llm_base_url:
         raise GatewayError(f"--mode {args.mode} needs the model endpoint: --llm-base-url URL "
                            "(and --llm-key-env VAR naming the variable that holds its key)")
+    options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
+                         task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
+                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries)
+    if args.ray is not None:
+        from runs.ray_fanout import run_on_ray
+
+        return run_on_ray(args, tasks, options, *_serve_args(args))
     process = None
     if args.gateway:
         base = args.gateway.rstrip("/").removesuffix("/mcp")
@@ -94,9 +107,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         serve_args, log_name = _serve_args(args)
         process = GatewayProcess(serve_args, Path(args.cassettes_dir) / f"{log_name}.gateway.log", port=args.port)
         base = process.base
-    options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
-                         task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
-                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries)
     started = time.time()
     try:
         import httpx
