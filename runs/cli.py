@@ -6,13 +6,13 @@ Exit status: 0 every task finished (ok or out of rounds); 1 some task did not
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from gateway.errors import GatewayError
+from runs.report import Progress, summary
 
 MODES = ("record", "replay", "live", "hybrid")
 
@@ -118,7 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log_cassette = status.get("cassette")
         answers_path = Path(args.answers) if args.answers else Path(f"{log_cassette}.answers.jsonl")
         attempts = plan(status, [args.run_prefix + t.task_id for t in tasks])
-        result = anyio.run(run_tasks, tasks, base, options, answers_path, _Progress(), attempts)
+        result = anyio.run(run_tasks, tasks, base, options, answers_path, Progress(), attempts)
         if log_cassette:
             write_manifest(log_cassette, {
                 "started": started, "ended": time.time(), "mode": status.get("mode"), "model": args.model,
@@ -130,7 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if process is not None:
             process.stop()
-    return _summary(result, answers_path, log_cassette, time.time() - started)
+    return summary(result, answers_path, log_cassette, time.time() - started)
 
 
 def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
@@ -157,47 +157,3 @@ def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
     if args.llm_key_env:
         out += ["--llm-key-env", args.llm_key_env]
     return out, log_name
-
-
-def _summary(result: Any, answers_path: Path, log_cassette: str | None, elapsed: float) -> int:
-    from collections import Counter
-
-    counts = Counter(a["status"] for a in result.answers)
-    tokens = sum(a["tokens"]["total"] for a in result.answers)
-    print(f"mcpgw: {len(result.answers)} task(s) in {elapsed:.1f}s ({result.skipped} already done): "
-          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {tokens} tokens", file=sys.stderr)
-    print(f"mcpgw: answers in {answers_path}", file=sys.stderr)
-    if log_cassette:
-        print(f"mcpgw: score with: mcpgw eval --run {log_cassette}", file=sys.stderr)
-    failed = [a for a in result.answers if a["status"] not in ("ok", "max_rounds")]
-    for answer in failed:
-        print(f"mcpgw: task {answer['task_id']} (run {answer['run_id']}): {answer['status']}: {answer.get('error')}",
-              file=sys.stderr)
-    return 1 if failed else 0
-
-
-class _Progress:
-    """A rich progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        console = Console(stderr=True)
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=console, transient=True) if console.is_terminal else None
-        self._task: Any = None
-
-    def start(self, label: str, total: int) -> None:
-        if self._bar is not None and total:
-            self._bar.start()
-            self._task = self._bar.add_task(label, total=total)
-
-    def advance(self) -> None:
-        if self._task is not None:
-            self._bar.advance(self._task)
-
-    def finish(self) -> None:
-        if self._task is not None:
-            self._bar.stop()
-            self._task = None

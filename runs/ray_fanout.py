@@ -29,6 +29,7 @@ from gateway.errors import GatewayError
 from runs.answers import FINISHED, AnswersFile, read_finished
 from runs.attempts import final_attempts, highest_attempts
 from runs.cassette_parts import merge_parts, part_paths, parts_dir
+from runs.report import Progress, summary
 from runs.runner import RunOptions, RunResult
 from runs.tasks import RunTask
 
@@ -80,7 +81,6 @@ def _with(serve_args: list[str], **values: str) -> list[str]:
 
 def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptions,
                serve_args: list[str], log_name: str) -> int:
-    from runs.cli import _Progress, _summary
 
     if args.gateway:
         raise GatewayError("--ray starts a gateway on every node: leave out --gateway")
@@ -105,7 +105,7 @@ def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptio
         fanout = _Fanout(ray, args, options, serve_args, target, recording)
         fanout.start_gateways()
         try:
-            result = fanout.run(tasks, answers_path, _Progress())
+            result = fanout.run(tasks, answers_path, Progress())
         finally:
             fanout.stop_gateways()
         merge_parts(target)
@@ -121,7 +121,7 @@ def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptio
         })
     finally:
         ray.shutdown()
-    return _summary(result, answers_path, str(target), time.time() - started_at)
+    return summary(result, answers_path, str(target), time.time() - started_at)
 
 
 class _Fanout:
