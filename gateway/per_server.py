@@ -117,7 +117,7 @@ class OneShot:
                 error["data"] = scrub(exc.data)
             answer["error"] = error
         self.served += 1
-        body = json.dumps(answer, ensure_ascii=False).encode()
+        body = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()  # as compact as the fast path's
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body, "more_body": False})
