@@ -35,5 +35,7 @@ def child_env(spec: ServerSpec, *, registry: bool = False) -> dict[str, str]:
     elif spec.offline:  # from the cache only (`mcpgw servers install`): a run never fetches or upgrades a package
         env.update(REGISTRY_OFF)
     for name, template in spec.env_values.items():
+        if name in spec.env_required and not os.environ.get(name):
+            continue  # a key the user does not have stays unset, as MCP-Bench leaves it
         env[name] = expand_env(template)
     return env

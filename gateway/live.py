@@ -97,8 +97,9 @@ class LiveUpstream:
             task_status.started()
             self._started_at = anyio.current_time()
             missing = [n for n in self.spec.env_required if not os.environ.get(n)]
-            if missing:
-                self.status.set("unavailable", f"missing {', '.join(missing)}")
+            self.status.missing_keys = missing
+            if missing and self.settings.require_keys:
+                self.status.set("unavailable", f"missing {', '.join(missing)} (--require-keys)")
                 self._ready.set()
                 return
             if self.spec.build is not None:

@@ -55,6 +55,7 @@ class Status:
     protocol_version: str | None = None
     tools: int = 0
     start_seconds: float | None = None  # from the first start until first ready
+    missing_keys: list[str] = field(default_factory=list)  # declared keys it was started without
 
     def set(self, state: str, reason: str | None = None) -> None:
         self.state, self.reason, self.since = state, reason, time.time()
@@ -70,6 +71,7 @@ class Status:
             "protocol_version": self.protocol_version,
             "tools": self.tools,
             "start_seconds": self.start_seconds,
+            "missing_keys": self.missing_keys,
         }
 
 

@@ -6,13 +6,13 @@ Exit status: 0 every task finished (ok or out of rounds); 1 some task did not
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from gateway.errors import GatewayError
+from runs.report import Progress, summary
 
 MODES = ("record", "replay", "live", "hybrid")
 
@@ -43,6 +43,12 @@ def add_commands(sub: Any) -> None:
     run.add_argument("--run-prefix", default="", help="prefix of each task's run id (e.g. to keep strategies apart)")
     run.add_argument("--task-id", action="append", default=[], metavar="ID", help="only this task (repeatable)")
     run.add_argument("--limit", type=int, help="only the first N tasks")
+    cluster = run.add_argument_group("on a Ray cluster (pip install 'mcpgw[ray]')")
+    cluster.add_argument("--ray", nargs="?", const="auto", metavar="ADDRESS",
+                         help="fan the tasks out over a Ray cluster, one gateway per node (auto, HOST:PORT, "
+                              "ray://HOST:PORT; default auto); --cassettes-dir must be on storage every node sees")
+    cluster.add_argument("--ray-task-cpus", type=float, default=1.0, metavar="N",
+                         help="Ray CPUs each task takes: how many tasks a node runs at once (default 1)")
     serve = run.add_argument_group("the gateway it starts (as `mcpgw serve`)")
     serve.add_argument("--config", help="lock file or mcpServers JSON (default ./servers.lock.yaml; not needed to replay)")
     serve.add_argument("--profile")
@@ -54,8 +60,8 @@ def add_commands(sub: Any) -> None:
     serve.add_argument("--naming", choices=("prefix", "benchmark"), default="prefix")
     serve.add_argument("--past-end", choices=("repeat", "miss"), default="repeat")
     serve.add_argument("--call-timeout", type=float, default=60.0)
-    add_model_options(serve)
-    serve.set_defaults(log_results=4000)  # runs keep tool results by default: the judge reads them
+    serve.add_argument("--port", type=int, help="port of the gateway it starts (default: a free one)")
+    add_model_options(serve, log_results=4000)  # runs keep tool results by default: the judge reads them
     run.set_defaults(func=cmd_run)
 
 
@@ -87,16 +93,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.gateway and args.mode != "replay" and not args.llm_base_url:
         raise GatewayError(f"--mode {args.mode} needs the model endpoint: --llm-base-url URL "
                            "(and --llm-key-env VAR naming the variable that holds its key)")
+    options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
+                         task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
+                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries)
+    if args.ray is not None:
+        from runs.ray_fanout import run_on_ray
+
+        return run_on_ray(args, tasks, options, *_serve_args(args))
     process = None
     if args.gateway:
         base = args.gateway.rstrip("/").removesuffix("/mcp")
     else:
         serve_args, log_name = _serve_args(args)
-        process = GatewayProcess(serve_args, Path(args.cassettes_dir) / f"{log_name}.gateway.log")
+        process = GatewayProcess(serve_args, Path(args.cassettes_dir) / f"{log_name}.gateway.log", port=args.port)
         base = process.base
-    options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
-                         task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
-                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries)
     started = time.time()
     try:
         import httpx
@@ -108,7 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log_cassette = status.get("cassette")
         answers_path = Path(args.answers) if args.answers else Path(f"{log_cassette}.answers.jsonl")
         attempts = plan(status, [args.run_prefix + t.task_id for t in tasks])
-        result = anyio.run(run_tasks, tasks, base, options, answers_path, _Progress(), attempts)
+        result = anyio.run(run_tasks, tasks, base, options, answers_path, Progress(), attempts)
         if log_cassette:
             write_manifest(log_cassette, {
                 "started": started, "ended": time.time(), "mode": status.get("mode"), "model": args.model,
@@ -120,7 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if process is not None:
             process.stop()
-    return _summary(result, answers_path, log_cassette, time.time() - started)
+    return summary(result, answers_path, log_cassette, time.time() - started)
 
 
 def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
@@ -136,8 +146,8 @@ def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
     else:
         log_name = args.cassette or f"run-{stamp}"
         out += ["--cassette", log_name]
-    if args.config or args.mode != "replay":
-        out += ["--config", args.config or "servers.lock.yaml"]
+    if args.config:  # else serve's own default: ./servers.lock.yaml, then the one installed with mcpgw
+        out += ["--config", args.config]
     if args.profile:
         out += ["--profile", args.profile]
     if args.servers:
@@ -147,47 +157,3 @@ def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
     if args.llm_key_env:
         out += ["--llm-key-env", args.llm_key_env]
     return out, log_name
-
-
-def _summary(result: Any, answers_path: Path, log_cassette: str | None, elapsed: float) -> int:
-    from collections import Counter
-
-    counts = Counter(a["status"] for a in result.answers)
-    tokens = sum(a["tokens"]["total"] for a in result.answers)
-    print(f"mcpgw: {len(result.answers)} task(s) in {elapsed:.1f}s ({result.skipped} already done): "
-          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {tokens} tokens", file=sys.stderr)
-    print(f"mcpgw: answers in {answers_path}", file=sys.stderr)
-    if log_cassette:
-        print(f"mcpgw: score with: mcpgw eval --run {log_cassette}", file=sys.stderr)
-    failed = [a for a in result.answers if a["status"] not in ("ok", "max_rounds")]
-    for answer in failed:
-        print(f"mcpgw: task {answer['task_id']} (run {answer['run_id']}): {answer['status']}: {answer.get('error')}",
-              file=sys.stderr)
-    return 1 if failed else 0
-
-
-class _Progress:
-    """A rich progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        console = Console(stderr=True)
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=console, transient=True) if console.is_terminal else None
-        self._task: Any = None
-
-    def start(self, label: str, total: int) -> None:
-        if self._bar is not None and total:
-            self._bar.start()
-            self._task = self._bar.add_task(label, total=total)
-
-    def advance(self) -> None:
-        if self._task is not None:
-            self._bar.advance(self._task)
-
-    def finish(self) -> None:
-        if self._task is not None:
-            self._bar.stop()
-            self._task = None

@@ -22,16 +22,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# Linux: the gateway gets SIGTERM when the process that started it dies (prctl PR_SET_PDEATHSIG,
+# kept across exec), so a Ray node killed under its actor leaves no orphan gateway behind. SIGINT
+# and SIGTERM are set back to their defaults first: a Ray worker blocks them, and a blocked or ignored
+# signal stays so across exec (the gateway sat out `stop()`'s SIGINT until the SIGKILL, 20 s later).
+DIE_WITH_PARENT = ("import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGTERM); "
+                   "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)]; "
+                   "signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM)); "
+                   "os.getppid() == int(sys.argv[1]) or sys.exit(1); os.execv(sys.argv[2], sys.argv[2:])")
+
+
 class GatewayProcess:
     def __init__(self, serve_args: list[str], log_path: Path, start_timeout: float = 240.0,
-                 env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+                 env: dict[str, str] | None = None, port: int | None = None, die_with_parent: bool = False) -> None:
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = log_path.open("w")
-        self.process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--host", "127.0.0.1",
-                                         "--port", str(self.port), *serve_args],
+        command = [sys.executable, "-m", "mcpgw.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), *serve_args]
+        if die_with_parent and sys.platform == "linux":
+            command = [sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()), *command]
+        self.process = subprocess.Popen(command,
                                         stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         try:
             self._wait_ready(start_timeout)

@@ -34,9 +34,11 @@ class RunningGateway:
     process: subprocess.Popen
     cassettes: Path
     log_path: Path
+    token: str | None = None  # the gateway's bearer token, when it was started with one
 
     def status(self) -> dict:
-        return httpx.get(self.base + "/status", timeout=5).json()
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        return httpx.get(self.base + "/status", timeout=5, headers=headers).json()
 
     def server(self, name: str) -> dict:
         return self.status()["servers"][name]
@@ -54,7 +56,9 @@ class RunningGateway:
         return self.log_path.read_text(errors="replace")
 
 
-def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240) -> RunningGateway:
+def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240,
+                  token: str | None = None) -> RunningGateway:
+    """`mcpgw serve` with these flags; `token`: the value of its --auth-token-env variable, to read /status."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     config_path = tmp_path / f"config{suffix}"
     config_path.write_text(config)
@@ -67,7 +71,8 @@ def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml"
          "--cassettes-dir", str(cassettes), "--cassette", "test", *args],
         stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
     )
-    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, cassettes, log_path)
+    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, cassettes, log_path,
+                             token)
     deadline = time.monotonic() + settle
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -32,7 +32,8 @@ CONFIG = "version: 1\nservers:\n" + "".join(
 
 @pytest.fixture
 def gateway(gateway_factory):
-    return gateway_factory(CONFIG, "--call-timeout", "1.5", "--max-response-bytes", "100000")
+    # --require-keys: `nokey` is not started without its key (without the flag it starts: test_missing_keys.py)
+    return gateway_factory(CONFIG, "--call-timeout", "1.5", "--max-response-bytes", "100000", "--require-keys")
 
 
 def call(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
