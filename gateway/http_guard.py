@@ -58,7 +58,8 @@ class GuardPolicy:
     envelope_paths: tuple[str, ...] = ()
 
     def takes_model_requests(self, path: str) -> bool:
-        return path.startswith(("/v1/", "/openai/"))
+        """The OpenAI-shaped model routes (mcprouter's REST routes under /v1 answer in their own shape)."""
+        return path.startswith(("/v1/chat/", "/v1/completions", "/v1/embeddings", "/v1/responses", "/openai/"))
 
     def takes_messages(self, path: str) -> bool:
         """Paths whose POSTs are JSON-RPC messages: /mcp and the SSE message URL (per-server endpoints reach
