@@ -49,8 +49,8 @@ class GuardPolicy:
     body_timeout: float = 30.0  # seconds to receive a whole request body
     mcp_path: str = "/mcp"
     # The model endpoint (/v1/..., the Azure-shaped /openai/...): chats carry whole conversations, so
-    # their own, larger defaults (--llm-max-body-bytes, --llm-body-timeout); refusals in OpenAI's shape.
-    model_max_body: int = 32 * 1024 * 1024
+    # their own limits (--llm-max-body-bytes, --llm-body-timeout); refusals in OpenAI's shape.
+    model_max_body: int = 4 * 1024 * 1024
     model_body_timeout: float = 120.0
     open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
     message_paths: tuple[str, ...] = ("/sse/messages",)  # other paths whose POSTs are JSON-RPC messages (gateway.sse)

@@ -34,7 +34,7 @@ class Settings:
     response_mode: str = "adaptive"
     llm_base_url: str | None = None  # the model endpoint behind /v1 (OpenAI-compatible)
     llm_key_env: str | None = None  # environment variable holding its API key
-    llm_max_body_bytes: int = 32 * 1024 * 1024  # /v1 request bodies (gateway/http_guard.py)
+    llm_max_body_bytes: int = 4 * 1024 * 1024  # /v1 request bodies (gateway/http_guard.py)
     llm_body_timeout: float = 120.0  # seconds to send a whole /v1 request body
     llm_max_answer_bytes: int = 64 * 1024 * 1024  # a model answer larger than this is a 502, not relayed
     log_results: int = 0  # keep each call's result in the call log, cut to this many characters (0: digest only)
