@@ -13,6 +13,8 @@ import socket
 import time
 from urllib.parse import urlsplit
 
+import pytest
+
 from gateway.write_coalescing import CoalescingTransport
 from tests.conftest import start_gateway, stop_gateway
 
@@ -126,6 +128,7 @@ def first_read(sock: socket.socket) -> bytes:
     return sock.recv(1 << 20)
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_each_json_answer_of_the_real_gateway_arrives_in_one_piece(tmp_path):
     gateway = start_gateway(tmp_path, TIME_SERVER)
     try:
