@@ -24,6 +24,11 @@ class BuildWithDefaultCassette(build_py):
         target = Path(self.build_lib) / "recorder" / "shipped" / "default" / "data.mdb"
         self.mkpath(str(target.parent))
         self.copy_file(str(source), str(target))
+        # The lock too: a pip-installed mcpgw serves `--profile local` from an empty folder (gateway.config.default_lock).
+        lock = Path(__file__).resolve().parent / "servers.lock.yaml"
+        shipped_lock = Path(self.build_lib) / "gateway" / "shipped" / "servers.lock.yaml"
+        self.mkpath(str(shipped_lock.parent))
+        self.copy_file(str(lock), str(shipped_lock))
 
 
 setup(cmdclass={"build_py": BuildWithDefaultCassette})

@@ -106,8 +106,9 @@ class RunIndex:
             model = answer.model if answer else None
             if model is None and predictions and task_of[run_id] in predictions:
                 model = predictions[task_of[run_id]].model
-            if model is None and runs.get(run_id):
-                model = runs[run_id][0].get("client_name")
+            if model is None and runs.get(run_id) and runs[run_id][0].get("client_name"):
+                # No run names a model: say so, and which MCP client made the calls (not the client as the model).
+                model = f"{UNKNOWN_MODEL} (client {runs[run_id][0]['client_name']})"
             model_of[run_id] = model or UNKNOWN_MODEL
         return cls(task_of, model_of)
 

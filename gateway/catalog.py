@@ -114,12 +114,17 @@ class Catalog:
     uri_owner: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # collisions and hidden tools, for /status
     version: int = 0
-
-    def tool(self, name: str) -> ToolEntry | None:
-        return self.tools.get(name)
+    _servers: dict[str, ServerView] = field(default_factory=dict, repr=False, compare=False)
 
     def tool_list(self) -> list[dict[str, Any]]:
         return [entry.tool for entry in self.tools.values()]
+
+    def server_view(self, server: str) -> ServerView:
+        """One server's part of the catalog under its own names (its per-server endpoint), made once."""
+        view = self._servers.get(server)
+        if view is None:
+            view = self._servers[server] = ServerView(self, server)
+        return view
 
     def near_tools(self, name: str, limit: int = 3) -> list[str]:
         """Closest exposed names; also matches a bare upstream name to its namespaced form."""
@@ -139,6 +144,23 @@ class Catalog:
         schemes = {s for s, r in self.resources if str(r.get("uri", "")).split(":", 1)[0] == uri.split(":", 1)[0]}
         schemes |= {s for s, t in self.templates if str(t.get("uriTemplate", "")).split(":", 1)[0] == uri.split(":", 1)[0]}
         return schemes.pop() if len(schemes) == 1 else None
+
+
+class ServerView:
+    """What a per-server endpoint serves: one server's tools and prompts under the names it gave them,
+    its resources and templates. Entries are the merged catalog's own, so validation, keys and the call
+    log are those of the same call through the namespaced endpoint."""
+
+    def __init__(self, catalog: Catalog, server: str) -> None:
+        self.server = server
+        self.tools = {e.name: e for e in catalog.tools.values() if e.server == server}
+        self.tool_list = [{**e.tool, "name": e.name} for e in self.tools.values()]
+        self.prompts = {name: (s, name, {**d, "name": name}) for s, name, d in catalog.prompts.values() if s == server}
+        self.resources = [r for s, r in catalog.resources if s == server]
+        self.templates = [t for s, t in catalog.templates if s == server]
+
+    def near_tools(self, name: str, limit: int = 3) -> list[str]:
+        return difflib.get_close_matches(name, list(self.tools), n=limit, cutoff=0.5)
 
 
 def build_catalog(

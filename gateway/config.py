@@ -159,7 +159,15 @@ class GatewayConfig:
         if only:
             unknown = [s for s in only if s not in self.servers]
             if unknown:
-                raise ConfigError(self.source, None, f"unknown server(s) {unknown}; known: {sorted(self.servers)}")
+                import difflib
+
+                hints = []
+                for name in unknown:
+                    near = difflib.get_close_matches(name, list(self.servers), n=3, cutoff=0.6)
+                    near += [s for s in sorted(self.servers) if s.startswith(name) and s not in near][:3 - len(near)]
+                    hints.append(f"{name!r} (did you mean {', '.join(near)}?)" if near else repr(name))
+                raise ConfigError(self.source, None, f"unknown server id {'; '.join(hints)}; `mcpgw servers` or the "
+                                  f"lock's `servers:` list them ({len(self.servers)} here)")
             return [self.servers[s] for s in only]
         name = profile or self.default_profile
         if name is None:
@@ -167,6 +175,20 @@ class GatewayConfig:
         if name not in self.profiles:
             raise ConfigError(self.source, None, f"unknown profile {name!r}; known: {sorted(self.profiles)}")
         return [self.servers[s] for s in self.profiles[name]]
+
+
+LOCK_NAME = "servers.lock.yaml"
+SHIPPED_LOCK = Path(__file__).resolve().parent / "shipped" / LOCK_NAME  # inside an installed wheel (setup.py)
+CHECKOUT_LOCK = Path(__file__).resolve().parent.parent / LOCK_NAME  # beside the sources (a checkout, editable)
+
+
+def default_lock() -> Path | None:
+    """The lock a command uses when none is named: ./servers.lock.yaml (the user's own) first, else the
+    one installed with mcpgw, so a pip-installed mcpgw serves `--profile local` from an empty folder."""
+    for candidate in (Path(LOCK_NAME), SHIPPED_LOCK, CHECKOUT_LOCK):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def load_config(path: str | os.PathLike[str]) -> GatewayConfig:

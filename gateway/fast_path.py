@@ -125,21 +125,6 @@ class FastPath:
         await _send_json(send, body, session_id)
         return True
 
-    async def answer_one_shot(self, message: dict[str, Any], request: Any, version: str) -> bytes:
-        """A request outside any session (`gateway.per_server.OneShot`), answered by the same runner:
-        its JSON-RPC answer (an error envelope for a malformed one). No stream: progress is not sent."""
-        request_id = message.get("id")
-        if not _qualifies(message, progress_ok=True):
-            return _envelope(request_id if _plain_id(request_id) else None, "error", {
-                "code": types.INVALID_REQUEST, "message": "Invalid Request: a JSON-RPC request with a string or integer id"})
-        method, params = message["method"], message.get("params")
-        try:
-            _methods.validate_client_request(method, version, params)
-        except (ValidationError, KeyError, ValueError):
-            return _envelope(request_id, "error", {"code": types.INVALID_PARAMS, "message": f"Invalid params for {method}"})
-        self.served += 1
-        return await self._run(method, params, request_id, _Sessionless(version), version, request)
-
     async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any) -> bytes:
         ctx = FastContext(method, params, request_id, version, request, connection)
         handler = self.handlers[method]
@@ -194,18 +179,6 @@ class _FastSession:
 
     async def report_progress(self, *args: Any, **kwargs: Any) -> None:
         return None  # requests asking for progress never take the fast path
-
-
-class _Sessionless:
-    """The connection a one-shot request stands on: no client info, nothing to notify."""
-
-    def __init__(self, version: str) -> None:
-        self.protocol_version = version
-        self.client_params = None
-        self.session_id = None
-
-    async def notify(self, method: str, params: Any) -> None:
-        return None
 
 
 class FastTransport(AdaptiveTransport):
@@ -268,13 +241,13 @@ def _bind(middleware: Any, call_next: Any) -> Any:
     return call
 
 
-def _qualifies(message: Any, progress_ok: bool = False) -> bool:
-    """`progress_ok`: a one-shot request may ask for progress; it has no stream to get any on."""
+def _qualifies(message: Any) -> bool:
     if not isinstance(message, dict) or message.get("method") not in HOT_METHODS or message.get("jsonrpc") != "2.0":
         return False
     if not message.keys() <= _ENVELOPE_KEYS:
         return False
-    if not _plain_id(message.get("id")):
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
         return False  # ids null/bool/float/... (or a notification): the SDK's path and its checks
     params = message.get("params")
     if params is None:
@@ -282,14 +255,10 @@ def _qualifies(message: Any, progress_ok: bool = False) -> bool:
     if not isinstance(params, dict):
         return False
     meta = params.get("_meta")
-    if meta is not None and (not isinstance(meta, dict) or ("progressToken" in meta and not progress_ok)
+    if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta
                              or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)):
         return False
     return True
-
-
-def _plain_id(request_id: Any) -> bool:
-    return not isinstance(request_id, bool) and isinstance(request_id, (int, str))
 
 
 def _accepts_server_requests(connection: Any) -> bool:

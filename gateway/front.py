@@ -10,6 +10,7 @@ Beside the MCP endpoint: `/status` (per-server state), `/healthz` (liveness, at 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -34,9 +35,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, worker_routing
+from gateway import __version__, adaptive_http, client_identity, connection_handoff, fast_path, per_server, router_api, worker_routing
 from gateway.errors import GatewayError
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+from gateway import sse as sse_module
 from gateway.http_timeouts import HeaderDeadlineProtocol
 from gateway.sse import SseEndpoints
 from gateway.write_coalescing import CoalescedWritesProtocol
@@ -76,53 +78,47 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
     def caller(ctx: Any) -> Caller:
         return _caller(router, ctx, default_run)
 
-    # What a request sees: the merged catalog (the router), or one server's under its own names
-    # when it came through /servers/<id>/... (gateway.per_server).
-    views = per_server.ServerViews(router)
-    view = views.of
-
+    # `server_of(ctx.request)`: the server of a per-server endpoint (gateway.per_server), None on /mcp.
     async def call_tool(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await view(ctx.request).call_tool(params, caller(ctx))
+        return await router.call_tool(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         caller(ctx)  # registers the client for list_changed notifications
-        target = view(ctx.request)
-        await target.until_settled()
-        return target.list_tools(params.get("cursor"))
+        await router.until_settled(per_server.server_of(ctx.request))
+        return router.list_tools(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def list_prompts(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        target = view(ctx.request)
-        await target.until_settled()
-        return target.list_prompts(params.get("cursor"))
+        await router.until_settled(per_server.server_of(ctx.request))
+        return router.list_prompts(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def get_prompt(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await view(ctx.request).get_prompt(params, caller(ctx))
+        return await router.get_prompt(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def list_resources(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        target = view(ctx.request)
-        await target.until_settled()
-        return target.list_resources(params.get("cursor"))
+        await router.until_settled(per_server.server_of(ctx.request))
+        return router.list_resources(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def list_templates(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        target = view(ctx.request)
-        await target.until_settled()
-        return target.list_resource_templates(params.get("cursor"))
+        await router.until_settled(per_server.server_of(ctx.request))
+        return router.list_resource_templates(params.get("cursor"), per_server.server_of(ctx.request))
 
     async def read_resource(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await view(ctx.request).read_resource(params, caller(ctx))
+        return await router.read_resource(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def subscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await view(ctx.request).subscribe(params, caller(ctx), _client_handle(router, ctx), True)
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), True,
+                                      per_server.server_of(ctx.request))
 
     async def unsubscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await view(ctx.request).subscribe(params, caller(ctx), _client_handle(router, ctx), False)
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), False,
+                                      per_server.server_of(ctx.request))
 
     async def complete(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await view(ctx.request).complete(params, caller(ctx))
+        return await router.complete(params, caller(ctx), per_server.server_of(ctx.request))
 
     async def set_level(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         _client_handle(router, ctx)
-        return await view(ctx.request).set_logging_level(params)
+        return await router.set_logging_level(params)
 
     # 2026-07-28 clients learn of changes on `subscriptions/listen` streams; the router publishes to this bus.
     bus = InMemorySubscriptionBus()
@@ -194,12 +190,11 @@ def initialization_options(server: Server[Any]) -> Any:
 
 
 def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
-    run_id, identity, endpoint = None, "stdio", "stdio"  # a stdio gateway has exactly one client
+    run_id, identity = None, "stdio"  # a stdio gateway has exactly one client
     request = ctx.request
     if isinstance(request, Request):
         run_id = client_identity.tagged_run(request)
         identity = client_identity.client_of(request)
-        endpoint = per_server.endpoint_of(request)
     client = ctx.session.client_params
     meta = (ctx.params or {}).get("_meta") or {}
     caller = Caller(
@@ -208,7 +203,7 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
         session_id=identity,
         client_name=client.client_info.name if client is not None and client.client_info else None,
         protocol_version=ctx.protocol_version,
-        endpoint=endpoint,
+        endpoint=per_server.endpoint_of(request),
     )
     if isinstance(meta, dict) and meta.get("progressToken") is not None:
         caller.on_progress = ctx.session.report_progress
@@ -244,10 +239,11 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
 def build_http_app(
     router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
     response_mode: str = "adaptive", routes: list[Route] | None = None, *, guard: GuardPolicy | None = None,
-    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None,
+    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None, default_run: str = "default",
 ) -> Any:
     """The Starlette app, wrapped in the HTTP guard (Host/Origin, token, body checks) as a whole."""
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
+    guard = dataclasses.replace(guard, envelope_paths=(*guard.envelope_paths, *router_api.PATHS))
     limits = limits or SessionLimits()
     if response_mode == "adaptive":
         adaptive_http.install()
@@ -263,34 +259,29 @@ def build_http_app(
     mcp_app: Any = StreamableHTTPASGIApp(manager)
     if response_mode == "adaptive":
         mcp_app = adaptive_http.AdaptiveResponses(mcp_app)
+    # Sessionless requests on a per-server endpoint (MCP-Bench's HTTP client) are answered one-shot.
+    one_shot = per_server.OneShot(mcp_app, router, default_run)
     # Every untagged client gets a replay lane of its own (with workers: an identity this worker owns).
-    mcp_app = client_identity.ClientIdentity(mcp_app, mint=workers.mint_identity if workers else None)
+    mcp_app = client_identity.ClientIdentity(one_shot, mint=workers.mint_identity if workers else None)
     ids = InflightIds(mcp_app)
     admission = SessionAdmission(ids, limits, path)
-    endpoint: Any = admission
+    endpoint: Any = per_server.KnownServers(admission, router)
     routing = None
     if workers is not None:  # each lane reaches the one worker that owns it (the owner admits its sessions)
-        endpoint = routing = worker_routing.WorkerRouting(admission, workers)
+        endpoint = routing = worker_routing.WorkerRouting(endpoint, workers)
 
-    # Every server on its own endpoint too (gateway.per_server), and the old SSE transport (gateway.sse).
-    one_shot: Any = client_identity.ClientIdentity(per_server.OneShot(server.fast_path),  # type: ignore[attr-defined]
-                                                   mint=workers.mint_identity if workers else None)
-    if workers is not None:
-        one_shot = worker_routing.WorkerRouting(one_shot, workers)
-    sse = SseEndpoints(router, server, max_body=guard.max_body, workers=workers)
-    sse_stream, sse_messages = sse.stream_app, sse.messages_app
-    if workers is not None:
-        sse_stream = worker_routing.WorkerRouting(sse_stream, workers)
-        sse_messages = worker_routing.WorkerRouting(sse_messages, workers)
-    per_server_routes = [
-        Route("/servers/{server_id}/mcp", per_server.PerServerEndpoint(router, endpoint, one_shot)),
-        Route("/servers/{server_id}/sse", sse_stream), Route("/servers/{server_id}/sse/messages", sse_messages),
-        Route("/sse", sse_stream), Route("/sse/messages", sse_messages),
-    ]
+    # The old HTTP+SSE transport, for every server (/sse) and per server (/servers/<id>/sse): gateway.sse.
+    sse = SseEndpoints(server, max_body=guard.max_body, workers=workers)
+    sse_routes = []
+    for sse_path, app in ((sse_module.STREAM, sse.stream_app), (sse_module.MESSAGES, sse.messages_app)):
+        app = per_server.KnownServers(app, router)
+        if workers is not None:
+            app = worker_routing.WorkerRouting(app, workers)
+        sse_routes.append(Route(sse_path, app))
 
     async def status(_: Request) -> JSONResponse:
         body = {**router.status(), "http": {
-            "sessions": admission.stats(), "refused": dict(edge.refused),
+            "sessions": admission.stats(), "refused": dict(guard_layer.refused), "one_shot": one_shot.served,
             "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
         fast = getattr(server, "fast_path", None)
         if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
@@ -320,6 +311,11 @@ def build_http_app(
             if on_shutdown is not None:
                 on_shutdown()
 
+    # mcprouter's REST API (/v1/list-servers ...): beside the model routes under /v1, no path shared.
+    api = router_api.RouterApi(router, default_run).routes(
+        mint=workers.mint_identity if workers else None)
+    if workers is not None:  # a call's lane lives in the worker that owns it, as on /mcp
+        api = [Route(r.path, worker_routing.WorkerRouting(r.app, workers), methods=list(r.methods or ())) for r in api]
     extra = list(routes or [])
     if workers is not None:
         # /v1 replay ties an untagged client to the first recorded conversation no other client follows
@@ -328,11 +324,12 @@ def build_http_app(
                  for r in extra]
     app = Starlette(
         routes=[Route(path, endpoint=endpoint), Route("/status", status), Route("/healthz", healthz),
-                Route("/readyz", readyz), *per_server_routes, *extra],
+                Route("/readyz", readyz), *sse_routes, *api, *extra],
         lifespan=lifespan,
     )
-    edge = HttpGuard(app, guard)
-    return edge
+    guard_layer = HttpGuard(app, guard)
+    # /servers/<id>/mcp is /mcp for every layer behind this one (gateway.per_server).
+    return per_server.ServerPaths(guard_layer, (path, sse_module.STREAM, sse_module.MESSAGES))
 
 
 async def serve_stdio(router: Router, server: Server[Any], running: Callable[[], None] | None = None) -> None:

@@ -7,7 +7,7 @@ In order, before anything else reads the request:
 1. Host and Origin against an allow-list (DNS rebinding: a web page whose name
    resolves to 127.0.0.1 must not reach the gateway through a browser).
 2. A bearer token, when one is configured (required beyond loopback).
-3. For POSTs to an MCP endpoint (`/mcp`, `/servers/<id>/mcp`, the SSE message URLs): JSON content type, a body read under a size
+3. For POSTs to the MCP endpoint (and the SSE transport's message path): JSON content type, a body read under a size
    cap and a deadline (a client that stalls mid-body is cut off), JSON nested at
    most MAX_DEPTH deep, and a request id that is a string or an integer. Each
    refusal is a JSON-RPC error with a 4xx status, never a 500.
@@ -42,11 +42,14 @@ class GuardPolicy:
     body_timeout: float = 30.0  # seconds to receive a whole request body
     mcp_path: str = "/mcp"
     open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
+    message_paths: tuple[str, ...] = ("/sse/messages",)  # other paths whose POSTs are JSON-RPC messages (gateway.sse)
+    # REST routes whose clients read mcprouter's envelope {"code", "message"} (gateway.router_api), not JSON-RPC
+    envelope_paths: tuple[str, ...] = ()
 
     def takes_messages(self, path: str) -> bool:
-        """Paths whose POSTs are JSON-RPC messages: /mcp, the per-server endpoints and the SSE message URLs."""
-        return path == self.mcp_path or path == "/sse/messages" or (
-            path.startswith("/servers/") and path.endswith(("/mcp", "/sse/messages")))
+        """Paths whose POSTs are JSON-RPC messages: /mcp and the SSE message URL (per-server endpoints reach
+        the guard already rewritten to these by gateway.per_server.ServerPaths)."""
+        return path == self.mcp_path or path in self.message_paths
 
 
 def is_loopback(host: str) -> bool:
@@ -92,9 +95,21 @@ class HttpGuard:
         headers = _headers(scope)
         refusal = self._check_caller(headers, scope["path"])
         if refusal is not None:
-            await self._refuse(send, *refusal)
+            await self._refuse(send, *refusal, envelope=scope["path"] in self.policy.envelope_paths)
             return
         if scope["method"] != "POST" or not self.policy.takes_messages(scope["path"]):
+            if scope["method"] == "POST":  # REST bodies (/v1, /openai, mcprouter's API): the same cap and deadline
+                envelope = scope["path"] in self.policy.envelope_paths
+                declared = headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > self.policy.max_body:
+                    await self._refuse(send, 413, -32600, f"request body of {declared} bytes is over the "
+                                       f"{self.policy.max_body}-byte limit", close=True, envelope=envelope)
+                    return
+                body, problem = await self._read_body(receive)
+                if problem is not None:
+                    await self._refuse(send, *problem, close=True, envelope=envelope)
+                    return
+                receive = replay_body(body, receive)
             await self.app(scope, receive, send)
             return
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
@@ -152,10 +167,15 @@ class HttpGuard:
         assert deadline.cancelled_caught
         return b"", (408, -32600, f"request body not received within {self.policy.body_timeout:g} s")
 
-    async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False) -> None:
+    async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False,
+                      envelope: bool = False) -> None:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
-        await send_error(send, status, code, message, close=close,
-                         extra=[(b"www-authenticate", b"Bearer")] if status == 401 else None)
+        extra = [(b"www-authenticate", b"Bearer")] if status == 401 else None
+        if envelope:  # mcprouter's answer to a refused caller: code -2 (no auth) or -1
+            body = {"code": -2 if status == 401 else -1, "message": message}
+            await send_body(send, status, json.dumps(body).encode(), close=close, extra=extra)
+            return
+        await send_error(send, status, code, message, close=close, extra=extra)
 
 
 def replay_body(body: bytes, receive: Any) -> Any:
@@ -177,6 +197,12 @@ async def send_error(send: Any, status: int, code: int, message: str, *, request
                      close: bool = False, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     """A JSON-RPC error as a whole HTTP response."""
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode()
+    await send_body(send, status, body, close=close, extra=extra)
+
+
+async def send_body(send: Any, status: int, body: bytes, *, close: bool = False,
+                    extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    """A JSON body as a whole HTTP response."""
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
     if close:  # the rest of an unread body would be taken for the next request
         headers.append((b"connection", b"close"))

@@ -25,7 +25,8 @@ import msgpack
 
 from gateway.catalog import Catalog, ToolEntry, build_catalog
 from gateway.config import ServerSpec
-from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UnknownTargetError, UnknownToolError, UpstreamError, UpstreamTimeout
+from gateway.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownTargetError, UnknownToolError, UpstreamError,
+                            UpstreamTimeout, UpstreamUnavailable)
 from gateway.naming import NamingPolicy
 from gateway.settings import Settings
 from gateway.upstream import CallOptions, ProgressFn, RelayFn
@@ -61,7 +62,7 @@ class Caller:
     on_progress: ProgressFn | None = None
     relay: RelayFn | None = None
     tagged: bool = False  # the run id came from the client (?run= / X-Run-Id)
-    endpoint: str = "/mcp"  # where the call came in: /mcp, /servers/<id>/mcp, /servers/<id>/sse, /sse or stdio
+    endpoint: str = "/mcp"  # where the call came in: /mcp, /servers/<id>/mcp, /sse, stdio, ... (the call log says)
 
     @property
     def lane(self) -> str:
@@ -82,14 +83,6 @@ class ClientHandle:
         notify = self.notify_ref()
         if notify is not None:
             await notify(method, params)
-
-
-class ToolNames(Protocol):
-    """Names a client calls tools by: the merged catalog's, or one server's own (gateway.per_server)."""
-
-    def tool(self, name: str) -> ToolEntry | None: ...
-
-    def near_tools(self, name: str, limit: int = 3) -> list[str]: ...
 
 
 class Router:
@@ -141,10 +134,15 @@ class Router:
         """True once every upstream's first start has ended (ready or not) or the ready timeout passed."""
         return self._settled is not None and self._settled.is_set()
 
-    async def until_settled(self) -> None:
-        """Lists wait here during start-up, so no client is handed a partial catalog."""
+    async def until_settled(self, server: str | None = None) -> None:
+        """Lists wait here during start-up, so no client is handed a partial catalog. `server` (a per-server
+        endpoint's): then a server with nothing to serve is an error saying which and why, not an empty list."""
         if self._settled is not None and not self._settled.is_set():
             await self._settled.wait()  # bounded: `settle` sets it by the ready timeout at the latest
+        upstream = self.upstreams.get(server) if server is not None else None
+        if upstream is not None and getattr(upstream, "catalog", None) is None:
+            status = upstream.status
+            raise UpstreamUnavailable(server, f"not available ({status.state}: {status.reason or 'no reason given'})")
 
     def pending_servers(self) -> list[str]:
         """Servers whose first start has not ended yet."""
@@ -218,8 +216,9 @@ class Router:
 
     # -- tools ---------------------------------------------------------------------
 
-    def list_tools(self, cursor: str | None) -> dict[str, Any]:
-        tools = self.catalog.tool_list()
+    def list_tools(self, cursor: str | None, scope: str | None = None) -> dict[str, Any]:
+        """All tools under their exposed names, or (`scope`: a per-server endpoint) one server's under its own."""
+        tools = self.catalog.tool_list() if scope is None else self.catalog.server_view(scope).tool_list
         start = _cursor_offset(cursor, len(tools))
         end = start + self.settings.page_size
         result: dict[str, Any] = {"tools": tools[start:end]}
@@ -231,26 +230,31 @@ class Router:
         entry = self.catalog.tools.get(exposed)
         return entry.tool.get("inputSchema") if entry else None
 
-    async def call_tool(self, params: dict[str, Any], caller: Caller, names: ToolNames | None = None) -> dict[str, Any]:
-        """One tools/call; `names`: the names the client sees when not the catalog's (a per-server endpoint's)."""
+    async def call_tool(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
+        """Validate, forward, log. With `scope` (a per-server endpoint) `name` is that server's own tool name;
+        the call is then the same call as through the namespaced endpoint, but for the record's `endpoint`."""
         started = time.time()
         t0 = time.perf_counter()
         name = params.get("name")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
-        names = names or self.catalog
-        entry = names.tool(name) if isinstance(name, str) else None
-        # The gateway's exposed name, whichever endpoint was called: records differ only by `endpoint`.
+        if scope is not None:  # a per-server endpoint waits for its server's first start, as lists do
+            await self.until_settled(scope)
+        view = self.catalog.server_view(scope) if scope is not None else None
+        tools = self.catalog.tools if view is None else view.tools
+        entry = tools.get(name) if isinstance(name, str) else None
         record = self._new_record(caller, started, entry.exposed if entry else name, arguments, entry)
-        if entry is None and isinstance(name, str) and names is self.catalog and self._sole_server() is not None:
+        if view is not None and entry is None:
+            record["server"] = scope
+        if entry is None and isinstance(name, str) and self._sole_server() is not None and view is None:
             entry = self._passthrough_tool(name)
             record["server"], record["tool"] = entry.server, name
         try:
             if entry is None:
-                near = names.near_tools(str(name))
-                if near:
-                    record["server"] = names.tool(near[0]).server  # type: ignore[union-attr]
+                near = (view or self.catalog).near_tools(str(name))
+                if near and view is None:
+                    record["server"] = self.catalog.tools[near[0]].server
                 record["outcome"] = "rejected"
                 raise UnknownToolError(str(name), near)
             checkable = self.settings.validate != "off" and record["known_tool"]  # a passthrough has no schema
@@ -282,13 +286,12 @@ class Router:
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
                 record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
             return result
-        except ReplayDiverged as exc:
-            record["outcome"] = "diverged"
+        except (ReplayDiverged, ReplayMiss) as exc:
+            record["outcome"] = "diverged" if isinstance(exc, ReplayDiverged) else "miss"
             record["error"] = exc.message
-            raise
-        except ReplayMiss as exc:
-            record["outcome"] = "miss"
-            record["error"] = exc.message
+            if self.settings.miss_as_tool_error:  # the agent reads it as the tool's answer and may go on
+                record["is_error"] = True
+                return {"content": [{"type": "text", "text": exc.message}], "isError": True}
             raise
         except UpstreamTimeout as exc:
             record["outcome"] = "timeout"
@@ -368,50 +371,51 @@ class Router:
 
     # -- prompts, resources, completion, logging -------------------------------------
 
-    def list_prompts(self, cursor: str | None) -> dict[str, Any]:
-        return _page("prompts", [p[2] for p in self.catalog.prompts.values()], cursor, self.settings.page_size)
+    def list_prompts(self, cursor: str | None, scope: str | None = None) -> dict[str, Any]:
+        prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
+        return _page("prompts", [p[2] for p in prompts.values()], cursor, self.settings.page_size)
 
-    async def get_prompt(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    async def get_prompt(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
         name = params.get("name")
-        target = self.catalog.prompts.get(name) if isinstance(name, str) else None
-        if target is None and isinstance(name, str) and self._sole_server() is not None:
+        prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
+        target = prompts.get(name) if isinstance(name, str) else None
+        if target is None and isinstance(name, str) and self._sole_server() is not None and scope is None:
             target = (self._sole_server(), name, {})
         if target is None:
-            raise UnknownTargetError(f"Unknown prompt {name!r}; known: {sorted(self.catalog.prompts)[:20]}")
+            raise UnknownTargetError(f"Unknown prompt {name!r}; known: {sorted(prompts)[:20]}")
         server, upstream_name, _ = target
         out = {**params, "name": upstream_name}
         _strip_meta(out)
         return await self.upstreams[server].request("prompts/get", out, self._options(server, caller))
 
-    def list_resources(self, cursor: str | None) -> dict[str, Any]:
-        return _page("resources", [r for _, r in self.catalog.resources], cursor, self.settings.page_size)
+    def list_resources(self, cursor: str | None, scope: str | None = None) -> dict[str, Any]:
+        items = [r for _, r in self.catalog.resources] if scope is None else self.catalog.server_view(scope).resources
+        return _page("resources", items, cursor, self.settings.page_size)
 
-    def list_resource_templates(self, cursor: str | None) -> dict[str, Any]:
-        return _page("resourceTemplates", [t for _, t in self.catalog.templates], cursor, self.settings.page_size)
+    def list_resource_templates(self, cursor: str | None, scope: str | None = None) -> dict[str, Any]:
+        items = [t for _, t in self.catalog.templates] if scope is None else self.catalog.server_view(scope).templates
+        return _page("resourceTemplates", items, cursor, self.settings.page_size)
 
-    def _resource_server(self, uri: Any, only: str | None = None) -> str:
-        """The server a URI belongs to; `only`: the one server a per-server endpoint reaches."""
+    def _resource_server(self, uri: Any, scope: str | None = None) -> str:
+        if scope is not None:  # a per-server endpoint reads its own server's resources (URIs are not renamed)
+            return scope
         server = self.catalog.resource_owner(uri) if isinstance(uri, str) else None
-        if only is not None:
-            if server not in (None, only):
-                raise UnknownTargetError(f"resource {uri!r} belongs to server {server!r}, not {only!r}")
-            return only
         if server is None and isinstance(uri, str):
             server = self._sole_server()
         if server is None:
             raise UnknownTargetError(f"No server offers resource {uri!r}")
         return server
 
-    async def read_resource(self, params: dict[str, Any], caller: Caller, only: str | None = None) -> dict[str, Any]:
-        server = self._resource_server(params.get("uri"), only)
+    async def read_resource(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
+        server = self._resource_server(params.get("uri"), scope)
         out = dict(params)
         _strip_meta(out)
         return await self.upstreams[server].request("resources/read", out, self._options(server, caller))
 
     async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
-                        only: str | None = None) -> dict[str, Any]:
+                        scope: str | None = None) -> dict[str, Any]:
         uri = params.get("uri")
-        server = self._resource_server(uri, only)
+        server = self._resource_server(uri, scope)
         out = dict(params)
         _strip_meta(out)
         result = await self.upstreams[server].request(
@@ -421,29 +425,28 @@ class Router:
             (handle.subscriptions.add if on else handle.subscriptions.discard)(uri)
         return result
 
-    async def complete(self, params: dict[str, Any], caller: Caller, only: str | None = None) -> dict[str, Any]:
+    async def complete(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
         ref = params.get("ref") or {}
         out = dict(params)
         _strip_meta(out)
         if ref.get("type") == "ref/prompt":
-            target = self.catalog.prompts.get(ref.get("name"))
+            prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
+            target = prompts.get(ref.get("name"))
             if target is None:
                 raise UnknownTargetError(f"Unknown prompt {ref.get('name')!r}")
             server = target[0]
             out["ref"] = {**ref, "name": target[1]}
         else:
             uri = ref.get("uri")
-            server = next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri and only in (None, s)), None) \
-                or self._resource_server(uri, only)
+            server = scope or next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) \
+                or self._resource_server(uri)
         return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))
 
-    async def set_logging_level(self, params: dict[str, Any], only: str | None = None) -> dict[str, Any]:
-        """Forward to every ready upstream that offers logging (or `only` that one); one failure does not stop the rest."""
+    async def set_logging_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Forward to every ready upstream that offers logging; one failure does not stop the rest."""
         out = dict(params)
         _strip_meta(out)
         for name, upstream in self.upstreams.items():
-            if only is not None and name != only:
-                continue
             catalog = getattr(upstream, "catalog", None)
             if catalog is not None and "logging" in catalog.capabilities and upstream.status.state == "ready":
                 try:

@@ -23,7 +23,6 @@ from typing import Any
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from gateway.http_guard import send_error
-from gateway.per_server import SERVER  # a per-server endpoint's requests share /mcp's sessions
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +57,7 @@ class SessionAdmission:
                 "idle_timeout_s": self.limits.idle_timeout, "evicted": self.evicted, "refused": self.refused}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or (scope["path"] != self.mcp_path and SERVER not in scope) or _is_modern(scope):
+        if scope["type"] != "http" or scope["path"] != self.mcp_path or _is_modern(scope):
             await self.app(scope, receive, send)
             return
         session_id = _header(scope, b"mcp-session-id")

@@ -14,6 +14,7 @@ class Settings:
     max_call_timeout: float = 600.0  # hard limit per call, progress or not
     start_timeout: float = 180.0  # handshake + catalog, first npx/uvx download included
     ready_timeout: float = 180.0  # how long lists wait for every server's first start to settle
+    miss_as_tool_error: bool = False  # a replay miss (or divergence) of tools/call answered as an isError result
     require_keys: bool = False  # a server whose declared key is missing is not started (else: started without it)
     restart_backoff: float = 0.5
     restart_backoff_max: float = 30.0

@@ -1,8 +1,9 @@
 """The old HTTP+SSE transport (protocol 2024-11-05), for harnesses and proxies that still use it.
 
-`GET /sse` (every server, names as on `/mcp`) or `GET /servers/<id>/sse` (one server, its own names)
-opens an event stream; its first event, `endpoint`, names the URL to POST messages to
-(`.../sse/messages?session_id=...`); answers arrive on the stream. The SDK's `SseServerTransport`
+`GET /sse` (every server, names as on `/mcp`) or `GET /servers/<id>/sse` (one server, its own names:
+`gateway.per_server.ServerPaths` rewrites it to `/sse`, noting the server) opens an event stream; its
+first event, `endpoint`, names the URL to POST messages to (`.../sse/messages?session_id=...`);
+answers arrive on the stream. The SDK's `SseServerTransport`
 does the transport; the gateway's SDK server (`gateway.front`) serves each stream as one
 connection, so validation, call log, record/replay and the per-server views are `/mcp`'s.
 
@@ -23,44 +24,33 @@ from mcp.server.sse import SseServerTransport
 
 from gateway import client_identity
 from gateway.http_guard import send_error
-from gateway.per_server import ENDPOINT, SERVER, check_server
+from gateway.per_server import ENDPOINT, SERVER
 
-MESSAGES = "/messages"  # appended to the stream's path: where its messages are posted
+STREAM = "/sse"  # GET: the event stream (also /servers/<id>/sse, rewritten here by gateway.per_server.ServerPaths)
+MESSAGES = "/sse/messages"  # POST: its messages (also /servers/<id>/sse/messages)
 _SESSION_IN_ENDPOINT = re.compile(rb"(session_id=[0-9a-fA-F]+)")
 
 
 class SseEndpoints:
     """The GET stream and message POST apps, for `/sse` and for every `/servers/<id>/sse`."""
 
-    def __init__(self, router: Any, server: Any, *, max_body: int, workers: Any = None) -> None:
-        self.router = router
+    def __init__(self, server: Any, *, max_body: int, workers: Any = None) -> None:
         self.server = server
         self.max_body = max_body
         self.workers = workers
-        self._transports: dict[str, SseServerTransport] = {}  # message path -> its transport
+        self._transports: dict[str, SseServerTransport] = {}  # stream path as called -> its transport
         # ASGI apps for the routes (Starlette would take a bound method for a request -> response function).
         self.stream_app, self.messages_app = _Asgi(self.stream), _Asgi(self.messages)
 
     def _transport(self, base: str) -> SseServerTransport:
+        """One transport per stream path: its `endpoint` event names that path's message URL."""
         transport = self._transports.get(base)
         if transport is None:
-            transport = self._transports[base] = SseServerTransport(base + MESSAGES, max_request_body_size=self.max_body)
+            transport = self._transports[base] = SseServerTransport(base + "/messages", max_request_body_size=self.max_body)
         return transport
 
-    async def _base(self, scope: Any, send: Any) -> str | None:
-        """`/sse` or `/servers/<id>/sse` for this request (marked as that server's); None once refused."""
-        server = scope.get("path_params", {}).get("server_id")
-        if server is None:
-            return "/sse"
-        if not await check_server(self.router, server, send):
-            return None
-        scope[SERVER] = server
-        return f"/servers/{server}/sse"
-
     async def stream(self, scope: Any, receive: Any, send: Any) -> None:
-        base = await self._base(scope, send)
-        if base is None:
-            return
+        base = _base(scope)
         if scope["method"] != "GET":
             await send_error(send, 405, types.INVALID_REQUEST, f"{base} takes GET (the event stream); post messages to "
                              f"the URL its 'endpoint' event names", extra=[(b"allow", b"GET")])
@@ -76,16 +66,20 @@ class SseEndpoints:
             await self.server.run(read, write, self.server.create_initialization_options())
 
     async def messages(self, scope: Any, receive: Any, send: Any) -> None:
-        base = await self._base(scope, send)
-        if base is None:
-            return
-        scope[ENDPOINT] = base
+        base = _base(scope)
+        scope[ENDPOINT] = base  # the call log names the stream, not its message URL
         session = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [""])[0]
         # An untagged stream is one client: its lane is the stream's (any identity header sent is replaced).
         headers = [(k, v) for k, v in scope.get("headers", ()) if k != client_identity.HEADER]
         headers.append((client_identity.HEADER, f"sse-{session}".encode("latin-1")))
         scope["headers"] = headers
         await self._transport(base).handle_post_message(scope, receive, send)
+
+
+def _base(scope: Any) -> str:
+    """The stream path as the client called it: `/sse`, or `/servers/<id>/sse`."""
+    server = scope.get(SERVER)
+    return STREAM if server is None else f"/servers/{server}{STREAM}"
 
 
 class _Asgi:

@@ -27,12 +27,13 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 import anyio
 import httptools
 
 from gateway import client_identity
+from gateway.per_server import ENDPOINT, SERVER
 
 _HOP_HEADERS = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"proxy-connection", b"host",
                 b"content-length"}
@@ -138,7 +139,10 @@ class WorkerRouting:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        target = scope.get("raw_path") or scope["path"].encode()
+        # The path as the client called it: a per-server endpoint's (rewritten to the shared path by
+        # gateway.per_server.ServerPaths) must reach the owner as that server's, not as /mcp.
+        called = scope.get(ENDPOINT) if scope.get(SERVER) is not None else None
+        target = quote(called).encode() if called else scope.get("raw_path") or scope["path"].encode()
         if scope.get("query_string"):
             target += b"?" + scope["query_string"]
         lines = [scope["method"].encode() + b" " + target + b" HTTP/1.1"]

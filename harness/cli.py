@@ -51,6 +51,8 @@ def cmd_connect(args: argparse.Namespace) -> int:
             raise GatewayError(f"--servers: the gateway at {args.gateway} does not serve {hints}")
         status = {**status, "servers": {s: status["servers"][s] for s in args.servers}}
     text = render(args.format, status, args.gateway, run=args.run, per_server=args.per_server, token=token)
+    if args.format == "mcprouter" and args.run:  # clients append paths to a base URL: a query would be lost
+        print(f"mcpgw: tag the run with the header X-Run-Id: {args.run} on every call", file=sys.stderr)
     if args.output:
         Path(args.output).write_text(text)
         print(f"mcpgw: wrote {args.output} ({len(status['servers'])} servers)", file=sys.stderr)

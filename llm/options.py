@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 
 
-def add_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def add_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, log_results: int = 0) -> None:
     parser.add_argument("--llm-base-url", metavar="URL",
                         help="OpenAI-compatible model endpoint that /v1/chat/completions forwards to (live, record, hybrid)")
     parser.add_argument("--llm-key-env", metavar="VAR", help="environment variable holding that endpoint's API key")
-    parser.add_argument("--log-results", type=int, default=0, metavar="CHARS",
-                        help="keep each tool call's result text in the call log, cut to CHARS (default 0: digest only)")
+    parser.add_argument("--log-results", type=int, default=log_results, metavar="CHARS",
+                        help="keep each tool call's result text in the call log, cut to CHARS (default "
+                             + (f"{log_results})" if log_results else "0: digest only)"))

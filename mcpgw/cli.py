@@ -62,6 +62,9 @@ def _explain(prog: str, message: str) -> str:
     if match is None:
         return f"{message} (see `{prog} --help`)"
     typed, choices = match.group(1), [c.strip(" '\"") for c in match.group(2).split(",")]
+    option = re.match(r"argument (-[^:/ ]+)", message)
+    if option is not None:  # an option's value, not a command or action
+        return f"{option.group(1)} {typed!r}: choose from {', '.join(choices)}"
     what = "command" if prog == "mcpgw" else f"`{prog}` action"
     close = difflib.get_close_matches(typed, choices, n=2, cutoff=0.5)
     guess = f"; did you mean {' or '.join(close)}?" if close else f"; choose from {', '.join(choices)}"
@@ -78,20 +81,34 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", help="profile of the lock file to serve (default: its default_profile)")
     serve.add_argument("--servers", nargs="+", help="serve only these server ids")
     serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
+<<<<<<< HEAD
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any free one, said on stderr)")
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit")
+=======
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)")
+    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765)")
+    serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
+                       help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
+                            "verdict, enforce answers an invalid call with an error naming the path, off skips it")
+>>>>>>> main
     serve.add_argument("--naming", choices=("prefix", "benchmark", "bare"), default="prefix",
                        help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
+    serve.add_argument("--miss-as-tool-error", action="store_true",
+                       help="replay: answer a tools/call the recording cannot answer (a miss, or a refusal after "
+                            "divergence) as a tool result with isError and the same text, so an agent framework shows "
+                            "it to the model and goes on; by default it is a JSON-RPC error that stops a strict replay")
     serve.add_argument("--require-keys", action="store_true",
                        help="do not start a server whose declared key (env var) is missing; by default it starts "
                             "without it, as MCP-Bench runs it: its tools are listed and its calls get its own error")
     serve.add_argument("--ready-timeout", type=float, default=180.0,
                        help="longest wait of list requests for every server's first start to settle (default 180)")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
-    serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024)
+    serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024,
+                       help="largest answer an upstream may give (default 16 MiB); a bigger one is an error")
     serve.add_argument("--mode", choices=("live", "record", "replay", "hybrid"),
                        help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
                             "is given, live otherwise")
@@ -188,7 +205,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     from mcpgw.app import Gateway
-    from gateway.config import load_config
+    from gateway.config import default_lock, load_config
     from gateway.settings import Settings
 
     import re
@@ -230,9 +247,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     specs = []
     separator = "__"
     if mode != "replay" or args.config:
-        config_path = args.config or DEFAULT_CONFIG
-        if args.config is None and not Path(config_path).exists():
-            raise GatewayError(f"no {DEFAULT_CONFIG} here; pass --config <lock file or mcpServers JSON>")
+        config_path = args.config or default_lock()
+        if config_path is None:
+            raise GatewayError(f"no {DEFAULT_CONFIG} here (and none installed with mcpgw); pass --config <lock file or "
+                               "mcpServers JSON>")
         config = load_config(config_path)
         specs = config.select(args.profile, args.servers if mode == "live" or mode == "record" else None)
         separator = config.separator
@@ -247,6 +265,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         call_timeout=args.call_timeout,
         ready_timeout=args.ready_timeout,
         require_keys=args.require_keys,
+        miss_as_tool_error=args.miss_as_tool_error,
         max_call_timeout=args.max_call_timeout,
         max_response_bytes=args.max_response_bytes,
         host=args.host,

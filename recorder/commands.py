@@ -107,14 +107,18 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
     }
 
 
-def replay_stats(cassettes_dir: Path, cassette: Path) -> dict[str, Any]:
-    """Hit/miss totals of every replay of `cassette`, from the run summaries each session leaves in its
-    call log: the replay logs inside the cassette, and cassettes given as --log-cassette beside it."""
-    hits: Counter[str] = Counter()
+def replay_stats(cassettes_dir: Path, cassette: Path, sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Hit/miss totals of every replay of `cassette`, tool calls and model exchanges alike: the replay logs
+    kept with it counted from their call records (`sessions`: `replay_fidelity` rows, so a session still
+    running counts as the table below it does), and cassettes given as --log-cassette beside it from the
+    run summaries their sessions left when they ended."""
+    rows = [r for r in sessions if "error" not in r]
+    hits: Counter[str] = Counter({"(kept logs)": sum(r["hits"] for r in rows)})
     misses: Counter[str] = Counter()
-    runs = 0
+    kept_misses = sum(r["misses"] for r in rows)
+    runs = len(rows)
     siblings = sorted(p.parent for p in Path(cassettes_dir).glob("*/data.mdb") if p.parent.resolve() != cassette.resolve())
-    for path in [*session_logs(cassette, cassettes_dir), *siblings]:
+    for path in siblings:
         try:
             other = Cassette(path, create=False, readonly=True)
         except (CassetteFormatError, GatewayError):
@@ -129,7 +133,8 @@ def replay_stats(cassettes_dir: Path, cassette: Path) -> dict[str, Any]:
             continue  # another cassette's damage is not this one's concern (`ls` marks it)
         finally:
             other.close()
-    return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()), "missed": dict(misses.most_common(10))}
+    return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()) + kept_misses,
+            "missed": dict(misses.most_common(10))}
 
 
 def replay_fidelity(cassette: Path, cassettes_dir: Path | None = None) -> list[dict[str, Any]]:
@@ -204,8 +209,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary = summarize(cassette)
     finally:
         cassette.close()
-    summary["replay"] = replay_stats(Path(args.cassettes_dir), Path(summary["path"]))
     summary["replays"] = replay_fidelity(Path(summary["path"]), Path(args.cassettes_dir))
+    summary["replay"] = replay_stats(Path(args.cassettes_dir), Path(summary["path"]), summary["replays"])
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
         return 0
@@ -218,7 +223,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     console.print(f"freshness: last drift check {_when(drift.get('ended')) if drift else 'never'}"
                   + (f", {drift.get('changed', 0)} changed / {drift.get('calls', 0)} calls" if drift else ""))
     replay = summary["replay"]
-    console.print(f"replay runs: {replay['runs']}, hits {replay['hits']}, misses {replay['misses']}"
+    console.print(f"replay sessions: {replay['runs']}, hits {replay['hits']}, misses {replay['misses']} "
+                  "(tool calls and model exchanges)"
                   + (f" (most missed: {replay['missed']})" if replay["missed"] else ""))
     replays = summary["replays"]
     console.print(f"replay logs kept with the cassette: {len(replays)}"

@@ -6,9 +6,12 @@ import json
 from typing import Any
 
 
-def _short(value: Any) -> str:
+ARGUMENTS_SHOWN = 600  # characters of a nearest recording's arguments: whole, for all but the largest
+
+
+def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)  # sorted: comparable with the recording
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def differences(wanted: Any, recorded: Any, path: str = "") -> list[str]:
@@ -65,5 +68,7 @@ def describe_miss(server: str, method: str, params: dict[str, Any], near: list[d
                  "calls; none recorded after the same ones matches)")
     if not near:
         return text + "; nothing similar was recorded"
-    lines = [f"{_short(n['arguments'])} ({'; '.join(n['differences']) or 'same arguments, other history'})" for n in near]
+    # The recorded arguments whole (not cut at 60 characters): a value the differences do not name is readable too.
+    lines = [f"{_short(n['arguments'], ARGUMENTS_SHOWN)} ({'; '.join(n['differences']) or 'same arguments, other history'})"
+             for n in near]
     return text + "; nearest recorded: " + " | ".join(lines)

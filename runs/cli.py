@@ -63,8 +63,8 @@ def add_commands(sub: Any) -> None:
     serve.add_argument("--naming", choices=("prefix", "benchmark"), default="prefix")
     serve.add_argument("--past-end", choices=("repeat", "miss"), default="repeat")
     serve.add_argument("--call-timeout", type=float, default=60.0)
-    add_model_options(serve)
-    serve.set_defaults(log_results=4000)  # runs keep tool results by default: the judge reads them
+    serve.add_argument("--port", type=int, help="port of the gateway it starts (default: a free one)")
+    add_model_options(serve, log_results=4000)  # runs keep tool results by default: the judge reads them
     run.set_defaults(func=cmd_run)
 
 
@@ -101,7 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         base = args.gateway.rstrip("/").removesuffix("/mcp")
     else:
         serve_args, log_name = _serve_args(args)
-        process = GatewayProcess(serve_args, Path(args.cassettes_dir) / f"{log_name}.gateway.log")
+        process = GatewayProcess(serve_args, Path(args.cassettes_dir) / f"{log_name}.gateway.log", port=args.port)
         base = process.base
     options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
                          task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
@@ -148,8 +148,8 @@ def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
     else:
         log_name = args.cassette or f"run-{stamp}"
         out += ["--cassette", log_name]
-    if args.config or args.mode != "replay":
-        out += ["--config", args.config or "servers.lock.yaml"]
+    if args.config:  # else serve's own default: ./servers.lock.yaml, then the one installed with mcpgw
+        out += ["--config", args.config]
     if args.profile:
         out += ["--profile", args.profile]
     if args.servers:

@@ -24,8 +24,8 @@ def free_port() -> int:
 
 class GatewayProcess:
     def __init__(self, serve_args: list[str], log_path: Path, start_timeout: float = 240.0,
-                 env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+                 env: dict[str, str] | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)

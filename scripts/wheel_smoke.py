@@ -81,6 +81,64 @@ def recorded_call(shipped: Path) -> dict:
     raise AssertionError
 
 
+def serve(mcpgw: Path, home: str, env: dict[str, str], *args: str) -> tuple[subprocess.Popen, str, dict, Path]:
+    """`mcpgw serve ARGS` started in `home`, waited for until every server's first start has settled."""
+    port = free_port()
+    log_path = Path(home) / f"gateway-{port}.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([str(mcpgw), "serve", "--port", str(port), *args], cwd=home, env=env,
+                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        if process.poll() is not None:
+            fail(f"mcpgw serve {' '.join(args)} exited ({process.returncode}): {log_path.read_text()[-2000:]}")
+        try:
+            status = httpx.get(base + "/status", timeout=2).json()
+            if status["servers"] and all(s["state"] != "starting" for s in status["servers"].values()):
+                return process, base, status, log_path
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            stop(process)
+            fail(f"mcpgw serve {' '.join(args)} did not settle in 120 s: {log_path.read_text()[-2000:]}")
+        time.sleep(0.1)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            fail("mcpgw serve did not stop within 15 s of SIGTERM")
+
+
+def live_from_the_shipped_lock(mcpgw: Path) -> None:
+    """The banner's own advice works from an empty folder: `serve --mode live --profile local` finds the
+    lock installed with the wheel (here narrowed to one server the CI fetched: npx server-everything)."""
+    from gateway.config import SHIPPED_LOCK, default_lock
+
+    with tempfile.TemporaryDirectory(prefix="mcpgw-wheel-lock-") as home:
+        cwd = os.getcwd()
+        os.chdir(home)
+        try:
+            found = default_lock()
+        finally:
+            os.chdir(cwd)
+        if found != SHIPPED_LOCK:
+            fail(f"the lock is not inside the wheel (found: {found})")
+        env = {**os.environ, "PATH": f"{mcpgw.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        env.pop("PYTHONPATH", None)
+        process, _, status, log_path = serve(mcpgw, home, env, "--mode", "live", "--profile", "local",
+                                             "--servers", "everything")
+        stop(process)
+        state = status["servers"].get("everything", {})
+        if state.get("state") != "ready":
+            fail(f"live from the shipped lock: everything is {state}: {log_path.read_text()[-2000:]}")
+
+
 def main() -> None:
     count = import_everything()
     from recorder.embedded import PACKAGED, shipped_default
@@ -93,29 +151,11 @@ def main() -> None:
     mcpgw = Path(sys.executable).parent / "mcpgw"
 
     with tempfile.TemporaryDirectory(prefix="mcpgw-wheel-smoke-") as home:
-        port = free_port()
-        log_path = Path(home) / "gateway.log"
         # Only the venv on PATH: a replay needs no npx, uvx or node.
         env = {**os.environ, "PATH": str(mcpgw.parent)}
         env.pop("PYTHONPATH", None)
-        with open(log_path, "w") as log:
-            process = subprocess.Popen([str(mcpgw), "serve", "--port", str(port)], cwd=home, env=env,
-                                       stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process, base, status, _ = serve(mcpgw, home, env)
         try:
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while True:
-                if process.poll() is not None:
-                    fail(f"mcpgw serve exited ({process.returncode}): {log_path.read_text()[-2000:]}")
-                try:
-                    status = httpx.get(base + "/status", timeout=2).json()
-                    if status["servers"] and all(s["state"] != "starting" for s in status["servers"].values()):
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    fail(f"mcpgw serve did not settle in 60 s: {log_path.read_text()[-2000:]}")
-                time.sleep(0.1)
             if status["mode"] != "replay" or any(s["pid"] is not None for s in status["servers"].values()):
                 fail(f"a bare serve should replay with no server process: {status}")
 
@@ -131,19 +171,15 @@ def main() -> None:
             if got.content != expected.content or bool(got.is_error) != bool(expected.is_error):
                 fail(f"{name} answered {got.content!r}, recorded {expected.content!r}")
         finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    fail("mcpgw serve did not stop within 15 s of SIGTERM")
+            stop(process)
         logs = [p.parent.name for p in (Path(home) / "cassettes" / "default" / "runs").glob("*-replay/data.mdb")]
         if len(logs) != 1:
             fail(f"expected one replay log in {home}/cassettes/default/runs, found {logs}")
     if (shipped / "lock.mdb").exists() or hashlib.sha256((shipped / "data.mdb").read_bytes()).hexdigest() != before:
         fail(f"the replay wrote into the installed cassette {shipped}")
-    print(f"wheel smoke: ok ({count} modules import from {SITE}; `mcpgw serve` in an empty folder replayed {name})")
+    live_from_the_shipped_lock(mcpgw)
+    print(f"wheel smoke: ok ({count} modules import from {SITE}; `mcpgw serve` in an empty folder replayed {name}; "
+          "`serve --mode live --profile local` found the lock inside the wheel)")
 
 
 if __name__ == "__main__":

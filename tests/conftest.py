@@ -38,9 +38,11 @@ class RunningGateway:
     process: subprocess.Popen
     cassettes: Path
     log_path: Path
+    token: str | None = None  # the gateway's bearer token, when it was started with one
 
     def status(self) -> dict:
-        return httpx.get(self.base + "/status", timeout=5).json()
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        return httpx.get(self.base + "/status", timeout=5, headers=headers).json()
 
     def server(self, name: str) -> dict:
         return self.status()["servers"][name]
@@ -58,9 +60,11 @@ class RunningGateway:
         return self.log_path.read_text(errors="replace")
 
 
-def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240) -> RunningGateway:
-    """A gateway on a port the system picks (`--port 0`, read back from its log): no free_port() race.
-    With --workers (one port for several processes) the port is picked here, as before."""
+def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240,
+                  token: str | None = None) -> RunningGateway:
+    """`mcpgw serve` with these flags; `token`: the value of its --auth-token-env variable, to read /status.
+    On a port the system picks (`--port 0`, read back from its log): no free_port() race. With --workers
+    (one port for several processes) the port is picked here, as before."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     config_path = tmp_path / f"config{suffix}"
     config_path.write_text(config)
@@ -73,7 +77,7 @@ def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml"
          "--cassettes-dir", str(cassettes), "--cassette", "test", *args],
         stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
     )
-    gateway = RunningGateway("", "", process, cassettes, log_path)
+    gateway = RunningGateway("", "", process, cassettes, log_path, token)
     deadline = time.monotonic() + settle
     while time.monotonic() < deadline:
         if process.poll() is not None:

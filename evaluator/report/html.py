@@ -34,7 +34,7 @@ td.bad { color: #b3261e; font-weight: 600; } td.warn { color: #8a5a00; }
 ul.notes { color: #556; font-size: 13px; } .empty { color: #889; font-style: italic; }
 """
 
-_NUMERIC = {"rate", "pct", "lowpct", "int", "ms"}
+_NUMERIC = {"rate", "pct", "lowpct", "share", "int", "ms"}
 
 
 def _table(section: Section) -> str:
@@ -136,7 +136,8 @@ def html_report(report: Mapping[str, Any]) -> str:
     scores = score_charts(report)
     body += scores or ['<p class="empty">No per-model scores: give task files (and a judge for MCP-AgentBench).</p>']
     body += [_table(s) for s in all_sections(report)]
-    subtitle = f"generated {report.get('generated_at', '')} from {report['inputs']['calls']:,} call records"
+    calls = report["inputs"]["calls"]
+    subtitle = f"generated {report.get('generated_at', '')} from {calls:,} call record{'' if calls == 1 else 's'}"
     return _page("MCP evaluation report", body, subtitle)
 
 
@@ -145,4 +146,7 @@ def html_audit(audit: Mapping[str, Any]) -> str:
     for section in (audit_section({"audit": audit}), audit_examples({"audit": audit})):
         if section:
             body.append(_table(section))
-    return _page("Per-tool call-validity audit", body, f"{audit['totals']['calls']:,} calls to known tools")
+    totals = audit["totals"]
+    unknown = totals.get("unknown_name_calls", 0)
+    subtitle = f"{totals['calls']:,} calls to known tools" + (f", {unknown:,} to unknown names (listed as such)" if unknown else "")
+    return _page("Per-tool call-validity audit", body, subtitle)

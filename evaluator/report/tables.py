@@ -35,7 +35,7 @@ def cell(value: Any, kind: str) -> str:
         return "-"
     if kind == "rate":
         return f"{0.0 if abs(value) < 5e-10 else value:.3f}"  # no "-0.000" from rounding noise
-    if kind in ("pct", "lowpct"):
+    if kind in ("pct", "lowpct", "share"):  # share: a percentage that is neither good nor bad (not coloured)
         return f"{100 * value:.1f}%"
     if kind == "ms":
         return f"{value:.1f}"
@@ -83,7 +83,7 @@ def rule_metrics(report: Mapping[str, Any]) -> list[Section]:
     section = Section("MCP-Bench rule-based metrics", [
         ("model", "text"), ("task file", "text"), ("valid tool name", "rate"), ("schema compliance", "rate"),
         ("tool call success", "rate"), ("valid call failure", "rate"), ("planning JSON", "rate"),
-        ("calls/task", "ms"), ("servers/task", "ms"), ("cross-server", "pct"), ("tasks (with calls)", "text"),
+        ("calls/task", "ms"), ("servers/task", "ms"), ("cross-server", "share"), ("tasks (with calls)", "text"),
         ("calls", "int")], key="mcpbench_rules")
     unchecked = 0
     for model, result in data.items():

@@ -18,10 +18,10 @@ from typing import Any
 
 import anyio
 
-from gateway.config import ServerSpec
+from gateway.config import ServerSpec, default_lock
 from gateway.errors import ConfigError
 from gateway.lock.locked import Locked, snapshot
-from gateway.lock.lockfile import LockFile, open_lock
+from gateway.lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
 from gateway.lock.probe import Probe
 from gateway.lock.progress import probe_with_progress
 from gateway.lock.schema_diff import Change, diff_tools
@@ -87,7 +87,7 @@ def run_check(lock: LockFile, specs: list[ServerSpec], timeout: float) -> list[S
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    lock = open_lock(args.config)
+    lock = open_lock(args.config or default_lock() or DEFAULT_LOCK)
     specs = lock.select(args.profile, args.servers)
     checks = run_check(lock, specs, args.timeout)
     status = exit_status(checks)

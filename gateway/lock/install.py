@@ -25,12 +25,12 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec
+from gateway.config import ServerSpec, default_lock
 from gateway.child_env import child_env  # the exact environment the gateway gives the server
 from gateway.lock.bytecode import compile_command
 from gateway.lock.direct import direct_argv, locate_command, remember
 from gateway.lock.launchers import Launch, infer_pin, parse_launch, warm_command
-from gateway.lock.lockfile import open_lock
+from gateway.lock.lockfile import DEFAULT_LOCK, open_lock
 from gateway.lock.processes import run_process
 
 _OFFLINE = {"npx": {"npm_config_offline": "true"}, "uvx": {"UV_OFFLINE": "1"}}
@@ -149,7 +149,7 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
 def cmd_install(args: argparse.Namespace) -> int:
     from gateway.lock.sources import sources_dirs
 
-    lock = open_lock(args.config)
+    lock = open_lock(args.config or default_lock() or DEFAULT_LOCK)
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
     sources = sources_dirs(args.sources)
     outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout, sources))

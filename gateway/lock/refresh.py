@@ -18,7 +18,7 @@ import anyio
 from gateway.errors import ConfigError
 from gateway.lock.locked import KEY, Locked, render, snapshot
 from gateway.lock.lockedit import check_text, set_entry_key, write_atomic
-from gateway.lock.lockfile import open_lock
+from gateway.lock.lockfile import DEFAULT_LOCK, open_lock
 from gateway.lock.probe import Probe
 from gateway.lock.progress import probe_with_progress
 from gateway.lock.schema_diff import diff_tools
@@ -33,7 +33,7 @@ class Refreshed:
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    lock = open_lock(args.config)
+    lock = open_lock(args.config or DEFAULT_LOCK)  # it writes: only a lock of the user's own
     specs = lock.select(args.profile, args.servers)
     probes = anyio.run(lambda: probe_with_progress(specs, args.timeout, "locking"))
     refreshed = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

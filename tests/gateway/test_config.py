@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,12 @@ def test_missing_file_and_unknown_profile(tmp_path):
         load_config(tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match="unknown profile 'x'"):
         parse_config(GOOD).select("x")
+
+
+def test_the_default_lock_is_the_users_own_first_then_the_installed_one(tmp_path, monkeypatch):
+    from gateway.config import CHECKOUT_LOCK, SHIPPED_LOCK, default_lock
+
+    monkeypatch.chdir(tmp_path)
+    assert default_lock() in (SHIPPED_LOCK, CHECKOUT_LOCK)  # an empty folder: the lock installed with mcpgw
+    (tmp_path / "servers.lock.yaml").write_text("version: 1\nservers: {}\n")
+    assert default_lock() == Path("servers.lock.yaml")  # a lock of the user's own comes first

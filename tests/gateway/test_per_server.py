@@ -247,9 +247,9 @@ def test_bad_input_on_the_new_routes(tmp_path):
         for path in ("/servers/fy/mcp", "/servers/fy/sse", "/servers/fy/sse/messages"):
             missing = httpx.post(gateway.base + path, json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10)
             assert missing.status_code == 404 and missing.json()["error"]["message"] == \
-                "no server 'fy' on this gateway; did you mean 'fx'?", path
+                "no server 'fy' behind this gateway; nearest: fx", path
         far = httpx.post(gateway.base + "/servers/zzz/mcp", json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10)
-        assert far.json()["error"]["message"] == "no server 'zzz' on this gateway; servers: broken, fx"
+        assert far.json()["error"]["message"] == "no server 'zzz' behind this gateway; servers: broken, fx"
         # The guard's body checks cover the new message paths.
         huge = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"m": "x" * (5 << 20)}}}
         for path in ("/servers/fx/mcp", "/sse/messages", "/servers/fx/sse/messages"):
@@ -266,7 +266,7 @@ def test_bad_input_on_the_new_routes(tmp_path):
         # Sessionless requests other than calls and lists need a session, said in one line.
         prompts = httpx.post(gateway.base + "/servers/fx/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "prompts/list"},
                              headers=JSON_ONLY, timeout=10)
-        assert prompts.status_code == 400 and "needs a session" in prompts.json()["error"]["message"]
+        assert prompts.status_code == 400 and prompts.json()["error"]["message"] == "Bad Request: Missing session ID"
         # The SSE stream takes GET only.
         assert httpx.post(gateway.base + "/sse", json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10).status_code == 405
     finally:
@@ -330,3 +330,36 @@ def test_stdio_calls_are_logged_with_endpoint_stdio(tmp_path):
     _, results = run(lambda: sdk_calls(params, "legacy", [("fx__echo", {"message": "over stdio"})]))
     assert results[0]["content"][0]["text"] == "echo: over stdio"
     assert [r["endpoint"] for r in iter_calls(tmp_path / "cassettes" / "s")] == ["stdio"]
+
+
+def test_state_changing_calls_in_another_order_diverge_and_hybrid_goes_live(tmp_path, monkeypatch):
+    """What the README tells users of servers that are not `stateless`: state-changing calls of one round
+    replayed in another order than recorded miss, and the lane is refused from then on; hybrid goes live."""
+    config = "version: 1\nservers:\n" + misbehaving_entry("fx")  # declares no statefulness: every call changes state
+    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "order")
+    url = f"{recorder.base}/servers/fx/mcp?run=round"
+    try:
+        recorded = [sessionless(url, "echo", {"message": m}) for m in ("a", "b")]
+    finally:
+        stop_gateway(recorder)
+    assert [r["result"]["content"][0]["text"] for r in recorded] == ["echo: a", "echo: b"]
+
+    player = start_gateway(tmp_path / "p", config, "--mode", "replay", "--cassette", "order",
+                           "--cassettes-dir", str(tmp_path / "cassettes"))
+    try:
+        in_order = [sessionless(f"{player.base}/servers/fx/mcp?run=same", "echo", {"message": m}) for m in ("a", "b")]
+        swapped = [sessionless(f"{player.base}/servers/fx/mcp?run=swapped", "echo", {"message": m}) for m in ("b", "a")]
+    finally:
+        stop_gateway(player)
+    assert in_order == recorded
+    assert "replay miss" in swapped[0]["error"]["message"]
+    assert "diverged from the recording" in swapped[1]["error"]["message"]
+
+    hybrid = start_gateway(tmp_path / "h", config, "--mode", "hybrid", "--cassette", "order",
+                           "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
+    try:
+        live = [sessionless(f"{hybrid.base}/servers/fx/mcp?run=swapped", "echo", {"message": m}) for m in ("b", "a")]
+    finally:
+        stop_gateway(hybrid)
+    assert [r["result"]["content"][0]["text"] for r in live] == ["echo: b", "echo: a"]
+    assert [(r["endpoint"], r["source"]) for r in iter_calls(tmp_path / "cassettes" / "hlog")] == [("/servers/fx/mcp", "live")] * 2

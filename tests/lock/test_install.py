@@ -172,7 +172,7 @@ def test_install_joins_the_servers_command_without_breaking_it():
     status = parser.parse_args(["servers", "--json"])
     assert status.json is True and status.func is cmd_servers
     install = parser.parse_args(["servers", "install", "--profile", "local", "--jobs", "2"])
-    assert (install.profile, install.jobs, install.config) == ("local", 2, "servers.lock.yaml")
+    assert (install.profile, install.jobs, install.config) == ("local", 2, None)  # None: ./servers.lock.yaml, else the installed one
     assert install.func is not cmd_servers
 
 

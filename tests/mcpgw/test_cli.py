@@ -115,3 +115,33 @@ def test_audit_threshold_lines_are_printed_once(tmp_path, capsys):
     assert main(["audit", "--calls", str(files["calls"]), "--fail-under", "validity=0.9", "--format", "json"]) == 1
     captured = capsys.readouterr()  # the JSON holds them as data; the person reads them once, on stderr
     assert captured.err.count("weather/forecast: validity 0.857 < 0.9") == 1
+
+
+# -- the edges a newcomer hits (issue 22) ------------------------------------------------------
+
+def mcpgw(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *argv], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60)
+
+
+def test_an_option_value_out_of_its_choices_names_the_option_not_an_action():
+    done = mcpgw("serve", "--validate", "strict")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "mcpgw: --validate 'strict': choose from enforce, audit, off"
+    # A mistyped command is still a command.
+    assert "unknown command 'srve'; did you mean serve" in mcpgw("srve").stderr
+
+
+def test_an_unknown_server_id_names_the_nearest_ids():
+    done = mcpgw("serve", "--mode", "live", "--servers", "tim", "--port", str(free_port()))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "unknown server id 'tim' (did you mean time, time_mcp?)" in done.stderr
+
+
+def test_help_shows_what_each_serve_and_run_option_defaults_to():
+    serve = " ".join(mcpgw("serve", "--help").stdout.split())
+    for text in ("--host HOST address to listen on (default 127.0.0.1", "--port PORT TCP port (default 8765)",
+                 "audit (default) forwards", "(default 16 MiB)"):
+        assert text in serve, text
+    run = " ".join(mcpgw("run", "--help").stdout.split())
+    assert "cut to CHARS (default 4000)" in run and "--port PORT port of the gateway it starts" in run

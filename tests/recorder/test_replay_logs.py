@@ -82,6 +82,10 @@ def test_replays_keep_their_logs_in_the_cassette_readable_by_name_or_path(tmp_pa
     replays = json.loads(show.stdout)["replays"]
     assert [(r["mode"], r["calls"], r["hits"], r["misses"], r["diverged_lanes"], r["live"]) for r in replays] == [
         ("replay", 1, 1, 0, 0, 0), ("replay", 2, 1, 1, 0, 0)]
+    # The headline adds up the same call records as the table (it used to read only the summaries sessions
+    # leave when they end: "replay runs: 0" above a table of hits and misses while a gateway ran).
+    headline = json.loads(show.stdout)["replay"]
+    assert (headline["runs"], headline["hits"], headline["misses"]) == (2, 2, 1)
 
     # ls groups the logs under their cassette; piped to a file, lines are not cut at 80 columns.
     listing = mcpgw("cassette", "ls", *where)  # --cassettes-dir after the action works too

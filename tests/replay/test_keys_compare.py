@@ -26,3 +26,14 @@ def test_oversized_response_id_is_the_top_level_one():
     py_style = _too_large_error(b'{"jsonrpc":"2.0","id":"r-9","result":{"id":1,', b'xx"}}', 10)
     assert py_style["id"] == "r-9"
     assert _too_large_error(b'{"result":{"id":1,', b'xx"}}', 10) is None  # no top-level id: nothing to answer
+
+
+def test_a_miss_shows_the_nearest_recordings_arguments_whole():
+    from replay.nearest import describe_miss, nearest
+
+    query = "SELECT name, population FROM cities WHERE country = 'France' ORDER BY population DESC LIMIT 10"
+    recorded = [{"method": "tools/call", "params": {"name": "sql", "arguments": {"query": query, "limit": 10}}}]
+    near = nearest("tools/call", {"name": "sql", "arguments": {"query": query, "limit": 5}}, recorded)
+    text = describe_miss("db", "tools/call", {"name": "sql"}, near, stateful=False)
+    assert "limit: recorded 10, asked 5" in text
+    assert query in text  # the field the difference does not name is readable in full, not cut at 60 characters

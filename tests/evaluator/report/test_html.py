@@ -57,3 +57,20 @@ def test_chart_primitives():
     grouped = charts.grouped(["g1", "g2"], [("s1", [0.5, None]), ("s2", [1.0, 0.0])], "T")
     assert grouped.count("<rect") == 2 + 3  # two legend swatches, three bars (None is skipped)
     assert charts.hbars([], "x") == "" and charts.grouped([], [], "x") == ""
+
+
+def test_newcomer_wording_unknown_names_one_record_and_an_uncoloured_cross_server_share():
+    from evaluator.pipeline import EvalInputs, evaluate
+
+    records = [call(), call(known_tool=False, server=None, tool=None, exposed_name="time__now")]
+    audit = render_audit(audit_calls(records), "html")
+    assert "1 calls to known tools, 1 to unknown names (listed as such)" in audit
+    one = render(minimal_report(records[:1]), "html")
+    assert "from 1 call record<" in one or "from 1 call record " in one
+    # No run names a model: the report says so, and names the MCP client apart (not as the model).
+    report = evaluate(EvalInputs(calls=records[:1], call_log_given=True))
+    assert report["models"] == ["unknown (client agent)"]
+    # A one-server task has a cross-server share of 0.0%: shown, not marked bad.
+    html = render(report, "html")
+    cross = re.search(r'<td class="([^"]*)">0\.0%</td>', html)
+    assert cross is not None and "bad" not in cross.group(1)
