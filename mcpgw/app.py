@@ -191,12 +191,7 @@ class Gateway:
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
         app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
                              response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None), guard=guard, limits=limits,
-<<<<<<< HEAD
-                             workers=self.workers)
-=======
                              workers=self.workers, default_run=self.default_run)
-        url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
->>>>>>> main
         sockets = None
         if self.workers is not None:
             from mcpgw.workers import worker_sockets

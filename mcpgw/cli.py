@@ -81,18 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", help="profile of the lock file to serve (default: its default_profile)")
     serve.add_argument("--servers", nargs="+", help="serve only these server ids")
     serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
-<<<<<<< HEAD
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any free one, said on stderr)")
-    serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit")
-=======
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)")
-    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765)")
+    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any free one, said on stderr)")
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
                        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
                             "verdict, enforce answers an invalid call with an error naming the path, off skips it")
->>>>>>> main
     serve.add_argument("--naming", choices=("prefix", "benchmark", "bare"), default="prefix",
                        help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
