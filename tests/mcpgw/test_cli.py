@@ -140,7 +140,7 @@ def test_an_unknown_server_id_names_the_nearest_ids():
 
 def test_help_shows_what_each_serve_and_run_option_defaults_to():
     serve = " ".join(mcpgw("serve", "--help").stdout.split())
-    for text in ("--host HOST address to listen on (default 127.0.0.1", "--port PORT TCP port (default 8765)",
+    for text in ("--host HOST address to listen on (default 127.0.0.1", "--port PORT TCP port (default 8765; 0: any free one",
                  "audit (default) forwards", "(default 16 MiB)"):
         assert text in serve, text
     run = " ".join(mcpgw("run", "--help").stdout.split())
