@@ -372,7 +372,17 @@ class GatewayHttpProtocol(HeaderDeadlineProtocol, HeadLimitsProtocol, CoalescedW
     """uvicorn's HTTP protocol with a deadline and a size cap for request heads, and one send per answer."""
 
 
-async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], None] | None = None,
+def bound_port(uv_server: Any, asked: int) -> int:
+    """The TCP port uvicorn listens on: the one asked for, or the one the system chose for port 0."""
+    for server in uv_server.servers if asked == 0 else ():
+        for sock in server.sockets:
+            name = sock.getsockname()
+            if isinstance(name, tuple):
+                return name[1]
+    return asked
+
+
+async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int], None] | None = None,
                      sockets: list[Any] | None = None, dealt: Any = None) -> None:
     """Serve on host:port, or on the given bound sockets (a worker: its private Unix socket), and on the
     connections the `--workers` parent deals on the channel `dealt` (`gateway.connection_handoff`)."""
@@ -411,4 +421,4 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[], N
             if dealt is not None:
                 connection_handoff.serve_dealt_connections(uv_server, dealt)
             if ready is not None:
-                ready()
+                ready(bound_port(uv_server, port))

@@ -194,20 +194,26 @@ class Gateway:
         app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
                              response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None), guard=guard, limits=limits,
                              workers=self.workers, default_run=self.default_run)
-        url = f"http://{self.settings.host}:{self.settings.port}{self.settings.path}"
         sockets = None
         if self.workers is not None:
             from mcpgw.workers import worker_sockets
 
             sockets = worker_sockets(self.workers)
-            url += f" (worker {self.workers.index + 1} of {self.workers.count})"
         try:
             listening = anyio.Event()
+            bound: list[int] = []
+
+            def ready(port: int) -> None:  # --port 0: the port the system chose, said as uvicorn says it
+                bound.append(port)
+                listening.set()
+
             async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, listening.set, sockets,
+                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, ready, sockets,
                               self.worker_channel)
                 await listening.wait()
-                print(f"mcpgw: serving MCP at {url} (status: http://{self.settings.host}:{self.settings.port}/status)", file=sys.stderr)
+                base = f"http://{self.settings.host}:{bound[0]}"
+                where = f" (worker {self.workers.index + 1} of {self.workers.count})" if self.workers is not None else ""
+                print(f"mcpgw: serving MCP at {base}{self.settings.path}{where} (status: {base}/status)", file=sys.stderr)
                 await self.router.until_settled()
                 self.announce()
         finally:

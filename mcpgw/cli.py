@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)")
-    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765)")
+    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any free one, said on stderr)")
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
                        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
                             "verdict, enforce answers an invalid call with an error naming the path, off skips it")
@@ -223,8 +223,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         ("--llm-body-timeout", args.llm_body_timeout), ("--llm-max-answer-bytes", args.llm_max_answer_bytes)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
-    if not 0 < args.port < 65536:
-        raise GatewayError(f"--port must be a TCP port number (1-65535), not {args.port}")
+    if not 0 <= args.port < 65536:
+        raise GatewayError(f"--port must be a TCP port number (1-65535, or 0 for any free one), not {args.port}")
+    if args.port == 0 and args.workers != 1:
+        raise GatewayError("--port 0 serves one process only: give --workers a fixed --port")
     if not args.stdio:
         check_exposure(args.host, token)
     if args.workers != 1:

@@ -19,6 +19,7 @@ MODES = ("record", "replay", "live", "hybrid")
 
 def add_commands(sub: Any) -> None:
     from llm.options import add_model_options
+    from runs.distraction import DEFAULT_COUNT, DEFAULT_SEED
     from runs.strategies import STRATEGIES
 
     run = sub.add_parser("run", help="run benchmark tasks with a model through the gateway (recorded or replayed)",
@@ -49,6 +50,14 @@ def add_commands(sub: Any) -> None:
                               "ray://HOST:PORT; default auto); --cassettes-dir must be on storage every node sees")
     cluster.add_argument("--ray-task-cpus", type=float, default=1.0, metavar="N",
                          help="Ray CPUs each task takes: how many tasks a node runs at once (default 1)")
+    bench = run.add_argument_group("MCP-Bench tasks (as MCP-Bench's runner offers them)")
+    bench.add_argument("--distraction-count", type=int, default=DEFAULT_COUNT, metavar="N",
+                       help="other servers' tools offered with each task whose file names none (default 10, "
+                            "as MCP-Bench; 0: none, not even the file's)")
+    bench.add_argument("--distraction-seed", type=int, default=DEFAULT_SEED, metavar="SEED",
+                       help="seed of that draw, per task: one seed, the same servers in every run (default 0)")
+    bench.add_argument("--detailed-description", action="store_true",
+                       help="give the agent the task's detailed description instead of the fuzzy one")
     serve = run.add_argument_group("the gateway it starts (as `mcpgw serve`)")
     serve.add_argument("--config", help="lock file or mcpServers JSON (default ./servers.lock.yaml; not needed to replay)")
     serve.add_argument("--profile")
@@ -78,10 +87,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     for name in ("concurrency", "max_rounds"):
         if getattr(args, name) < 1:
             raise GatewayError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.task_timeout <= 0 or args.model_retries < 0:
-        raise GatewayError("--task-timeout must be positive and --model-retries not negative")
+    if args.task_timeout <= 0 or args.model_retries < 0 or args.distraction_count < 0:
+        raise GatewayError("--task-timeout must be positive, --model-retries and --distraction-count not negative")
     try:
-        tasks = load_tasks(args.tasks)
+        tasks = load_tasks(args.tasks, use_fuzzy=not args.detailed_description)
     except EvaluatorError as exc:
         raise GatewayError(getattr(exc, "message", str(exc))) from None
     if args.task_id:
@@ -95,7 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                            "(and --llm-key-env VAR naming the variable that holds its key)")
     options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
                          task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
-                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries)
+                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries,
+                         distraction_count=args.distraction_count, distraction_seed=args.distraction_seed)
     if args.ray is not None:
         from runs.ray_fanout import run_on_ray
 
@@ -123,6 +133,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             write_manifest(log_cassette, {
                 "started": started, "ended": time.time(), "mode": status.get("mode"), "model": args.model,
                 "strategy": args.strategy, "run_prefix": args.run_prefix,
+                "distraction": {"count": args.distraction_count, "seed": args.distraction_seed},
+                "description": "detailed" if args.detailed_description else "fuzzy",
                 "tasks": sorted({t.source for t in tasks}), "answers_file": str(answers_path.resolve()),
                 "answers": result.answers, "timings": result.timings,
                 "servers": {sid: info.get("title") or sid for sid, info in status.get("servers", {}).items()},

@@ -13,6 +13,7 @@ import httpx
 
 from runs.answers import AnswersFile, read_finished
 from runs.attempts import run_id_of
+from runs.distraction import DEFAULT_COUNT, DEFAULT_SEED, offered_servers
 from runs.model import ChatModel, ModelFailed, ModelMiss
 from runs.strategies import STRATEGIES
 from runs.tasks import RunTask
@@ -31,6 +32,8 @@ class RunOptions:
     stream: bool = False
     run_prefix: str = ""
     model_retries: int = 2
+    distraction_count: int = DEFAULT_COUNT  # MCP-Bench tasks: other servers' tools offered too
+    distraction_seed: int = DEFAULT_SEED
 
 
 @dataclass
@@ -131,7 +134,7 @@ async def _attempt(task: RunTask, base: str, run_id: str, model: ChatModel, name
 
     with anyio.fail_after(options.task_timeout):
         async with Client(streamable_http_client(mcp_url(base, run_id), http_client=mcp_http), mode="legacy") as mcp:
-            task_tools = TaskTools(mcp, await _task_tools(mcp, task, names))
+            task_tools = TaskTools(mcp, await _task_tools(mcp, task, names, options))
             try:
                 outcome = await STRATEGIES[options.strategy](task, model, task_tools, options.max_rounds)
             finally:
@@ -148,7 +151,7 @@ class NoTools(Exception):
     """None of the task's servers is served by the gateway."""
 
 
-async def _task_tools(mcp: Any, task: RunTask, names: ServerNames) -> list[dict[str, Any]]:
+async def _task_tools(mcp: Any, task: RunTask, names: ServerNames, options: RunOptions) -> list[dict[str, Any]]:
     listed: list[dict[str, Any]] = []
     cursor = None
     while True:
@@ -159,10 +162,9 @@ async def _task_tools(mcp: Any, task: RunTask, names: ServerNames) -> list[dict[
             break
     if task.servers is None:
         return listed
-    servers = names.matching(task.servers)
-    chosen = [t for t in listed if names.server_of(t["name"]) in servers]
-    if not chosen:
+    if not names.matching(task.servers):  # resident and distraction servers alone are no task
         serving = ", ".join(f"{title} ({sid})" for sid, title in sorted(names.titles.items())) or "nothing"
         raise NoTools(f"none of the task's servers ({', '.join(sorted(task.servers))}) is served by the gateway "
                       f"(serving: {serving})")
-    return chosen
+    servers = names.matching(offered_servers(task, names, options.distraction_count, options.distraction_seed))
+    return [t for t in listed if names.server_of(t["name"]) in servers]

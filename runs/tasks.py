@@ -1,27 +1,31 @@
 """Tasks to run, from the evaluator's readers: what the agent is asked, and which
-benchmark servers it may use (None: every server the gateway serves)."""
+benchmark servers it may use (None: every server the gateway serves). Which servers an
+MCP-Bench task is offered besides its own is runs.distraction's business."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.errors import InputError
-from evaluator.tasks import detect_kind, read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks
+from evaluator.tasks import RESIDENT_SERVERS, detect_kind, read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks
 
 
 @dataclass
 class RunTask:
     task_id: str
     prompt: str
-    servers: set[str] | None  # benchmark server names (display titles) the task may use
+    servers: set[str] | None  # benchmark server names (display titles) the task is about
     kind: str
     source: str
+    resident: tuple[str, ...] = ()  # servers MCP-Bench always adds
+    distraction: list[str] = field(default_factory=list)  # named by the task file; empty: drawn
 
 
 def load_tasks(paths: list[str], *, use_fuzzy: bool = True) -> list[RunTask]:
     """Every task of every file, in file order. MCP-Bench agents are given the fuzzy
-    description (the concrete one is what the judge checks against), as MCP-Bench does."""
+    description (the concrete one is what the judge checks against), as MCP-Bench does;
+    `use_fuzzy=False` gives them the concrete one, as its --disable-fuzzy."""
     out: list[RunTask] = []
     for path in paths:
         source = str(Path(path).resolve())
@@ -29,7 +33,8 @@ def load_tasks(paths: list[str], *, use_fuzzy: bool = True) -> list[RunTask]:
         if kind == "mcpbench":
             for t in read_mcpbench_tasks(path):
                 prompt = (t.fuzzy_description if use_fuzzy else "") or t.task_description
-                out.append(RunTask(t.task_id, prompt, set(t.available_servers), kind, source))
+                out.append(RunTask(t.task_id, prompt, set(t.servers), kind, source, RESIDENT_SERVERS,
+                                   list(t.distraction_servers)))
         elif kind == "mcpeval":
             for t in read_mcpeval_tasks(path).values():
                 if not t.description:  # the reference answer is not something to hand the agent

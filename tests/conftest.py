@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -19,6 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MISBEHAVING = [sys.executable, str(FIXTURES / "misbehaving_server.py")]
+
+
+SERVING = re.compile(r"mcpgw: serving MCP at \S+ .*\(status: (http://\S+)/status\)")
 
 
 def free_port() -> int:
@@ -58,11 +62,13 @@ class RunningGateway:
 
 def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240,
                   token: str | None = None) -> RunningGateway:
-    """`mcpgw serve` with these flags; `token`: the value of its --auth-token-env variable, to read /status."""
+    """`mcpgw serve` with these flags; `token`: the value of its --auth-token-env variable, to read /status.
+    On a port the system picks (`--port 0`, read back from its log): no free_port() race. With --workers
+    (one port for several processes) the port is picked here, as before."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     config_path = tmp_path / f"config{suffix}"
     config_path.write_text(config)
-    port = free_port()
+    port = free_port() if "--workers" in args else 0
     cassettes = tmp_path / "cassettes"
     log_path = tmp_path / "gateway.log"
     log = open(log_path, "w")
@@ -71,15 +77,19 @@ def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml"
          "--cassettes-dir", str(cassettes), "--cassette", "test", *args],
         stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
     )
-    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, cassettes, log_path,
-                             token)
+    gateway = RunningGateway("", "", process, cassettes, log_path, token)
     deadline = time.monotonic() + settle
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"gateway exited: {gateway.log()}")
+        if not gateway.base:
+            said = SERVING.search(gateway.log()) if port == 0 else None
+            if port or said:
+                gateway.base = f"http://127.0.0.1:{port}" if port else said.group(1)
+                gateway.url = gateway.base + "/mcp"
         try:
-            status = gateway.status()
-            if all(s["state"] not in ("starting",) for s in status["servers"].values()):
+            status = gateway.status() if gateway.base else None
+            if status and all(s["state"] not in ("starting",) for s in status["servers"].values()):
                 return gateway
         except httpx.HTTPError:
             pass

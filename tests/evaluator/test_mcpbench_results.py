@@ -43,11 +43,38 @@ def test_null_parameters_pass_a_schema_with_required_but_no_type():
     assert rescore([execution("Search:find", None)])["input_schema_compliance"] == 0.0
 
 
-def test_the_gateway_verdict_keeps_json_schema_semantics_for_absent_arguments():
-    # The gateway validates absent/null arguments as {} (what the server receives): required fails there.
-    validation = pytest.importorskip("gateway.validation")
-    compiled = validation.ValidatorCache().compile({"required": ["q"]})
-    assert compiled.check({}).valid is False
+def test_the_gateway_verdict_keeps_json_schema_semantics_for_absent_arguments(tmp_path):
+    # The gateway validates absent/null arguments as {} (what the server receives): required fails there,
+    # where MCP-Bench's rescoring (above) lets a None through. A tools/call without arguments, through the router:
+    import anyio
+
+    from gateway.catalog import ServerCatalog
+    from gateway.config import ServerSpec
+    from gateway.router import Caller, Router
+    from gateway.settings import Settings
+    from gateway.upstream import HandlerUpstream
+    from recorder.calllog import CallLog, iter_calls
+    from recorder.store import CassetteStore
+
+    async def answer(method, params):
+        return {"content": [{"type": "text", "text": "found"}]}
+
+    catalog = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}},
+                            tools=[{"name": "find", "inputSchema": {"required": ["q"]}}])
+    store = CassetteStore(tmp_path / "c")
+    router = Router([ServerSpec("search", "stdio", "x")], {"search": HandlerUpstream("search", answer, catalog)},
+                    Settings(validate="audit"), CallLog(store))
+
+    async def calls() -> None:
+        async with router.running():
+            await router.until_settled()
+            for params in ({"name": "search__find"}, {"name": "search__find", "arguments": None}):
+                await router.call_tool(params, Caller())
+
+    anyio.run(calls)
+    store.close()
+    verdicts = [r["validation"] for r in iter_calls(tmp_path / "c")]
+    assert len(verdicts) == 2 and all(v["valid"] is False and "'q'" in json.dumps(v) for v in verdicts)
 
 
 def test_null_catalog_entry_makes_the_call_non_compliant():

@@ -59,6 +59,7 @@ async def run_like_mcpbench() -> tuple[dict, list[dict]]:
             return tools, results
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 @pytest.mark.skipif(shutil.which("uvx") is None, reason="uvx is needed to start mcp-server-time")
 def test_results_recorded_against_the_real_time_server(tmp_path):
     tools, executions = anyio.run(run_like_mcpbench)

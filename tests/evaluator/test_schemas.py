@@ -45,7 +45,10 @@ def test_invalid_schema_fails_every_call():
 
 def test_bad_regex_is_a_failure_not_a_crash():
     check, problem = compile_check({"type": "string", "pattern": "("})
-    assert not check("abc")
+    assert problem and "invalid schema" in problem and "'('" in problem  # said, not raised
+    assert not any(check(value) for value in ("abc", "", "("))  # every call fails, even the "matching" one
+    good, fine = compile_check({"type": "string", "pattern": "^a"})
+    assert fine is None and good("abc") and not good("b")  # a good pattern is checked as usual
 
 
 def test_checks_compile_once_per_digest():

@@ -80,6 +80,7 @@ def start_server_everything(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     return process, f"http://127.0.0.1:{port}/mcp"
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_gateway_with_bare_names_passes_what_the_server_passes(tmp_path):
     reason = conformance_available()
     if reason:

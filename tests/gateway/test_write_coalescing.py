@@ -13,6 +13,8 @@ import socket
 import time
 from urllib.parse import urlsplit
 
+import pytest
+
 from gateway.write_coalescing import CoalescingTransport
 from tests.conftest import start_gateway, stop_gateway
 
@@ -40,9 +42,6 @@ class RecordingTransport:
 
     def get_write_buffer_size(self) -> int:
         return 0
-
-    def get_extra_info(self, name: str) -> str:
-        return f"info:{name}"
 
 
 def test_writes_of_one_step_leave_as_one_at_its_end():
@@ -83,10 +82,25 @@ def test_close_sends_what_is_pending_first_and_abort_drops_it():
 
 
 def test_everything_else_is_the_socket_transports():
-    async def scenario() -> str:
-        return CoalescingTransport(RecordingTransport(), asyncio.get_running_loop()).get_extra_info("peername")
+    """A real socket transport behind the wrapper: what the wrapper does not own is answered by it."""
+    async def scenario() -> tuple:
+        loop = asyncio.get_running_loop()
+        server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        transport, _ = await loop.create_connection(asyncio.Protocol, "127.0.0.1", port)
+        wrapped = CoalescingTransport(transport, loop)
+        seen = (wrapped.get_extra_info("peername"), wrapped.get_extra_info("socket") is transport.get_extra_info("socket"),
+                wrapped.is_reading())
+        wrapped.pause_reading()  # not a method of the wrapper's own: reaches the socket transport
+        paused = transport.is_reading()
+        wrapped.close()
+        server.close()
+        await server.wait_closed()
+        return port, seen, paused, transport.is_closing()
 
-    assert asyncio.run(scenario()) == "info:peername"
+    port, (peer, same_socket, reading), paused, closed = asyncio.run(scenario())
+    assert peer == ("127.0.0.1", port) and same_socket and reading
+    assert paused is False and closed
 
 
 TIME_SERVER = """version: 1
@@ -114,6 +128,7 @@ def first_read(sock: socket.socket) -> bytes:
     return sock.recv(1 << 20)
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_each_json_answer_of_the_real_gateway_arrives_in_one_piece(tmp_path):
     gateway = start_gateway(tmp_path, TIME_SERVER)
     try:

@@ -4,7 +4,7 @@ The script maps (strategy, marker) to the replies of one conversation, in order:
 a request belongs to the first marker found in its messages, and its strategy is
 read from its shape (tools -> tc, a stop list -> react, neither -> mcpbench).
 Steps: {"text": ...}, {"tool_calls": [[name, arguments dict or raw text]], "text"?},
-{"status": 500}. A request with "stream": true gets its reply as SSE chunks
+{"status": 500}, {"hold": seconds} (answer nothing that long, or until stopped). A request with "stream": true gets its reply as SSE chunks
 (content in pieces, each tool call's arguments in two pieces, usage last when asked).
 """
 
@@ -16,6 +16,7 @@ import threading
 from collections import Counter
 from typing import Any
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -39,6 +40,7 @@ class ScriptedModel:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._released = threading.Event()  # ends every "hold" step: set when stopping
 
     # -- the model -----------------------------------------------------------------------
 
@@ -59,6 +61,10 @@ class ScriptedModel:
         if step is None:
             return JSONResponse({"error": {"message": "no script for this conversation", "type": "invalid_request_error"}},
                                 status_code=400)
+        if "hold" in step:  # a model too slow for the caller's deadline
+            with anyio.move_on_after(step["hold"]):
+                while not self._released.is_set():
+                    await anyio.sleep(0.05)
         if "status" in step:
             return JSONResponse({"error": {"message": "scripted failure", "type": "server_error"}}, status_code=step["status"])
         calls = [{"id": f"call_{key[1][:4]}_{self.turns[key]}_{i}", "type": "function",
@@ -116,6 +122,7 @@ class ScriptedModel:
         return self
 
     def stop(self) -> None:
+        self._released.set()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

@@ -81,9 +81,13 @@ def test_profiles_section_created_when_missing():
 
 
 def test_flow_style_profiles_rewritten_as_flow():
-    text = "version: 1\nservers:\n  a:\n    command: x\nprofiles: {p: [a]}\n"
-    after = add_to_profile(text, "q", ["a"], parse_config(text, "t"), "t")
-    assert parse_config(after, "t").profiles == {"p": ("a",), "q": ("a",)}
+    text = "version: 1\nservers:\n  a:\n    command: x\n  b:\n    command: y\nprofiles: {p: [a]}  # mine\n"
+    after = add_to_profile(text, "q", ["a", "b"], parse_config(text, "t"), "t")
+    # Still one flow mapping on its line (the comment after it kept), not a block section.
+    assert after == text.replace("{p: [a]}", "{p: [a], q: [a, b]}")
+    assert parse_config(after, "t").profiles == {"p": ("a",), "q": ("a", "b")}
+    grown = add_to_profile(after, "p", ["b"], parse_config(after, "t"), "t")
+    assert grown == text.replace("{p: [a]}", "{p: [a, b], q: [a, b]}")
 
 
 def test_set_entry_key_adds_then_replaces_in_place():

@@ -4,16 +4,18 @@ a protected shipped cassette, --cassettes-dir on either side of a subcommand, ou
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 
+import httpx
 import pytest
 
 from gateway.errors import GatewayError
 
 from mcpgw.cli import default_mode, main
 from recorder.store import CassetteStore
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, free_port, misbehaving_entry
 from tests.evaluator import scenario
 
 
@@ -29,8 +31,9 @@ def mcpgw(*args: str) -> subprocess.CompletedProcess:
     (["calls", "exprot", "x"], "mcpgw: unknown `mcpgw calls` action 'exprot'; did you mean export?"),
     (["xyzzy"], "mcpgw: unknown command 'xyzzy'; choose from serve, servers, calls, cassette"),
     (["serve", "--port", "x"], "mcpgw: argument --port: invalid int value: 'x' (see `mcpgw serve --help`)"),
-    (["serve", "--port", "99999"], "mcpgw: --port must be a TCP port number (1-65535), not 99999"),  # was a traceback
-    (["serve", "--port", "0"], "mcpgw: --port must be a TCP port number (1-65535), not 0"),
+    (["serve", "--port", "99999"], "mcpgw: --port must be a TCP port number (1-65535, or 0 for any free one), not 99999"),
+    (["serve", "--port", "-1"], "mcpgw: --port must be a TCP port number (1-65535, or 0 for any free one), not -1"),
+    (["serve", "--port", "0", "--workers", "2"], "mcpgw: --port 0 serves one process only: give --workers a fixed --port"),
     (["serve", "--call-timeout", "0"], "mcpgw: --call-timeout must be a positive number, not 0.0"),  # every call timed out
     (["serve", "--ready-timeout", "nan"], "mcpgw: --ready-timeout must be a positive number, not nan"),
 ])
@@ -38,6 +41,24 @@ def test_one_line_errors_with_a_guess(argv, expected):
     result = mcpgw(*argv)
     assert result.returncode == 2
     assert result.stderr.startswith(expected) and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_port_0_serves_on_a_free_port_and_says_which(tmp_path):
+    """As uvicorn does: the port the system chose is printed, and the gateway answers there."""
+    config = tmp_path / "c.yaml"
+    config.write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
+    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", "0", "--config", str(config),
+                                "--mode", "live", "--cassettes-dir", str(tmp_path)],
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+    try:
+        line = next(line for line in process.stderr if "serving MCP at" in line)
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/mcp ", line).group(1))
+        assert port > 0 and f"(status: http://127.0.0.1:{port}/status)" in line
+        assert httpx.get(f"http://127.0.0.1:{port}/status", timeout=10).json()["servers"].keys() == {"fx"}
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stderr.close()
 
 
 def serve_args(tmp_path, **given):
@@ -119,7 +140,7 @@ def test_an_unknown_server_id_names_the_nearest_ids():
 
 def test_help_shows_what_each_serve_and_run_option_defaults_to():
     serve = " ".join(mcpgw("serve", "--help").stdout.split())
-    for text in ("--host HOST address to listen on (default 127.0.0.1", "--port PORT TCP port (default 8765)",
+    for text in ("--host HOST address to listen on (default 127.0.0.1", "--port PORT TCP port (default 8765; 0: any free one",
                  "audit (default) forwards", "(default 16 MiB)"):
         assert text in serve, text
     run = " ".join(mcpgw("run", "--help").stdout.split())

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
 from tests.replay.test_record_replay import calls
 
@@ -20,6 +22,7 @@ def drift(tmp_path, *args):
     return result.returncode, json.loads(result.stdout)
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_real_offline_servers_clock_flagged_until_ignored(tmp_path):
     config = """version: 1
 servers:
@@ -112,6 +115,7 @@ def test_drift_results_appear_in_the_html_report(tmp_path):
     assert "Drift: live vs recorded" in page and "fx:echo" in page and "50.0% changed or failing" in page
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_runs_recorded_on_instances_of_their_own_are_reissued_on_instances_of_their_own(tmp_path):
     # memory and sequential-thinking keep state; `stateful` gives each recorded run a fresh instance,
     # so drift must too: one shared instance would show run A's entities and thoughts in run B's answers.

@@ -3,6 +3,8 @@ text) instead of a JSON-RPC error that agent frameworks hide or raise; the defau
 
 from __future__ import annotations
 
+import pytest
+
 from recorder.calllog import iter_calls
 from tests.conftest import start_gateway, stop_gateway
 from tests.replay.test_record_replay import assert_succeeded, calls
@@ -16,6 +18,7 @@ servers:
 """
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_a_miss_is_a_tool_error_with_the_flag_and_a_json_rpc_error_without(tmp_path):
     recorder = start_gateway(tmp_path / "rec", CONFIG, "--mode", "record", "--cassette", "rec")
     try:

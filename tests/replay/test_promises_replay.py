@@ -144,6 +144,7 @@ def test_cassette_ls_export_merge_rm(recorded, capsys, monkeypatch):
     assert code == 2 and err.startswith("mcpgw: ") and "twice" in err
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_drift_learns_the_volatile_fields_of_a_nondeterministic_server(tmp_path):
     """`flags: [nondeterministic]`: fields that differ between two live answers are not drift.
     (`offline` too: uvx starts mcp-server-time from its cache with the registry switched off.)"""

@@ -46,6 +46,7 @@ def assert_succeeded(results):
         assert "error" not in result and not result.get("isError"), (index, result)
 
 
+@pytest.mark.real  # starts a registry package (npx/uvx)
 def test_record_then_replay_twice_offline_identical_in_both_eras(tmp_path, monkeypatch):
     config = """version: 1
 servers:

@@ -1,0 +1,40 @@
+"""`mcpgw run --temperature/--seed/--task-timeout` do what the README says: the first two reach the
+model with every request, the third ends a task whose model is too slow as `timeout` (exit 1)."""
+
+from __future__ import annotations
+
+import json
+
+from mcpgw.cli import main
+from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
+from tests.llm.scripted_model import ScriptedModel
+
+TASKS = {"server_tasks": [{"server_name": "fx", "tasks": [
+    {"task_id": "quick", "task_description": "QUICK: say hello."},
+    {"task_id": "slow", "task_description": "SLOW: say hello slowly."}]}]}
+
+
+def test_temperature_and_seed_reach_the_model_and_task_timeout_ends_a_slow_task(tmp_path, capsys):
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps(TASKS))
+    model = ScriptedModel({("tc", "QUICK"): [{"text": "hello"}] * 2,
+                           ("tc", "SLOW"): [{"hold": 120}]}).start()
+    gateway = start_gateway(tmp_path, "version: 1\nservers:\n" + misbehaving_entry("fx"), "--mode", "record",
+                            "--llm-base-url", model.base_url)
+    try:
+        common = ["run", str(tasks), "--model", "scripted-1", "--gateway", gateway.base, "--distraction-count", "0"]
+        assert main([*common, "--task-id", "quick", "--answers", str(tmp_path / "a.jsonl"),
+                     "--temperature", "0.25", "--seed", "1234"]) == 0, capsys.readouterr().err
+        assert main([*common, "--task-id", "quick", "--answers", str(tmp_path / "b.jsonl"), "--run-prefix", "b/"]) == 0
+        assert main([*common, "--task-id", "slow", "--answers", str(tmp_path / "c.jsonl"), "--task-timeout", "2"]) == 1
+    finally:
+        stop_gateway(gateway)
+        model.stop()
+    bodies = [seen["body"] for seen in model.seen]
+    quick = [b for b in bodies if "QUICK" in json.dumps(b["messages"])]
+    assert len(quick) == 2
+    assert (quick[0].get("temperature"), quick[0].get("seed")) == (0.25, 1234)
+    assert "temperature" not in quick[1] and "seed" not in quick[1]  # not given: not sent
+    slow = json.loads((tmp_path / "c.jsonl").read_text())
+    assert slow["status"] == "timeout" and slow["error"] == "no final answer within 2s"
+    assert "task slow (run slow): timeout" in capsys.readouterr().err
