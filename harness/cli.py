@@ -29,18 +29,11 @@ def add_commands(sub: Any, default_url: str) -> None:
 
 
 def cmd_connect(args: argparse.Namespace) -> int:
-    import httpx
-
     from gateway.http_guard import load_token
+    from gateway.status_client import fetch_status
 
     token = load_token(args.auth_token_env, args.auth_token_file)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        response = httpx.get(args.gateway.rstrip("/") + "/status", timeout=5, headers=headers)
-        response.raise_for_status()
-    except httpx.HTTPError as exc:
-        raise GatewayError(f"no gateway answering at {args.gateway} ({exc}); start one with `mcpgw serve`") from None
-    status = response.json()
+    status = fetch_status(args.gateway, token)
     if args.servers:
         unknown = [s for s in args.servers if s not in status["servers"]]
         if unknown:

@@ -384,18 +384,10 @@ def _has_uvloop() -> bool:
 
 
 def cmd_servers(args: argparse.Namespace) -> int:
-    import httpx
+    from gateway.http_guard import load_token
+    from gateway.status_client import fetch_status
 
-    try:
-        from gateway.http_guard import load_token
-
-        token = load_token(args.auth_token_env, args.auth_token_file)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        response = httpx.get(args.url.rstrip("/") + "/status", timeout=5, headers=headers)
-        response.raise_for_status()
-    except httpx.HTTPError as exc:
-        raise GatewayError(f"no gateway answering at {args.url} ({exc}); start one with `mcpgw serve`") from None
-    status = response.json()
+    status = fetch_status(args.url, load_token(args.auth_token_env, args.auth_token_file))
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
