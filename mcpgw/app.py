@@ -33,6 +33,7 @@ from gateway.router import Router
 from gateway.secrets import register as register_secrets
 from gateway.sessions import SessionLimits
 from gateway.settings import Settings
+from llm.passthrough import MODEL_SERVER
 from llm.wiring import model_passthrough
 from recorder.calllog import CallLog
 from recorder.cassette import Cassette, Recorded, open_named, open_path
@@ -241,12 +242,7 @@ class Gateway:
             lines.append(f"  replaying cassette {self.cassette.path} (recorded {when}, "
                          f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
                          + (" except for misses" if self.mode == "hybrid" else ""))
-            methods: dict[str, int] = {}
-            for entries in self.recorded.exchanges.values():
-                for entry in entries:
-                    methods[entry.get("method", "?")] = methods.get(entry.get("method", "?"), 0) + 1
-            lines.append(f"  recorded: {methods.get('tools/call', 0)} tool calls, {methods.get('resources/read', 0)} resource reads, "
-                         f"{methods.get('prompts/get', 0)} prompts; anything else is a miss. "
+            lines.append(f"  recorded: {recorded_kinds(self.recorded)}; anything else is a miss. "
                          f"See what: mcpgw cassette show {self.cassette.path.name}")
             lines.append("  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
                          "recording is refused from then on, never answered from another state")
@@ -279,3 +275,18 @@ class Gateway:
 
 def _session_name(mode: str) -> str:
     return datetime.now(timezone.utc).strftime(f"{mode}-%Y%m%d-%H%M%S-%f")
+
+
+def recorded_kinds(recorded: Recorded) -> str:
+    """What a replay can answer, by kind: the model's exchanges (on /v1) counted beside the tool servers'
+    calls, reads and prompts, so a cassette of a whole agent run does not look like a handful of calls."""
+    model = tools = reads = prompts = 0
+    for entries in recorded.exchanges.values():
+        for entry in entries:
+            method = entry.get("method")
+            model += entry.get("server") == MODEL_SERVER
+            tools += method == "tools/call"
+            reads += method == "resources/read"
+            prompts += method == "prompts/get"
+    return (f"{tools} tool calls, {reads} resource reads, {prompts} prompts, "
+            f"{model} model exchange{'' if model == 1 else 's'}")

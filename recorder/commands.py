@@ -129,12 +129,15 @@ def replay_stats(cassettes_dir: Path, cassette: Path, sessions: list[dict[str, A
                     runs += 1
                     hits.update(run.get("hits", {}))
                     misses.update(run.get("misses", {}))
+                    model = run.get("model") or {}  # the session's model exchanges, beside its tool calls
+                    hits["@model"] += model.get("hits", 0)
+                    misses["@model"] += model.get("misses", 0)
         except CassetteFormatError:
             continue  # another cassette's damage is not this one's concern (`ls` marks it)
         finally:
             other.close()
     return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()) + kept_misses,
-            "missed": dict(misses.most_common(10))}
+            "missed": {k: n for k, n in misses.most_common(10) if n}}
 
 
 def replay_fidelity(cassette: Path, cassettes_dir: Path | None = None) -> list[dict[str, Any]]:
