@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-_PYTHON_KEYS = {"version", "requirements", "project", "dependencies_of", "packages", "exclude_newer", "lock"}
+_PYTHON_KEYS = {"version", "requirements", "project", "dependencies_of", "packages", "exclude_newer", "lock", "reinstall"}
 _NODE_KEYS = {"install", "script", "add"}
 
 
@@ -46,6 +46,10 @@ def parse_recipe(raw: Any) -> Recipe:
             raise RecipeError("python: lock must be 'uv.lock' (the only lock file uv installs as it is)")
         if set(python) - {"version", "lock"}:
             raise RecipeError("python: 'lock' installs the lock file as it is: only 'version' may go with it")
+    if python is not None and python.get("reinstall") is not None:
+        names = python["reinstall"]
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+            raise RecipeError("python: reinstall must be a list of package names")
     if node is not None and node.get("install", "ci") not in ("ci", "install"):
         raise RecipeError("node: install must be 'ci' or 'install'")
     steps = raw.get("steps") or []

@@ -6,6 +6,7 @@ A recipe is one of (or `python`/`node` followed by `steps`):
     build: {python: {project: ".", packages: ["extra==1.0"]}}
     build: {python: {dependencies_of: pyproject.toml}}     (its dependencies, not the project)
     build: {python: {version: "3.11", lock: uv.lock}}       (exactly the project's uv.lock, as `uv run`)
+    build: {python: {requirements: requirements.txt, reinstall: [urllib3]}}
     build: {node: {install: ci, script: build, add: ["typescript@5.9.2"]}}
     build: {steps: [["make"], ["./configure", "--x"]]}
 
@@ -13,7 +14,10 @@ Python builds get their own virtual environment made by uv with the machine's
 interpreter (`version`); `exclude_newer` resolves floating dependencies as of
 a date, so a 2025 server is not handed a 2026 SDK it cannot import; `lock`
 installs the project's own uv.lock unchanged (`uv sync --frozen`: what `uv run`
-in the project runs). Node builds install the package's own lock file (`npm
+in the project runs); `reinstall` installs these packages once more, alone, after the
+rest: uv unpacks wheels in parallel, so when two packages write the same folder
+(urllib3-future writes into urllib3/) which file wins varies from one build to the
+next, and a mixed folder does not import. Node builds install the package's own lock file (`npm
 ci`) and run its build script.
 A build's directory is keyed by everything that decides its content
 (repository, commit, path, recipe), so a changed pin builds afresh beside the
@@ -112,9 +116,10 @@ def _python_steps(py: dict[str, Any], tree: Path, env_dir: Path) -> list[tuple[s
             raise RecipeError("python: lock: there is no uv.lock in the source folder")
         return [("uv sync", [uv, "sync", "--frozen", "--no-dev", "--python", version]),
                 ("compile bytecode", compile_command(env_dir))]
-    install = [uv, "pip", "install", "--python", str(env_dir / "bin" / "python")]
+    target = [uv, "pip", "install", "--python", str(env_dir / "bin" / "python")]
     if py.get("exclude_newer"):
-        install += ["--exclude-newer", str(py["exclude_newer"])]
+        target += ["--exclude-newer", str(py["exclude_newer"])]
+    install = list(target)
     if py.get("requirements"):
         install += ["-r", str(py["requirements"])]
     if py.get("project"):
@@ -122,8 +127,13 @@ def _python_steps(py: dict[str, Any], tree: Path, env_dir: Path) -> list[tuple[s
     if py.get("dependencies_of"):  # a pyproject that lists what it needs but cannot be built itself
         install += _pyproject_dependencies(tree / str(py["dependencies_of"]))
     install += [str(p) for p in py.get("packages") or []]
-    return [("venv", [uv, "venv", "--quiet", "--python", version, str(env_dir)]), ("pip install", install),
-            ("compile bytecode", compile_command(env_dir))]
+    steps = [("venv", [uv, "venv", "--quiet", "--python", version, str(env_dir)]), ("pip install", install)]
+    if py.get("reinstall"):  # the same versions, whole again: each named package's files written last
+        again = list(target)
+        for name in py["reinstall"]:
+            again += ["--reinstall-package", str(name), str(name)]
+        steps.append(("reinstall", again))
+    return [*steps, ("compile bytecode", compile_command(env_dir))]
 
 
 def _node_steps(node: dict[str, Any], tree: Path) -> list[tuple[str, list[str]]]:

@@ -32,6 +32,8 @@ SOURCE = f'    source: {{repo: Accenture/mcp-bench, commit: "{COMMIT}", path: mc
     (SOURCE, "    build: {python: {pip: x}}\n", "build: python: unknown key(s) ['pip']"),
     (SOURCE, "    build: {steps: [make]}\n", "build: 'steps' must be a list of commands"),
     (SOURCE, "    build: {python: {lock: poetry.lock}}\n", "build: python: lock must be 'uv.lock'"),
+    (SOURCE, "    build: {python: {requirements: r.txt, reinstall: urllib3}}\n",
+     "build: python: reinstall must be a list of package names"),
     (SOURCE, "    build: {python: {lock: uv.lock, exclude_newer: '2025-09-03'}}\n",
      "build: python: 'lock' installs the lock file as it is: only 'version' may go with it"),
 ])
@@ -59,6 +61,17 @@ def test_recipes_become_commands(tmp_path):
     assert [argv for _, argv in node] == [["npm", "install", "--no-audit", "--no-fund"],
                                           ["npm", "install", "--no-save", "--no-audit", "--no-fund", "typescript@5.9.2"],
                                           ["npm", "run", "build"], ["tsc"]]
+
+
+def test_reinstall_writes_the_named_packages_again_after_the_rest(tmp_path):
+    """Two packages writing one folder (urllib3-future into urllib3/) are unpacked at once by uv; the named
+    package is installed once more, alone and as of the same date, so its files are whole (issue 22)."""
+    env = tmp_path / "env"
+    steps = build_steps(parse_recipe({"python": {"requirements": "requirements.txt", "exclude_newer": "2025-09-03",
+                                                 "reinstall": ["urllib3"]}}), tmp_path, env)
+    assert [name for name, _ in steps] == ["venv", "pip install", "reinstall", "compile bytecode"]
+    assert steps[2][1][1:] == ["pip", "install", "--python", str(env / "bin" / "python"), "--exclude-newer",
+                               "2025-09-03", "--reinstall-package", "urllib3", "urllib3"]
 
 
 def test_a_uv_lock_recipe_installs_the_lock_as_it_is(tmp_path):
