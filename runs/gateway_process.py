@@ -22,6 +22,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def ensure_free(port: int) -> None:
+    """A port the user chose must be free before the gateway starts: were another gateway listening there,
+    its /status would answer the readiness wait and the run would go to it instead."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise GatewayError(f"--port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+
+
 # Linux: the gateway gets SIGTERM when the process that started it dies (prctl PR_SET_PDEATHSIG,
 # kept across exec), so a Ray node killed under its actor leaves no orphan gateway behind. SIGINT
 # and SIGTERM are set back to their defaults first: a Ray worker blocks them, and a blocked or ignored
@@ -35,6 +45,8 @@ DIE_WITH_PARENT = ("import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, s
 class GatewayProcess:
     def __init__(self, serve_args: list[str], log_path: Path, start_timeout: float = 240.0,
                  env: dict[str, str] | None = None, port: int | None = None, die_with_parent: bool = False) -> None:
+        if port:
+            ensure_free(port)
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path

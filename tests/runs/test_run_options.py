@@ -1,12 +1,13 @@
 """`mcpgw run --temperature/--seed/--task-timeout` do what the README says: the first two reach the
-model with every request, the third ends a task whose model is too slow as `timeout` (exit 1)."""
+model with every request, the third ends a task whose model is too slow as `timeout` (exit 1); `--port`
+puts the gateway it starts on that port."""
 
 from __future__ import annotations
 
 import json
 
 from mcpgw.cli import main
-from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
+from tests.conftest import free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
 
 TASKS = {"server_tasks": [{"server_name": "fx", "tasks": [
@@ -38,3 +39,31 @@ def test_temperature_and_seed_reach_the_model_and_task_timeout_ends_a_slow_task(
     slow = json.loads((tmp_path / "c.jsonl").read_text())
     assert slow["status"] == "timeout" and slow["error"] == "no final answer within 2s"
     assert "task slow (run slow): timeout" in capsys.readouterr().err
+
+
+def test_run_starts_its_gateway_on_the_port_given_and_says_so_when_it_is_taken(tmp_path, capsys):
+    """`mcpgw run --port` (issue 22): the gateway it starts listens there; a port already taken is one line."""
+    tasks, config = tmp_path / "tasks.json", tmp_path / "fx.yaml"
+    tasks.write_text(json.dumps(TASKS))
+    config.write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
+    port = free_port()
+    with ScriptedModel({("tc", "QUICK"): [{"text": "hello"}]}) as model:
+        common = ["run", str(tasks), "--model", "scripted-1", "--task-id", "quick", "--distraction-count", "0",
+                  "--mode", "record", "--config", str(config), "--cassettes-dir", str(tmp_path / "cassettes"),
+                  "--llm-base-url", model.base_url]
+        assert main([*common, "--cassette", "on-port", "--port", str(port),
+                     "--answers", str(tmp_path / "a.jsonl")]) == 0, capsys.readouterr().err
+        # Taken by another gateway, whose /status answers as one would: refused before starting, not used.
+        other = start_gateway(tmp_path / "other", "version: 1\nservers:\n" + misbehaving_entry("fx"), "--mode", "live")
+        busy = int(other.base.rsplit(":", 1)[1])
+        try:
+            assert main([*common, "--cassette", "busy", "--port", str(busy), "--answers", str(tmp_path / "b.jsonl")]) == 2
+            assert other.status()["calls_served"] == 0  # the other gateway ran no task
+        finally:
+            stop_gateway(other)
+    log = (tmp_path / "cassettes" / "on-port.gateway.log").read_text()
+    assert f"serving MCP at http://127.0.0.1:{port}/mcp" in log
+    assert json.loads((tmp_path / "a.jsonl").read_text())["status"] == "ok"
+    assert not (tmp_path / "b.jsonl").exists()
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"mcpgw: --port {busy}: cannot listen on 127.0.0.1:{busy}: Address already in use", err
