@@ -87,6 +87,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     for name in ("concurrency", "max_rounds"):
         if getattr(args, name) < 1:
             raise GatewayError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.port is not None and (args.gateway or args.ray is not None or not 0 <= args.port <= 65535):
+        raise GatewayError(f"--port {args.port}: a port (0-65535) for the gateway `mcpgw run` starts; "
+                           "not with --gateway (a gateway already serving) or --ray (one gateway per node)")
     if args.task_timeout <= 0 or args.model_retries < 0 or args.distraction_count < 0:
         raise GatewayError("--task-timeout must be positive, --model-retries and --distraction-count not negative")
     try:

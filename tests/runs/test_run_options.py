@@ -67,3 +67,7 @@ def test_run_starts_its_gateway_on_the_port_given_and_says_so_when_it_is_taken(t
     assert not (tmp_path / "b.jsonl").exists()
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == f"mcpgw: --port {busy}: cannot listen on 127.0.0.1:{busy}: Address already in use", err
+    for wrong in (["--port", "70000"], ["--port", "8765", "--gateway", "http://127.0.0.1:9"]):
+        assert main([*common, *wrong]) == 2
+        said = capsys.readouterr().err.strip()
+        assert said.startswith(f"mcpgw: --port {wrong[1]}: a port (0-65535)") and "\n" not in said, said
