@@ -34,7 +34,22 @@ def differences(wanted: Any, recorded: Any, path: str = "") -> list[str]:
         return [d for i, (w, r) in enumerate(zip(wanted, recorded)) for d in differences(w, r, f"{path}[{i}]")]
     if wanted == recorded:
         return []
-    return [f"{path}: recorded {_short(recorded)}, asked {_short(wanted)}" if path else f"{_short(recorded)} recorded, {_short(wanted)} asked"]
+    if isinstance(wanted, str) and isinstance(recorded, str):
+        shown_recorded, shown_wanted = _where_strings_differ(recorded, wanted)
+    else:
+        shown_recorded, shown_wanted = _short(recorded), _short(wanted)
+    return [f"{path}: recorded {shown_recorded}, asked {shown_wanted}" if path else f"{shown_recorded} recorded, {shown_wanted} asked"]
+
+
+def _where_strings_differ(recorded: str, wanted: str, before: int = 20, limit: int = 60) -> tuple[str, str]:
+    """Two long strings cut at the same 60 characters read alike when they differ further on: show each
+    from a little before the first character where they part (the position said), not from their start."""
+    same = next((i for i, (a, b) in enumerate(zip(recorded, wanted)) if a != b), min(len(recorded), len(wanted)))
+    if max(len(json.dumps(recorded)), len(json.dumps(wanted))) <= limit or same < before:
+        return _short(recorded, limit), _short(wanted, limit)
+    start = same - before
+    return tuple(f"...{_short(text[start:], limit)} (from character {start})"  # type: ignore[return-value]
+                 for text in (recorded, wanted))
 
 
 def nearest(method: str, params: dict[str, Any], entries: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:

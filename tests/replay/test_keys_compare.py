@@ -37,3 +37,16 @@ def test_a_miss_shows_the_nearest_recordings_arguments_whole():
     text = describe_miss("db", "tools/call", {"name": "sql"}, near, stateful=False)
     assert "limit: recorded 10, asked 5" in text
     assert query in text  # the field the difference does not name is readable in full, not cut at 60 characters
+
+
+def test_two_long_strings_that_part_late_are_shown_where_they_differ():
+    """Cut at the same 60 characters, "WHERE country = 'France'" and "... 'Spain'" read alike (issue 22)."""
+    from replay.nearest import differences
+
+    head = "SELECT name, population FROM cities WHERE continent = 'Europe' AND country = "
+    diff, = differences({"query": head + "'Spain' LIMIT 10"}, {"query": head + "'France' LIMIT 10"})
+    assert "'France' LIMIT 10" in diff and "'Spain' LIMIT 10" in diff, diff
+    assert diff.count(f"(from character {len(head) + 1 - 20})") == 2  # both start with a quote
+    # Short values, or values that part early, are shown from their start as before.
+    assert differences({"limit": 5}, {"limit": 10}) == ["limit: recorded 10, asked 5"]
+    assert differences({"q": "Spain" + head}, {"q": "France" + head})[0].startswith('q: recorded "France')
