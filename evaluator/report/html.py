@@ -148,5 +148,7 @@ def html_audit(audit: Mapping[str, Any]) -> str:
             body.append(_table(section))
     totals = audit["totals"]
     unknown = totals.get("unknown_name_calls", 0)
-    subtitle = f"{totals['calls']:,} calls to known tools" + (f", {unknown:,} to unknown names (listed as such)" if unknown else "")
+    known = totals["calls"]
+    subtitle = (f"{known:,} call{'' if known == 1 else 's'} to known tools"
+                + (f", {unknown:,} to unknown names (listed as such)" if unknown else ""))
     return _page("Per-tool call-validity audit", body, subtitle)

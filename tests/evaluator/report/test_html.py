@@ -64,7 +64,8 @@ def test_newcomer_wording_unknown_names_one_record_and_an_uncoloured_cross_serve
 
     records = [call(), call(known_tool=False, server=None, tool=None, exposed_name="time__now")]
     audit = render_audit(audit_calls(records), "html")
-    assert "1 calls to known tools, 1 to unknown names (listed as such)" in audit
+    assert "1 call to known tools, 1 to unknown names (listed as such)" in audit
+    assert "2 calls to known tools<" in render_audit(audit_calls([call(), call()]), "html")
     one = render(minimal_report(records[:1]), "html")
     assert "from 1 call record<" in one or "from 1 call record " in one
     # No run names a model: the report says so, and names the MCP client apart (not as the model).
