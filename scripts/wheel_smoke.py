@@ -116,9 +116,10 @@ def stop(process: subprocess.Popen) -> None:
 
 
 def live_from_the_shipped_lock(mcpgw: Path) -> None:
-    """The banner's own advice works from an empty folder: `serve --mode live --profile local` finds the
-    lock installed with the wheel (here narrowed to one server the CI fetched: npx server-everything)."""
-    from gateway.config import SHIPPED_LOCK, default_lock
+    """The banner's own advice works from an empty folder, with the lock installed with the wheel:
+    `mcpgw servers install --profile local`, then `mcpgw serve --mode live --profile local`, every server of
+    the profile ready (the packages come from the registries, or the caches the CI's fetch left warm)."""
+    from gateway.config import SHIPPED_LOCK, default_lock, load_config
 
     with tempfile.TemporaryDirectory(prefix="mcpgw-wheel-lock-") as home:
         cwd = os.getcwd()
@@ -129,14 +130,18 @@ def live_from_the_shipped_lock(mcpgw: Path) -> None:
             os.chdir(cwd)
         if found != SHIPPED_LOCK:
             fail(f"the lock is not inside the wheel (found: {found})")
+        local = set(load_config(SHIPPED_LOCK).profiles["local"])
         env = {**os.environ, "PATH": f"{mcpgw.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         env.pop("PYTHONPATH", None)
-        process, _, status, log_path = serve(mcpgw, home, env, "--mode", "live", "--profile", "local",
-                                             "--servers", "everything")
+        install = subprocess.run([str(mcpgw), "servers", "install", "--profile", "local"], cwd=home, env=env,
+                                 capture_output=True, text=True, timeout=1200)
+        if install.returncode != 0:
+            fail(f"servers install --profile local from the shipped lock: {(install.stdout + install.stderr)[-2000:]}")
+        process, _, status, log_path = serve(mcpgw, home, env, "--mode", "live", "--profile", "local")
         stop(process)
-        state = status["servers"].get("everything", {})
-        if state.get("state") != "ready":
-            fail(f"live from the shipped lock: everything is {state}: {log_path.read_text()[-2000:]}")
+        states = {sid: info.get("state") for sid, info in status["servers"].items()}
+        if set(states) != local or set(states.values()) != {"ready"}:
+            fail(f"live from the shipped lock: {states}: {log_path.read_text()[-2000:]}")
 
 
 def main() -> None:
@@ -179,7 +184,7 @@ def main() -> None:
         fail(f"the replay wrote into the installed cassette {shipped}")
     live_from_the_shipped_lock(mcpgw)
     print(f"wheel smoke: ok ({count} modules import from {SITE}; `mcpgw serve` in an empty folder replayed {name}; "
-          "`serve --mode live --profile local` found the lock inside the wheel)")
+          "`servers install` and `serve --mode live --profile local` found the lock inside the wheel and served its servers)")
 
 
 if __name__ == "__main__":
