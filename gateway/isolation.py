@@ -22,9 +22,10 @@ from typing import Any
 
 import anyio
 
+from gateway.catalog import ServerCatalog
 from gateway.config import RUN_STATE_VAR, ServerSpec
 from gateway.errors import UpstreamUnavailable
-from gateway.upstream import CallOptions
+from gateway.upstream import CallOptions, Status, Upstream
 
 logger = logging.getLogger(__name__)
 _TOKEN = "${%s}" % RUN_STATE_VAR
@@ -56,17 +57,19 @@ def state_dir(server: str) -> str:
 
 @dataclass
 class _Instance:
-    upstream: Any
+    upstream: Upstream
     directory: str
     last_used: float
     inflight: int = 0
 
 
-# make(spec, provides_catalog) -> an upstream with run/wait_ready/request/aclose/status/catalog
-MakeUpstream = Callable[[ServerSpec, bool], Any]
+# make(spec, provides_catalog) -> one instance of the server
+MakeUpstream = Callable[[ServerSpec, bool], Upstream]
 
 
 class PerRunUpstream:
+    """An `Upstream` and `PerRunInstances`: a fresh instance per lane, and one more for the catalog."""
+
     def __init__(self, spec: ServerSpec, make: MakeUpstream, *, idle_timeout: float, start_timeout: float) -> None:
         self.name = spec.id
         self.spec = spec
@@ -82,11 +85,11 @@ class PerRunUpstream:
 
     # Lists, catalog and status are the catalog instance's.
     @property
-    def status(self) -> Any:
+    def status(self) -> Status:
         return self._catalog_instance.status
 
     @property
-    def catalog(self) -> Any:
+    def catalog(self) -> ServerCatalog | None:
         return self._catalog_instance.catalog
 
     @property

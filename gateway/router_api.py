@@ -173,8 +173,9 @@ class RouterApi:
         """One of mcprouter's server rows (model/server.go), from the lock entry and the recorded or live
         initialize answer, so a replaying gateway describes a server as the recording one did."""
         spec = self.router.specs[sid]
-        catalog = getattr(self.router.upstreams.get(sid), "catalog", None)
-        init = getattr(catalog, "init", None) or {}
+        upstream = self.router.upstreams.get(sid)
+        catalog = upstream.catalog if upstream is not None else None
+        init = (catalog.init if catalog is not None else None) or {}
         return {"created_at": _NO_TIME, "updated_at": _NO_TIME, "deleted_at": _NO_TIME, "name": sid,
                 "author_name": _author(spec), "title": spec.display_name,
                 "description": init.get("instructions") or "", "content": "", "server_key": sid, "config_name": sid}

@@ -1,8 +1,14 @@
 """The one interface everything plugs into: an upstream answers MCP requests for ONE server.
 
 It works on wire dicts (method + params dict -> result dict) so a cassette
-stores exactly what went over the wire and drift compares dicts. Live,
-recording, cassette and handler-based test upstreams all implement it.
+stores exactly what went over the wire and drift compares dicts. Live
+(`gateway.live`), one instance per run (`gateway.isolation`), recording
+(`recorder.recording`), cassette (`replay.cassette_upstream`) and the
+handler-based test double below all implement `Upstream`, as httpx's
+transports implement `BaseTransport`: the router and the composition root use
+nothing of an upstream that the Protocol does not name. A capability only some
+upstreams have is a small protocol of its own (`PerRunInstances`,
+`ReplayCounters`), asked for with `isinstance`, never by probing attributes.
 """
 
 from __future__ import annotations
@@ -10,7 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections import Counter
+from typing import Any, Protocol, runtime_checkable
+
+import anyio
+from anyio.abc import TaskStatus
+
+from gateway.catalog import ServerCatalog
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 RelayFn = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -32,11 +44,48 @@ class CallOptions:
 
 
 class Upstream(Protocol):
-    name: str
+    """One server, as the router sees it: supervised in its own task, with a status and a catalog."""
 
-    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]: ...
+    name: str  # the server's id in the lock
+
+    @property
+    def status(self) -> Status: ...  # what `mcpgw servers` and /status show
+
+    @property
+    def catalog(self) -> ServerCatalog | None: ...  # None until the server has answered its lists (or never)
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve until cancelled or closed; `task_status.started()` once supervision has begun (not once ready)."""
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Return once the first start has ended, ready or not; bounded by `timeout`."""
+
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
+        """One request on the wire: a result dict, or a `GatewayError`."""
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class PerRunInstances(Protocol):
+    """An upstream that starts a fresh instance per lane (`isolation: run`)."""
+
+    @property
+    def run_instances(self) -> int: ...  # instances serving lanes now
+
+    async def discard(self, lane: str) -> None:
+        """Stop the lane's instance: its next request starts from nothing."""
+
+
+@runtime_checkable
+class ReplayCounters(Protocol):
+    """An upstream that answers from a recording: per tool (or method) how often it hit, missed or refused."""
+
+    hits: Counter[str]
+    misses: Counter[str]
+    diverged: Counter[str]
+
+    def lane_report(self) -> dict[str, dict[str, Any]]: ...  # per lane: calls, divergence, whether it went live
 
 
 STATES = ("starting", "ready", "restarting", "unavailable", "stopped")
@@ -81,15 +130,14 @@ Handler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 class HandlerUpstream:
     """A test double: answers every request with an async handler (like httpx's MockTransport)."""
 
-    def __init__(self, name: str, handler: Handler, catalog: Any = None) -> None:
+    def __init__(self, name: str, handler: Handler, catalog: ServerCatalog | None = None) -> None:
         self.name = name
         self._handler = handler
         self.catalog = catalog
         self.status = Status("ready")
 
-    async def run(self, *, task_status: Any = None) -> None:
-        if task_status is not None:
-            task_status.started()
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
 
     async def wait_ready(self, timeout: float) -> None:
         return None

@@ -31,6 +31,7 @@ from gateway.router import Router
 from gateway.secrets import register as register_secrets
 from gateway.sessions import SessionLimits
 from gateway.settings import Settings
+from gateway.upstream import ReplayCounters, Upstream
 from llm.passthrough import MODEL_SERVER
 from recorder.calllog import CallLog
 from recorder.cassette import Cassette, Recorded, open_named, open_path
@@ -73,7 +74,7 @@ class Gateway:
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
         self.workers: Any = None  # gateway.worker_routing.Workers when this process is one of --workers N
         self.worker_channel: Any = None  # then also: the socket its connections are dealt on (mcpgw.workers)
-        upstreams: dict[str, Any] = {}
+        upstreams: dict[str, Upstream] = {}
 
         if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
             # Nothing to replay yet: every call would miss and go live, which is what record does.
@@ -133,12 +134,12 @@ class Gateway:
         self.model = model_passthrough(settings, self.mode, self.cassette, self.recorded, default_run, redact_patterns,
                                        self.router.call_log, secrets=secrets)
 
-    def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Any:
+    def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
         # every tracked server too, so a run that goes live gets a fresh instance to catch up.
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
 
-        def live(on_catalog_changed: Any) -> Any:
+        def live(on_catalog_changed: Any) -> Upstream:
             return live_upstream(spec, self.settings, per_run=per_run, on_notification=self.router.on_notification,
                                  on_catalog_changed=on_catalog_changed)
 
@@ -254,10 +255,12 @@ class Gateway:
             counts: dict[str, dict[str, int]] = {"hits": {}, "misses": {}, "diverged": {}}
             lanes: dict[str, dict[str, Any]] = {}
             for name, upstream in self.router.upstreams.items():
-                for kind, by_tool in counts.items():
-                    for tool, n in getattr(upstream, kind, {}).items():
-                        by_tool[f"{name}:{tool}"] = n
-                for lane, report in getattr(upstream, "lane_report", dict)().items():
+                if not isinstance(upstream, ReplayCounters):
+                    continue
+                for kind, counter in (("hits", upstream.hits), ("misses", upstream.misses), ("diverged", upstream.diverged)):
+                    for tool, n in counter.items():
+                        counts[kind][f"{name}:{tool}"] = n
+                for lane, report in upstream.lane_report().items():
                     if report["diverged"] or report["live"]:
                         lanes.setdefault(lane, {})[name] = report
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,

@@ -12,9 +12,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anyio
+from anyio.abc import TaskStatus
+
 from gateway.catalog import ServerCatalog
 from gateway.errors import CassetteError, UpstreamRejected
-from gateway.upstream import CallOptions
+from gateway.upstream import CallOptions, Status, Upstream
 from recorder.cassette import Cassette
 from recorder.redaction import Redactor
 from recorder.state import Call, GroupState, StateModel, read_only_tools
@@ -22,7 +25,9 @@ from recorder.store import StoreWriteError
 
 
 class RecordingUpstream:
-    def __init__(self, inner: Any, cassette: Cassette, *, tracked: bool, redact: Redactor, lock_digest: str,
+    """An `Upstream` over another (`inner`, the live one) that writes what passes through."""
+
+    def __init__(self, inner: Upstream, cassette: Cassette, *, tracked: bool, redact: Redactor, lock_digest: str,
                  group: GroupState | None = None) -> None:
         self.inner = inner
         self.name = inner.name
@@ -35,15 +40,15 @@ class RecordingUpstream:
 
     # The supervised lifecycle, catalog and status are the live upstream's.
     @property
-    def status(self) -> Any:
+    def status(self) -> Status:
         return self.inner.status
 
     @property
     def catalog(self) -> ServerCatalog | None:
         return self.inner.catalog
 
-    async def run(self, *, task_status: Any = None) -> None:
-        await (self.inner.run(task_status=task_status) if task_status is not None else self.inner.run())
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        await self.inner.run(task_status=task_status)
 
     async def wait_ready(self, timeout: float) -> None:
         await self.inner.wait_ready(timeout)

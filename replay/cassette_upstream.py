@@ -23,9 +23,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+from anyio.abc import TaskStatus
+
 from gateway.catalog import ServerCatalog
 from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
-from gateway.upstream import CallOptions, Status
+from gateway.upstream import CallOptions, PerRunInstances, Status
 from recorder.codec import pack
 from recorder.lane_table import MAX_LANES, LaneTable
 from recorder.redaction import MASK
@@ -66,6 +69,8 @@ class Lane:
 
 
 class CassetteUpstream:
+    """An `Upstream` and `ReplayCounters`: one server's recording, lane by lane."""
+
     def __init__(
         self,
         name: str,
@@ -106,10 +111,10 @@ class CassetteUpstream:
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
 
-    async def run(self, *, task_status: Any = None) -> None:
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         if self.fallback is not None:  # hybrid: the live server is supervised as usual
             await self.fallback.run(task_status=task_status)
-        elif task_status is not None:
+        else:
             task_status.started()
 
     async def wait_ready(self, timeout: float) -> None:
@@ -196,14 +201,14 @@ class CassetteUpstream:
     async def _catch_up(self, lane: Lane, options: CallOptions) -> None:
         """Bring a fresh live instance to the state the lane reached in the recording."""
         live = self.fallback.inner  # the RecordingUpstream's live side: catch-up calls are not recorded again
-        if hasattr(live, "discard"):
+        if isinstance(live, PerRunInstances):
             await live.discard(options.lane)  # whatever it held, it starts from nothing
         for number, entry in enumerate(lane.replayed_changes, 1):
             what = _what(entry["method"], entry.get("params") or {})
             problem = await self._replay_live(live, entry, options)
             if problem is not None:
                 lane.diverged = f"hybrid catch-up, replayed call {number} ({what})"
-                if hasattr(live, "discard"):
+                if isinstance(live, PerRunInstances):
                     await live.discard(options.lane)
                 raise ReplayDiverged(
                     f"hybrid catch-up failed on server {self.name!r}: to go live, a fresh instance was sent this run's "

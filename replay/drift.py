@@ -22,9 +22,8 @@ import anyio
 
 from gateway.config import ServerSpec
 from gateway.errors import GatewayError
-from gateway.isolation import PerRunUpstream
 from gateway.settings import Settings
-from gateway.upstream import CallOptions, Upstream
+from gateway.upstream import CallOptions, PerRunInstances, Upstream
 from recorder.cassette import Recorded
 from replay.compare import Difference, IgnoreRule, Rules, compare_results, propose_rules
 
@@ -124,7 +123,7 @@ async def run_drift(
 
     async def in_order(server: str, entries: list[dict[str, Any]]) -> None:
         upstream = upstreams[server]
-        if not isinstance(upstream, PerRunUpstream):
+        if not isinstance(upstream, PerRunInstances):
             for entry in entries:  # a server that may hold state sees its calls in recorded order
                 await one(server, entry)
             return
@@ -182,7 +181,7 @@ def _plan(recorded: Recorded, specs: dict[str, ServerSpec], include_unsafe: bool
     return work
 
 
-async def _check(upstream: Any, server: str, tool: str, params: dict[str, Any], entry: dict[str, Any], rules: Rules,
+async def _check(upstream: Upstream, server: str, tool: str, params: dict[str, Any], entry: dict[str, Any], rules: Rules,
                  lane: str) -> CallDrift:
     arguments = params.get("arguments")
     if upstream.catalog is not None and tool not in {t.get("name") for t in upstream.catalog.tools}:
@@ -204,7 +203,7 @@ async def _check(upstream: Any, server: str, tool: str, params: dict[str, Any], 
     return CallDrift(server, tool, arguments, verdict, remaining)
 
 
-async def _volatile(upstream: Any, params: dict[str, Any]) -> list[Difference] | None:
+async def _volatile(upstream: Upstream, params: dict[str, Any]) -> list[Difference] | None:
     """Ask the same call twice live; what differs between two live answers is volatile."""
     try:
         first = await upstream.request("tools/call", params, CallOptions(lane="learn"))
@@ -215,7 +214,7 @@ async def _volatile(upstream: Any, params: dict[str, Any]) -> list[Difference] |
     return compare_results(first, second)[0]
 
 
-async def _without_volatile(upstream: Any, params: dict[str, Any], call: CallDrift) -> CallDrift:
+async def _without_volatile(upstream: Upstream, params: dict[str, Any], call: CallDrift) -> CallDrift:
     """A server flagged `nondeterministic`: differences at paths that also differ between two
     live answers are volatile, not drift (the lock's ignore rules, learned on the spot)."""
     volatile = {d.path for d in await _volatile(upstream, params) or []}
@@ -225,14 +224,14 @@ async def _without_volatile(upstream: Any, params: dict[str, Any], call: CallDri
     return call
 
 
-async def _learn(upstream: Any, params: dict[str, Any], report: DriftReport, label: str) -> None:
+async def _learn(upstream: Upstream, params: dict[str, Any], report: DriftReport, label: str) -> None:
     differences = await _volatile(upstream, params)
     if differences:
         proposal = report.proposals.setdefault(label, {"paths": []})
         proposal["paths"] = sorted(set(proposal["paths"]) | set(propose_rules(differences)["paths"]))
 
 
-async def _wait_all(upstreams: dict[str, Any], timeout: float) -> None:
+async def _wait_all(upstreams: dict[str, Upstream], timeout: float) -> None:
     with anyio.move_on_after(timeout):
         async with anyio.create_task_group() as tg:
             for upstream in upstreams.values():

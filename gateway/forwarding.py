@@ -1,0 +1,88 @@
+"""Prompts, resources, completion and logging: each request finds its server and is forwarded as it came.
+
+Prompts are renamed as tools are (the catalog maps exposed -> upstream name); resource URIs are not.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from gateway.errors import GatewayError, UnknownTargetError
+from gateway.router_core import Caller, ClientHandle, RouterCore, strip_meta
+
+logger = logging.getLogger("gateway.router")
+
+
+class Forwarding(RouterCore):
+    async def get_prompt(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
+        name = params.get("name")
+        prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
+        target = prompts.get(name) if isinstance(name, str) else None
+        if target is None and isinstance(name, str) and self._sole_server() is not None and scope is None:
+            target = (self._sole_server(), name, {})
+        if target is None:
+            raise UnknownTargetError(f"Unknown prompt {name!r}; known: {sorted(prompts)[:20]}")
+        server, upstream_name, _ = target
+        out = {**params, "name": upstream_name}
+        strip_meta(out)
+        return await self.upstreams[server].request("prompts/get", out, self._options(server, caller))
+
+    def _resource_server(self, uri: Any, scope: str | None = None) -> str:
+        if scope is not None:  # a per-server endpoint reads its own server's resources (URIs are not renamed)
+            return scope
+        server = self.catalog.resource_owner(uri) if isinstance(uri, str) else None
+        if server is None and isinstance(uri, str):
+            server = self._sole_server()
+        if server is None:
+            raise UnknownTargetError(f"No server offers resource {uri!r}")
+        return server
+
+    async def read_resource(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
+        server = self._resource_server(params.get("uri"), scope)
+        out = dict(params)
+        strip_meta(out)
+        return await self.upstreams[server].request("resources/read", out, self._options(server, caller))
+
+    async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
+                        scope: str | None = None) -> dict[str, Any]:
+        uri = params.get("uri")
+        server = self._resource_server(uri, scope)
+        out = dict(params)
+        strip_meta(out)
+        result = await self.upstreams[server].request(
+            "resources/subscribe" if on else "resources/unsubscribe", out, self._options(server, caller)
+        )
+        if handle is not None:
+            (handle.subscriptions.add if on else handle.subscriptions.discard)(uri)
+        return result
+
+    async def complete(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
+        ref = params.get("ref") or {}
+        out = dict(params)
+        strip_meta(out)
+        if ref.get("type") == "ref/prompt":
+            prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
+            target = prompts.get(ref.get("name"))
+            if target is None:
+                raise UnknownTargetError(f"Unknown prompt {ref.get('name')!r}")
+            server = target[0]
+            out["ref"] = {**ref, "name": target[1]}
+        else:
+            uri = ref.get("uri")
+            server = scope or next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) \
+                or self._resource_server(uri)
+        return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))
+
+    async def set_logging_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Forward to every ready upstream that offers logging; one failure does not stop the rest."""
+        out = dict(params)
+        strip_meta(out)
+        for name, upstream in self.upstreams.items():
+            catalog = upstream.catalog
+            if catalog is not None and "logging" in catalog.capabilities and upstream.status.state == "ready":
+                try:
+                    await upstream.request("logging/setLevel", out)
+                except GatewayError as exc:
+                    logger.info("logging/setLevel on %s: %s", name, exc.message)
+        return {}

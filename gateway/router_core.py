@@ -1,0 +1,244 @@
+"""The router's core: its state, the upstreams' lifecycle, the merged catalog, and the clients it notifies.
+
+The router's requests are served by the mixins built on `RouterCore`, one concept each:
+`gateway.tool_calls` (tools/call and its call-log record), `gateway.forwarding` (prompts,
+resources, completion, logging), `gateway.listing` (the paged lists) and `gateway.router_status`
+(/status). `gateway.router.Router` assembles them.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Self
+
+import anyio
+
+from gateway.catalog import Catalog, build_catalog
+from gateway.config import ServerSpec
+from gateway.errors import UpstreamUnavailable
+from gateway.naming import NamingPolicy
+from gateway.settings import Settings
+from gateway.upstream import CallOptions, ProgressFn, RelayFn, Upstream
+from gateway.validation import ValidatorCache
+
+logger = logging.getLogger("gateway.router")
+
+# Keys of the 2026-07-28 request envelope: they describe the client's hop to
+# us, not ours to the upstream (a handshake-era server refuses them).
+_ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+
+
+class CallSink(Protocol):
+    """Where call records go (the recorder's call log); the router knows nothing more of it."""
+
+    def append(self, record: dict[str, Any]) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...  # for /status: where it writes, and its health
+
+
+@dataclass(slots=True)
+class Caller:
+    """Who is calling: what the call log records about the client side of a request."""
+
+    run_id: str = "default"
+    session_id: str = ""  # the client's identity when untagged: handshake session, cookie or connection
+    client_name: str | None = None
+    protocol_version: str | None = None
+    on_progress: ProgressFn | None = None
+    relay: RelayFn | None = None
+    tagged: bool = False  # the run id came from the client (?run= / X-Run-Id)
+    endpoint: str = "/mcp"  # where the call came in: /mcp, /servers/<id>/mcp, /sse, stdio, ... (the call log says)
+
+    @property
+    def lane(self) -> str:
+        """Replay order and state are kept per run: a tagged run id, else one lane per client."""
+        return self.run_id if self.tagged or not self.session_id else f"{self.run_id}/{self.session_id}"
+
+
+@dataclass
+class ClientHandle:
+    """A connected client the router can notify (list changes, resource updates, log messages).
+
+    Holds its notify method weakly: the handle must not keep the connection (its key) alive."""
+
+    notify_ref: weakref.WeakMethod
+    subscriptions: set[str] = field(default_factory=set)
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        notify = self.notify_ref()
+        if notify is not None:
+            await notify(method, params)
+
+
+
+class RouterCore:
+    def __init__(self, specs: list[ServerSpec], upstreams: dict[str, Upstream], settings: Settings,
+                 call_log: CallSink | None) -> None:
+        self.specs = {s.id: s for s in specs}
+        self.upstreams = upstreams
+        self.settings = settings
+        self.call_log = call_log
+        self.naming = NamingPolicy(mode=settings.naming, separator=settings.separator)
+        self.validators = ValidatorCache()
+        self.catalog = Catalog()
+        self._clients: weakref.WeakKeyDictionary[Any, ClientHandle] = weakref.WeakKeyDictionary()
+        self.started_at = time.time()
+        self.calls_served = 0
+        self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
+        self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
+        self.recording: str | None = None  # the cassette played or recorded (set by the app), shown in /status
+        self._settled: anyio.Event | None = None  # set in `running` once every first start has ended
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Self]:
+        """Start every upstream concurrently, each in its own supervised task; the
+        catalog counts as settled once every first start has (see `until_settled`)."""
+        self.rebuild_catalog()  # replayed upstreams have their catalog before they run
+        self._settled = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            for upstream in self.upstreams.values():
+                await tg.start(upstream.run)
+            settling = anyio.CancelScope()
+
+            async def settle() -> None:
+                with settling:
+                    await self.wait_ready(self.settings.ready_timeout)
+                self._settled.set()
+
+            tg.start_soon(settle)
+            try:
+                yield self
+            finally:
+                settling.cancel()
+                with anyio.CancelScope(shield=True):
+                    for upstream in self.upstreams.values():
+                        await upstream.aclose()
+
+    @property
+    def settled(self) -> bool:
+        """True once every upstream's first start has ended (ready or not) or the ready timeout passed."""
+        return self._settled is not None and self._settled.is_set()
+
+    async def until_settled(self, server: str | None = None) -> None:
+        """Lists wait here during start-up, so no client is handed a partial catalog. `server` (a per-server
+        endpoint's): then a server with nothing to serve is an error saying which and why, not an empty list."""
+        if self._settled is not None and not self._settled.is_set():
+            await self._settled.wait()  # bounded: `settle` sets it by the ready timeout at the latest
+        upstream = self.upstreams.get(server) if server is not None else None
+        if upstream is not None and upstream.catalog is None:
+            status = upstream.status
+            raise UpstreamUnavailable(server, f"not available ({status.state}: {status.reason or 'no reason given'})")
+
+    def pending_servers(self) -> list[str]:
+        """Servers whose first start has not ended yet."""
+        return sorted(name for name, up in self.upstreams.items() if up.status.state == "starting")
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Wait until every upstream's first start attempt has settled; bounded."""
+        with anyio.move_on_after(timeout):
+            async with anyio.create_task_group() as tg:
+                for upstream in self.upstreams.values():
+                    tg.start_soon(upstream.wait_ready, timeout)
+
+    def rebuild_catalog(self) -> bool:
+        """Rebuild the merged catalog; True when the tool list changed."""
+        servers = [
+            (self.specs[name], up.catalog) for name, up in self.upstreams.items() if up.catalog is not None
+        ]
+        new = build_catalog(servers, self.naming, self.validators, self.catalog.version + 1)
+        for problem in new.problems:
+            logger.warning("catalog: %s", problem)
+        changed = [e.tool for e in new.tools.values()] != [e.tool for e in self.catalog.tools.values()]
+        prompts_changed = new.prompts != self.catalog.prompts
+        resources_changed = new.resources != self.catalog.resources or new.templates != self.catalog.templates
+        self.catalog = new
+        self._changes = (changed, prompts_changed, resources_changed)
+        return changed
+
+    async def on_catalog_changed(self, server: str, kind: str) -> None:
+        self.rebuild_catalog()
+        from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+
+        tools, prompts, resources = self._changes
+        for method, event, changed in (
+            ("notifications/tools/list_changed", ToolsListChanged(), tools),
+            ("notifications/prompts/list_changed", PromptsListChanged(), prompts),
+            ("notifications/resources/list_changed", ResourcesListChanged(), resources),
+        ):
+            if changed:
+                await self._broadcast(method, None)
+                await self._publish(event)
+
+    async def on_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
+        """Notifications an upstream sends on its own: log messages and resource updates reach clients."""
+        if method == "notifications/message":
+            params = {**params, "logger": f"{server}/{params['logger']}" if params.get("logger") else server}
+            await self._broadcast(method, params)
+        elif method == "notifications/resources/updated":
+            uri = params.get("uri")
+            for handle in list(self._clients.values()):
+                if uri in handle.subscriptions:
+                    await _quietly(handle.notify(method, params))
+            if isinstance(uri, str):
+                from mcp.shared.subscriptions import ResourceUpdated
+
+                await self._publish(ResourceUpdated(uri=uri))
+
+    def register_client(self, key: Any, notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]) -> ClientHandle:
+        handle = self._clients.get(key)
+        if handle is None:
+            handle = self._clients[key] = ClientHandle(weakref.WeakMethod(notify))
+        return handle
+
+    async def _publish(self, event: Any) -> None:
+        if self.event_bus is not None:
+            await _quietly(self.event_bus.publish(event))
+
+    async def _broadcast(self, method: str, params: dict[str, Any] | None) -> None:
+        for handle in list(self._clients.values()):
+            await _quietly(handle.notify(method, params))
+
+    def _sole_server(self) -> str | None:
+        """Bare naming in front of one server: names the catalog lacks are still that server's to answer.
+
+        The gateway then stays transparent: an unknown tool, prompt or resource URI reaches the
+        server, and the client gets the server's own answer, as it would without the gateway.
+        """
+        if self.settings.naming == "bare" and len(self.upstreams) == 1:
+            return next(iter(self.upstreams))
+        return None
+
+    def _options(self, server: str, caller: Caller) -> CallOptions:
+        return CallOptions(
+            timeout=self.specs[server].timeout, on_progress=caller.on_progress, relay=caller.relay, lane=caller.lane
+        )
+
+
+def upstream_meta(meta: Any) -> dict[str, Any] | None:
+    """The request's `_meta` as the upstream may see it: no progress token (ours), no envelope keys."""
+    if not isinstance(meta, dict):
+        return None
+    kept = {k: v for k, v in meta.items() if k != "progressToken" and not k.startswith(_ENVELOPE_PREFIX)}
+    return kept or None
+
+
+def strip_meta(params: dict[str, Any]) -> None:
+    meta = upstream_meta(params.pop("_meta", None))
+    if meta:
+        params["_meta"] = meta
+
+
+async def _quietly(awaitable: Awaitable[None]) -> None:
+    try:
+        with anyio.move_on_after(5):
+            await awaitable
+    except Exception as exc:  # noqa: BLE001 - a gone client must not disturb the others
+        logger.debug("notify failed: %s", exc)

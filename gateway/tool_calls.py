@@ -1,0 +1,192 @@
+"""The tools/call path: find the tool, validate its arguments inline, forward, and write one call-log record.
+
+Every call is logged, whatever its end: forwarded (ok, tool error), refused here (unknown tool,
+invalid arguments), failed upstream (timeout, crash, replay miss or divergence) or abandoned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from contextvars import ContextVar
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+import msgpack
+
+from gateway.catalog import ToolEntry
+from gateway.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
+from gateway.router_core import Caller, RouterCore, upstream_meta
+from gateway.upstream import CallOptions
+from gateway.validation import UNCHECKED
+
+# Seconds the current tools/call spent waiting on its upstream; read by the
+# front's timing middleware to report the gateway's own work per call.
+UPSTREAM_WAIT: ContextVar[list[float] | None] = ContextVar("upstream_wait", default=None)
+
+
+class ToolCalls(RouterCore):
+    def tool_input_schema(self, exposed: str) -> dict[str, Any] | None:
+        entry = self.catalog.tools.get(exposed)
+        return entry.tool.get("inputSchema") if entry else None
+
+    async def call_tool(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
+        """Validate, forward, log. With `scope` (a per-server endpoint) `name` is that server's own tool name;
+        the call is then the same call as through the namespaced endpoint, but for the record's `endpoint`."""
+        started = time.time()
+        t0 = time.perf_counter()
+        name = params.get("name")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if scope is not None:  # a per-server endpoint waits for its server's first start, as lists do
+            await self.until_settled(scope)
+        view = self.catalog.server_view(scope) if scope is not None else None
+        tools = self.catalog.tools if view is None else view.tools
+        entry = tools.get(name) if isinstance(name, str) else None
+        record = self._new_record(caller, started, entry.exposed if entry else name, arguments, entry)
+        if view is not None and entry is None:
+            record["server"] = scope
+        if entry is None and isinstance(name, str) and self._sole_server() is not None and view is None:
+            entry = self._passthrough_tool(name)
+            record["server"], record["tool"] = entry.server, name
+        try:
+            if entry is None:
+                near = (view or self.catalog).near_tools(str(name))
+                if near and view is None:
+                    record["server"] = self.catalog.tools[near[0]].server
+                record["outcome"] = "rejected"
+                raise UnknownToolError(str(name), near)
+            checkable = self.settings.validate != "off" and record["known_tool"]  # a passthrough has no schema
+            verdict = entry.input.check(arguments) if checkable else UNCHECKED
+            record["validation"] = verdict.as_dict()
+            if verdict.valid is False and self.settings.validate == "enforce":
+                # Per the spec, argument errors are tool results the model can read and correct.
+                record["outcome"] = "rejected"
+                record["is_error"] = True
+                text = f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
+                return {"content": [{"type": "text", "text": text}], "isError": True}
+            waited = time.perf_counter()
+            options = self._options(entry.server, caller)
+            try:
+                result = await self._forward(entry, params, arguments, options)
+            finally:
+                record["source"], record["cassette_key"] = options.source, options.cassette_key
+                waited = time.perf_counter() - waited
+                record["upstream_ms"] = round(waited * 1000, 3)
+                box = UPSTREAM_WAIT.get()
+                if box is not None:
+                    box[0] = waited
+            is_error = bool(result.get("isError"))
+            record["is_error"] = is_error
+            record["outcome"] = "tool_error" if is_error else "ok"
+            record["result_digest"] = _digest(result)
+            if self.settings.log_results:  # what the tool returned, for judges reading the log
+                record["result"] = _result_text(result, self.settings.log_results)
+            if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
+                record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
+            return result
+        except (ReplayDiverged, ReplayMiss) as exc:
+            record["outcome"] = "diverged" if isinstance(exc, ReplayDiverged) else "miss"
+            record["error"] = exc.message
+            if self.settings.miss_as_tool_error:  # the agent reads it as the tool's answer and may go on
+                record["is_error"] = True
+                return {"content": [{"type": "text", "text": exc.message}], "isError": True}
+            raise
+        except UpstreamTimeout as exc:
+            record["outcome"] = "timeout"
+            record["error"] = exc.message
+            raise
+        except UpstreamError as exc:
+            record["outcome"] = "upstream_error"
+            record["error"] = exc.message
+            raise
+        except GatewayError as exc:
+            record["error"] = exc.message
+            raise
+        except BaseException as exc:  # cancelled by the client, or a bug: still logged
+            record["outcome"] = "upstream_error"
+            record["error"] = f"{type(exc).__name__}: call abandoned" if isinstance(exc, anyio.get_cancelled_exc_class()) else repr(exc)
+            raise
+        finally:
+            ended = time.time()
+            record["ended_at"] = _iso(ended)
+            record["latency_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            self.calls_served += 1
+            if self.call_log is not None:
+                self.call_log.append(record)
+
+    def _passthrough_tool(self, name: str) -> ToolEntry:
+        server = self._sole_server()
+        assert server is not None
+        return ToolEntry(server, name, name, {"name": name}, self.validators.compile({}), None)
+
+    async def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> dict[str, Any]:
+        # Every param passes through (e.g. `task`), with the upstream's own tool name.
+        out = {k: v for k, v in params.items() if k != "_meta"}
+        out["name"], out["arguments"] = entry.name, arguments
+        meta = upstream_meta(params.get("_meta"))
+        if meta:
+            out["_meta"] = meta
+        return await self.upstreams[entry.server].request("tools/call", out, options)
+
+    def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
+        return {
+            "run_id": caller.run_id,
+            "session_id": caller.session_id,
+            "lane": caller.lane,
+            "seq": None,
+            "started_at": _iso(started),
+            "ended_at": None,
+            "latency_ms": None,
+            "client_name": caller.client_name,
+            "protocol_version": caller.protocol_version,
+            "server": entry.server if entry else None,
+            "tool": entry.name if entry else None,
+            "exposed_name": name,
+            "arguments": arguments,
+            "known_tool": entry is not None,
+            "validation": {"valid": None, "errors": []},
+            "output_validation": None,
+            "outcome": None,
+            "is_error": False,
+            "error": None,
+            "result_digest": None,
+            "cassette_key": None,
+            "source": None,  # "live" or "replay" once forwarded; a call refused here reached no server
+            "input_schema_digest": entry.input.digest if entry else None,
+            "upstream_ms": None,
+            "endpoint": caller.endpoint,
+        }
+
+
+def _result_text(result: dict[str, Any], limit: int) -> str:
+    """A result's text content (else its JSON), cut to `limit` characters with a note of the cut."""
+    parts = [c.get("text", "") for c in result.get("content") or () if isinstance(c, dict) and c.get("type") == "text"]
+    text = "\n".join(parts) if parts else json.dumps(result.get("structuredContent", result), ensure_ascii=False,
+                                                      sort_keys=True, default=str)
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _digest(result: dict[str, Any]) -> str:
+    try:
+        data = msgpack.packb(result, use_bin_type=True)
+    except OverflowError:  # an integer beyond 64 bits (valid JSON)
+        data = json.dumps(result, sort_keys=True, default=str).encode()
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+_SECOND: list[Any] = [None, ""]  # the last whole second formatted, and its text: two stamps a call, mostly in one second
+
+
+def _iso(ts: float) -> str:
+    """`datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")`, at a third of its cost."""
+    second = int(ts // 1)
+    micro = round((ts - second) * 1e6)  # as datetime rounds (half to even), then truncates to milliseconds
+    if micro >= 1_000_000:
+        second, micro = second + 1, micro - 1_000_000
+    if _SECOND[0] != second:
+        _SECOND[:] = [second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")]
+    return f"{_SECOND[1]}.{micro // 1000:03d}+00:00"
