@@ -19,8 +19,9 @@ class Forwarding(RouterCore):
         name = params.get("name")
         prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
         target = prompts.get(name) if isinstance(name, str) else None
-        if target is None and isinstance(name, str) and self._sole_server() is not None and scope is None:
-            target = (self._sole_server(), name, {})
+        sole = self._sole_server()
+        if target is None and isinstance(name, str) and sole is not None and scope is None:
+            target = (sole, name, {})
         if target is None:
             raise UnknownTargetError(f"Unknown prompt {name!r}; known: {sorted(prompts)[:20]}")
         server, upstream_name, _ = target

@@ -102,7 +102,7 @@ class RouterCore:
         """Start every upstream concurrently, each in its own supervised task; the
         catalog counts as settled once every first start has (see `until_settled`)."""
         self.rebuild_catalog()  # replayed upstreams have their catalog before they run
-        self._settled = anyio.Event()
+        settled = self._settled = anyio.Event()
         async with anyio.create_task_group() as tg:
             for upstream in self.upstreams.values():
                 await tg.start(upstream.run)
@@ -111,7 +111,7 @@ class RouterCore:
             async def settle() -> None:
                 with settling:
                     await self.wait_ready(self.settings.ready_timeout)
-                self._settled.set()
+                settled.set()
 
             tg.start_soon(settle)
             try:
@@ -132,7 +132,9 @@ class RouterCore:
         endpoint's): then a server with nothing to serve is an error saying which and why, not an empty list."""
         if self._settled is not None and not self._settled.is_set():
             await self._settled.wait()  # bounded: `settle` sets it by the ready timeout at the latest
-        upstream = self.upstreams.get(server) if server is not None else None
+        if server is None:
+            return
+        upstream = self.upstreams.get(server)
         if upstream is not None and upstream.catalog is None:
             status = upstream.status
             raise UpstreamUnavailable(server, f"not available ({status.state}: {status.reason or 'no reason given'})")
