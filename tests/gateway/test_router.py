@@ -176,7 +176,7 @@ def test_call_log_stamps_are_datetimes_isoformat_to_the_millisecond():
     import random
     from datetime import datetime, timezone
 
-    from gateway.router import _iso
+    from gateway.tool_calls import _iso
 
     rng = random.Random(7)
     edges = [0.0, 0.0005, 0.0004995, 0.9995, 0.9999995, 0.0125, 0.0124995, 0.5]
