@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from gateway.errors import ConfigError
-from gateway.lock.recipe_syntax import RecipeError, parse_recipe
+from gateway.recipe_syntax import RecipeError, parse_recipe
 
 LOCK_FORMAT = 1
 DEFAULT_SEPARATOR = "__"
@@ -96,7 +96,7 @@ class ServerSpec:
     isolation: str | None = None  # "run": one instance per run id; "shared"; None: run if stateful
     state_group: str | None = None  # servers that share state (one directory) share one replay history
     source: Source | None = None  # built from this commit by `mcpgw servers install`
-    build: dict[str, Any] | None = None  # the build recipe (python | node | steps), see gateway.lock.recipes
+    build: dict[str, Any] | None = None  # the build recipe (python | node | steps), see lock.recipes
     line: int = 0
 
     @property

@@ -5,15 +5,21 @@
     mcpgw lock check   [--config L] [--profile P] [--servers ID ...] [--timeout S] [--json]
     mcpgw servers install [--config L] [--profile P] [--servers ID ...] [--jobs N] [--timeout S] [--sources DIR]
 
+A feature package on top of the core: it imports gateway/, and the core never
+imports it. What the gateway itself needs to start a server lives in the core:
+reading the lock (`gateway.config`, with `gateway.recipe_syntax`), where
+installs and builds are and how an installed entry starts
+(`gateway.installed`), and the breaking / compatible classification of
+catalog changes (`gateway.schema_diff`, also used by `mcpgw drift`).
+
 Modules, one concept each: `importer` (foreign server lists -> entries),
 `lockedit` (text edits that keep comments), `launchers` (npx / uvx command
-lines), `install` (cache warming and builds, concurrently), `direct` (starting
-an installed npx / uvx package without its runner), `sources` (a repository
-at a commit: found, verified, extracted once), `recipes` (build recipes and
-where builds live), `build` (one source build, verified by listing its
-tools), `probe` (start servers, read catalogs),
-`locked` (the `locked:` section), `refresh`, `check`, and `schema_diff` (the
-breaking / compatible classification, also used by `mcpgw drift`).
+lines), `install` (cache warming and builds, concurrently), `direct` (finding
+the command inside an installed npx / uvx environment), `sources` (a
+repository at a commit: found, verified, extracted once), `recipes` (the
+steps of each build recipe), `build` (one source build, verified by listing
+its tools), `processes` (one install step's process), `probe` (start servers,
+read catalogs), `locked` (the `locked:` section), `refresh` and `check`.
 """
 
 from __future__ import annotations
@@ -38,11 +44,11 @@ def add_commands(sub: Any) -> None:
     imp.add_argument("--lock", default=DEFAULT_LOCK, help=f"lock file to add to, created if missing (default: {DEFAULT_LOCK})")
     imp.add_argument("--profile", help="also add the imported servers to this profile (created if missing)")
     imp.add_argument("--base-dir", help="MCP-Bench shape: where relative 'cwd's are anchored (default: the file's directory)")
-    imp.set_defaults(func=_run("gateway.lock.importer", "cmd_import"))
+    imp.set_defaults(func=_run("lock.importer", "cmd_import"))
 
     for name, help_text, module, function in (
-        ("refresh", "start the servers and write what each offers under its 'locked:' key", "gateway.lock.refresh", "cmd_refresh"),
-        ("check", "compare the live servers with their 'locked:' data; exit 1 on breaking drift", "gateway.lock.check", "cmd_check"),
+        ("refresh", "start the servers and write what each offers under its 'locked:' key", "lock.refresh", "cmd_refresh"),
+        ("check", "compare the live servers with their 'locked:' data; exit 1 on breaking drift", "lock.check", "cmd_check"),
     ):
         parser = actions.add_parser(name, help=help_text)
         _selection(parser)
@@ -60,7 +66,7 @@ def add_commands(sub: Any) -> None:
     install.add_argument("--sources", metavar="DIR", default=None,
                          help="folder(s) holding owner+repo@commit.tar.gz archives or directories, looked up "
                               "before any download (default: $MCPGW_SOURCES)")
-    install.set_defaults(func=_run("gateway.lock.install", "cmd_install"))
+    install.set_defaults(func=_run("lock.install", "cmd_install"))
 
 
 def _selection(parser: argparse.ArgumentParser) -> None:

@@ -44,8 +44,8 @@ from gateway.config import (
     server_id_from_name,
 )
 from gateway.errors import ConfigError, GatewayError
-from gateway.lock.launchers import infer_pin, parse_launch
-from gateway.lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
+from lock.launchers import infer_pin, parse_launch
+from lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
 
 SHAPES = {"mcpServers": "Claude Desktop / Cursor", "servers": "VS Code", "mcp": "VS Code settings", "commands": "MCP-Bench"}
 _KNOWN_KEYS = {"command", "args", "cwd", "env", "url", "headers", "type", "transport"}

@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     from recorder.commands import add_commands as add_cassette_commands
 
     add_cassette_commands(sub)
-    from gateway.lock import add_commands as add_lock_commands
+    from lock import add_commands as add_lock_commands
 
     add_lock_commands(sub)
     from runs.cli import add_commands as add_run_commands

@@ -125,11 +125,9 @@ async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], r
 
 
 def _catalog_diff() -> Any:
-    """The catalog classification `lock check` uses, when it is installed."""
-    try:
-        from gateway.lock.schema_diff import diff_catalogs
-    except ImportError:
-        return None
+    """The catalog classification `lock check` uses (in the core, so always there)."""
+    from gateway.schema_diff import diff_catalogs
+
     return diff_catalogs
 
 

@@ -12,7 +12,7 @@ from mcp import Client
 
 from mcpgw.cli import build_parser, main
 from gateway.errors import GatewayError
-from gateway.lock import add_commands
+from lock import add_commands
 from tests.gateway.test_bad_input import run
 
 CATALOG_SERVER = Path(__file__).resolve().parent / "catalog_server.py"

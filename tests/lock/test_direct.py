@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from gateway.config import parse_config
-from gateway.lock.direct import direct_argv, direct_spec, locate_command, remember
-from gateway.lock.launchers import parse_launch
+from gateway.installed import direct_spec, remember
+from lock.direct import direct_argv, locate_command
+from lock.launchers import parse_launch
 
 LOCK = """version: 1
 servers:

@@ -8,7 +8,7 @@ import yaml
 from gateway.catalog import ServerCatalog
 from gateway.config import Pin, ServerSpec
 from gateway.errors import ConfigError
-from gateway.lock.locked import catalog_digest, parse, render, snapshot
+from lock.locked import catalog_digest, parse, render, snapshot
 
 AWKWARD = {
     "type": "object",
