@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from gateway.config import RUN_STATE_VAR, ServerSpec
+from gateway.server_spec import RUN_STATE_VAR, ServerSpec
 from gateway.errors import UpstreamUnavailable
 from gateway.upstream import CallOptions
 

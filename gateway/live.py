@@ -27,7 +27,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from gateway import __version__
 from gateway.catalog import ServerCatalog, fetch_catalog, refresh_list
 from gateway.child_env import child_env
-from gateway.config import ServerSpec, expand_env
+from gateway.server_spec import ServerSpec, expand_env
 from gateway.isolation import state_dir, uses_state_dir, with_state_dir
 from gateway.errors import (
     RESPONSE_TOO_LARGE,

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec, spec_digest, spec_from_dict, spec_to_dict
+from gateway.config import ServerSpec
+from gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
 from gateway.errors import CassetteError
 from gateway.front import build_http_app, build_server, serve_http, serve_stdio
 from gateway.http_guard import GuardPolicy, default_allowed_hosts

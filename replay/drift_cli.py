@@ -11,7 +11,8 @@ from typing import Any
 
 import anyio
 
-from gateway.config import load_config, spec_from_dict
+from gateway.config import load_config
+from gateway.spec_record import spec_from_dict
 from gateway.errors import GatewayError
 from gateway.settings import Settings
 from replay.compare import parse_rules

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from gateway.catalog import ServerCatalog
-from gateway.config import Pin, ServerSpec
+from gateway.server_spec import Pin, ServerSpec
 from gateway.errors import ConfigError
 from lock.locked import catalog_digest, parse, render, snapshot
 

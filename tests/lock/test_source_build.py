@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gateway.config import Source, parse_config
+from gateway.config import parse_config
+from gateway.server_spec import Source
 from lock.build import _gist
 from gateway.installed import build_dir, built_info, installed_spec
 from lock.sources import SourceError, source_tree
