@@ -20,11 +20,11 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec
 from gateway.child_env import child_env
-from lock.processes import run_process  # one process runner for every install step
-from gateway.recipe_syntax import RecipeError, parse_recipe
+from gateway.config import ServerSpec
 from gateway.installed import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
+from gateway.recipe_syntax import RecipeError, parse_recipe
+from lock.processes import run_process  # one process runner for every install step
 from lock.recipes import build_env, build_steps
 from lock.sources import SourceError, source_tree
 

@@ -20,11 +20,11 @@ import anyio
 
 from gateway.config import ServerSpec, default_lock
 from gateway.errors import ConfigError
+from gateway.schema_diff import Change, diff_tools
 from lock.locked import Locked, snapshot
 from lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
 from lock.probe import Probe
 from lock.progress import probe_with_progress
-from gateway.schema_diff import Change, diff_tools
 
 STATUSES = ("ok", "compatible", "breaking", "error", "unlocked")
 

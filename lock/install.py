@@ -25,10 +25,10 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec, default_lock
 from gateway.child_env import child_env  # the exact environment the gateway gives the server
-from lock.bytecode import compile_command
+from gateway.config import ServerSpec, default_lock
 from gateway.installed import remember
+from lock.bytecode import compile_command
 from lock.direct import direct_argv, locate_command
 from lock.launchers import Launch, infer_pin, parse_launch, warm_command
 from lock.lockfile import DEFAULT_LOCK, open_lock

@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 
 from gateway.config import load_config
-from gateway.spec_record import spec_from_dict
 from gateway.errors import GatewayError
 from gateway.settings import Settings
+from gateway.spec_record import spec_from_dict
 from replay.compare import parse_rules
 from recorder.paths import add_dir_option
 from replay.drift import DriftReport, run_drift

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from gateway.catalog import ServerCatalog
-from gateway.server_spec import Pin, ServerSpec
 from gateway.errors import ConfigError
+from gateway.server_spec import Pin, ServerSpec
 from lock.locked import catalog_digest, parse, render, snapshot
 
 AWKWARD = {

@@ -9,8 +9,8 @@ import pytest
 
 from gateway.config import parse_config
 from gateway.errors import ConfigError
-from gateway.recipe_syntax import RecipeError, parse_recipe
 from gateway.installed import build_dir
+from gateway.recipe_syntax import RecipeError, parse_recipe
 from lock.recipes import build_env, build_steps
 
 COMMIT = "09e52332b22428bf891be59047e01cb9adc063b4"

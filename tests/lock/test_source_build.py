@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from gateway.config import parse_config
+from gateway.installed import build_dir, built_info, installed_spec
 from gateway.server_spec import Source
 from lock.build import _gist
-from gateway.installed import build_dir, built_info, installed_spec
 from lock.sources import SourceError, source_tree
 from tests.conftest import BUILT, MISBEHAVING, ROOT, install_servers, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
