@@ -5,27 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from gateway.errors import GatewayError
-from harness.configs import FORMATS, render
-
-
-def add_commands(sub: Any, default_url: str) -> None:
-    connect = sub.add_parser(
-        "connect", help="write a harness's or client's config for a running gateway",
-        description="mcpbench: MCP-Bench's mcp_servers/commands.json (each server an HTTP entry at its "
-                    "per-server endpoint); mcpservers / vscode: an MCP client's server list (one entry for /mcp, "
-                    "or --per-server); mcprouter: the base URL of the mcprouter-style API.")
-    connect.add_argument("format", choices=FORMATS)
-    connect.add_argument("--gateway", default=default_url, help=f"the gateway's base URL (default {default_url})")
-    connect.add_argument("--servers", nargs="+", metavar="ID", help="only these servers (default: all it serves)")
-    connect.add_argument("--run", help="a run id put in every URL (?run=): the harness's calls share one lane")
-    connect.add_argument("--per-server", action="store_true", help="mcpservers/vscode: one entry per server")
-    connect.add_argument("--auth-token-env", metavar="VAR", help="the gateway's bearer token, from this variable")
-    connect.add_argument("--auth-token-file", metavar="FILE")
-    connect.add_argument("-o", "--output", help="file to write (default: stdout)")
-    connect.set_defaults(func=cmd_connect)
+from harness.configs import render
 
 
 def cmd_connect(args: argparse.Namespace) -> int:

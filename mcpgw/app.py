@@ -27,15 +27,12 @@ from gateway.config import ServerSpec
 from gateway.errors import CassetteError
 from gateway.front import build_http_app, build_server, serve_http, serve_stdio
 from gateway.http_guard import GuardPolicy, default_allowed_hosts
-from gateway.isolation import PerRunUpstream
-from gateway.live import LiveUpstream
 from gateway.router import Router
 from gateway.secrets import register as register_secrets
 from gateway.sessions import SessionLimits
 from gateway.settings import Settings
 from gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
 from llm.passthrough import MODEL_SERVER
-from llm.wiring import model_passthrough
 from recorder.calllog import CallLog
 from recorder.cassette import Cassette, Recorded, open_named, open_path
 from recorder.paths import cassette_path, is_cassette
@@ -44,6 +41,9 @@ from recorder.redaction import Redactor
 from recorder.replay_logs import log_home, new_log_path
 from recorder.state import GroupState
 from replay.cassette_upstream import CassetteUpstream
+
+from mcpgw.model_wiring import model_passthrough
+from mcpgw.upstreams import live_upstream
 
 logger = logging.getLogger("mcpgw")
 MODES = ("live", "record", "replay", "hybrid")
@@ -140,14 +140,8 @@ class Gateway:
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
 
         def live(on_catalog_changed: Any) -> Any:
-            def make(s: ServerSpec, provides_catalog: bool) -> LiveUpstream:
-                return LiveUpstream(s, self.settings, on_notification=self.router.on_notification,
-                                    on_catalog_changed=on_catalog_changed if provides_catalog else None)
-
-            if per_run:
-                return PerRunUpstream(spec, make, idle_timeout=self.settings.run_idle_timeout,
-                                      start_timeout=self.settings.start_timeout)
-            return make(spec, True)  # a shared instance: with its own ${RUN_STATE_DIR} if it uses one
+            return live_upstream(spec, self.settings, per_run=per_run, on_notification=self.router.on_notification,
+                                 on_catalog_changed=on_catalog_changed)
 
         def recording() -> RecordingUpstream:
             holder: dict[str, RecordingUpstream] = {}

@@ -23,11 +23,13 @@ import anyio
 from gateway.config import ServerSpec
 from gateway.errors import GatewayError
 from gateway.isolation import PerRunUpstream
-from gateway.live import LiveUpstream
 from gateway.settings import Settings
-from gateway.upstream import CallOptions
+from gateway.upstream import CallOptions, Upstream
 from recorder.cassette import Recorded
 from replay.compare import Difference, IgnoreRule, Rules, compare_results, propose_rules
+
+MakeUpstream = Callable[[ServerSpec, Settings], Upstream]
+CatalogDiff = Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any]]
 
 VERDICTS = ("identical", "equal_after_ignore", "changed", "failing", "skipped")
 
@@ -92,10 +94,12 @@ async def run_drift(
     learn: bool = False,
     concurrency: int = 4,
     progress: Callable[[int, int], None] | None = None,
-    catalog_diff: Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any]] | None = None,
+    catalog_diff: CatalogDiff | None = None,
+    make_upstream: MakeUpstream,
 ) -> DriftReport:
+    """`make_upstream(spec, settings)`: a live upstream as `serve` would start it (the composition root's)."""
     report = DriftReport(name, time.time())
-    upstreams = {sid: _upstream(spec, settings) for sid, spec in specs.items()}
+    upstreams = {sid: make_upstream(spec, settings) for sid, spec in specs.items()}
     work = _plan(recorded, specs, include_unsafe, report)
     done = 0
     total = sum(len(calls) for calls in work.values())
@@ -154,15 +158,6 @@ async def run_drift(
             await upstream.aclose()
     report.ended = time.time()
     return report
-
-
-def _upstream(spec: ServerSpec, settings: Settings) -> LiveUpstream | PerRunUpstream:
-    def make(s: ServerSpec, _provides_catalog: bool) -> LiveUpstream:
-        return LiveUpstream(s, settings)
-
-    if spec.isolated:
-        return PerRunUpstream(spec, make, idle_timeout=settings.run_idle_timeout, start_timeout=settings.start_timeout)
-    return make(spec, True)
 
 
 def _plan(recorded: Recorded, specs: dict[str, ServerSpec], include_unsafe: bool, report: DriftReport) -> dict[str, list[dict[str, Any]]]:

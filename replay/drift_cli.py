@@ -16,31 +16,14 @@ from gateway.errors import GatewayError
 from gateway.settings import Settings
 from gateway.spec_record import spec_from_dict
 from replay.compare import parse_rules
-from recorder.paths import add_dir_option
-from replay.drift import DriftReport, run_drift
+from replay.drift import CatalogDiff, DriftReport, MakeUpstream, run_drift
 
 LOCK_FILE = "servers.lock.yaml"  # what `mcpgw serve` and `drift --learn`'s advice use
 
 
-def add_commands(sub: Any) -> None:
-    drift = sub.add_parser("drift", help="re-issue a cassette's calls live and report what changed")
-    drift.add_argument("--cassette", required=True, help="cassette name (in --cassettes-dir) or path")
-    add_dir_option(drift)
-    drift.add_argument("--config", help=f"lock file whose entries (and ignore rules) to use; default: ./{LOCK_FILE} "
-                                        "when present, else the entries recorded in the cassette")
-    drift.add_argument("--profile")
-    drift.add_argument("--servers", nargs="+")
-    drift.add_argument("--include-unsafe", action="store_true", help="also re-issue destructive / unsafe tools")
-    drift.add_argument("--learn", action="store_true", help="call each tool twice live and propose ignore rules")
-    drift.add_argument("--max-drift", type=float, default=0.0, help="largest share of changed/failing calls that exits 0")
-    drift.add_argument("--concurrency", type=int, default=4)
-    drift.add_argument("--call-timeout", type=float, default=60.0)
-    drift.add_argument("--json", action="store_true")
-    drift.add_argument("-o", "--output", help="also write the full JSON report here")
-    drift.set_defaults(func=cmd_drift)
-
-
-def cmd_drift(args: argparse.Namespace) -> int:
+def cmd_drift(args: argparse.Namespace, make_upstream: MakeUpstream, catalog_diff: CatalogDiff | None) -> int:
+    """The composition root (mcpgw/commands/drift.py) gives the live upstreams, as `serve` builds them,
+    and the catalog classification of `lock check`."""
     from recorder.cassette import open_named
 
     settings = Settings(cassettes_dir=Path(args.cassettes_dir), call_timeout=args.call_timeout)
@@ -53,7 +36,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         rules = {sid: parse_rules(list(spec.ignore)) for sid, spec in specs.items()}
         if not args.json:
             print_entries(entries)
-        report = anyio.run(lambda: _run(args, recorded, specs, rules, settings))
+        report = anyio.run(lambda: _run(args, recorded, specs, rules, settings, make_upstream, catalog_diff))
         cassette.record_run(report.summary())
     finally:
         cassette.close()
@@ -110,10 +93,10 @@ def print_entries(entries: dict[str, Any]) -> None:
         print(f"mcpgw: {where}: {', '.join(names)}", file=sys.stderr)
 
 
-async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], rules: dict[str, Any], settings: Settings) -> DriftReport:
+async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], rules: dict[str, Any], settings: Settings,
+               make_upstream: MakeUpstream, catalog_diff: CatalogDiff | None) -> DriftReport:
     from rich.progress import Progress
 
-    catalog_diff = _catalog_diff()
     logging.getLogger("gateway.isolation").setLevel(logging.WARNING)  # a line per recorded run's instance is noise here
     with Progress(transient=True, disable=args.json or not sys.stderr.isatty()) as progress:
         task = progress.add_task("re-issuing recorded calls", total=None)
@@ -122,14 +105,8 @@ async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], r
             progress.update(task, completed=done, total=total)
 
         return await run_drift(args.cassette, recorded, specs, rules, settings, include_unsafe=args.include_unsafe,
-                               learn=args.learn, concurrency=args.concurrency, progress=advance, catalog_diff=catalog_diff)
-
-
-def _catalog_diff() -> Any:
-    """The catalog classification `lock check` uses (in the core, so always there)."""
-    from gateway.schema_diff import diff_catalogs
-
-    return diff_catalogs
+                               learn=args.learn, concurrency=args.concurrency, progress=advance, catalog_diff=catalog_diff,
+                               make_upstream=make_upstream)
 
 
 def print_report(report: DriftReport) -> None:

@@ -7,6 +7,8 @@ import sys
 import pytest
 
 from evaluator import cli
+from mcpgw import cli as mcpgw_cli
+from mcpgw.commands import evaluate
 from tests.evaluator import scenario
 from tests.evaluator.conftest import call
 
@@ -24,7 +26,7 @@ def evaluated(tmp_path, fake_openai, judge_key):
     fake_openai.script = scenario.judge_script
     out = tmp_path / "report.json"
     store = tmp_path / "judge-store"
-    code = cli.main(eval_args(files, fake_openai, judge_key, store, "--format", "json", "-o", str(out)))
+    code = mcpgw_cli.main(eval_args(files, fake_openai, judge_key, store, "--format", "json", "-o", str(out)))
     assert code == 0
     return files, json.loads(out.read_text()), store
 
@@ -76,7 +78,7 @@ def test_offline_rescoring_is_identical_and_free(evaluated, fake_openai, judge_k
     files, first, store = evaluated
     before = len(fake_openai.requests)
     out = tmp_path / "again.json"
-    code = cli.main(eval_args(files, fake_openai, "UNSET_KEY_FOR_OFFLINE", store, "--offline", "--format", "json",
+    code = mcpgw_cli.main(eval_args(files, fake_openai, "UNSET_KEY_FOR_OFFLINE", store, "--offline", "--format", "json",
                               "-o", str(out)))
     again = json.loads(out.read_text())
     assert code == 0 and len(fake_openai.requests) == before
@@ -88,7 +90,7 @@ def test_offline_rescoring_is_identical_and_free(evaluated, fake_openai, judge_k
 def test_offline_miss_is_reported(evaluated, fake_openai, tmp_path, capsys):
     files, _, store = evaluated
     out = tmp_path / "more.json"
-    code = cli.main(eval_args(files, fake_openai, "UNSET", store, "--offline", "--judge-runs", "6", "--format", "json",
+    code = mcpgw_cli.main(eval_args(files, fake_openai, "UNSET", store, "--offline", "--judge-runs", "6", "--format", "json",
                               "-o", str(out)))
     report = json.loads(out.read_text())
     assert code == 1 and "had no recording" in capsys.readouterr().err
@@ -101,7 +103,7 @@ def test_unreachable_judge_stops_with_a_clear_error(tmp_path, closed_port, judge
     args = ["eval", "--calls", str(files["calls"]), "--tasks", str(files["agentbench"]), "--answers",
             str(files["answers"]), "--judge-model", "j", "--judge-base-url", f"http://127.0.0.1:{closed_port}/v1",
             "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "s"), "--judge-retries", "1"]
-    assert cli.main(args) == 2
+    assert mcpgw_cli.main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("mcpgw: cannot reach judge endpoint") and "Traceback" not in err
 
@@ -111,7 +113,7 @@ def test_unreachable_judge_stops_with_a_clear_error(tmp_path, closed_port, judge
 def test_other_formats(evaluated, fake_openai, judge_key, tmp_path, fmt, marker):
     files, _, store = evaluated
     out = tmp_path / f"report.{fmt}"
-    assert cli.main(eval_args(files, fake_openai, judge_key, store, "--format", fmt, "-o", str(out))) == 0
+    assert mcpgw_cli.main(eval_args(files, fake_openai, judge_key, store, "--format", fmt, "-o", str(out))) == 0
     text = out.read_text()
     assert marker in text and "model-b" in text
 
@@ -119,43 +121,43 @@ def test_other_formats(evaluated, fake_openai, judge_key, tmp_path, fmt, marker)
 def test_bad_inputs_exit_2_with_file_line_field(tmp_path, capsys):
     files = scenario.build(tmp_path)
     files["answers"].write_text('{"run_id": "r1", "final_answer": "ok"}\n{"run_id": "r2"}\n')
-    code = cli.main(["eval", "--calls", str(files["calls"]), "--answers", str(files["answers"])])
+    code = mcpgw_cli.main(["eval", "--calls", str(files["calls"]), "--answers", str(files["answers"])])
     assert code == 2
     assert capsys.readouterr().err.strip() == (f"mcpgw: {files['answers']}:2: field 'final_answer': missing "
                                                "(expected 'final_answer' or 'answer' or 'final_response' or 'response')")
-    assert cli.main(["eval"]) == 2 and "nothing to evaluate" in capsys.readouterr().err
-    assert cli.main(["eval", "--calls", str(files["calls"]), "--weights", "name=x"]) == 2
+    assert mcpgw_cli.main(["eval"]) == 2 and "nothing to evaluate" in capsys.readouterr().err
+    assert mcpgw_cli.main(["eval", "--calls", str(files["calls"]), "--weights", "name=x"]) == 2
 
 
 def test_audit_command(tmp_path, capsys):
     files = scenario.build(tmp_path)
     out = tmp_path / "audit.json"
-    code = cli.main(["audit", "--calls", str(files["calls"]), "--format", "json", "-o", str(out), "--sort", "calls",
+    code = mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--format", "json", "-o", str(out), "--sort", "calls",
                      "--fail-under", "validity=0.9"])
     report = json.loads(out.read_text())
     assert code == 1 and "weather/forecast: validity 0.857 < 0.9" in capsys.readouterr().err
     assert [t["calls"] for t in report["tools"]] == sorted((t["calls"] for t in report["tools"]), reverse=True)
     assert report["threshold_failures"]
-    assert cli.main(["audit", "--calls", str(files["calls"]), "--fail-under", "validity=0.5", "-o",
+    assert mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--fail-under", "validity=0.5", "-o",
                      str(tmp_path / "a.txt")]) == 0
     assert "weather" in (tmp_path / "a.txt").read_text()
-    assert cli.main(["audit", "--calls", str(files["calls"]), "--fail-under", "speed=1"]) == 2
+    assert mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--fail-under", "speed=1"]) == 2
     assert "unknown threshold 'speed'" in capsys.readouterr().err
 
 
-def test_add_commands_registers_eval_and_audit():
+def test_registration_wires_eval_and_audit_to_the_evaluator():
     parser = argparse.ArgumentParser(prog="mcpgw")
     sub = parser.add_subparsers(dest="command")
-    cli.add_commands(sub)
+    evaluate.register(sub)
     args = parser.parse_args(["audit", "--calls", "x.jsonl", "--sort", "p99_ms", "--json"])
-    assert args.func is cli.audit_command and args.sort == "p99_ms" and args.format == "json"
+    assert args.func.resolve() is cli.audit_command and args.sort == "p99_ms" and args.format == "json"
     args = parser.parse_args(["eval", "--tasks", "a", "--tasks", "b", "--offline", "--judge-prompt", "agentbench=p.txt"])
-    assert args.func is cli.eval_command and args.tasks == ["a", "b"] and args.offline
+    assert args.func.resolve() is cli.eval_command and args.tasks == ["a", "b"] and args.offline
 
 
 def test_cassette_without_recorder_is_explained(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "recorder.calllog", None)  # import fails as if not installed
-    assert cli.main(["audit", "--cassette", str(tmp_path)]) == 2
+    assert mcpgw_cli.main(["audit", "--cassette", str(tmp_path)]) == 2
     assert "--cassette needs the recorder" in capsys.readouterr().err
 
 
@@ -168,7 +170,7 @@ def test_cassette_through_the_recorder(tmp_path, capsys):
         log.append(call("run-1", outcome="ok" if i else "timeout"))
     store.close()
     out = tmp_path / "audit.json"
-    assert cli.main(["audit", "--cassette", str(tmp_path / "cassette"), "--format", "json", "-o", str(out)]) == 0
+    assert mcpgw_cli.main(["audit", "--cassette", str(tmp_path / "cassette"), "--format", "json", "-o", str(out)]) == 0
     (row,) = json.loads(out.read_text())["tools"]
     assert row["calls"] == 3 and row["timeouts"] == 1
 
@@ -181,7 +183,7 @@ def test_predictions_without_a_call_log(tmp_path, fake_openai, judge_key):
         {"task_id": "q1", "model": "m", "final_response": "DATA: 12C", "tool_calls": []}])
     fake_openai.script = scenario.judge_script
     out = tmp_path / "r.json"
-    code = cli.main(["eval", "--tasks", str(files["mcpeval"]), "--tasks", str(files["agentbench"]), "--predictions",
+    code = mcpgw_cli.main(["eval", "--tasks", str(files["mcpeval"]), "--tasks", str(files["agentbench"]), "--predictions",
                      str(predictions), "--judge-model", "j", "--judge-timeout", "10", "--judge-base-url",
                      fake_openai.url, "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "store.jsonl"),
                      "--format", "json", "-o", str(out)])
@@ -202,18 +204,18 @@ def test_judge_prompt_files(tmp_path, fake_openai, judge_key):
             "--judge-timeout", "10",
             "--judge-base-url", fake_openai.url, "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "s"),
             "--format", "json", "-o", str(tmp_path / "r.json")]
-    assert cli.main(args + ["--judge-prompt", str(prompt)]) == 0
+    assert mcpgw_cli.main(args + ["--judge-prompt", str(prompt)]) == 0
     assert all(p.startswith("ORIGINAL\nQ=") for p in fake_openai.prompts()) and len(fake_openai.prompts()) == 4
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["judge"]["prompts"] == {"agentbench": str(prompt)}  # only the judge whose fields it uses
-    assert cli.main(args + ["--judge-prompt", f"mcpbench={prompt}"]) == 2  # none of the rubric's placeholders
+    assert mcpgw_cli.main(args + ["--judge-prompt", f"mcpbench={prompt}"]) == 2  # none of the rubric's placeholders
 
 
 def test_audit_html_and_markdown(tmp_path):
     files = scenario.build(tmp_path)
     for fmt, marker in (("html", "<svg"), ("markdown", "| weather | forecast |")):
         out = tmp_path / f"audit.{fmt}"
-        assert cli.main(["audit", "--calls", str(files["calls"]), "--tools", str(files["tools"]), "--format", fmt,
+        assert mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--tools", str(files["tools"]), "--format", fmt,
                          "-o", str(out)]) == 0
         text = out.read_text()
         assert marker in text and "geocode" in text  # catalog tools are listed even without calls

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from evaluator import cli
+from mcpgw import cli
 
 PARKS_SCHEMA = {"type": "object", "properties": {"stateCode": {"type": "string"}, "limit": {"type": "integer"}},
                 "required": ["stateCode"]}

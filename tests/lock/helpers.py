@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -10,9 +9,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from mcpgw.cli import build_parser, main
-from gateway.errors import GatewayError
-from lock import add_commands
+from mcpgw.cli import main
 from tests.gateway.test_bad_input import run
 
 CATALOG_SERVER = Path(__file__).resolve().parent / "catalog_server.py"
@@ -20,17 +17,7 @@ CATALOG_SERVER = Path(__file__).resolve().parent / "catalog_server.py"
 
 def mcpgw(*argv: str) -> int:
     """`mcpgw ARGV` in this process; its exit status."""
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
-    if "lock" in sub.choices:  # mcpgw/cli.py registers the lock commands itself
-        return main(list(argv))
-    add_commands(sub)  # until it does
-    args = parser.parse_args(list(argv))
-    try:
-        return int(args.func(args) or 0)
-    except GatewayError as exc:
-        print(f"mcpgw: {exc.message}", file=sys.stderr)
-        return 2
+    return main(list(argv))
 
 
 def write_tools(path: Path, tools: list[dict], version: str = "1.0") -> Path:

@@ -160,15 +160,11 @@ def test_install_reports_installed_failed_and_skipped(tmp_path, fake_runners, ca
 
 
 def test_install_joins_the_servers_command_without_breaking_it():
-    import argparse
 
-    from mcpgw.cli import build_parser, cmd_servers
-    from lock import add_commands
+    from mcpgw.cli import build_parser
+    from mcpgw.commands.status import cmd_servers
 
     parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
-    if "lock" not in sub.choices:
-        add_commands(sub)
     status = parser.parse_args(["servers", "--json"])
     assert status.json is True and status.func is cmd_servers
     install = parser.parse_args(["servers", "install", "--profile", "local", "--jobs", "2"])

@@ -1,4 +1,4 @@
-"""The gateway's composition hook: the model passthrough for a mode, its cassette and key."""
+"""The model side of the composition: the passthrough for a mode, its cassette and key."""
 
 from __future__ import annotations
 

@@ -1,0 +1,37 @@
+"""`mcpgw drift`: re-issue a cassette's calls live and report what changed."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from mcpgw.commands import DEFAULT_CONFIG as LOCK_FILE
+from recorder.paths import add_dir_option
+
+
+def register(sub: Any) -> None:
+    drift = sub.add_parser("drift", help="re-issue a cassette's calls live and report what changed")
+    drift.add_argument("--cassette", required=True, help="cassette name (in --cassettes-dir) or path")
+    add_dir_option(drift)
+    drift.add_argument("--config", help=f"lock file whose entries (and ignore rules) to use; default: ./{LOCK_FILE} "
+                                        "when present, else the entries recorded in the cassette")
+    drift.add_argument("--profile")
+    drift.add_argument("--servers", nargs="+")
+    drift.add_argument("--include-unsafe", action="store_true", help="also re-issue destructive / unsafe tools")
+    drift.add_argument("--learn", action="store_true", help="call each tool twice live and propose ignore rules")
+    drift.add_argument("--max-drift", type=float, default=0.0, help="largest share of changed/failing calls that exits 0")
+    drift.add_argument("--concurrency", type=int, default=4)
+    drift.add_argument("--call-timeout", type=float, default=60.0)
+    drift.add_argument("--json", action="store_true")
+    drift.add_argument("-o", "--output", help="also write the full JSON report here")
+    drift.set_defaults(func=cmd_drift)
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    """Drift re-issues calls through the live upstreams `serve` would start, and classifies catalog
+    changes as `lock check` does: both are handed to it here, so replay/ imports neither."""
+    from gateway.schema_diff import diff_catalogs
+    from mcpgw.upstreams import live_upstream
+    from replay.drift_cli import cmd_drift as run
+
+    return run(args, make_upstream=live_upstream, catalog_diff=diff_catalogs)

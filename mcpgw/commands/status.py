@@ -1,0 +1,103 @@
+"""`mcpgw servers` (a running gateway's status) and `mcpgw calls export` (a cassette's call log)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway.errors import GatewayError
+from mcpgw.commands import DEFAULT_URL
+
+
+def register(sub: Any) -> None:
+    servers = sub.add_parser("servers", help="status of each server of a running gateway")
+    servers.add_argument("--url", default=DEFAULT_URL, help="the gateway's base URL")
+    servers.add_argument("--json", action="store_true")
+    servers.add_argument("--auth-token-env", metavar="VAR", help="bearer token for a gateway that requires one")
+    servers.add_argument("--auth-token-file", metavar="FILE")
+    servers.set_defaults(func=cmd_servers)
+
+    calls = sub.add_parser("calls", help="the call log")
+    calls_sub = calls.add_subparsers(metavar="action")
+    export = calls_sub.add_parser("export", help="write a cassette's call log")
+    export.add_argument("cassette", help="cassette name (in --cassettes-dir) or path")
+    export.add_argument("--format", choices=("jsonl",), default="jsonl")
+    export.add_argument("--run", help="only this run id")
+    export.add_argument("-o", "--output", help="file to write (default: stdout)")
+    export.set_defaults(func=cmd_calls_export)
+
+    from recorder.paths import add_dir_option
+    from recorder.replay_logs import add_log_option
+
+    add_dir_option(export)
+    add_log_option(export)
+
+
+def cmd_servers(args: argparse.Namespace) -> int:
+    from gateway.http_guard import load_token
+    from gateway.status_client import fetch_status
+
+    status = fetch_status(args.url, load_token(args.auth_token_env, args.auth_token_file))
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print_status(status)
+    return 0 if all(s["state"] == "ready" for s in status["servers"].values()) else 1
+
+
+def print_status(status: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from gateway.console import table_console
+
+    table = Table(title=f"mcpgw: {status['tools']} tools, mode {status['mode']}, validate {status['validate']}")
+    for column in ("server", "state", "tools", "restarts", "server info", "built from", "reason"):
+        table.add_column(column)
+    colours = {"ready": "green", "starting": "yellow", "restarting": "yellow", "unavailable": "red"}
+    for name, info in sorted(status["servers"].items()):
+        server_info = info.get("server_info") or {}
+        table.add_row(
+            name,
+            f"[{colours.get(info['state'], 'white')}]{info['state']}[/]",
+            str(info.get("exposed_tools", info.get("tools", 0))),
+            str(info.get("restarts", 0)),
+            f"{server_info.get('name', '')} {server_info.get('version', '')}".strip(),
+            info.get("built_from") or "",
+            info.get("reason") or (f"started without {', '.join(info['missing_keys'])}" if info.get("missing_keys") else ""),
+        )
+    table_console().print(table)
+
+
+def cmd_calls_export(args: argparse.Namespace) -> int:
+    from recorder.calllog import export_jsonl
+    from recorder.replay_logs import call_log_paths, log_note
+    from recorder.store import CassetteFormatError
+
+    paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
+    count = 0
+    try:
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    except OSError as exc:
+        raise GatewayError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    try:
+        for path in paths:
+            count += export_jsonl(path, out, args.run)
+    except CassetteFormatError as exc:
+        raise GatewayError(str(exc)) from None
+    except BrokenPipeError:  # `| head`: the reader has all it wants
+        return 0
+    except OSError as exc:
+        raise GatewayError(f"cannot write {args.output}: {exc}") from None
+    finally:
+        if args.output:
+            out.close()
+    print(f"exported {count} call record(s) from {', '.join(map(str, paths))}", file=sys.stderr)
+    note = log_note(paths[0], args.log, Path(args.cassettes_dir))
+    if note:
+        print(f"mcpgw: {note}", file=sys.stderr)
+    return 0
+
+

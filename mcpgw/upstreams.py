@@ -1,0 +1,29 @@
+"""The one place that decides how a server is started live: a shared instance, or one per run.
+
+`serve` (mcpgw.app) wraps it for record and hybrid; `drift` (replay.drift) is handed it by
+mcpgw/commands/drift.py, so both start a server the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.config import ServerSpec
+from gateway.isolation import PerRunUpstream
+from gateway.live import LiveUpstream
+from gateway.settings import Settings
+from gateway.upstream import Upstream
+
+
+def live_upstream(spec: ServerSpec, settings: Settings, *, per_run: bool | None = None,
+                  on_notification: Any = None, on_catalog_changed: Any = None) -> Upstream:
+    """`per_run` (default: the lock's `isolation: run`): one instance per run, so a server's state
+    does not leak between runs; otherwise one shared instance (with its own ${RUN_STATE_DIR})."""
+
+    def make(s: ServerSpec, provides_catalog: bool) -> LiveUpstream:
+        return LiveUpstream(s, settings, on_notification=on_notification,
+                            on_catalog_changed=on_catalog_changed if provides_catalog else None)
+
+    if spec.isolated if per_run is None else per_run:
+        return PerRunUpstream(spec, make, idle_timeout=settings.run_idle_timeout, start_timeout=settings.start_timeout)
+    return make(spec, True)
