@@ -20,7 +20,7 @@ from typing import Any, Protocol, Self
 import anyio
 
 from gateway.catalog import Catalog, build_catalog
-from gateway.config import ServerSpec
+from gateway.server_spec import ServerSpec
 from gateway.errors import UpstreamUnavailable
 from gateway.naming import NamingPolicy
 from gateway.settings import Settings

@@ -6,7 +6,7 @@ import collections
 import time
 from typing import Any
 
-from gateway.config import ServerSpec
+from gateway.server_spec import ServerSpec
 from gateway.router_core import RouterCore
 from gateway.upstream import PerRunInstances
 
