@@ -11,7 +11,7 @@ session, answered as plain JSON (the adaptive decision, or `--responses json`),
 `FastPath` does the same work directly in the POST's own task: the SDK's
 request surface validation, the very handlers the SDK would call (through the
 server middleware, so own-work timing and the session directory see them), the
-SDK's own result shaping (`ServerRunner._serialize`: cache hints, sieve,
+SDK's own result shaping (`sdk_adapter.serialize_result`: cache hints, sieve,
 2026 stamps), and the JSON-RPC envelope. Everything else - initialize, SSE
 answers, GET streams, notifications, server-to-client requests, 2026-07-28
 requests, malformed or unusual messages - goes the SDK's way, unchanged: when
@@ -145,14 +145,14 @@ class FastContext:
 
 
 class _FastSession:
-    __slots__ = ("_connection",)
+    __slots__ = ("connection",)
 
     def __init__(self, connection: Any) -> None:
-        self._connection = connection
+        self.connection = connection  # what `sdk_adapter.connection_of` finds
 
     @property
     def client_params(self) -> Any:
-        return self._connection.client_params
+        return self.connection.client_params
 
     async def send_request(self, *args: Any, **kwargs: Any) -> Any:
         # Only sessions that declared no sampling/elicitation/roots come here.

@@ -63,8 +63,9 @@ class _StubConnection:
 
 
 def connection_of(session: Any) -> Any:
-    """The `Connection` behind a handler's session (no public accessor on `ServerSession` in mcp 2.3)."""
-    return getattr(session, "_connection", None)
+    """The `Connection` behind a handler's session (no public accessor on `ServerSession` in mcp 2.3;
+    the fast path's session names it publicly)."""
+    return getattr(session, "_connection", None) or getattr(session, "connection", None)
 
 
 def serialize_result(server: Any, connection: Any, method: str, version: str, result: Any) -> dict[str, Any]:
