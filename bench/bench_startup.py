@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gateway.config import ServerSpec, load_config  # noqa: E402
-from gateway.lock.install import make_plan  # noqa: E402
-from gateway.lock.probe import Probe, probe_servers  # noqa: E402
+from lock.install import make_plan  # noqa: E402
+from lock.probe import Probe, probe_servers  # noqa: E402
 
 MODES = {"a": {}, "b": {"MCPGW_NO_DIRECT": "1"}}
 LABELS = {"a": "installed", "b": "as locked"}

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from gateway.config import RUN_STATE_VAR, ServerSpec
+from gateway.server_spec import RUN_STATE_VAR, ServerSpec
 from gateway.errors import UpstreamUnavailable
 from gateway.upstream import CallOptions
 
@@ -39,7 +39,7 @@ def with_state_dir(spec: ServerSpec, directory: str) -> ServerSpec:
     first pointed at its installed environment, whose record is keyed by the lock's own words
     (with the placeholder), which the substitution would change."""
     if spec.transport == "stdio" and spec.build is None:
-        from gateway.lock.direct import direct_spec
+        from gateway.installed import direct_spec
 
         spec = direct_spec(spec)
 

@@ -27,7 +27,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from gateway import __version__
 from gateway.catalog import ServerCatalog, fetch_catalog, refresh_list
 from gateway.child_env import child_env
-from gateway.config import ServerSpec, expand_env
+from gateway.server_spec import ServerSpec, expand_env
 from gateway.isolation import state_dir, uses_state_dir, with_state_dir
 from gateway.errors import (
     RESPONSE_TOO_LARGE,
@@ -103,11 +103,11 @@ class LiveUpstream:
                 self._ready.set()
                 return
             if self.spec.build is not None:
-                from gateway.lock.recipes import installed_spec
+                from gateway.installed import installed_spec
 
                 built = installed_spec(self.spec)
                 if built is None:
-                    from gateway.lock.recipes import failed_info
+                    from gateway.installed import failed_info
 
                     assert self.spec.source is not None
                     failed = failed_info(self.spec)
@@ -118,7 +118,7 @@ class LiveUpstream:
                     return
                 self.spec = built
             elif self.spec.transport == "stdio":
-                from gateway.lock.direct import direct_spec
+                from gateway.installed import direct_spec
 
                 self.spec = direct_spec(self.spec)  # no package resolution at start when installed
             if self.spec.cwd and not os.path.isdir(self.spec.cwd):

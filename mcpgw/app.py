@@ -23,7 +23,7 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec, spec_digest, spec_from_dict, spec_to_dict
+from gateway.config import ServerSpec
 from gateway.errors import CassetteError
 from gateway.front import build_http_app, build_server, serve_http, serve_stdio
 from gateway.http_guard import GuardPolicy, default_allowed_hosts
@@ -31,6 +31,7 @@ from gateway.router import Router
 from gateway.secrets import register as register_secrets
 from gateway.sessions import SessionLimits
 from gateway.settings import Settings
+from gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
 from llm.passthrough import MODEL_SERVER
 from recorder.calllog import CallLog
 from recorder.cassette import Cassette, Recorded, open_named, open_path

@@ -11,9 +11,10 @@ from typing import Any
 
 import anyio
 
-from gateway.config import load_config, spec_from_dict
+from gateway.config import load_config
 from gateway.errors import GatewayError
 from gateway.settings import Settings
+from gateway.spec_record import spec_from_dict
 from replay.compare import parse_rules
 from replay.drift import CatalogDiff, DriftReport, MakeUpstream, run_drift
 

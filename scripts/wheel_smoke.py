@@ -43,7 +43,7 @@ def import_everything() -> int:
         for f in (Path(str(p)) for p in importlib.metadata.files("mcpgw") or [])
         if f.suffix == ".py" and f.stem != "__main__" and not f.parts[0].endswith(".dist-info")
     )  # __main__ modules run a command when imported
-    for name in ("gateway.lock", "evaluator.judges", "evaluator.report", "recorder.embedded"):
+    for name in ("lock", "evaluator.judges", "evaluator.report", "recorder.embedded"):
         if name not in modules:
             fail(f"{name} is not in the wheel")
     for name in modules:

@@ -2,6 +2,8 @@
 
 gateway/   the core: upstreams, router, catalog, validation, front (imports only itself)
 recorder/, replay/, evaluator/, ...   features built on the core
+lock/      installing, building, refreshing, checking: imports the core; recorder/ and replay/ (the
+           record and replay the gateway serves) import it no more than gateway/ does
 mcpgw/     the composition root: the only package that may import all of them
 """
 
@@ -14,6 +16,8 @@ from tests.conftest import ROOT
 
 CORE = "gateway"
 ROOT_PACKAGE = "mcpgw"
+LOCK = "lock"
+NOT_IMPORTING_LOCK = ("gateway", "recorder", "replay")  # what serving needs; `lock` builds on it
 
 
 def packages() -> set[str]:
@@ -45,6 +49,58 @@ def test_the_core_imports_no_feature_package():
     graph = imports_by_package()
     assert {"gateway", "recorder", "replay", "evaluator", "mcpgw"} <= set(graph)
     assert graph[CORE] == {}, f"gateway/ must not import the features built on it: {graph[CORE]}"
+
+
+def imported_names(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in a module: statements at any depth (inside
+    functions too) and `importlib.import_module("...")` / `__import__("...")` with a literal name."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+                   or isinstance(node.func, ast.Name) and node.func.id in ("__import__", "import_module"))):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def lock_imports(package: str) -> list[str]:
+    """file:line of each import of the `lock` package (or a module of it) inside `package`."""
+    hits = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for line, name in imported_names(ast.parse(path.read_text(), str(path))):
+            if name == LOCK or name.startswith(LOCK + "."):
+                hits.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    return hits
+
+
+def test_lock_is_a_top_level_feature_package():
+    assert LOCK in packages() and not (ROOT / CORE / "lock").exists()
+    # the lock's modules import the core (what the scan below would see if the core imported them back)
+    assert CORE in imports_by_package()[LOCK]
+
+
+def test_the_core_does_not_import_the_lock_feature():
+    hits = [hit for package in NOT_IMPORTING_LOCK for hit in lock_imports(package)]
+    assert hits == [], "the core starts servers from what install leaves (gateway.installed); it never imports lock/: " + "; ".join(hits)
+
+
+def test_the_lock_scan_sees_imports_inside_functions_and_by_name():
+    source = (
+        "import json\n"
+        "def start():\n"
+        "    from lock.install import make_plan\n"
+        "    import importlib\n"
+        "    importlib.import_module('lock.check')\n"
+        "    __import__('lock')\n"
+        "    from locked import x\n"  # a different name that only starts alike
+    )
+    names = [name for _, name in imported_names(ast.parse(source))]
+    assert {n for n in names if n == LOCK or n.startswith(LOCK + ".")} == {"lock.install", "lock.check", "lock"}
 
 
 def test_only_the_composition_root_imports_it():
@@ -104,6 +160,7 @@ def module_imports() -> dict[str, set[str]]:
 
 def test_no_module_cycle_even_through_imports_inside_functions():
     edges = module_imports()
+    assert "lock.install" in edges and "lock.build" in edges["lock.install"]  # lock/ is in the graph
     done: set[str] = set()
     cycles = []
 

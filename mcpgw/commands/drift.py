@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 def cmd_drift(args: argparse.Namespace) -> int:
     """Drift re-issues calls through the live upstreams `serve` would start, and classifies catalog
     changes as `lock check` does: both are handed to it here, so replay/ imports neither."""
-    from gateway.lock.schema_diff import diff_catalogs
+    from gateway.schema_diff import diff_catalogs
     from mcpgw.upstreams import live_upstream
     from replay.drift_cli import cmd_drift as run
 

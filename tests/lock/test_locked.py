@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from gateway.catalog import ServerCatalog
-from gateway.config import Pin, ServerSpec
 from gateway.errors import ConfigError
-from gateway.lock.locked import catalog_digest, parse, render, snapshot
+from gateway.server_spec import Pin, ServerSpec
+from lock.locked import catalog_digest, parse, render, snapshot
 
 AWKWARD = {
     "type": "object",

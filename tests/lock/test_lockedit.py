@@ -9,7 +9,7 @@ import pytest
 
 from gateway.config import parse_config
 from gateway.errors import GatewayError
-from gateway.lock.lockedit import add_servers, add_to_profile, scalar, server_indent, set_entry_key
+from lock.lockedit import add_servers, add_to_profile, scalar, server_indent, set_entry_key
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPBENCH = (ROOT / "servers.lock.yaml").read_text()

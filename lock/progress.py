@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from gateway.config import ServerSpec
-from gateway.lock.probe import Probe, probe_servers
+from lock.probe import Probe, probe_servers
 
 
 def progress_bar(console: Console | None = None) -> Progress:

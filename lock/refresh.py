@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 import anyio
 
 from gateway.errors import ConfigError
-from gateway.lock.locked import KEY, Locked, render, snapshot
-from gateway.lock.lockedit import check_text, set_entry_key, write_atomic
-from gateway.lock.lockfile import DEFAULT_LOCK, open_lock
-from gateway.lock.probe import Probe
-from gateway.lock.progress import probe_with_progress
-from gateway.lock.schema_diff import diff_tools
+from gateway.schema_diff import diff_tools
+from lock.locked import KEY, Locked, render, snapshot
+from lock.lockedit import check_text, set_entry_key, write_atomic
+from lock.lockfile import DEFAULT_LOCK, open_lock
+from lock.probe import Probe
+from lock.progress import probe_with_progress
 
 
 @dataclass

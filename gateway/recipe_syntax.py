@@ -1,4 +1,4 @@
-"""A source entry's `build:` recipe as written in the lock, checked (see gateway.lock.recipes for what
+"""A source entry's `build:` recipe as written in the lock, checked (see lock.recipes for what
 each kind does). Apart from recipes.py so that reading the lock (gateway.config) can check recipes
 without importing where builds live."""
 

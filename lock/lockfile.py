@@ -10,9 +10,9 @@ import yaml
 
 from gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
 from gateway.errors import ConfigError
-from gateway.lock import DEFAULT_LOCK
-from gateway.lock import locked as locked_data
-from gateway.lock.locked import Locked
+from lock import DEFAULT_LOCK
+from lock import locked as locked_data
+from lock.locked import Locked
 
 __all__ = ["DEFAULT_LOCK", "LockFile", "open_lock"]
 

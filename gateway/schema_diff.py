@@ -10,7 +10,7 @@ constraint, a description, title or default that changed. A change to a
 keyword this module does not understand counts as breaking, and says so.
 
 Schemas are compared after local `$ref`s are resolved and the
-`anyOf: [X, {"type": "null"}]` form of an optional value is folded into X.
+`anyOf: [X, {"type": "null"}]` form of an optional value is folded into X (gateway.schema_normal).
 
     diff_tools(old, new)        -> [Change]   (name -> tool definition)
     diff_schema(old, new, tool) -> [Change]
@@ -19,10 +19,22 @@ Schemas are compared after local `$ref`s are resolved and the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from gateway.schema_normal import (
+    ANNOTATIONS,
+    MAX_DEPTH,
+    canonical,
+    covers,
+    enum_of,
+    normalize,
+    required_of,
+    strip_annotations,
+    type_only,
+    types_of,
+)
 
 TOOL_REMOVED = "tool_removed"
 TOOL_ADDED = "tool_added"
@@ -93,15 +105,12 @@ def diff_schema(old: Any, new: Any, tool: str = "") -> list[Change]:
 
 # -- the walk ---------------------------------------------------------------------
 
-_ANNOTATIONS = {"description", "title", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
-                "$schema", "$id", "markdownDescription"}
 _LOWER_BOUNDS = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 _UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
 _EXACT = ("pattern", "format", "multipleOf")
 _HANDLED = {"type", "enum", "const", "properties", "required", "additionalProperties", "items", "anyOf", "oneOf",
             "allOf", "$ref", "$defs", "definitions", "nullable", "default", "uniqueItems",
             *_LOWER_BOUNDS, *_UPPER_BOUNDS, *_EXACT}
-_MAX_DEPTH = 32
 
 
 class _Differ:
@@ -114,11 +123,11 @@ class _Differ:
         return Change(self.tool, kind, breaking, path, detail)
 
     def node(self, old: Any, new: Any, path: str, old_refs: tuple[str, ...], new_refs: tuple[str, ...]) -> Iterator[Change]:
-        if len(old_refs) + len(new_refs) > _MAX_DEPTH:
+        if len(old_refs) + len(new_refs) > MAX_DEPTH:
             return
-        old, old_refs = _normalize(old, self.old_root, old_refs)
-        new, new_refs = _normalize(new, self.new_root, new_refs)
-        if _canonical(old) == _canonical(new):
+        old, old_refs = normalize(old, self.old_root, old_refs)
+        new, new_refs = normalize(new, self.new_root, new_refs)
+        if canonical(old) == canonical(new):
             return
         if old.get("$ref") is not None or new.get("$ref") is not None:  # a cycle we stopped following
             yield self.change(SCHEMA_CHANGED, True, path, "recursive definition changed")
@@ -133,25 +142,25 @@ class _Differ:
             yield self.change(SCHEMA_CHANGED, True, path, "keyword 'items' changed (not classified)")
         for keyword in ("anyOf", "oneOf", "allOf"):
             yield from self.variants(keyword, old, new, path, old_refs, new_refs)
-        if ("default" in old) != ("default" in new) or _canonical(old.get("default")) != _canonical(new.get("default")):
+        if ("default" in old) != ("default" in new) or canonical(old.get("default")) != canonical(new.get("default")):
             yield self.change(DEFAULT_CHANGED, False, path, f"{_short(old, 'default')} -> {_short(new, 'default')}")
         if any(old.get(k) != new.get(k) for k in ("description", "title")):
             yield self.change(DESCRIPTION_CHANGED, False, path, "" if path else "input schema description")
-        for keyword in sorted((old.keys() | new.keys()) - _HANDLED - _ANNOTATIONS):
-            if _canonical(old.get(keyword)) != _canonical(new.get(keyword)):
+        for keyword in sorted((old.keys() | new.keys()) - _HANDLED - ANNOTATIONS):
+            if canonical(old.get(keyword)) != canonical(new.get(keyword)):
                 yield self.change(SCHEMA_CHANGED, True, path, f"keyword {keyword!r} changed (not classified)")
 
     def types(self, old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[Change]:
-        before, after = _types(old), _types(new)
+        before, after = types_of(old), types_of(new)
         if before == after:
             return
-        if _covers(after, before):
+        if covers(after, before):
             yield self.change(TYPE_WIDENED, False, path, f"{_type_text(before)} -> {_type_text(after)}")
         else:
             yield self.change(TYPE_CHANGED, True, path, f"{_type_text(before)} -> {_type_text(after)}")
 
     def enums(self, old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[Change]:
-        before, after = _enum(old), _enum(new)
+        before, after = enum_of(old), enum_of(new)
         if before == after:
             return
         if after is None:
@@ -187,7 +196,7 @@ class _Differ:
                 old_refs: tuple[str, ...], new_refs: tuple[str, ...]) -> Iterator[Change]:
         old_props = old.get("properties") if isinstance(old.get("properties"), dict) else {}
         new_props = new.get("properties") if isinstance(new.get("properties"), dict) else {}
-        old_req, new_req = _required(old), _required(new)
+        old_req, new_req = required_of(old), required_of(new)
         for name in sorted(old_props.keys() - new_props.keys()):
             yield self.change(PARAM_REMOVED, True, _join(path, name))
         for name in sorted(new_props.keys() - old_props.keys()):
@@ -224,14 +233,14 @@ class _Differ:
             return
         a = a if isinstance(a, list) else []
         b = b if isinstance(b, list) else []
-        if keyword != "allOf" and _type_only(a) and _type_only(b):
+        if keyword != "allOf" and type_only(a) and type_only(b):
             return  # a union of plain types: `types` has classified it
         if len(a) == len(b):  # same shape: compare branch by branch
             for i, (x, y) in enumerate(zip(a, b, strict=True)):
                 yield from self.node(x, y, f"{path}<{keyword}[{i}]>", old_refs, new_refs)
             return
-        before = {_canonical(_strip(_normalize(x, self.old_root, old_refs)[0])) for x in a}
-        after = {_canonical(_strip(_normalize(x, self.new_root, new_refs)[0])) for x in b}
+        before = {canonical(strip_annotations(normalize(x, self.old_root, old_refs)[0])) for x in a}
+        after = {canonical(strip_annotations(normalize(x, self.new_root, new_refs)[0])) for x in b}
         removed, added = len(before - after), len(after - before)
         if keyword == "allOf":  # every branch must hold: a new one narrows, a dropped one relaxes
             removed, added = added, removed
@@ -243,124 +252,7 @@ class _Differ:
                               f"{keyword}: {len(before)} -> {len(after)} branches")
 
 
-# -- schema helpers ------------------------------------------------------------------
-
-
-def _normalize(schema: Any, root: Any, refs: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """A dict schema with its local `$ref` resolved and an optional-value union folded in."""
-    if schema is True or schema is None:
-        schema = {}
-    elif schema is False:
-        schema = {"not": {}}
-    elif not isinstance(schema, dict):
-        schema = {"not-a-schema": schema}
-    for _ in range(_MAX_DEPTH):
-        ref = schema.get("$ref")
-        if not isinstance(ref, str) or ref in refs:
-            break
-        target = _pointer(root, ref)
-        if target is None:
-            break
-        refs = (*refs, ref)
-        siblings = {k: v for k, v in schema.items() if k != "$ref"}
-        schema = {**(target if isinstance(target, dict) else {}), **siblings}
-    if schema.get("nullable") is True:  # OpenAPI 3.0 style
-        schema = {k: v for k, v in schema.items() if k != "nullable"}
-        types = _types(schema)
-        if types is not None:
-            schema["type"] = sorted(types | {"null"})
-    for keyword in ("anyOf", "oneOf"):
-        branches = schema.get(keyword)
-        if not isinstance(branches, list):
-            continue
-        nulls = [b for b in branches if isinstance(b, dict) and b.get("type") == "null" and len(b) == 1]
-        others = [b for b in branches if b not in nulls]
-        if nulls and len(others) == 1:
-            inner, refs = _normalize(others[0], root, refs)
-            rest = {k: v for k, v in schema.items() if k != keyword}
-            merged = {**inner, **rest}
-            types = _types(inner)
-            if types is not None:
-                merged["type"] = sorted(types | {"null"})
-            if isinstance(merged.get("enum"), list) and None not in merged["enum"]:
-                merged["enum"] = [*merged["enum"], None]
-            return merged, refs
-    return schema, refs
-
-
-def _pointer(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        return None  # remote references are not followed
-    node = root
-    for part in ref[1:].split("/")[1:] if ref != "#" else []:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
-def _types(schema: dict[str, Any]) -> frozenset[str] | None:
-    """The JSON types a schema admits; None when it does not restrict them."""
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return frozenset({declared})
-    if isinstance(declared, list) and all(isinstance(t, str) for t in declared):
-        return frozenset(declared)
-    for keyword in ("anyOf", "oneOf"):
-        branches = schema.get(keyword)
-        if isinstance(branches, list) and branches:
-            union: set[str] = set()
-            for branch in branches:
-                inner = _types(branch) if isinstance(branch, dict) else None
-                if inner is None:
-                    return None
-                union |= inner
-            return frozenset(union)
-    values = _enum(schema)
-    if values is not None:
-        return frozenset(_json_type(json.loads(v)) for v in values)
-    return None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def _covers(after: frozenset[str] | None, before: frozenset[str] | None) -> bool:
-    """Does every value of type `before` still have a type in `after`?"""
-    if after is None:
-        return True
-    if before is None:
-        return False
-    return all(t in after or (t == "integer" and "number" in after) for t in before)
-
-
-def _enum(schema: dict[str, Any]) -> frozenset[str] | None:
-    if "const" in schema:
-        return frozenset({_canonical(schema["const"])})
-    values = schema.get("enum")
-    if isinstance(values, list):
-        return frozenset(_canonical(v) for v in values)
-    return None
-
-
-def _required(schema: dict[str, Any]) -> set[str]:
-    required = schema.get("required")
-    return {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+# -- classification and wording ----------------------------------------------------------
 
 
 def _bound_narrowed(old: Any, new: Any, *, lower: bool) -> bool:
@@ -372,18 +264,6 @@ def _bound_narrowed(old: Any, new: Any, *, lower: bool) -> bool:
     if old is None or not isinstance(old, (int, float)) or not isinstance(new, (int, float)):
         return True
     return new > old if lower else new < old
-
-
-def _type_only(branches: list[Any]) -> bool:
-    return all(isinstance(b, dict) and set(_strip(b)) <= {"type"} for b in branches)
-
-
-def _strip(schema: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in schema.items() if k not in _ANNOTATIONS and k != "default"}
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def _join(path: str, name: str) -> str:
@@ -399,5 +279,5 @@ def _values(values: frozenset[str]) -> str:
 
 
 def _short(schema: dict[str, Any], keyword: str, limit: int = 60) -> str:
-    text = _canonical(schema[keyword]) if keyword in schema else "unset"
+    text = canonical(schema[keyword]) if keyword in schema else "unset"
     return text if len(text) <= limit else text[: limit - 3] + "..."

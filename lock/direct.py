@@ -5,23 +5,19 @@ every start (registry metadata, resolution), which costs seconds per server
 when a whole profile starts at once. `servers install` already fills the
 runner's cache; its offline check also asks the runner where that environment
 is (`sys.prefix` in uv's environment, the bin folder npm exec puts on PATH).
-The command found there is written to the cache (`direct/<id>-<key>.json`),
+The command found there is written to the cache (`gateway.installed.remember`),
 and the gateway runs it directly, with the entry's own arguments and
-environment. If that environment has gone (a cache cleaned), the entry's own
-command is used, as written in the lock.
+environment (`gateway.installed.direct_spec`). If that environment has gone (a
+cache cleaned), the entry's own command is used, as written in the lock.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 
-from gateway.config import ServerSpec
-from gateway.lock.launchers import Launch, split_npm_spec, warm_command
-from gateway.lock.recipes import cache_root
+from lock.launchers import Launch, split_npm_spec, warm_command
 
 MARK = "MCPGW-WHERE="
 
@@ -63,29 +59,3 @@ def _npm_bin(package_dir: Path, name: str) -> str | None:
     if isinstance(bin_field, dict) and bin_field:
         return next(iter(bin_field)) if len(bin_field) == 1 else (unscoped if unscoped in bin_field else None)
     return None
-
-
-def _record(spec: ServerSpec, root: Path | None) -> Path:
-    content = json.dumps([spec.command, list(spec.args), spec.env_values], sort_keys=True)
-    key = hashlib.sha256(content.encode()).hexdigest()[:16]
-    return (root or cache_root()) / "direct" / f"{spec.id}-{key}.json"
-
-
-def remember(spec: ServerSpec, argv: list[str], root: Path | None = None) -> None:
-    path = _record(spec, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"argv": argv}))
-
-
-def direct_spec(spec: ServerSpec, root: Path | None = None) -> ServerSpec:
-    """The entry launched from its installed environment when install found one; else as written
-    (also when MCPGW_NO_DIRECT is set: the benchmark's way to compare the two)."""
-    if os.environ.get("MCPGW_NO_DIRECT"):
-        return spec
-    try:
-        argv = json.loads(_record(spec, root).read_text())["argv"]
-    except (OSError, ValueError, KeyError):
-        return spec
-    if not argv or not Path(argv[0]).exists():
-        return spec
-    return replace(spec, command=argv[0], args=tuple(argv[1:]))

@@ -29,8 +29,8 @@ from typing import Any
 from gateway.catalog import ServerCatalog
 from gateway.config import ServerSpec
 from gateway.errors import ConfigError
-from gateway.lock.launchers import infer_pin
 from gateway.validation import schema_digest
+from lock.launchers import infer_pin
 
 KEY = "locked"
 

@@ -10,7 +10,7 @@ import subprocess
 import anyio
 from anyio.streams.text import TextReceiveStream
 
-from gateway.lock.direct import MARK
+from lock.direct import MARK
 
 KILL_GRACE = 5.0
 

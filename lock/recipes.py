@@ -1,4 +1,4 @@
-"""Build recipes of source entries, and where each build lives in the cache.
+"""Build recipes of source entries: the steps each kind runs, and the environment they run in.
 
 A recipe is one of (or `python`/`node` followed by `steps`):
 
@@ -19,69 +19,19 @@ rest: uv unpacks wheels in parallel, so when two packages write the same folder
 (urllib3-future writes into urllib3/) which file wins varies from one build to the
 next, and a mixed folder does not import. Node builds install the package's own lock file (`npm
 ci`) and run its build script.
-A build's directory is keyed by everything that decides its content
-(repository, commit, path, recipe), so a changed pin builds afresh beside the
-old one.
+Where a build lives, and how the gateway starts a built entry, is gateway.installed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gateway.config import ServerSpec
-from gateway.lock.recipe_syntax import Recipe, RecipeError
-from gateway.lock.bytecode import compile_command
-
-BUILT_MARKER = ".mcpgw-build.json"
-FAILED_MARKER = ".mcpgw-failed.json"
-# -- where things live ---------------------------------------------------------------
-
-
-def cache_root() -> Path:
-    """`MCPGW_CACHE`, else the user's cache folder: never inside the repository."""
-    explicit = os.environ.get("MCPGW_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mcpgw"
-
-
-def build_key(spec: ServerSpec) -> str:
-    assert spec.source is not None
-    content = {"repo": spec.source.repo, "commit": spec.source.commit, "path": spec.source.path, "build": spec.build}
-    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def build_dir(spec: ServerSpec, root: Path | None = None) -> Path:
-    return (root or cache_root()) / "builds" / f"{spec.id}-{build_key(spec)}"
-
-
-def built_info(spec: ServerSpec, root: Path | None = None, *, pending: bool = False) -> dict[str, Any] | None:
-    """The marker a finished, verified build leaves; None when the entry is not built
-    (a build still being verified counts only when `pending` is asked for)."""
-    try:
-        info = json.loads((build_dir(spec, root) / BUILT_MARKER).read_text())
-    except (OSError, ValueError):
-        return None
-    return info if pending or not info.get("pending") else None
-
-
-def failed_info(spec: ServerSpec, root: Path | None = None) -> dict[str, Any] | None:
-    """Why the last build of this entry failed, when it did."""
-    try:
-        return json.loads((build_dir(spec, root) / FAILED_MARKER).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-# -- what a build runs ---------------------------------------------------------------
+from gateway.recipe_syntax import Recipe, RecipeError
+from lock.bytecode import compile_command
 
 
 def uv_binary() -> str:
@@ -167,29 +117,3 @@ def build_env(tree: Path, env_dir: Path, base: dict[str, str]) -> dict[str, str]
     env["UV_PYTHON_DOWNLOADS"] = "never"  # only the machine's interpreters; never a download
     env["UV_PROJECT_ENVIRONMENT"] = str(env_dir)  # `uv sync` fills the build's env, not the tree's .venv
     return env
-
-
-# -- how an installed source entry is launched ---------------------------------------
-
-
-def installed_spec(spec: ServerSpec, root: Path | None = None, *, pending: bool = False) -> ServerSpec | None:
-    """The entry as it runs from its build: command found in the build's own environment,
-    working directory inside the built tree. None when it has not been built.
-    The result has no `build` left: it is ready to launch as it is."""
-    if spec.source is None or spec.build is None:
-        return spec
-    if built_info(spec, root, pending=pending) is None:
-        return None
-    home = build_dir(spec, root)
-    tree, env_dir = home / "src", home / "env"
-    command = spec.command or ""
-    if command and "/" not in command:
-        path = os.pathsep.join([str(env_dir / "bin"), str(tree / "node_modules" / ".bin"), os.environ.get("PATH", "")])
-        command = shutil.which(command, path=path) or command
-    cwd = tree / spec.cwd if spec.cwd else tree
-    values = dict(spec.env_values)
-    values.setdefault("PATH", os.pathsep.join([str(env_dir / "bin"), str(tree / "node_modules" / ".bin"),
-                                               os.environ.get("PATH", os.defpath)]))
-    if (env_dir / "bin" / "python").exists():
-        values.setdefault("VIRTUAL_ENV", str(env_dir))
-    return replace(spec, command=command, cwd=str(cwd), env_values=values, build=None)

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec
 from gateway.child_env import child_env
-from gateway.lock.processes import run_process  # one process runner for every install step
-from gateway.lock.recipe_syntax import RecipeError, parse_recipe
-from gateway.lock.recipes import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, build_env, build_steps, installed_spec
-from gateway.lock.sources import SourceError, source_tree
+from gateway.config import ServerSpec
+from gateway.installed import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
+from gateway.recipe_syntax import RecipeError, parse_recipe
+from lock.processes import run_process  # one process runner for every install step
+from lock.recipes import build_env, build_steps
+from lock.sources import SourceError, source_tree
 
 
 @dataclass
@@ -108,7 +109,7 @@ def _gist(tail: str) -> str:
 
 
 async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
-    from gateway.lock.probe import probe_servers
+    from lock.probe import probe_servers
 
     runnable = installed_spec(spec, cache, pending=True)
     assert runnable is not None

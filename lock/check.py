@@ -1,7 +1,7 @@
 """`mcpgw lock check`: does what runs still match what the lock pinned?
 
 Starts the profile's servers that have a `locked:` section, compares each live
-catalog with it (`gateway.lock.schema_diff`) and reports every change,
+catalog with it (`gateway.schema_diff`) and reports every change,
 classified breaking or compatible. A server with no `locked:` section is
 listed as unlocked and not started. Exit status: 2 when a locked server could
 not be checked (it did not start, or its `locked:` data is unreadable), else 1
@@ -20,11 +20,11 @@ import anyio
 
 from gateway.config import ServerSpec, default_lock
 from gateway.errors import ConfigError
-from gateway.lock.locked import Locked, snapshot
-from gateway.lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
-from gateway.lock.probe import Probe
-from gateway.lock.progress import probe_with_progress
-from gateway.lock.schema_diff import Change, diff_tools
+from gateway.schema_diff import Change, diff_tools
+from lock.locked import Locked, snapshot
+from lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
+from lock.probe import Probe
+from lock.progress import probe_with_progress
 
 STATUSES = ("ok", "compatible", "breaking", "error", "unlocked")
 

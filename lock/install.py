@@ -2,13 +2,13 @@
 
 For each entry launched with npx or uvx and pinned to a registry version, run
 the runner with the entry's own specs, options and environment, but a command
-that exits at once (`gateway.lock.launchers.warm_command`), then run it again
+that exits at once (`lock.launchers.warm_command`), then run it again
 with the registry switched off (`npm_config_offline=true`, `UV_OFFLINE=1`): an
 entry is "installed" only when that offline run succeeds, that is when a later
 start needs no registry. The offline run also says where the environment is,
-so the gateway can start the server from it directly (`gateway.lock.direct`).
+so the gateway can start the server from it directly (`lock.direct`).
 Entries with a `source:` and a `build:` recipe are built from their pinned
-commit instead (`gateway.lock.build`). Runs concurrently, at most `--jobs` at a
+commit instead (`lock.build`). Runs concurrently, at most `--jobs` at a
 time, each step bounded by `--timeout`; a failure names the server, the step
 and its last output lines, and the others go on. Other entries are skipped,
 with the reason. Exit status: 0 when nothing failed, 1 otherwise.
@@ -25,13 +25,14 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec, default_lock
 from gateway.child_env import child_env  # the exact environment the gateway gives the server
-from gateway.lock.bytecode import compile_command
-from gateway.lock.direct import direct_argv, locate_command, remember
-from gateway.lock.launchers import Launch, infer_pin, parse_launch, warm_command
-from gateway.lock.lockfile import DEFAULT_LOCK, open_lock
-from gateway.lock.processes import run_process
+from gateway.config import ServerSpec, default_lock
+from gateway.installed import remember
+from lock.bytecode import compile_command
+from lock.direct import direct_argv, locate_command
+from lock.launchers import Launch, infer_pin, parse_launch, warm_command
+from lock.lockfile import DEFAULT_LOCK, open_lock
+from lock.processes import run_process
 
 _OFFLINE = {"npx": {"npm_config_offline": "true"}, "uvx": {"UV_OFFLINE": "1"}}
 _FILESYSTEM = "@modelcontextprotocol/server-filesystem"
@@ -67,7 +68,7 @@ class Outcome:
 def make_plan(spec: ServerSpec) -> Plan:
     """What installing one entry means, or why it is skipped."""
     if spec.build is not None:
-        return Plan(spec)  # built from its source commit (gateway.lock.build)
+        return Plan(spec)  # built from its source commit (lock.build)
     if spec.transport != "stdio" and not spec.command:
         return Plan(spec, skip=f"{spec.transport} server with no launch command: nothing to install")
     if spec.pin is None or not spec.pin.registry or not spec.pin.package:
@@ -97,8 +98,8 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
     if plan.skip is not None:
         return outcome("skipped", plan.skip)
     if spec.build is not None:
-        from gateway.lock.build import build_source
-        from gateway.lock.recipes import cache_root
+        from lock.build import build_source
+        from gateway.installed import cache_root
 
         built = await build_source(spec, cache or cache_root(), sources or [], timeout, on_step)
         if built.ok:
@@ -147,7 +148,7 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from gateway.lock.sources import sources_dirs
+    from lock.sources import sources_dirs
 
     lock = open_lock(args.config or default_lock() or DEFAULT_LOCK)
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
@@ -159,7 +160,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: list[Path] | None = None) -> list[Outcome]:
-    from gateway.lock.progress import progress_bar
+    from lock.progress import progress_bar
 
     limiter = anyio.CapacityLimiter(max(1, jobs))
     results: dict[str, Outcome] = {}
