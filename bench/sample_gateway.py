@@ -7,7 +7,10 @@ bench/raw_load.py keeps `--clients` connections busy. Printed per path (live aga
 server-everything's `echo`, and replay of a cassette recorded from it): the share of samples by
 area, and the lines that hold the most. Asserts nothing.
 
-    python bench/sample_gateway.py [--paths live replay] [--seconds 6] [--clients 8]
+    python bench/sample_gateway.py [--paths live replay] [--seconds 6] [--clients 8] [--code DIR]
+
+`--code DIR` samples the gateway run from the code in DIR (e.g. main before a change, unpacked with
+`git archive main | tar -x -C DIR`), so the same areas can be compared before and after.
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ AREAS = [  # (area, marker in the sampled line), first match wins
     ("MCP SDK", "mcp_types"),
     ("gateway: recorder (call log, cassette)", "recorder/"),
     ("gateway: replay", "replay/"),
+    ("gateway: HTTP pipeline (context, guard, sessions, ids, identity, transport, fast path)",
+     ("gateway/request_context", "gateway/http_guard", "gateway/json_messages", "gateway/sessions",
+      "gateway/request_ids", "gateway/client_identity", "gateway/per_server", "gateway/transport",
+      "gateway/fast_path", "gateway/adaptive_http", "gateway/sdk_adapter", "gateway/pipeline", "gateway/stopping",
+      "gateway/http_errors")),
     ("gateway: core", "gateway/"),
     ("json/msgpack", "json/"),
     ("json/msgpack", "msgpack"),
@@ -61,6 +69,10 @@ def keep_busy(url: str, clients: int, calls: int) -> None:
         pass  # the gateway was stopped under it once the sampling was done
 
 
+def _marks(marker: str | tuple[str, ...], leaf: str) -> bool:
+    return any(m in leaf for m in marker) if isinstance(marker, tuple) else marker in leaf
+
+
 def summarize(path: str, raw: Path) -> None:
     areas: collections.Counter[str] = collections.Counter()
     lines: collections.Counter[str] = collections.Counter()
@@ -71,7 +83,7 @@ def summarize(path: str, raw: Path) -> None:
         n = int(count)
         total += n
         leaf = stack.split(";")[-1]
-        areas[next((area for area, marker in AREAS if marker in leaf), "other")] += n
+        areas[next((area for area, marker in AREAS if _marks(marker, leaf)), "other")] += n
         lines[re.sub(r"\s+", " ", leaf)] += n
         own = re.search(r"\((gateway/[a-z_]+\.py):", leaf)
         if own:
@@ -91,6 +103,7 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=["live", "replay"], choices=["live", "replay"])
     parser.add_argument("--seconds", type=float, default=6)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--code", type=Path, help="run the gateway from the code in this folder")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-sample-"))
     config = tmp / "bench.yaml"
@@ -101,7 +114,7 @@ def main() -> None:
     for path in ["record", *args.paths]:
         port = free_port()
         gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
-                         "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]])
+                         "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]], cwd=args.code)
         try:
             url = f"http://127.0.0.1:{port}/mcp"
             wait_ready(f"http://127.0.0.1:{port}", "up")
