@@ -48,7 +48,7 @@ _RELAYED = {
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
 
-def build_server(router: Router, default_run: str = "default") -> Server[Any]:
+def build_server(router: Router, default_run: str = "default") -> GatewayServer:
     def guarded(fn: Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]) -> Handler:
         async def handler(ctx: Any, _typed: Any) -> dict[str, Any]:
             try:
@@ -112,7 +112,7 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
     router.event_bus = bus
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # logging is deprecated in 2026-07-28 but live for handshake clients
-        server: Server[Any] = Server(
+        server = GatewayServer(
             "mcpgw",
             version=__version__,
             instructions="mcpgw: tools of several MCP servers behind one endpoint, named <server>__<tool>.",
@@ -140,17 +140,24 @@ def build_server(router: Router, default_run: str = "default") -> Server[Any]:
     hot = {"tools/call": guarded(call_tool), "tools/list": guarded(list_tools)}
     if ping is not None:
         hot["ping"] = ping.handler
-    server.fast_path = fast_path.FastPath(server, hot, sessions)  # type: ignore[attr-defined]
-    # Every transport (the HTTP session manager included) asks the server for its
-    # options; ours advertise list_changed, since upstream changes are relayed.
-    plain = server.create_initialization_options
-    server.create_initialization_options = lambda *a, **k: plain(  # type: ignore[method-assign]
-        a[0] if a else k.pop("notification_options", _NOTIFY_ALL), *a[1:], **k
-    )
+    server.fast_path = fast_path.FastPath(server, hot, sessions)
     return server
 
 
 _NOTIFY_ALL = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+
+
+class GatewayServer(Server[Any]):
+    """The SDK's low-level server, with the fast path beside it and list_changed advertised.
+
+    Every transport (the HTTP session manager included) asks the server for its options; ours advertise
+    list_changed, since upstream changes are relayed."""
+
+    fast_path: fast_path.FastPath | None = None
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      *args: Any, **kwargs: Any) -> Any:
+        return super().create_initialization_options(notification_options or _NOTIFY_ALL, *args, **kwargs)
 
 
 class _OwnWorkTimer:
