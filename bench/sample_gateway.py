@@ -69,6 +69,42 @@ def keep_busy(url: str, clients: int, calls: int) -> None:
         pass  # the gateway was stopped under it once the sampling was done
 
 
+# The request's way in, outermost first: (label, frame marker). A layer's own cost is its inclusive share
+# minus the next one's (what it runs inside); markers of both the old and the new pipeline are listed.
+LAYERS = [
+    ("uvicorn -> the app", "ProxyHeadersMiddleware.__call__"),
+    ("per-server paths (+ request context)", "ServerPaths.__call__"),
+    ("HTTP guard (body read and parsed)", "HttpGuard.__call__"),
+    ("starlette routing", "Starlette.__call__"),
+    ("known servers", "KnownServers.__call__"),
+    ("session admission", "SessionAdmission.__call__"),
+    ("in-flight ids", "InflightIds.__call__"),
+    ("client identity", "ClientIdentity.__call__"),
+    ("one-shot per-server calls", "OneShot.__call__"),
+    ("adaptive JSON/SSE (before)", "AdaptiveResponses.__call__"),
+    ("SDK session manager", "StreamableHTTPASGIApp.__call__"),
+    ("SDK transport", "StreamableHTTPServerTransport.handle_request"),
+    ("fast path: checks, envelope, send", "FastPath.try_answer"),
+    ("server middleware + handler", "_OwnWorkTimer.__call__"),
+    ("router (validation, upstream, call log)", "Router.call_tool"),
+]
+
+
+def layer_costs(raw: Path) -> list[tuple[str, float, float]]:
+    """(layer, inclusive %, own % = inclusive minus the next present layer's) along the request's way in."""
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for record in raw.read_text().splitlines():
+        stack, _, count = record.rpartition(" ")
+        total += int(count)
+        for label, marker in LAYERS:
+            if marker in stack:
+                inclusive[label] += int(count)
+    present = [(label, 100 * inclusive[label] / max(total, 1)) for label, _ in LAYERS if inclusive[label]]
+    return [(label, share, share - (present[i + 1][1] if i + 1 < len(present) else 0.0))
+            for i, (label, share) in enumerate(present)]
+
+
 def _marks(marker: str | tuple[str, ...], leaf: str) -> bool:
     return any(m in leaf for m in marker) if isinstance(marker, tuple) else marker in leaf
 
@@ -93,6 +129,9 @@ def summarize(path: str, raw: Path) -> None:
         print(f"  {100 * n / total:5.1f}%  {area}")
     print("  the gateway's own modules: " + ", ".join(f"{m.split('/')[1][:-3]} {100 * n / total:.1f}%"
                                                    for m, n in modules.most_common(8)))
+    print("  the request's way in, by layer (inclusive %, own %):")
+    for label, share, own in layer_costs(raw):
+        print(f"  {share:5.1f}% {own:5.1f}%  {label}")
     print("  lines holding the most samples:")
     for line, n in lines.most_common(10):
         print(f"  {100 * n / total:5.1f}%  {line[:110]}")

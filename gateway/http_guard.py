@@ -21,6 +21,7 @@ layers need not parse the body again.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import json
@@ -89,6 +90,7 @@ def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+@functools.lru_cache(maxsize=256)  # a client sends the same Host on every request
 def _host_name(value: str) -> str:
     """`example.com:8765` -> `example.com`; `[::1]:80` -> `[::1]`; a value that is not a host with an
     optional numeric port (`localhost:80@evil.example`, `localhost:x`) is returned whole, so it
