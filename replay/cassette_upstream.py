@@ -20,49 +20,18 @@ Each lane (a run id, else one client: see `gateway.front`) replays on its own:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.catalog import ServerCatalog
 from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
 from gateway.upstream import CallOptions, Status
 from recorder.codec import pack
-from recorder.lane_table import MAX_LANES, LaneTable
+from recorder.lane_table import MAX_LANES
 from recorder.redaction import MASK
-from recorder.state import Call, GroupLane, GroupState, StateModel, read_only_tools
+from recorder.state import GroupState, StateModel, read_only_tools
 from replay.compare import Rules, compare_results, parse_rules
-from replay.index import build_index
 from replay.nearest import describe_miss, nearest
-
-PAST_END = ("repeat", "miss")
-
-
-@dataclass
-class Lane:
-    """One run's progress through this server's recording. Its history and divergence live in
-    `shared`, which the servers of one state group have in common."""
-
-    shared: GroupLane
-    calls: int = 0  # requests to this server in this lane
-    positions: Counter[str] = field(default_factory=Counter)  # key -> answers taken (FIFO)
-    replayed_changes: list[dict[str, Any]] = field(default_factory=list)  # for hybrid catch-up
-    live: bool = False  # hybrid: the lane now talks to its own live instance
-
-    @property
-    def history(self) -> str:
-        return self.shared.history
-
-    @history.setter
-    def history(self, value: str) -> None:
-        self.shared.history = value
-
-    @property
-    def diverged(self) -> str | None:
-        return self.shared.diverged
-
-    @diverged.setter
-    def diverged(self, value: str | None) -> None:
-        self.shared.diverged = value
+from replay.player import DIVERGED, HIT, LIVE, Lane, Player, Turn, what
 
 
 class CassetteUpstream:
@@ -86,11 +55,8 @@ class CassetteUpstream:
         self.fallback = fallback
         self.catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
         self.model = StateModel(name, tracked, read_only_tools(self.catalog.tools if self.catalog else None))
-        self.exchanges = build_index(server_entries, self.model, legacy_stateful=legacy_stateful)
-        self._own: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (key, recorded lane) -> its entries
-        for key, entries in self.exchanges.items():
-            for entry in entries:
-                self._own.setdefault((key, str(entry.get("lane") or "")), []).append(entry)
+        self.player = Player(self.model, server_entries, hybrid=fallback is not None, past_end=past_end,
+                             legacy_stateful=legacy_stateful, group=group, max_lanes=max_lanes)
         self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
         self.status = Status("ready" if self.catalog else "unavailable")
         if self.catalog is not None:
@@ -100,8 +66,6 @@ class CassetteUpstream:
             self.status.reason = "replaying from cassette"
         else:
             self.status.reason = "not in the cassette"
-        self._lanes: LaneTable[Lane] = LaneTable(max_lanes)
-        self._group = group if group is not None else GroupState(max_lanes)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
@@ -122,41 +86,37 @@ class CassetteUpstream:
 
     def lane_report(self) -> dict[str, dict[str, Any]]:
         """Per lane: calls, whether it diverged (and where), whether it went live."""
-        return {name: {"calls": lane.calls, "diverged": lane.diverged, "live": lane.live} for name, lane in self._lanes.items()}
+        return self.player.lane_report()
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
-        lane = self._lanes.use(options.lane, lambda: Lane(self._group.lane(options.lane)))
-        lane.calls += 1
-        call = self.model.keyed(method, params, lane.history)
+        turn = self.player.play(options.lane, method, params)
+        lane, call = turn.lane, turn.call
         options.source, options.cassette_key = "replay", call.key
         label = params.get("name") or method
-        if lane.live:
-            return await self._live(lane, call, method, params, options)
-        if lane.diverged is not None:
+        if turn.outcome == LIVE:
+            return await self._live(turn, method, params, options)
+        if turn.outcome == DIVERGED:
             self.diverged[label] += 1
             raise ReplayDiverged(
                 f"replay refused: this run diverged from the recording at {lane.diverged}; on server {self.name!r} "
-                f"later answers from the recording would describe another state, so {_what(method, params)} "
+                f"later answers from the recording would describe another state, so {what(method, params)} "
                 f"(call {lane.calls} to this server in this run) is not answered",
                 data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
             )
-        entry = self._take(lane, call, options.lane)
-        if entry is None:
+        if turn.outcome != HIT:
             self.misses[label] += 1
             if self.fallback is not None:
-                return await self._live(lane, call, method, params, options)
+                return await self._live(turn, method, params, options)
             text = describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
                                  self.model.tracked and bool(lane.history))
             if call.changes_state:
-                lane.diverged = f"call {lane.calls} to server {self.name!r} ({_what(method, params)}: not recorded at this point)"
                 text += ("; this call may change the server's state, so later calls to this server in this run "
                          "will be refused too")
             raise ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key})
+        entry = turn.entry
+        assert entry is not None
         self.hits[label] += 1
-        if call.changes_state:
-            lane.history = call.history_after()
-            lane.replayed_changes.append(entry)
         if options.on_progress is not None:
             for progress, total, message in entry.get("progress") or ():
                 await options.on_progress(progress, total, message)
@@ -165,31 +125,17 @@ class CassetteUpstream:
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
         return entry["result"]
 
-    def _take(self, lane: Lane, call: Call, name: str) -> dict[str, Any] | None:
-        entries = self._own.get((call.key, name)) or self.exchanges.get(call.key)
-        if not entries:
-            return None
-        index = lane.positions[call.key]
-        lane.positions[call.key] += 1
-        if index < len(entries):
-            return entries[index]
-        return entries[-1] if self.past_end == "repeat" else None
-
     # -- hybrid --------------------------------------------------------------------
 
-    async def _live(self, lane: Lane, call: Call, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+    async def _live(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+        lane, call = turn.lane, turn.call
         if self.model.tracked and not lane.live:
             await self._catch_up(lane, options)
             lane.live = True
         options.cassette_call = call  # recorded under the key replay computes, history included
         result = await self.fallback.request(method, params, options)
         entry = {"key": call.key, "base": call.base, "history": call.history, "result": result, "lane": options.lane}
-        self.exchanges.setdefault(call.key, []).append(entry)
-        own = self._own.setdefault((call.key, options.lane), [])
-        own.append(entry)
-        lane.positions[call.key] = len(own)  # what this lane asks again replays what it just took live
-        if call.changes_state:
-            lane.history = call.history_after()
+        self.player.took_live(turn, options.lane, entry)  # what this lane asks again replays what it just took live
         options.source = "live"
         return result
 
@@ -199,15 +145,15 @@ class CassetteUpstream:
         if hasattr(live, "discard"):
             await live.discard(options.lane)  # whatever it held, it starts from nothing
         for number, entry in enumerate(lane.replayed_changes, 1):
-            what = _what(entry["method"], entry.get("params") or {})
+            what_call = what(entry["method"], entry.get("params") or {})
             problem = await self._replay_live(live, entry, options)
             if problem is not None:
-                lane.diverged = f"hybrid catch-up, replayed call {number} ({what})"
+                lane.diverged = f"hybrid catch-up, replayed call {number} ({what_call})"
                 if hasattr(live, "discard"):
                     await live.discard(options.lane)
                 raise ReplayDiverged(
                     f"hybrid catch-up failed on server {self.name!r}: to go live, a fresh instance was sent this run's "
-                    f"{len(lane.replayed_changes)} recorded state-changing call(s); call {number} ({what}) {problem}. "
+                    f"{len(lane.replayed_changes)} recorded state-changing call(s); call {number} ({what_call}) {problem}. "
                     "The live server cannot be brought to the recorded state, so this call is not answered",
                     data={"server": self.name, "diverged": lane.diverged},
                 )
@@ -233,7 +179,3 @@ class CassetteUpstream:
             return "answered differently live: " + "; ".join(d.describe() for d in differences[:3])
         return None
 
-
-def _what(method: str, params: dict[str, Any]) -> str:
-    target = params.get("name") or params.get("uri")
-    return f"{method} {target!r}" if target else method
