@@ -45,7 +45,7 @@ from recorder.lane_table import MAX_LANES
 from recorder.redaction import Redactor
 from recorder.state import StateModel
 from recorder.store import StoreWriteError
-from replay.player import HIT, Player, Turn
+from replay.player import HIT, LIVE, Player, Turn
 
 MODEL_SERVER = "@model"  # not a valid server id, so never confused with a tool server's exchanges
 MODEL = StateModel(MODEL_SERVER, tracked=False)  # a conversation is asked whole: no state between requests
@@ -64,8 +64,10 @@ class ModelPassthrough:
         self.live = live
         self.cassette = cassette  # written in record and hybrid
         self.recorded_entries = recorded_entries if recorded_entries is not None else []
-        self.player = Player(MODEL, self.recorded_entries, hybrid=mode == "hybrid", past_end=past_end,
-                             bind_strangers=True, max_lanes=max_lanes)
+        # the same mode switch, lanes and keys as a tool server's (replay.player); untagged clients
+        # are bound to a recorded conversation of their own (replay.lanes)
+        self.player = Player(MODEL, self.recorded_entries, mode=mode, past_end=past_end, bind_strangers=True,
+                             max_lanes=max_lanes)
         self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
         self.redact = redact or Redactor()
         self.default_run = default_run
@@ -125,27 +127,27 @@ class ModelPassthrough:
         caller = Caller(run_id=run or self.default_run, tagged=bool(run), session_id=client_identity.client_of(request),
                         client_name=request.headers.get("user-agent"))
         lane = caller.lane
-        turn = self.player.play(lane, path, body or {}) if self.mode in ("replay", "hybrid") else None
-        key = turn.call.key if turn is not None else MODEL.keyed(path, body or {}, "").key
+        turn = self.player.play(lane, path, body or {})
+        key = turn.call.key
         log = _Logger(self.call_log, self.redact, path, body, caller, key)
-        if turn is not None:
-            if turn.outcome == HIT:
-                assert turn.entry is not None
-                self.hits += 1
-                answer = ModelAnswer.from_entry(turn.entry["result"])
-                return _respond(answer, after=lambda: log("hit", answer))
-            self.misses += 1  # a stateless kind never diverges: every other outcome is a miss
-            if self.mode == "replay":
-                message = describe_model_miss(path, body or {}, lane, self.recorded_entries)
-                log("miss", status=409, error=message)
-                return _error(409, message, "replay_miss")
+        if turn.outcome == HIT:
+            assert turn.entry is not None
+            self.hits += 1
+            answer = ModelAnswer.from_entry(turn.entry["result"])
+            return _respond(answer, after=lambda: log("hit", answer))
+        if turn.missed:
+            self.misses += 1
+        if turn.outcome != LIVE:  # a replay miss (a stateless kind never diverges)
+            message = describe_model_miss(path, body or {}, lane, self.recorded_entries)
+            log("miss", status=409, error=message)
+            return _error(409, message, "replay_miss")
         if self.live is None:
             message = ("the gateway has no model endpoint: start it with --llm-base-url URL "
                        "(and the key's variable in --llm-key-env)")
             log("live", status=503, error=message)
             return _error(503, message, "no_model_endpoint")
         self.forwarded += 1
-        record = self.mode in ("record", "hybrid")
+        record = self.player.records
         started = time.perf_counter()
         upstream_path = path.removeprefix("/v1")  # --llm-base-url ends in /v1, as OpenAI clients expect
         try:
@@ -171,7 +173,7 @@ class ModelPassthrough:
 
     async def _relay(self, events: AsyncIterator[str], answer: ModelAnswer, path: str, body: dict[str, Any],
                      key: str, lane: str, started: float, record: bool, log: _Logger,
-                     turn: Turn | None) -> AsyncIterator[bytes]:
+                     turn: Turn) -> AsyncIterator[bytes]:
         seen: list[str] = []
         try:
             async for data in events:
@@ -193,14 +195,14 @@ class ModelPassthrough:
         yield _sse(DONE)
 
     async def _record(self, path: str, body: dict[str, Any] | None, key: str, lane: str, answer: ModelAnswer,
-                      started: float, turn: Turn | None) -> None:
+                      started: float, turn: Turn) -> None:
         entry = {
             "key": key, "server": MODEL_SERVER, "method": path, "params": self.redact(body or {}),
             "result": self.redact(answer.as_entry()), "lane": lane,
             "recorded_at": time.time(), "latency_ms": round((time.perf_counter() - started) * 1000, 3), "source": "live",
         }
         await self.cassette.record_exchange(entry, wait=True)
-        if turn is not None:  # hybrid: later identical requests in this lane replay what was just taken live
+        if self.player.hybrid:  # later identical requests in this lane replay what was just taken live
             self.player.took_live(turn, lane, entry)
             self.recorded_entries.append(entry)
 

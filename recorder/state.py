@@ -78,3 +78,14 @@ class GroupState(LaneTable[GroupLane]):
 
     def lane(self, name: str) -> GroupLane:
         return self.use(name, GroupLane)
+
+    def take_call(self, model: StateModel, method: str, params: dict[str, Any] | None, lane: str) -> Call:
+        """A request's key as recording computes it: the lane's history advances now, in request
+        order (as replay does), so overlapping calls record the keys replay will compute."""
+        if not model.tracked:  # a stateless kind has no history to hold
+            return model.keyed(method, params, "")
+        state = self.lane(lane)
+        call = model.keyed(method, params, state.history)
+        if call.changes_state:
+            state.history = call.history_after()
+        return call

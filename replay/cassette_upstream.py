@@ -31,7 +31,7 @@ from recorder.redaction import MASK
 from recorder.state import GroupState, StateModel, read_only_tools
 from replay.compare import Rules, compare_results, parse_rules
 from replay.nearest import describe_miss, nearest
-from replay.player import DIVERGED, HIT, LIVE, Lane, Player, Turn, what
+from replay.player import DIVERGED, LIVE, MISS, Lane, Player, Turn, what
 
 
 class CassetteUpstream:
@@ -55,7 +55,7 @@ class CassetteUpstream:
         self.fallback = fallback
         self.catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
         self.model = StateModel(name, tracked, read_only_tools(self.catalog.tools if self.catalog else None))
-        self.player = Player(self.model, server_entries, hybrid=fallback is not None, past_end=past_end,
+        self.player = Player(self.model, server_entries, mode="hybrid" if fallback is not None else "replay", past_end=past_end,
                              legacy_stateful=legacy_stateful, group=group, max_lanes=max_lanes)
         self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
         self.status = Status("ready" if self.catalog else "unavailable")
@@ -92,9 +92,12 @@ class CassetteUpstream:
         options = options or CallOptions()
         turn = self.player.play(options.lane, method, params)
         lane, call = turn.lane, turn.call
+        assert lane is not None  # this player replays
         options.source, options.cassette_key = "replay", call.key
         label = params.get("name") or method
         if turn.outcome == LIVE:
+            if turn.missed:
+                self.misses[label] += 1
             return await self._live(turn, method, params, options)
         if turn.outcome == DIVERGED:
             self.diverged[label] += 1
@@ -104,17 +107,15 @@ class CassetteUpstream:
                 f"(call {lane.calls} to this server in this run) is not answered",
                 data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
             )
-        if turn.outcome != HIT:
+        if turn.outcome == MISS:
             self.misses[label] += 1
-            if self.fallback is not None:
-                return await self._live(turn, method, params, options)
             text = describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
                                  self.model.tracked and bool(lane.history))
             if call.changes_state:
                 text += ("; this call may change the server's state, so later calls to this server in this run "
                          "will be refused too")
             raise ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key})
-        entry = turn.entry
+        entry = turn.entry  # a hit
         assert entry is not None
         self.hits[label] += 1
         if options.on_progress is not None:
@@ -129,6 +130,7 @@ class CassetteUpstream:
 
     async def _live(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
         lane, call = turn.lane, turn.call
+        assert lane is not None
         if self.model.tracked and not lane.live:
             await self._catch_up(lane, options)
             lane.live = True

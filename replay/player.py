@@ -13,10 +13,14 @@ object, made of three rules that hold for all of them:
   has left the recording, so from then on this kind (server, state group)
   answers nothing more from the cassette in that lane. A stateless kind never
   diverges: each request stands alone.
-`play` says what to do with one request: "hit" (the entry answers it), "miss"
-(nothing recorded answers it: replay refuses, hybrid takes it live), "diverged"
-(refused), or "live" (hybrid: the lane went live before). Whatever the live side
-answers in hybrid, `took_live` makes it the lane's recording.
+`play` is the mode switch, one for every kind: it says what to do with one
+request, and the key it is recorded or replayed under:
+    hit       (replay, hybrid) the recorded entry answers it
+    miss      (replay) nothing recorded answers it: an error saying what differs
+    diverged  (replay) the lane left the recording earlier: refused
+    live      (live, record; hybrid misses, and lanes that went live) the live side
+              answers; `records` says whether it is written into the cassette, and
+              `took_live` makes a hybrid lane's live answer its recording from then on.
 The caller owns the rest: the answer's shape, the live side, the counters.
 """
 
@@ -30,6 +34,7 @@ from replay.index import build_index
 from replay.lanes import Cursor, LaneRule
 
 HIT, MISS, DIVERGED, LIVE = "hit", "miss", "diverged", "live"
+MODES = ("live", "record", "replay", "hybrid")
 
 
 class Lane(Cursor):
@@ -63,20 +68,28 @@ class Lane(Cursor):
 
 
 class Turn:
-    """What `play` decided for one request."""
+    """What `play` decided for one request; `missed`: the cassette was asked and had no answer
+    (a replay miss, or a hybrid miss taken live)."""
 
-    __slots__ = ("lane", "call", "outcome", "entry")
+    __slots__ = ("lane", "call", "outcome", "entry", "missed")
 
-    def __init__(self, lane: Lane, call: Call, outcome: str, entry: dict[str, Any] | None = None) -> None:
-        self.lane, self.call, self.outcome, self.entry = lane, call, outcome, entry
+    def __init__(self, lane: Lane | None, call: Call, outcome: str, entry: dict[str, Any] | None = None,
+                 missed: bool = False) -> None:
+        self.lane, self.call, self.outcome, self.entry, self.missed = lane, call, outcome, entry, missed
 
 
 class Player:
-    def __init__(self, model: StateModel, entries: list[dict[str, Any]], *, hybrid: bool = False,
+    def __init__(self, model: StateModel, entries: list[dict[str, Any]] | None, *, mode: str = "replay",
                  past_end: str = "repeat", bind_strangers: bool = False, legacy_stateful: bool = False,
                  group: GroupState | None = None, max_lanes: int = MAX_LANES) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         self.model = model
-        self.hybrid = hybrid
+        self.mode = mode
+        self.replays = mode in ("replay", "hybrid")
+        self.records = mode in ("record", "hybrid")
+        self.hybrid = mode == "hybrid"
+        entries = entries or []
         self.rule = LaneRule(build_index(entries, model, legacy_stateful=legacy_stateful), past_end,
                              bind_strangers=bind_strangers)
         self.group = group if group is not None else GroupState(max_lanes)
@@ -84,6 +97,8 @@ class Player:
         self.lanes: LaneTable[Lane] = LaneTable(max_lanes, on_evict=lambda _name, lane: self.rule.release(lane))
 
     def play(self, name: str, method: str, params: dict[str, Any] | None) -> Turn:
+        if not self.replays:  # live, record: keyed in request order, as replay will key it
+            return Turn(None, self.group.take_call(self.model, method, params, name), LIVE)
         lane = self.lanes.use(name, lambda: Lane(self.group.lane(name)))
         lane.calls += 1
         call = self.model.keyed(method, params, lane.history)
@@ -93,10 +108,12 @@ class Player:
             return Turn(lane, call, DIVERGED)
         entry = self.rule.take(lane, name, call.key)
         if entry is None:
-            if call.changes_state and not self.hybrid:  # the divergence rule (hybrid goes live instead)
+            if self.hybrid:
+                return Turn(lane, call, LIVE, missed=True)
+            if call.changes_state:  # the divergence rule
                 lane.diverged = (f"call {lane.calls} to server {self.model.server!r} "
                                  f"({what(method, params or {})}: not recorded at this point)")
-            return Turn(lane, call, MISS)
+            return Turn(lane, call, MISS, missed=True)
         if call.changes_state:
             lane.history = call.history_after()
             lane.replayed_changes.append(entry)
@@ -104,6 +121,8 @@ class Player:
 
     def took_live(self, turn: Turn, name: str, entry: dict[str, Any]) -> None:
         """Hybrid: what the live side just answered is the lane's recording from now on."""
+        if turn.lane is None:  # not replaying: nothing to follow
+            return
         self.rule.add(turn.lane, name, turn.call.key, entry)
         if turn.call.changes_state:
             turn.lane.history = turn.call.history_after()
