@@ -1,20 +1,23 @@
 """CassetteUpstream: answers one server's requests from a cassette, starting nothing.
 
-Each lane (a run id, else one client: see `gateway.front`) replays on its own:
+The server is one kind of exchange played by `replay.player.Player` (the model's
+completions are another), so keys, lanes and divergence are the player's:
 - a request's key holds the lane's history of state-changing calls to this
   server (`recorder.state`), so a read is answered only at the state it was
   recorded in; identical requests at one state answer in recorded order, and
   past the end `past_end` decides ("repeat" the last answer, or "miss"); a lane
   recorded under the same name (a tagged run id, e.g. one attempt of a task)
-  answers from its own recordings of the request, any other lane from all of them;
+  answers from its own recordings of the request, any other lane from all of
+  them (`replay.lanes`);
 - a miss on a state-changing call means the run has left the recording: from
   then on this server (and its state group) answers nothing more from the cassette in that lane
-  (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless;
-- in hybrid mode (`fallback`: a RecordingUpstream over the live server) a miss
-  goes live instead. On a tracked server the lane first gets a fresh instance,
-  which is sent the lane's replayed state-changing calls in order, each answer
-  checked against the recording (catch-up); the lane then stays live on that
-  server. If catch-up cannot reproduce the recording, the call fails with why.
+  (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless.
+What is this server's own: MCP errors, progress, and in hybrid mode (`fallback`:
+a RecordingUpstream over the live server) the live side of a miss. On a tracked
+server the lane first gets a fresh instance, which is sent the lane's replayed
+state-changing calls in order, each answer checked against the recording
+(catch-up); the lane then stays live on that server. If catch-up cannot
+reproduce the recording, the call fails with why.
 """
 
 from __future__ import annotations
