@@ -69,7 +69,10 @@ class LaneRule:
         return entries[-1] if self.past_end == "repeat" else None
 
     def _bind(self, lane: str, cursor: Cursor, everyone: list[dict[str, Any]]) -> str:
-        if lane in self.recorded_lanes or not self.bind_strangers:
+        if not self.bind_strangers:  # its own name; nobody else would take it, so nothing to claim
+            cursor.follows = lane
+            return lane
+        if lane in self.recorded_lanes:
             chosen = lane
         else:
             free = [e["lane"] for e in everyone if e.get("lane") not in self.claimed and e.get("lane") is not None]
