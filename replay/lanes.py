@@ -57,11 +57,15 @@ class LaneRule:
         self.recorded_lanes.add(lane)
 
     def take(self, cursor: Cursor, lane: str, key: str) -> dict[str, Any] | None:
-        everyone = self.by_key.get(key)
-        if not everyone:
-            return None
-        follows = cursor.follows or self._bind(lane, cursor, everyone)
-        entries = self.by_lane.get((key, follows)) or everyone
+        follows = cursor.follows
+        entries = self.by_lane.get((key, follows)) if follows else None  # the usual case: one lookup
+        if entries is None:
+            everyone = self.by_key.get(key)
+            if not everyone:
+                return None
+            if not follows:
+                entries = self.by_lane.get((key, self._bind(lane, cursor, everyone)))
+            entries = entries or everyone
         index = cursor.positions[key]
         cursor.positions[key] += 1
         if index < len(entries):
