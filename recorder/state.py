@@ -7,7 +7,8 @@ the same question asked at another state is a different request. Statefulness
 is decided without flags where the server tells: a `tools/call` changes state
 unless the tool declares `readOnlyHint: true`; reading resources, getting
 prompts, completions and lists never do. Record and replay use this one
-model, so they compute the same keys. Servers that share state outside MCP
+model, so they compute the same keys; so do the model's chat completions, a
+stateless kind under the pseudo-server `@model` (llm.passthrough.MODEL). Servers that share state outside MCP
 (say a filesystem server and a git server on one directory) declare one
 `state_group`: their calls then share one history per lane, so a read of one
 is keyed on what the other changed.
