@@ -10,7 +10,8 @@ mcpgw/     the composition root: the only package that may import all of them
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -49,6 +50,31 @@ def test_the_core_imports_no_feature_package():
     graph = imports_by_package()
     assert {"gateway", "recorder", "replay", "evaluator", "mcpgw"} <= set(graph)
     assert graph[CORE] == {}, f"gateway/ must not import the features built on it: {graph[CORE]}"
+
+
+# The design's drawing: which package may import which (mcpgw, the root, may import every one).
+# A new edge is a design decision: draw it here, and in the README's Layout section.
+MAY_IMPORT = {
+    "gateway": set(),
+    "recorder": {"gateway"},
+    "replay": {"gateway", "recorder"},
+    "llm": {"gateway", "recorder", "replay"},
+    "evaluator": {"gateway", "recorder"},
+    "harness": {"gateway"},
+    "lock": {"gateway", "recorder"},
+    "runs": {"gateway", "recorder", "evaluator"},
+}
+
+
+def test_feature_packages_import_only_what_the_design_draws():
+    graph = imports_by_package()
+    undrawn = {f"{package} -> {target}": files[:3] for package, targets in graph.items() if package != ROOT_PACKAGE
+               for target, files in targets.items() if target not in MAY_IMPORT.get(package, set())}
+    assert undrawn == {}, undrawn
+
+
+def test_every_package_is_in_the_drawing():
+    assert packages() - {ROOT_PACKAGE} <= set(MAY_IMPORT), packages() - {ROOT_PACKAGE} - set(MAY_IMPORT)
 
 
 def imported_names(tree: ast.AST) -> list[tuple[int, str]]:
@@ -177,3 +203,14 @@ def test_no_module_cycle_even_through_imports_inside_functions():
     for module in sorted(edges):
         visit(module, [])
     assert not cycles, cycles
+
+
+# Modules stay small enough to read in one sitting; generated or data-only files are not in these packages.
+MAX_MODULE_LINES = 400
+
+
+@pytest.mark.xfail(reason="COORDINATOR: removed once the parallel splits of router/front/http_guard land (this session)", strict=False)
+def test_modules_stay_under_about_400_lines():
+    long = {str(path.relative_to(ROOT)): n for package in packages() for path in (ROOT / package).rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"split these into modules of one concept each: {long}"
