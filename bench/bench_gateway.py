@@ -115,8 +115,8 @@ def wait_ready(base: str, server: str, timeout: float = 120) -> None:
         time.sleep(0.2)  # polling another process's state; bounded by the deadline
 
 
-def start(cmd: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def start(cmd: list[str], cwd: Path | None = None) -> subprocess.Popen:
+    return subprocess.Popen(cmd, cwd=cwd or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -194,9 +194,9 @@ def rounds(targets: list[Target], args: argparse.Namespace) -> None:
             target.measure_round(args)
 
 
-def serve(cmd: list[str], url: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+def serve(cmd: list[str], url: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.Popen:
     log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on it
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
                             env={**os.environ, **(env or {})})
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

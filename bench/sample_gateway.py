@@ -7,7 +7,10 @@ bench/raw_load.py keeps `--clients` connections busy. Printed per path (live aga
 server-everything's `echo`, and replay of a cassette recorded from it): the share of samples by
 area, and the lines that hold the most. Asserts nothing.
 
-    python bench/sample_gateway.py [--paths live replay] [--seconds 6] [--clients 8]
+    python bench/sample_gateway.py [--paths live replay] [--seconds 6] [--clients 8] [--code DIR]
+
+`--code DIR` samples the gateway run from the code in DIR (e.g. main before a change, unpacked with
+`git archive main | tar -x -C DIR`), so the same areas can be compared before and after.
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ AREAS = [  # (area, marker in the sampled line), first match wins
     ("MCP SDK", "mcp_types"),
     ("gateway: recorder (call log, cassette)", "recorder/"),
     ("gateway: replay", "replay/"),
+    ("gateway: HTTP pipeline (context, guard, sessions, ids, identity, transport, fast path)",
+     ("gateway/request_context", "gateway/http_guard", "gateway/json_messages", "gateway/sessions",
+      "gateway/request_ids", "gateway/client_identity", "gateway/per_server", "gateway/transport",
+      "gateway/fast_path", "gateway/adaptive_http", "gateway/sdk_adapter", "gateway/pipeline", "gateway/stopping",
+      "gateway/http_errors")),
     ("gateway: core", "gateway/"),
     ("json/msgpack", "json/"),
     ("json/msgpack", "msgpack"),
@@ -61,6 +69,46 @@ def keep_busy(url: str, clients: int, calls: int) -> None:
         pass  # the gateway was stopped under it once the sampling was done
 
 
+# The request's way in, outermost first: (label, frame marker). A layer's own cost is its inclusive share
+# minus the next one's (what it runs inside); markers of both the old and the new pipeline are listed.
+LAYERS = [
+    ("uvicorn -> the app", "ProxyHeadersMiddleware.__call__"),
+    ("per-server paths (+ request context)", "ServerPaths.__call__"),
+    ("HTTP guard (body read and parsed)", "HttpGuard.__call__"),
+    ("starlette routing", "Starlette.__call__"),
+    ("known servers", "KnownServers.__call__"),
+    ("session admission", "SessionAdmission.__call__"),
+    ("in-flight ids", "InflightIds.__call__"),
+    ("client identity", "ClientIdentity.__call__"),
+    ("one-shot per-server calls", "OneShot.__call__"),
+    ("adaptive JSON/SSE (before)", "AdaptiveResponses.__call__"),
+    ("SDK session manager", "StreamableHTTPASGIApp.__call__"),
+    ("SDK transport", "StreamableHTTPServerTransport.handle_request"),
+    ("fast path: checks, envelope, send", "FastPath.try_answer"),
+    ("server middleware + handler", "_OwnWorkTimer.__call__"),
+    ("router (validation, upstream, call log)", "Router.call_tool"),
+]
+
+
+def layer_costs(raw: Path) -> list[tuple[str, float, float]]:
+    """(layer, inclusive %, own % = inclusive minus the next present layer's) along the request's way in."""
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for record in raw.read_text().splitlines():
+        stack, _, count = record.rpartition(" ")
+        total += int(count)
+        for label, marker in LAYERS:
+            if marker in stack:
+                inclusive[label] += int(count)
+    present = [(label, 100 * inclusive[label] / max(total, 1)) for label, _ in LAYERS if inclusive[label]]
+    return [(label, share, share - (present[i + 1][1] if i + 1 < len(present) else 0.0))
+            for i, (label, share) in enumerate(present)]
+
+
+def _marks(marker: str | tuple[str, ...], leaf: str) -> bool:
+    return any(m in leaf for m in marker) if isinstance(marker, tuple) else marker in leaf
+
+
 def summarize(path: str, raw: Path) -> None:
     areas: collections.Counter[str] = collections.Counter()
     lines: collections.Counter[str] = collections.Counter()
@@ -71,7 +119,7 @@ def summarize(path: str, raw: Path) -> None:
         n = int(count)
         total += n
         leaf = stack.split(";")[-1]
-        areas[next((area for area, marker in AREAS if marker in leaf), "other")] += n
+        areas[next((area for area, marker in AREAS if _marks(marker, leaf)), "other")] += n
         lines[re.sub(r"\s+", " ", leaf)] += n
         own = re.search(r"\((gateway/[a-z_]+\.py):", leaf)
         if own:
@@ -81,6 +129,9 @@ def summarize(path: str, raw: Path) -> None:
         print(f"  {100 * n / total:5.1f}%  {area}")
     print("  the gateway's own modules: " + ", ".join(f"{m.split('/')[1][:-3]} {100 * n / total:.1f}%"
                                                    for m, n in modules.most_common(8)))
+    print("  the request's way in, by layer (inclusive %, own %):")
+    for label, share, own in layer_costs(raw):
+        print(f"  {share:5.1f}% {own:5.1f}%  {label}")
     print("  lines holding the most samples:")
     for line, n in lines.most_common(10):
         print(f"  {100 * n / total:5.1f}%  {line[:110]}")
@@ -91,6 +142,7 @@ def main() -> None:
     parser.add_argument("--paths", nargs="+", default=["live", "replay"], choices=["live", "replay"])
     parser.add_argument("--seconds", type=float, default=6)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--code", type=Path, help="run the gateway from the code in this folder")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-sample-"))
     config = tmp / "bench.yaml"
@@ -101,7 +153,7 @@ def main() -> None:
     for path in ["record", *args.paths]:
         port = free_port()
         gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
-                         "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]])
+                         "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]], cwd=args.code)
         try:
             url = f"http://127.0.0.1:{port}/mcp"
             wait_ready(f"http://127.0.0.1:{port}", "up")

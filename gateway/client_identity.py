@@ -12,7 +12,7 @@ it, and a cookie costs every later request of the client's (its HTTP library
 matches the cookie jar against each request: 0.15-0.2 ms of the client's CPU
 per call with httpx, measured), and its requests pass this layer untouched
 (`client_of` reads the session first). Any other request's identity reaches the
-handlers as a request header set here (any copy a client sent is replaced).
+handlers in the request's context (gateway.request_context), never from a header a client could send.
 Runs tagged with `?run=` / `X-Run-Id` do not depend on it.
 
 `/mcp` and the model endpoints (`/v1/...`) follow the same rules through
@@ -22,16 +22,13 @@ lane is `<default run>/<client>` (`gateway.router.Caller.lane`).
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from collections import OrderedDict
 from typing import Any
 
-COOKIE = "mcpgw-client"
-HEADER = b"x-mcpgw-client"
-SESSION_HEADER = b"mcp-session-id"
-_VALID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+from gateway.request_context import COOKIE, context_of, of_request
+
 _MAX_CONNECTIONS = 10_000  # remembered connection identities (oldest forgotten first)
 _CONNECTION_TTL = 600.0  # seconds a connection's identity is kept without traffic
 
@@ -46,22 +43,21 @@ class ClientIdentity:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
-        if any(name == SESSION_HEADER for name, _ in scope.get("headers", ())):
+        ctx = context_of(scope)
+        if ctx.session_id is not None:
             await self.app(scope, receive, send)  # a handshake session names its client (`client_of` reads it first)
             return
-        identity = _cookie(scope)
+        identity = ctx.cookie_identity
         minted = identity is None
         if identity is None:
             identity = self._for_connection(scope)
-        headers = [(k, v) for k, v in scope.get("headers", ()) if k != HEADER]
-        headers.append((HEADER, identity.encode()))
-        scope = {**scope, "headers": headers}
+        ctx.client = identity  # whatever identity header a client sent plays no part
         if minted:
             cookie = f"{COOKIE}={identity}; Path=/; HttpOnly; SameSite=Strict".encode()
 
             async def send_with_cookie(message: dict[str, Any]) -> None:
                 if message.get("type") == "http.response.start" and not any(
-                        name.lower() == SESSION_HEADER for name, _ in message.get("headers", ())):  # a session began
+                        name.lower() == b"mcp-session-id" for name, _ in message.get("headers", ())):  # a session began
                     message = {**message, "headers": [*message.get("headers", ()), (b"set-cookie", cookie)]}
                 await send(message)
 
@@ -85,28 +81,17 @@ class ClientIdentity:
 
 def tagged_run(request: Any) -> str | None:
     """The run id a request names (`?run=`, else the `X-Run-Id` header), if any."""
-    return request.query_params.get("run") or request.headers.get("x-run-id") or None
+    ctx = of_request(request)
+    return ctx.run if ctx is not None else None
 
 
 def client_of(request: Any) -> str:
     """Who an untagged request comes from: its MCP session (handshake era), else the identity
     this layer set (cookie or connection), else nobody in particular."""
-    session = request.headers.get("mcp-session-id")
-    client_id = request.headers.get(HEADER.decode())
-    return f"session-{session}" if session else f"client-{client_id}" if client_id else "anonymous"
+    ctx = of_request(request)
+    return ctx.caller if ctx is not None else "anonymous"
 
 
 def cookie_identity(scope: dict[str, Any]) -> str | None:
     """The identity a request's cookie carries, if a valid one."""
-    return _cookie(scope)
-
-
-def _cookie(scope: dict[str, Any]) -> str | None:
-    for name, value in scope.get("headers", ()):
-        if name != b"cookie":
-            continue
-        for part in value.decode("latin-1").split(";"):
-            key, _, val = part.strip().partition("=")
-            if key == COOKIE and _VALID.match(val):
-                return val
-    return None
+    return context_of(scope).cookie_identity

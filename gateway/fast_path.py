@@ -8,39 +8,40 @@ stream and dumps it to JSON: most of a call's CPU in the gateway, measured.
 
 For `tools/call`, `tools/list` and `ping` on an initialized handshake-era
 session, answered as plain JSON (the adaptive decision, or `--responses json`),
-`FastTransport` does the same work directly in the POST's own task: the SDK's
+`FastPath` does the same work directly in the POST's own task: the SDK's
 request surface validation, the very handlers the SDK would call (through the
 server middleware, so own-work timing and the session directory see them), the
-SDK's own result shaping (`ServerRunner._serialize`: cache hints, sieve,
+SDK's own result shaping (`sdk_adapter.serialize_result`: cache hints, sieve,
 2026 stamps), and the JSON-RPC envelope. Everything else - initialize, SSE
 answers, GET streams, notifications, server-to-client requests, 2026-07-28
 requests, malformed or unusual messages - goes the SDK's way, unchanged: when
 in doubt the fast path declines before anything has run, never after.
 
-It sits inside the SDK's transport (`_handle_post_request`), so the session
-manager's lookup and owner check, the transport's Host/Origin checks and its
-idle-timeout bookkeeping, and every ASGI layer around the endpoint still apply.
+It sits inside the SDK's transport (gateway.transport, through the POST hook of
+gateway.sdk_adapter), so the session manager's lookup and owner check, the
+transport's idle-timeout bookkeeping, and every layer of the pipeline still apply.
+The request's id is in the one table of ids in flight (gateway.request_ids): the
+fast path files its cancel scope there, so a `notifications/cancelled` cancels it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server import streamable_http_manager
-from mcp.server.runner import ServerRunner
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, REQUEST_CANCELLED, check_accept_headers
 from mcp.shared.exceptions import MCPError
 from mcp_types import methods as _methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from gateway.adaptive_http import PARSED_MESSAGE, AdaptiveTransport
+from gateway import sdk_adapter
+from gateway.request_context import RequestContext
+from gateway.sessions import SessionTable, connection
 
 logger = logging.getLogger(__name__)
 
@@ -51,75 +52,55 @@ _RELAY_CAPABILITIES = ("sampling", "elicitation", "roots")
 Handler = Callable[[Any, Any], Awaitable[Any]]
 
 
-class SessionDirectory:
-    """Server middleware: remembers each handshake session's connection by its session id.
-
-    The connection carries what the SDK learnt at initialize (protocol version, client info)."""
-
-    def __init__(self) -> None:
-        self.connections: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
-
-    async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        connection = getattr(ctx.session, "_connection", None)  # no public accessor in mcp 2.3
-        session_id = getattr(connection, "session_id", None)
-        if session_id is not None and session_id not in self.connections:
-            self.connections[session_id] = connection
-        return await call_next(ctx)
-
-
 class FastPath:
-    """What the fast path needs of the front: the SDK server, the handlers and the middleware chain."""
+    """What the fast path needs of the front: the SDK server, the handlers, the middleware chain, the sessions."""
 
-    def __init__(self, server: Any, handlers: dict[str, Handler], directory: SessionDirectory) -> None:
+    def __init__(self, server: Any, handlers: dict[str, Handler], sessions: SessionTable) -> None:
         self.server = server
         self.handlers = handlers
-        self.directory = directory
+        self.sessions = sessions
         self.served = 0  # requests answered here (tests and /status read it)
         self.declined = 0
 
-    async def try_answer(self, transport: AdaptiveTransport, scope: Any, request: Any, send: Any) -> bool:
+    async def try_answer(self, transport: Any, ctx: RequestContext, request: Any, send: Any) -> bool:
         """Answer the request if it qualifies; False (nothing done, nothing sent) otherwise."""
-        message = PARSED_MESSAGE.get()
-        if message is None:
-            message = _loads(await request.body())
+        message = ctx.body  # parsed once, by the guard
         if not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
             return False
-        if await self._answer(transport, message, request, send):
+        if await self._answer(transport, ctx, message, request, send):
             self.served += 1
             return True
         self.declined += 1
         return False
 
-    async def _answer(self, transport: AdaptiveTransport, message: dict[str, Any], request: Any, send: Any) -> bool:
+    async def _answer(self, transport: Any, ctx: RequestContext, message: dict[str, Any], request: Any, send: Any) -> bool:
         session_id = transport.mcp_session_id
-        if not session_id or request.headers.get(MCP_SESSION_ID_HEADER) != session_id:
+        if not session_id or ctx.session_id != session_id or ctx.inflight is None:
             return False
-        connection = self.directory.connections.get(session_id)
-        if connection is None or connection.client_params is None:
+        session = connection(self.sessions.get(session_id))
+        if session is None or session.client_params is None:
             return False  # not initialized yet: the SDK answers as it does
-        version = connection.protocol_version
-        if version not in HANDSHAKE_PROTOCOL_VERSIONS or _accepts_server_requests(connection):
+        version = session.protocol_version
+        if version not in HANDSHAKE_PROTOCOL_VERSIONS or _accepts_server_requests(session):
             return False
         if not _qualifies(message):
             return False
-        if not check_accept_headers(request)[0] or not transport._check_content_type(request):
+        if not check_accept_headers(request)[0] or not sdk_adapter.content_type_ok(transport, request):
             return False
         request_id = message["id"]
-        key = str(request_id)
-        inflight = transport.fast_inflight
-        if key in inflight or key in transport._request_streams:
-            return False  # an id already in flight on this session: the SDK's (stricter) path decides
+        if sdk_adapter.has_answer_stream(transport, str(request_id)):
+            return False  # an id the SDK is answering on this session: its (stricter) path decides
         method, params = message["method"], message.get("params")
         try:
             _methods.validate_client_request(method, version, params)
         except (ValidationError, KeyError, ValueError):
             return False  # malformed: the SDK answers with its usual error
-        with anyio.CancelScope() as cancel:  # a notifications/cancelled naming this id cancels it
-            inflight[key] = cancel
+        with anyio.CancelScope() as cancel:  # a notifications/cancelled naming this id cancels it (request_ids)
+            ctx.inflight.cancel = cancel
             try:
-                body = await self._run(method, params, request_id, connection, version, request)
+                body = await self._run(method, params, request_id, session, version, request)
             finally:
-                inflight.pop(key, None)
+                ctx.inflight.cancel = None
         if cancel.cancelled_caught:  # answered as the SDK answers a cancelled handshake-era request
             body = _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
         await _send_json(send, body, session_id)
@@ -131,7 +112,7 @@ class FastPath:
 
         async def inner(ctx: FastContext) -> dict[str, Any]:
             result = await handler(ctx, None)
-            return ServerRunner(self.server, connection, None)._serialize(method, version, result)
+            return sdk_adapter.serialize_result(self.server, connection, method, version, result)
 
         call: Any = inner
         for middleware in reversed(self.server.middleware):
@@ -164,14 +145,14 @@ class FastContext:
 
 
 class _FastSession:
-    __slots__ = ("_connection",)
+    __slots__ = ("connection",)
 
     def __init__(self, connection: Any) -> None:
-        self._connection = connection
+        self.connection = connection  # what `sdk_adapter.connection_of` finds
 
     @property
     def client_params(self) -> Any:
-        return self._connection.client_params
+        return self.connection.client_params
 
     async def send_request(self, *args: Any, **kwargs: Any) -> Any:
         # Only sessions that declared no sampling/elicitation/roots come here.
@@ -179,59 +160,6 @@ class _FastSession:
 
     async def report_progress(self, *args: Any, **kwargs: Any) -> None:
         return None  # requests asking for progress never take the fast path
-
-
-class FastTransport(AdaptiveTransport):
-    """The session transport, with the fast path in front of the SDK's POST handling."""
-
-    fast_path: FastPath | None = None
-    always_json = False  # --responses json: every request is answered in JSON
-    mint_session_id: Callable[[], str] | None = None  # workers: session ids this worker owns (gateway.worker_routing)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.mint_session_id is not None and self.mcp_session_id:
-            self.mcp_session_id = self.mint_session_id()
-        self.fast_inflight: dict[str, anyio.CancelScope] = {}  # str(request id) -> its cancel scope
-
-    @property  # type: ignore[override]
-    def is_json_response_enabled(self) -> bool:
-        return self.always_json or AdaptiveTransport.is_json_response_enabled.fget(self)  # type: ignore[attr-defined]
-
-    @is_json_response_enabled.setter
-    def is_json_response_enabled(self, value: bool) -> None:
-        pass
-
-    async def _handle_post_request(self, scope: Any, request: Any, receive: Any, send: Any) -> None:
-        fast = self.fast_path
-        if self.fast_inflight:
-            await self._cancel_named(request)
-        if fast is not None and self.is_json_response_enabled:
-            if await fast.try_answer(self, scope, request, send):
-                return
-        await super()._handle_post_request(scope, request, receive, send)
-
-    async def _cancel_named(self, request: Any) -> None:
-        """A notifications/cancelled for a request the fast path is serving cancels it (the SDK, which
-        never saw that request, then acknowledges the notification as usual)."""
-        message = PARSED_MESSAGE.get()
-        if message is None:
-            message = _loads(await request.body())
-        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
-            params = message.get("params")
-            target = params.get("requestId") if isinstance(params, dict) else None
-            if target is not None and not isinstance(target, bool):
-                scope = self.fast_inflight.get(str(target))
-                if scope is not None:
-                    scope.cancel()
-
-
-def install(fast_path: FastPath | None, always_json: bool, mint_session_id: Callable[[], str] | None = None) -> None:
-    """Make the SDK's session manager build fast-path transports (this process serves one front)."""
-    FastTransport.fast_path = fast_path
-    FastTransport.always_json = always_json
-    FastTransport.mint_session_id = staticmethod(mint_session_id) if mint_session_id else None  # type: ignore[assignment]
-    streamable_http_manager.StreamableHTTPServerTransport = FastTransport  # type: ignore[misc]
 
 
 def _bind(middleware: Any, call_next: Any) -> Any:
@@ -264,13 +192,6 @@ def _qualifies(message: Any) -> bool:
 def _accepts_server_requests(connection: Any) -> bool:
     capabilities = connection.client_params.capabilities
     return any(getattr(capabilities, name, None) is not None for name in _RELAY_CAPABILITIES)
-
-
-def _loads(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
 
 
 def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:

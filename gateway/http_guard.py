@@ -15,16 +15,16 @@ In order, before anything else reads the request:
 4. For POSTs to the model endpoint (`/v1/...`, `/openai/...`): the same body checks
    under the model's own (larger) size cap and deadline, refused in OpenAI's error shape.
 
-The parsed message is left in the scope (`mcpgw.message`) so later layers need
-not parse the body again.
+The parsed message is left in the request's context (gateway.request_context) so later
+layers need not parse the body again.
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import json
-import math
 import os
 import re
 import socket
@@ -34,10 +34,11 @@ from typing import Any
 
 import anyio
 
+from gateway.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
+from gateway.json_messages import MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
+from gateway.request_context import context_of
 from gateway.stopping import answer_if_stopped
 
-MAX_DEPTH = 64  # JSON nesting allowed in a request; tool arguments need far less
-PARSED = "mcpgw.message"  # scope key: the request's parsed JSON body
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
@@ -89,6 +90,7 @@ def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+@functools.lru_cache(maxsize=256)  # a client sends the same Host on every request
 def _host_name(value: str) -> str:
     """`example.com:8765` -> `example.com`; `[::1]:80` -> `[::1]`; a value that is not a host with an
     optional numeric port (`localhost:80@evil.example`, `localhost:x`) is returned whole, so it
@@ -122,7 +124,7 @@ class HttpGuard:
         if scope["type"] != "http" or scope["path"] in self.policy.open_paths:
             await self.app(scope, receive, send)
             return
-        headers = _headers(scope)
+        headers = context_of(scope).headers  # decoded once for the whole request
         refusal = _duplicate_host(scope) or self._check_caller(headers, scope["path"])
         if refusal is not None:
             await self._refuse(send, *refusal, envelope=scope["path"] in self.policy.envelope_paths)
@@ -162,7 +164,7 @@ class HttpGuard:
         if problem is not None:
             await self._refuse(send, *problem)
             return
-        scope[PARSED] = message
+        context_of(scope).message = message
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, message)
 
     def _check_caller(self, headers: dict[str, str], path: str = "") -> tuple[int, int, str] | None:
@@ -234,162 +236,9 @@ class HttpGuard:
         await send_error(send, status, code, message, close=close, extra=extra)
 
 
-def replay_body(body: bytes, receive: Any) -> Any:
-    """An ASGI receive that hands over `body` (read already) in one message, then the client's own
-    receive, which reports its disconnect."""
-    sent = False
-
-    async def replay() -> Any:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
-
-
-async def send_error(send: Any, status: int, code: int, message: str, *, request_id: Any = None,
-                     close: bool = False, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    """A JSON-RPC error as a whole HTTP response."""
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode()
-    await send_body(send, status, body, close=close, extra=extra)
-
-
-async def send_body(send: Any, status: int, body: bytes, *, close: bool = False,
-                    extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    """A JSON body as a whole HTTP response."""
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
-    if close:  # the rest of an unread body would be taken for the next request
-        headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-async def send_openai_error(send: Any, status: int, message: str, *, close: bool = False) -> None:
-    """An error as OpenAI-compatible clients parse it (`llm.answer.error_body`'s shape)."""
-    error = {"message": message, "type": "invalid_request_error", "code": f"http_{status}", "param": None}
-    body = json.dumps({"error": error}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if close:
-        headers.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def _headers(scope: Any) -> dict[str, str]:
-    # ASGI servers hand over header names lowercased already (the spec says so)
-    return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
-
-
 def _origin_host(origin: str) -> str:
     _, sep, rest = origin.partition("://")
     return _host_name(rest.split("/")[0]) if sep else ""
-
-
-def parse_message(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
-    """One JSON-RPC message, or why not: (HTTP status, JSON-RPC code, one line). Also used over stdio."""
-    message, problem = parse_json(body)
-    if problem is not None:
-        return None, (400, -32700, f"Parse error: {problem}")
-    problem = _shape_problem(message)
-    if problem is not None:
-        return None, (400, problem[0], problem[1])
-    return message, None
-
-
-def parse_json(body: bytes) -> tuple[Any, str | None]:
-    """Standard JSON a gateway can pass on and store, or why not (one line, for -32700 or an OpenAI error).
-
-    Python's parser takes more than RFC 8259 does: `NaN` and `Infinity` (a Node upstream cannot parse
-    them, and enforce's range checks let NaN through), numbers that overflow to infinity, and `\\ud800`
-    escapes that decode to a lone surrogate (no UTF-8 encoding exists for it, so it could be neither
-    forwarded nor logged). Each is refused here, at the edge, for every transport."""
-    try:
-        value = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except RecursionError:
-        return None, f"JSON nested deeper than {MAX_DEPTH} levels"
-    except _NotStandard as exc:
-        return None, str(exc)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, str(exc)
-    # Nesting needs a bracket per level: a body with few brackets (any usual request) needs no walk.
-    if body.count(b"{") + body.count(b"[") > MAX_DEPTH and _depth_over(value, MAX_DEPTH):
-        return None, f"JSON nested deeper than {MAX_DEPTH} levels"
-    # A surrogate escape is rare; only then is the value re-encoded to find a lone one.
-    if _SURROGATE_ESCAPE.search(body) is not None and not _encodable(value):
-        return None, "a string holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is not Unicode"
-    return value, None
-
-
-class _NotStandard(ValueError):
-    pass
-
-
-# An escape, or its raw bytes (json.loads decodes bytes with "surrogatepass", so those pass too).
-_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]|\xed[\xa0-\xbf]")
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NotStandard(f"{name} is not a JSON number (RFC 8259); send a finite number or a string")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise _NotStandard(f"the number {text[:40]} overflows a double; send a finite number or a string")
-    return value
-
-
-def _encodable(value: Any) -> bool:
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _shape_problem(message: Any) -> tuple[int, str] | None:
-    """Why `message` is not one JSON-RPC message, in one line (the SDK's answer would be a
-    multi-line pydantic report under "Invalid params")."""
-    if isinstance(message, list):
-        return -32600, "Invalid Request: JSON-RPC batches are not supported; send one message per request"
-    if not isinstance(message, dict):
-        return -32600, f"Invalid Request: a JSON-RPC message is an object, not {type(message).__name__}"
-    if message.get("jsonrpc") != "2.0":
-        return -32600, f'Invalid Request: "jsonrpc" must be "2.0", not {json.dumps(message.get("jsonrpc"))[:40]}'
-    if "id" in message and not valid_id(message["id"]) and ("method" in message or message["id"] is not None):
-        return -32600, f"Invalid Request: id must be a string or an integer, not {json.dumps(message['id'])[:40]}"
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return -32600, f'Invalid Request: "method" must be a string, not {json.dumps(message["method"])[:40]}'
-        if message.get("params") is not None and not isinstance(message["params"], dict):
-            return -32602, f'Invalid params: "params" must be an object, not {json.dumps(message["params"])[:40]}'
-        return None
-    if "id" in message and ("result" in message) != ("error" in message):
-        return None  # the client's answer to a server request
-    return -32600, 'Invalid Request: neither a request ("method") nor a response ("id" with "result" or "error")'
-
-
-def valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def _depth_over(value: Any, limit: int) -> bool:
-    """Iterative, so a deep value cannot exhaust the interpreter's stack here."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
 
 
 def load_token(env_name: str | None, token_file: str | None) -> str | None:

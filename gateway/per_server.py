@@ -4,7 +4,7 @@ Harnesses written for one connection per server (MCP-Bench's runner, mcprouter-s
 each server at a URL of its own and see the names that server gave its tools. Three small layers:
 
 - `ServerPaths` (outermost) rewrites `/servers/<id>/<endpoint>` to `/<endpoint>` and notes the id and
-  the path as called in the ASGI scope. Every layer behind it (the guard with its token, Host/Origin and
+  the path as called in the request's context (gateway.request_context). Every layer behind it (the guard with its token, Host/Origin and
   body checks, session admission, in-flight ids, client identity, the fast path, the SDK) then treats
   the request exactly as one on the shared endpoint; the handlers read the id (`server_of`) and ask the
   router for that server's part of the catalog. So a call through a server's endpoint is the same call
@@ -26,31 +26,30 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
-from gateway import client_identity
 from gateway.errors import GatewayError
-from gateway.http_guard import PARSED, send_error
+from gateway.http_errors import send_error
+from gateway.request_context import context_of, of_request
 from gateway.router import Caller, Router
 from gateway.secrets import scrub
 
-SERVER = "mcpgw.server"  # scope key: the server id of a per-server endpoint
-ENDPOINT = "mcpgw.endpoint"  # scope key: the path as the client called it
 _PATH = re.compile(r"^/servers/([^/]+)(/.+)$")
 ONE_SHOT = frozenset({"tools/call", "tools/list", "ping"})
 
 
 def server_of(request: Any) -> str | None:
     """The server a request's endpoint serves (None on the shared endpoints)."""
-    return request.scope.get(SERVER) if isinstance(request, Request) else None
+    ctx = of_request(request) if isinstance(request, Request) else None
+    return ctx.server if ctx is not None else None
 
 
 def endpoint_of(request: Any) -> str:
     """The path the client called, as the call log records it."""
     if not isinstance(request, Request):
         return "stdio"
-    return request.scope.get(ENDPOINT) or request.scope.get("path", "/mcp")
+    ctx = of_request(request)
+    return (ctx.endpoint if ctx is not None else None) or request.scope.get("path", "/mcp")
 
 
 class ServerPaths:
@@ -60,11 +59,12 @@ class ServerPaths:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            match = _PATH.match(scope["path"])
+            ctx = context_of(scope)  # made here, once, for every layer behind
+            match = _PATH.match(scope["path"]) if scope["path"].startswith("/servers/") else None
             if match is not None and match.group(2) in self.endpoints:
                 shared = match.group(2)
-                scope = {**scope, "path": shared, "raw_path": shared.encode(), SERVER: unquote(match.group(1)),
-                         ENDPOINT: scope["path"]}
+                ctx.server, ctx.endpoint = unquote(match.group(1)), scope["path"]
+                scope = {**scope, "path": shared, "raw_path": shared.encode()}
         await self.app(scope, receive, send)
 
 
@@ -81,7 +81,7 @@ class KnownServers:
         self.router = router
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        server = scope.get(SERVER)
+        server = context_of(scope).server if scope["type"] == "http" else None
         if server is not None and server not in self.router.specs:
             await send_error(send, 404, -32601, unknown_server(server, list(self.router.specs)))
             return
@@ -96,21 +96,20 @@ class OneShot:
         self.served = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if self._health_check(scope):
+        if scope["type"] == "http" and self._health_check(scope):
             await self._health(scope, send)
             return
-        message = scope.get(PARSED)
-        if not self._qualifies(scope, message):
+        ctx = context_of(scope)
+        message = ctx.body
+        if not self._qualifies(scope, ctx, message):
             await self.app(scope, receive, send)
             return
-        request = Request(scope)
-        run_id = client_identity.tagged_run(request)
-        caller = Caller(run_id=run_id or self.default_run, tagged=bool(run_id),
-                        session_id=client_identity.client_of(request), endpoint=endpoint_of(request),
-                        protocol_version=request.headers.get("mcp-protocol-version"))
+        run_id = ctx.run
+        caller = Caller(run_id=run_id or self.default_run, tagged=bool(run_id), session_id=ctx.caller,
+                        endpoint=ctx.endpoint or scope.get("path", "/mcp"), protocol_version=ctx.protocol_version)
         answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         try:
-            answer["result"] = await self._run(scope[SERVER], message["method"], message.get("params") or {}, caller)
+            answer["result"] = await self._run(ctx.server, message["method"], message.get("params") or {}, caller)
         except GatewayError as exc:
             error = {"code": exc.code, "message": scrub(exc.message)}
             if exc.data is not None:
@@ -125,35 +124,33 @@ class OneShot:
     @staticmethod
     def _health_check(scope: Any) -> bool:
         """A sessionless handshake-era GET on a per-server endpoint: MCP-Bench's check that the server is up."""
-        if scope.get(SERVER) is None or scope.get("method") != "GET":
+        ctx = context_of(scope)
+        if ctx.server is None or scope.get("method") != "GET":
             return False
-        headers = dict(scope.get("headers") or ())
-        version = headers.get(b"mcp-protocol-version")
-        return b"mcp-session-id" not in headers and (version is None or version.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS)
+        return ctx.session_id is None and not ctx.modern
 
     async def _health(self, scope: Any, send: Any) -> None:
         """The server's state as /status says it (a session's GET opens its stream, as on /mcp)."""
-        server = scope[SERVER]
+        ctx = context_of(scope)
+        server = ctx.server
         status = self.router.status()["servers"].get(server, {})
         body = json.dumps({"server": server, "state": status.get("state"), "reason": status.get("reason"),
-                           "tools": status.get("exposed_tools"), "endpoint": scope.get(ENDPOINT)}).encode()
+                           "tools": status.get("exposed_tools"), "endpoint": ctx.endpoint}).encode()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
     @staticmethod
-    def _qualifies(scope: Any, message: Any) -> bool:
-        if scope.get(SERVER) is None or scope.get("method") != "POST":
+    def _qualifies(scope: Any, ctx: Any, message: Any) -> bool:
+        if ctx.server is None or scope.get("method") != "POST":
             return False
         if not isinstance(message, dict) or message.get("method") not in ONE_SHOT or "id" not in message:
             return False
         if not isinstance(message.get("params", {}), dict):
             return False  # the SDK answers a malformed request as it does on /mcp
-        headers = dict(scope.get("headers") or ())
-        version = headers.get(b"mcp-protocol-version")
-        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+        if ctx.modern:
             return False  # 2026-07-28 requests carry no session by design: the SDK serves them
-        return b"mcp-session-id" not in headers
+        return ctx.session_id is None
 
     async def _run(self, server: str, method: str, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         if method == "ping":

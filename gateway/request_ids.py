@@ -12,31 +12,43 @@ and keeps a table of the ids in flight per session:
   vs `"7"`) is forwarded under a private alias, and the alias is turned back
   into the client's id in the answer (and in a `notifications/cancelled` that
   names it), so both callers get their own answers.
+
+It is the gateway's one table of ids in flight: a request the fast path answers files its cancel scope
+in its entry (`InFlight.cancel`), so a `notifications/cancelled` naming it cancels it here.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from gateway.http_guard import PARSED, replay_body, send_error
-from gateway.per_server import SERVER
+from gateway.http_errors import replay_body, send_error
+from gateway.request_context import context_of, with_message
 
 _ALIAS_PREFIX = "mcpgw-id-"
+
+
+@dataclass(slots=True)
+class InFlight:
+    client_id: Any  # the id as the client sent it
+    wire_id: Any  # the id the layers behind see (an alias when it collides)
+    cancel: Any = None  # the fast path's cancel scope while it answers the request (gateway.fast_path)
 
 
 class InflightIds:
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.sessions: dict[str, dict[str, Any]] = {}  # session -> {str(wire id): (client id, wire id)}
+        self.sessions: dict[str, dict[str, InFlight]] = {}  # session -> {str(wire id): its request}
         self._serial = itertools.count(1)
         self.rejected = 0
         self.aliased = 0
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        message = scope.get(PARSED)
-        session = _session_id(scope)
+        ctx = context_of(scope)
+        message = ctx.body
+        session = ctx.session_id
         if session is None or not isinstance(message, dict) or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -48,7 +60,7 @@ class InflightIds:
         held = inflight.get(str(client_id))
         # A per-server endpoint serves harnesses that reuse one id for a round of parallel calls (MCP-Bench's
         # `id: 2`): each POST gets its own answer, so the reused id is aliased like a colliding one.
-        if held is not None and _same_id(held[0], client_id) and scope.get(SERVER) is None:
+        if held is not None and _same_id(held.client_id, client_id) and ctx.server is None:
             self.rejected += 1
             await send_error(send, 200, -32600, f"Invalid Request: id {json.dumps(client_id)} is already in use by a "
                              "request in flight on this session; use a new id for each request", request_id=client_id)
@@ -59,7 +71,8 @@ class InflightIds:
             wire_id = f"{_ALIAS_PREFIX}{next(self._serial)}"
             scope, receive = _as_if(scope, receive, {**message, "id": wire_id})
             send = _restore_id(send, wire_id, client_id)
-        inflight[str(wire_id)] = (client_id, wire_id)
+        entry = inflight[str(wire_id)] = InFlight(client_id, wire_id)
+        context_of(scope).inflight = entry
         try:
             await self.app(scope, receive, send)
         finally:
@@ -72,9 +85,17 @@ class InflightIds:
         if message.get("method") != "notifications/cancelled" or not isinstance(message.get("params"), dict):
             return scope, receive
         target = message["params"].get("requestId")
-        for client_id, wire_id in self.sessions.get(session, {}).values():
-            if wire_id != client_id and _same_id(client_id, target):
-                return _as_if(scope, receive, {**message, "params": {**message["params"], "requestId": wire_id}})
+        entries = list(self.sessions.get(session, {}).values())
+        # The client's own id first; else as the SDK matches a cancellation to its answer streams, by `str(id)`.
+        entry = next((e for e in entries if _same_id(e.client_id, target)), None) or next(
+            (e for e in entries if e.wire_id == e.client_id and target is not None and not isinstance(target, bool)
+             and str(target) == str(e.wire_id)), None)
+        if entry is None:
+            return scope, receive
+        if entry.cancel is not None:  # answered by the fast path, which the SDK never saw: cancelled here
+            entry.cancel.cancel()
+        if entry.wire_id != entry.client_id:
+            return _as_if(scope, receive, {**message, "params": {**message["params"], "requestId": entry.wire_id}})
         return scope, receive
 
 
@@ -82,17 +103,10 @@ def _same_id(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _session_id(scope: Any) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == b"mcp-session-id":
-            return value.decode("latin-1")
-    return None
-
-
 def _as_if(scope: Any, receive: Any, message: dict[str, Any]) -> tuple[Any, Any]:
     """The request as if the client had sent `message`: parsed for the layers inside (the fast path
     reads it) and on the wire for the SDK."""
-    return {**scope, PARSED: message}, replay_body(json.dumps(message).encode(), receive)
+    return with_message(scope, message), replay_body(json.dumps(message).encode(), receive)
 
 
 def _restore_id(send: Any, wire_id: str, client_id: Any) -> Any:

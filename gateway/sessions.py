@@ -11,18 +11,23 @@ busy is a new one refused (503, with Retry-After).
 
 Closing goes through the transport's own door: a DELETE for that session id,
 as its client would send, so the SDK forgets it and frees its task.
+
+The table kept here is the gateway's one record of handshake sessions beside the SDK's: per session its
+client, its use, whether it may receive server->client requests (JSON-or-SSE, gateway.transport) and its
+SDK connection (for the fast path, filled in by `SessionDirectory`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
-from gateway.http_guard import send_error
+from gateway.http_errors import send_error
+from gateway.request_context import context_of
+from gateway.sdk_adapter import connection_of
 
 logger = logging.getLogger(__name__)
 
@@ -34,20 +39,52 @@ class SessionLimits:
     idle_timeout: float = 600.0  # seconds; the SDK closes a session idle this long
 
 
+_RELAY_CAPABILITIES = ("sampling", "elicitation", "roots")
+
+
 @dataclass
-class _Session:
+class Session:
     client: str
     last_active: float
     busy: int = 0
     used: bool = False  # made a request after initialize
+    relay: bool = False  # declared sampling/elicitation/roots: its requests may need a stream
+    connection: Any = None  # weak reference to the SDK's Connection, once a request has passed the server
+
+
+SessionTable = dict[str, Session]
+
+
+class SessionDirectory:
+    """Server middleware: files each handshake session's SDK connection in the session table.
+
+    The connection carries what the SDK learnt at initialize (protocol version, client info)."""
+
+    def __init__(self, sessions: SessionTable) -> None:
+        self.sessions = sessions
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        connection = connection_of(ctx.session)
+        session_id = getattr(connection, "session_id", None)
+        if session_id is not None:
+            session = self.sessions.get(session_id)
+            if session is None:  # its initialize is being answered (in JSON): admission files it on the answer
+                session = self.sessions[session_id] = Session("?", time.monotonic())
+            if session.connection is None:
+                session.connection = weakref.ref(connection)
+        return await call_next(ctx)
+
+
+def connection(session: Session | None) -> Any:
+    return session.connection() if session is not None and session.connection is not None else None
 
 
 class SessionAdmission:
-    def __init__(self, app: Any, limits: SessionLimits, mcp_path: str = "/mcp") -> None:
+    def __init__(self, app: Any, limits: SessionLimits, mcp_path: str = "/mcp", sessions: SessionTable | None = None) -> None:
         self.app = app
         self.limits = limits
         self.mcp_path = mcp_path
-        self.sessions: dict[str, _Session] = {}
+        self.sessions: SessionTable = sessions if sessions is not None else {}
         self.opening: dict[str, int] = {}  # client -> sessions being opened right now
         self.evicted = 0
         self.refused = 0
@@ -57,10 +94,14 @@ class SessionAdmission:
                 "idle_timeout_s": self.limits.idle_timeout, "evicted": self.evicted, "refused": self.refused}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] != self.mcp_path or _is_modern(scope):
+        if scope["type"] != "http" or scope["path"] != self.mcp_path:
             await self.app(scope, receive, send)
             return
-        session_id = _header(scope, b"mcp-session-id")
+        ctx = context_of(scope)
+        if ctx.modern:  # 2026-07-28 requests carry their version in a header and open no session
+            await self.app(scope, receive, send)
+            return
+        session_id = ctx.session_id
         if session_id is not None:
             await self._serve_existing(session_id, scope, receive, send)
             return
@@ -74,7 +115,7 @@ class SessionAdmission:
             return
         self.opening[client] = self.opening.get(client, 0) + 1
         try:
-            await self.app(scope, receive, self._watch_opening(send, client))
+            await self.app(scope, receive, self._watch_opening(send, client, _wants_relay(ctx.body)))
         finally:
             self.opening[client] -= 1
             if not self.opening[client]:
@@ -103,12 +144,14 @@ class SessionAdmission:
             if scope["method"] == "DELETE" or (status and status[0] == 404):
                 self.sessions.pop(session_id, None)
 
-    def _watch_opening(self, send: Any, client: str) -> Any:
+    def _watch_opening(self, send: Any, client: str, relay: bool) -> Any:
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for key, value in message.get("headers", []):
                     if key.lower() == b"mcp-session-id":
-                        self.sessions[value.decode("latin-1")] = _Session(client, time.monotonic())
+                        known = self.sessions.get(value.decode("latin-1"))  # its connection filed already
+                        self.sessions[value.decode("latin-1")] = Session(
+                            client, time.monotonic(), relay=relay, connection=known.connection if known else None)
             await send(message)
 
         return watch
@@ -165,17 +208,11 @@ class SessionAdmission:
             logger.debug("closing session %s failed", session_id[:16], exc_info=True)
 
 
-def _header(scope: Any, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
-
-
-def _is_modern(scope: Any) -> bool:
-    """2026-07-28 requests carry their version in a header and open no session."""
-    version = _header(scope, b"mcp-protocol-version")
-    return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+def _wants_relay(message: Any) -> bool:
+    """An initialize declaring a capability the upstream may use to send the client requests."""
+    params = message.get("params") if isinstance(message, dict) and message.get("method") == "initialize" else None
+    capabilities = params.get("capabilities") if isinstance(params, dict) else None
+    return isinstance(capabilities, dict) and any(capabilities.get(name) is not None for name in _RELAY_CAPABILITIES)
 
 
 def _client(scope: Any) -> str:

@@ -22,9 +22,8 @@ from urllib.parse import parse_qs, quote
 import mcp_types as types
 from mcp.server.sse import SseServerTransport
 
-from gateway import client_identity
-from gateway.http_guard import send_error
-from gateway.per_server import ENDPOINT, SERVER
+from gateway.http_errors import send_error
+from gateway.request_context import context_of
 
 STREAM = "/sse"  # GET: the event stream (also /servers/<id>/sse, rewritten here by gateway.per_server.ServerPaths)
 MESSAGES = "/sse/messages"  # POST: its messages (also /servers/<id>/sse/messages)
@@ -67,18 +66,16 @@ class SseEndpoints:
 
     async def messages(self, scope: Any, receive: Any, send: Any) -> None:
         base = _base(scope)
-        scope[ENDPOINT] = base  # the call log names the stream, not its message URL
+        ctx = context_of(scope)
+        ctx.endpoint = base  # the call log names the stream, not its message URL
         session = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [""])[0]
-        # An untagged stream is one client: its lane is the stream's (any identity header sent is replaced).
-        headers = [(k, v) for k, v in scope.get("headers", ()) if k != client_identity.HEADER]
-        headers.append((client_identity.HEADER, f"sse-{session}".encode("latin-1")))
-        scope["headers"] = headers
+        ctx.client = f"sse-{session}"  # an untagged stream is one client: its lane is the stream's
         await self._transport(base).handle_post_message(scope, receive, send)
 
 
 def _base(scope: Any) -> str:
     """The stream path as the client called it: `/sse`, or `/servers/<id>/sse`."""
-    server = scope.get(SERVER)
+    server = context_of(scope).server
     return STREAM if server is None else f"/servers/{server}{STREAM}"
 
 
@@ -91,10 +88,7 @@ class _Asgi:
 
 
 def _tagged_run(scope: Any) -> str | None:
-    run = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("run", [""])[0]
-    if not run:
-        run = dict(scope.get("headers", ())).get(b"x-run-id", b"").decode("latin-1")
-    return run or None
+    return context_of(scope).run
 
 
 def _with_run(send: Any, run: str) -> Any:

@@ -24,7 +24,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from gateway.http_guard import parse_message, valid_id
+from gateway.json_messages import parse_message, valid_id
 
 
 class CheckedLines:

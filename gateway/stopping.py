@@ -12,6 +12,8 @@ not complete because the gateway stopped, and may retry elsewhere.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any
 
 import anyio
@@ -58,3 +60,12 @@ async def _answer(send: Any, started: dict[str, Any], request: Any, model: bool)
         await send({"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n", "more_body": False})
     else:  # a plain answer half sent cannot take another: end it, the client sees a cut response
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def exit_now() -> None:
+    """A second interrupt: kill the servers and exit at once, without the orderly shutdown."""
+    from gateway.stdio_transport import kill_all_now
+
+    print("mcpgw: second interrupt: killing the servers and exiting now", file=sys.stderr)
+    kill_all_now()
+    os._exit(130)

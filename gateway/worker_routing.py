@@ -27,13 +27,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 import anyio
 import httptools
 
-from gateway import client_identity
-from gateway.per_server import ENDPOINT, SERVER
+from gateway.request_context import context_of
 
 _HOP_HEADERS = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"proxy-connection", b"host",
                 b"content-length"}
@@ -96,15 +95,12 @@ class WorkerRouting:
     def _owner(self, scope: dict[str, Any]) -> int | None:
         if self.everything_to is not None:
             return self.everything_to
-        headers = dict(scope.get("headers", ()))
-        session = headers.get(b"mcp-session-id")
-        if session:
-            return self.workers.owner(session.decode("latin-1"))
-        run = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("run", [None])[0] or \
-            (headers.get(b"x-run-id") or b"").decode("latin-1")
-        if run:
-            return self.workers.owner(run)
-        identity = client_identity.cookie_identity(scope)
+        ctx = context_of(scope)
+        if ctx.session_id:
+            return self.workers.owner(ctx.session_id)
+        if ctx.run:
+            return self.workers.owner(ctx.run)
+        identity = ctx.cookie_identity
         if identity:
             return self.workers.owner(identity)
         return None
@@ -141,7 +137,8 @@ class WorkerRouting:
                 break
         # The path as the client called it: a per-server endpoint's (rewritten to the shared path by
         # gateway.per_server.ServerPaths) must reach the owner as that server's, not as /mcp.
-        called = scope.get(ENDPOINT) if scope.get(SERVER) is not None else None
+        ctx = context_of(scope)
+        called = ctx.endpoint if ctx.server is not None else None
         target = quote(called).encode() if called else scope.get("raw_path") or scope["path"].encode()
         if scope.get("query_string"):
             target += b"?" + scope["query_string"]

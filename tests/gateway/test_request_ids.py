@@ -7,7 +7,7 @@ import json
 
 import anyio
 
-from gateway.http_guard import PARSED
+from gateway.request_context import context_of
 from gateway.request_ids import InflightIds
 
 
@@ -31,7 +31,8 @@ class Transport:
 
 
 async def post(app, message: dict) -> tuple[int, dict]:
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"mcp-session-id", b"s1")], PARSED: message}
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"mcp-session-id", b"s1")]}
+    context_of(scope).message = message  # as the guard leaves it
     sent: list[dict] = []
     delivered = False
 

@@ -1,0 +1,197 @@
+"""Server CPU per `tools/call`, the measure of issue 23, with its targets as ratios of one run. Asserts nothing.
+
+    python bench/bench_cpu_per_call.py [--calls 3000] [--repeats 3] [--skip-peers] [--before DIR]
+
+Every row serves the same tiny upstream (bench/echo_server.py's `echo`, stdio) or is that server
+itself answering over HTTP (the SDK floor). Two measures, each in interleaved rounds (every server runs
+at once; each round measures every row back to back, so the VM's drifting speed shifts all rows alike):
+- CPU per call: 8 plain httpx sessions (handshake era: initialize, then `tools/call`s), `--calls` calls
+  in all; the serving process's utime+stime from /proc/<pid>/stat before and after (its own process only,
+  not the upstream it started; with --workers the workers too). The client's cost does not enter.
+- calls/s under the raw load (bench/raw_load.py: 8 connections, about 0.1 ms of client CPU per call) for
+  the floor, mcpgw replay and mcpgw replay --workers 2.
+`--before DIR` adds the mcpgw rows once more, run from the code in DIR (e.g. `git archive main | tar -x -C DIR`),
+so before and after stand in the same rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+from bench_gateway import free_port, stop, wait_ready  # noqa: E402
+from compare_peers import group_cpu, peer_env, serve  # noqa: E402
+from raw_load import load  # noqa: E402
+
+PROTOCOL = "2025-11-25"
+ACCEPT = "application/json, text/event-stream"
+FLOOR = "SDK floor (echo server answering HTTP itself)"
+UPSTREAM = [sys.executable, str(BENCH / "echo_server.py")]
+
+
+@dataclass
+class Row:
+    name: str
+    url: str
+    tool: str
+    proc: object
+    tree: bool = False  # count the descendants too (the --workers rows: no upstream there, only workers)
+    raw: bool = False  # also measured under the raw load
+    cpu: list[float] = field(default_factory=list)  # ms per call, per round
+    rate: list[float] = field(default_factory=list)  # calls/s under the raw load, per round
+
+
+def proc_cpu(pid: int) -> float:
+    """utime+stime of one process, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+    answer = await client.post(url, json=init, headers={"accept": ACCEPT})
+    answer.raise_for_status()
+    headers = {"accept": ACCEPT, "mcp-protocol-version": PROTOCOL}
+    if answer.headers.get("mcp-session-id"):
+        headers["mcp-session-id"] = answer.headers["mcp-session-id"]
+    await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    return headers
+
+
+async def _httpx_calls(url: str, tool: str, clients: int, calls: int, pid: int, tree: bool) -> float:
+    """Server CPU ms per call of `calls` tools/calls spread over `clients` httpx sessions."""
+    sessions = [httpx.AsyncClient(timeout=60) for _ in range(clients)]
+    try:
+        headers = await asyncio.gather(*(_session(c, url) for c in sessions))
+        cpu = group_cpu(pid) if tree else proc_cpu(pid)
+
+        async def drive(client: httpx.AsyncClient, head: dict[str, str], share: int) -> None:
+            for i in range(share):
+                body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                        "params": {"name": tool, "arguments": {"message": f"hello {i}"}}}
+                answer = await client.post(url, json=body, headers=head)
+                if answer.status_code != 200 or b'"result"' not in answer.content:
+                    raise RuntimeError(f"{url}: {answer.status_code} {answer.text[:200]}")
+
+        await asyncio.gather(*(drive(c, h, calls // clients) for c, h in zip(sessions, headers)))
+        used = (group_cpu(pid) if tree else proc_cpu(pid)) - cpu
+        return used / (calls // clients * clients) * 1000
+    finally:
+        await asyncio.gather(*(c.aclose() for c in sessions))
+
+
+def start_mcpgw(config: Path, cassettes: Path, extra: list[str], code: Path) -> tuple[str, object]:
+    """mcpgw serve run from the code in `code` (its folder is first on sys.path with -m)."""
+    port = free_port()
+    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+                  "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz",
+                 cwd=code)
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(base, "up", timeout=180)
+    if "--workers" in extra:  # every worker up (each /status is a new connection, dealt to the next worker)
+        count, seen, deadline = int(extra[extra.index("--workers") + 1]), set(), time.monotonic() + 180
+        while len(seen) < count and time.monotonic() < deadline:
+            seen.add(httpx.get(base + "/status").json()["worker"]["index"])
+        time.sleep(1.0)
+    return base + "/mcp", proc
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=3000, help="tools/calls per round and row (httpx sessions)")
+    parser.add_argument("--raw-calls", type=int, default=1000, help="calls per connection under the raw load")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip-peers", action="store_true")
+    parser.add_argument("--before", type=Path, help="a folder holding the code before the change")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mcpgw-cpu-"))
+    config = tmp / "echo.yaml"
+    config.write_text(f"version: 1\nservers:\n  up:\n    command: {UPSTREAM[0]}\n    args: [{UPSTREAM[1]!r}]\n")
+    cassettes = tmp / "cassettes"
+    url, proc = start_mcpgw(config, cassettes, ["--mode", "record", "--cassette", "rec"], ROOT)
+    try:  # the sequence every replayed client makes: "hello 0".."hello n-1" (raw load and httpx alike)
+        load(url, "up__echo", 1, max(args.raw_calls, args.calls // args.clients))
+    finally:
+        stop(proc)
+
+    rows: list[Row] = []
+    try:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        rows.append(Row(FLOOR, url, "echo", serve([*UPSTREAM, "--http", str(port)], url), raw=True))
+        proxies = [("naive SDK proxy", lambda p: [sys.executable, str(BENCH / "naive_proxy.py"), str(p), *UPSTREAM])]
+        if not args.skip_peers:
+            proxies += [
+                ("mcp-proxy 0.13", lambda p: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(p), "--host",
+                                              "127.0.0.1", "--log-level", "WARNING", "--", *UPSTREAM]),
+                ("FastMCP 4.1.2 proxy", lambda p: [str(peer_env("fastmcp") / "python"), str(BENCH / "peers" / "fastmcp_proxy.py"),
+                                                   str(p), *UPSTREAM]),
+            ]
+        for name, cmd in proxies:
+            port = free_port()
+            url = f"http://127.0.0.1:{port}/mcp"
+            rows.append(Row(name, url, "echo", serve(cmd(port), url)))
+        codes = [("", ROOT)] + ([(" (before)", args.before.resolve())] if args.before else [])
+        for suffix, code in codes:
+            tag = "before" if suffix else "after"
+            for name, extra, tree, raw in (
+                ("mcpgw live", ["--mode", "live", "--cassette", f"live-log-{tag}"], False, False),
+                ("mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-{tag}"], False, True),
+                ("mcpgw replay --workers 2", ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-w-{tag}",
+                                              "--workers", "2"], True, True),
+            ):
+                url, proc = start_mcpgw(config, cassettes, extra, code)
+                rows.append(Row(name + suffix, url, "up__echo", proc, tree=tree, raw=raw))
+        for row in rows:  # warm up
+            asyncio.run(_httpx_calls(row.url, row.tool, args.clients, 8 * args.clients, row.proc.pid, row.tree))
+        for number in range(args.repeats):
+            print(f"round {number + 1} of {args.repeats}", file=sys.stderr)
+            for row in rows:
+                row.cpu.append(asyncio.run(_httpx_calls(row.url, row.tool, args.clients, args.calls, row.proc.pid, row.tree)))
+            for row in rows:
+                if row.raw:
+                    row.rate.append(load(row.url, row.tool, args.clients, args.raw_calls)["calls_s"])
+    finally:
+        for row in rows:
+            stop(row.proc)
+    report(rows, args)
+
+
+def report(rows: list[Row], args: argparse.Namespace) -> None:
+    cpu = {r.name: statistics.median(r.cpu) for r in rows}
+    rate = {r.name: statistics.median(r.rate) for r in rows if r.rate}
+    print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.clients} httpx sessions x "
+          f"{args.calls // args.clients} calls (handshake era); raw load {args.clients} x {args.raw_calls}; "
+          f"medians of {args.repeats} interleaved rounds\n")
+    print("| row | server CPU ms/call | calls/s (raw load) |\n|---|---|---|")
+    for r in rows:
+        print(f"| {r.name} | {cpu[r.name]:.3f} | {rate[r.name]:.0f} |" if r.name in rate else f"| {r.name} | {cpu[r.name]:.3f} | |")
+    peers = {n: c for n, c in cpu.items() if not n.startswith(("mcpgw", "SDK floor"))}
+    leanest = min(peers, key=peers.get)
+    floor = cpu[FLOOR]
+    print()
+    for suffix in ("", " (before)") if args.before else ("",):
+        replay, live, workers = f"mcpgw replay{suffix}", f"mcpgw live{suffix}", f"mcpgw replay --workers 2{suffix}"
+        label = "before" if suffix else "now"
+        print(f"{label}: replay CPU/call {cpu[replay] / floor:.2f}x the floor's (target <= 0.35x); "
+              f"replay calls/s {rate[replay] / rate[FLOOR]:.2f}x the floor's (target >= 1.8x)")
+        print(f"{label}: live CPU/call {cpu[live] / peers[leanest]:.2f}x the leanest peer's ({leanest}; target <= 0.4x)")
+        print(f"{label}: --workers 2 calls/s {rate[workers] / rate[replay]:.2f}x one process (target >= 1.6x)")
+
+
+if __name__ == "__main__":
+    main()

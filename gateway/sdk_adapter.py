@@ -1,0 +1,119 @@
+"""Every use of the MCP SDK's private surface, in one place (mcp 2.3).
+
+The gateway needs a few things the SDK does not offer publicly: the connection behind a request's
+session, the transport's content-type check and its table of answer streams, the result shaping of
+`ServerRunner`, a hook before the transport handles a POST, and a session manager that builds our
+transport. Each is reached here and nowhere else, so an SDK upgrade that renames one breaks this module
+alone; `PRIVATE` lists them and `missing()` says which the installed SDK lacks
+(tests/gateway/test_sdk_adapter.py fails on any).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+from uuid import uuid4
+
+from mcp.server.runner import ServerRunner
+from mcp.server.session import ServerSession
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+logger = logging.getLogger(__name__)
+
+# (owner, private name, the parameters it must take; None: an attribute set by __init__)
+PRIVATE: list[tuple[type, str, tuple[str, ...] | None]] = [
+    (ServerSession, "_connection", None),
+    (ServerRunner, "_serialize", ("self", "method", "version", "result")),
+    (StreamableHTTPServerTransport, "_check_content_type", ("self", "request")),
+    (StreamableHTTPServerTransport, "_handle_post_request", ("self", "scope", "request", "receive", "send")),
+    (StreamableHTTPServerTransport, "_request_streams", None),
+    (StreamableHTTPSessionManager, "_admit_session", ("self", "requestor")),
+    (StreamableHTTPSessionManager, "_server_instances", None),
+    (StreamableHTTPSessionManager, "_session_owners", None),
+]
+
+
+def missing() -> list[str]:
+    """The private names above the installed SDK no longer has (or has with other parameters)."""
+    samples = {
+        ServerSession: ServerSession(None, _StubConnection()),  # type: ignore[arg-type]
+        StreamableHTTPServerTransport: StreamableHTTPServerTransport(mcp_session_id=None),
+        StreamableHTTPSessionManager: StreamableHTTPSessionManager(app=None),  # type: ignore[arg-type]
+    }
+    problems = []
+    for owner, name, parameters in PRIVATE:
+        if parameters is None:
+            if name not in vars(samples[owner]) and not hasattr(samples[owner], name):
+                problems.append(f"{owner.__name__}.{name}: no such attribute")
+            continue
+        member = getattr(owner, name, None)
+        if not callable(member):
+            problems.append(f"{owner.__name__}.{name}: no such method")
+        elif tuple(inspect.signature(member).parameters) != parameters:
+            problems.append(f"{owner.__name__}.{name}: takes {tuple(inspect.signature(member).parameters)}, not {parameters}")
+    return problems
+
+
+class _StubConnection:
+    protocol_version = "2025-11-25"
+    session_id = None
+
+
+def connection_of(session: Any) -> Any:
+    """The `Connection` behind a handler's session (no public accessor on `ServerSession` in mcp 2.3;
+    the fast path's session names it publicly)."""
+    return getattr(session, "_connection", None) or getattr(session, "connection", None)
+
+
+def serialize_result(server: Any, connection: Any, method: str, version: str, result: Any) -> dict[str, Any]:
+    """The SDK's own shaping of a handler's result (cache hints, sieve, 2026 stamps) for `method`."""
+    return ServerRunner(server, connection, None)._serialize(method, version, result)
+
+
+def content_type_ok(transport: StreamableHTTPServerTransport, request: Any) -> bool:
+    return transport._check_content_type(request)
+
+
+def has_answer_stream(transport: StreamableHTTPServerTransport, request_id: str) -> bool:
+    """An SDK-path request with this id is in flight on the transport."""
+    return request_id in transport._request_streams
+
+
+class HookedTransport(StreamableHTTPServerTransport):
+    """The SDK's session transport with a hook before it handles a POST (`before_post`: True = answered)."""
+
+    async def before_post(self, scope: Any, request: Any, send: Any) -> bool:
+        return False
+
+    async def _handle_post_request(self, scope: Any, request: Any, receive: Any, send: Any) -> None:
+        if not await self.before_post(scope, request, send):
+            await super()._handle_post_request(scope, request, receive, send)
+
+
+class GatewaySessionManager(StreamableHTTPSessionManager):
+    """The SDK's session manager, building its sessions' transports with `make_transport` (no global patch).
+
+    `make_transport(**kwargs)` takes what the SDK passes its own transport, and may choose the session id."""
+
+    def __init__(self, *args: Any, make_transport: Callable[..., StreamableHTTPServerTransport], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.make_transport = make_transport
+
+    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
+        # As the SDK's own (mcp 2.3), with our transport class.
+        if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            return None
+        transport = self.make_transport(
+            mcp_session_id=uuid4().hex, is_json_response_enabled=self.json_response, event_store=self.event_store,
+            security_settings=self.security_settings, retry_interval=self.retry_interval,
+            idle_timeout=self.session_idle_timeout,
+        )
+        session_id = transport.mcp_session_id
+        assert session_id is not None
+        if requestor is not None:
+            self._session_owners[session_id] = requestor
+        self._server_instances[session_id] = transport
+        return transport
