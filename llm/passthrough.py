@@ -6,14 +6,17 @@
             (HTTP 409, type `replay_miss`) saying what differs from the nearest recording
     hybrid  replay, and take misses live (recorded)
 
-Keys are `recorder.keys.request_key` over the request body (sorted keys, ids of
-nothing: a chat request has none), under the pseudo-server `@model`, so model
-exchanges sit in the same `exchanges` database as tool exchanges. Lanes are
+Model completions are one more kind of exchange, played by the same
+`replay.player.Player` as an MCP server's calls: keyed by `recorder.state` as a
+stateless server (the request body: sorted keys, ids of nothing: a chat request
+has none) under the pseudo-server `@model`, so model exchanges sit in the same
+`exchanges` database as tool exchanges, and never diverge. Lanes are
 chosen as on `/mcp` (gateway.client_identity): a run id from `?run=` or the
 `X-Run-Id` header, else one lane per client (`<default run>/client-<id>`, the
 `mcpgw-client` cookie the `openai` client keeps, else its connection), so
 untagged clients never take each other's answers. Identical requests in a lane
-are answered in recorded order from the recorded lane it follows (llm.lanes).
+are answered in recorded order from the recorded lane it follows (replay.lanes;
+an untagged client is bound to a recorded lane of its own: `bind_strangers`).
 Every exchange is also a call-log record (llm.call_record) beside the run's tool calls.
 A streamed answer is forwarded chunk by chunk and its closing `[DONE]` is sent
 only after the exchange is committed.
@@ -36,15 +39,16 @@ from gateway import client_identity
 from gateway.router import Caller
 from llm.answer import DONE, ModelAnswer, error_body
 from llm.call_record import model_record
-from llm.lanes import ReplayLanes
-from recorder.lane_table import MAX_LANES
 from llm.miss import describe_model_miss
 from llm.upstream import LiveModel, ModelUnreachable
-from recorder.keys import request_key
+from recorder.lane_table import MAX_LANES
 from recorder.redaction import Redactor
+from recorder.state import StateModel
 from recorder.store import StoreWriteError
+from replay.player import HIT, LIVE, Player, Turn
 
 MODEL_SERVER = "@model"  # not a valid server id, so never confused with a tool server's exchanges
+MODEL = StateModel(MODEL_SERVER, tracked=False)  # a conversation is asked whole: no state between requests
 CHAT = "/v1/chat/completions"
 MODELS = "/v1/models"
 # Azure OpenAI clients (MCP-Bench's model and judge clients) post here, the deployment naming the model.
@@ -60,7 +64,10 @@ class ModelPassthrough:
         self.live = live
         self.cassette = cassette  # written in record and hybrid
         self.recorded_entries = recorded_entries if recorded_entries is not None else []
-        self.lanes = ReplayLanes(self.recorded_entries, past_end, max_lanes)
+        # the same mode switch, lanes and keys as a tool server's (replay.player); untagged clients
+        # are bound to a recorded conversation of their own (replay.lanes)
+        self.player = Player(MODEL, self.recorded_entries, mode=mode, past_end=past_end, bind_strangers=True,
+                             max_lanes=max_lanes)
         self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
         self.redact = redact or Redactor()
         self.default_run = default_run
@@ -120,33 +127,34 @@ class ModelPassthrough:
         caller = Caller(run_id=run or self.default_run, tagged=bool(run), session_id=client_identity.client_of(request),
                         client_name=request.headers.get("user-agent"))
         lane = caller.lane
-        key = request_key(MODEL_SERVER, path, body or {})
+        turn = self.player.play(lane, path, body or {})
+        key = turn.call.key
         log = _Logger(self.call_log, self.redact, path, body, caller, key)
-        if self.mode in ("replay", "hybrid"):
-            entry = self.lanes.take(lane, key)
-            if entry is not None:
-                self.hits += 1
-                answer = ModelAnswer.from_entry(entry["result"])
-                return _respond(answer, after=lambda: log("hit", answer))
+        if turn.outcome == HIT:
+            assert turn.entry is not None
+            self.hits += 1
+            answer = ModelAnswer.from_entry(turn.entry["result"])
+            return _respond(answer, after=lambda: log("hit", answer))
+        if turn.missed:
             self.misses += 1
-            if self.mode == "replay":
-                message = describe_model_miss(path, body or {}, lane, self.recorded_entries)
-                log("miss", status=409, error=message)
-                return _error(409, message, "replay_miss")
+        if turn.outcome != LIVE:  # a replay miss (a stateless kind never diverges)
+            message = describe_model_miss(path, body or {}, lane, self.recorded_entries)
+            log("miss", status=409, error=message)
+            return _error(409, message, "replay_miss")
         if self.live is None:
             message = ("the gateway has no model endpoint: start it with --llm-base-url URL "
                        "(and the key's variable in --llm-key-env)")
             log("live", status=503, error=message)
             return _error(503, message, "no_model_endpoint")
         self.forwarded += 1
-        record = self.mode in ("record", "hybrid")
+        record = self.player.records
         started = time.perf_counter()
         upstream_path = path.removeprefix("/v1")  # --llm-base-url ends in /v1, as OpenAI clients expect
         try:
             if body is not None and body.get("stream"):
                 answer, events = await self.live.stream(upstream_path, body)
                 if events is not None:
-                    return StreamingResponse(self._relay(events, answer, path, body, key, lane, started, record, log),
+                    return StreamingResponse(self._relay(events, answer, path, body, key, lane, started, record, log, turn),
                                              status_code=answer.status, media_type="text/event-stream",
                                              headers={"Cache-Control": "no-cache"})
             else:
@@ -156,7 +164,7 @@ class ModelPassthrough:
             return _error(502, str(exc), "model_unreachable")
         if record:
             try:
-                await self._record(path, body, key, lane, answer, started)
+                await self._record(path, body, key, lane, answer, started, turn)
             except StoreWriteError as exc:
                 message = f"the model answered, but the recording could not be written: {exc}"
                 log("live", status=500, error=message)
@@ -164,7 +172,8 @@ class ModelPassthrough:
         return _respond(answer, after=lambda: log("recorded" if record else "live", answer))
 
     async def _relay(self, events: AsyncIterator[str], answer: ModelAnswer, path: str, body: dict[str, Any],
-                     key: str, lane: str, started: float, record: bool, log: _Logger) -> AsyncIterator[bytes]:
+                     key: str, lane: str, started: float, record: bool, log: _Logger,
+                     turn: Turn) -> AsyncIterator[bytes]:
         seen: list[str] = []
         try:
             async for data in events:
@@ -177,7 +186,7 @@ class ModelPassthrough:
         answer.events = seen
         if record:
             try:
-                await self._record(path, body, key, lane, answer, started)
+                await self._record(path, body, key, lane, answer, started, turn)
             except StoreWriteError as exc:
                 log("live", status=500, error=f"recording failed: {exc}")
                 yield _sse(json.dumps(error_body(f"recording failed: {exc}", "cassette_error")))
@@ -186,15 +195,15 @@ class ModelPassthrough:
         yield _sse(DONE)
 
     async def _record(self, path: str, body: dict[str, Any] | None, key: str, lane: str, answer: ModelAnswer,
-                      started: float) -> None:
+                      started: float, turn: Turn) -> None:
         entry = {
             "key": key, "server": MODEL_SERVER, "method": path, "params": self.redact(body or {}),
             "result": self.redact(answer.as_entry()), "lane": lane,
             "recorded_at": time.time(), "latency_ms": round((time.perf_counter() - started) * 1000, 3), "source": "live",
         }
         await self.cassette.record_exchange(entry, wait=True)
-        if self.mode == "hybrid":  # later identical requests in this lane replay what was just taken live
-            self.lanes.add(entry)
+        if self.player.hybrid:  # later identical requests in this lane replay what was just taken live
+            self.player.took_live(turn, lane, entry)
             self.recorded_entries.append(entry)
 
     async def aclose(self) -> None:

@@ -56,10 +56,6 @@ def with_history(base: str, history: str) -> str:
     return _digest(f"{base}@{history}") if history else base
 
 
-def request_key(server: str, method: str, params: dict[str, Any] | None, history: str = "") -> str:
-    return with_history(base_key(server, method, params), history)
-
-
 def chain(history: str, base: str) -> str:
     """The history digest after one more state-changing call."""
     return _digest(f"{history}>{base}")

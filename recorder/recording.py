@@ -20,7 +20,7 @@ from gateway.errors import CassetteError, UpstreamRejected
 from gateway.upstream import CallOptions, Status, Upstream
 from recorder.cassette import Cassette
 from recorder.redaction import Redactor
-from recorder.state import Call, GroupState, StateModel, read_only_tools
+from recorder.state import GroupState, StateModel, read_only_tools
 from recorder.store import StoreWriteError
 
 
@@ -69,19 +69,10 @@ class RecordingUpstream:
             self._model = (catalog, StateModel(self.name, self.tracked, read_only_tools(catalog.tools if catalog else None)))
         return self._model[1]
 
-    def take_call(self, method: str, params: dict[str, Any], lane: str) -> Call:
-        """The request's key; the lane's history advances now, in request order (as replay
-        does), so overlapping calls record the keys replay will compute."""
-        state = self._group.lane(lane)
-        call = self.state_model().keyed(method, params, state.history)
-        if call.changes_state:
-            state.history = call.history_after()
-        return call
-
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
         # In hybrid mode the replaying upstream owns the lane's history and hands us the call.
-        call = options.cassette_call or self.take_call(method, params, options.lane)
+        call = options.cassette_call or self._group.take_call(self.state_model(), method, params, options.lane)
         key = call.key
         started = time.perf_counter()
         entry: dict[str, Any] = {"key": key, "base": call.base, "history": call.history, "changes_state": call.changes_state,

@@ -7,7 +7,8 @@ the same question asked at another state is a different request. Statefulness
 is decided without flags where the server tells: a `tools/call` changes state
 unless the tool declares `readOnlyHint: true`; reading resources, getting
 prompts, completions and lists never do. Record and replay use this one
-model, so they compute the same keys. Servers that share state outside MCP
+model, so they compute the same keys; so do the model's chat completions, a
+stateless kind under the pseudo-server `@model` (llm.passthrough.MODEL). Servers that share state outside MCP
 (say a filesystem server and a git server on one directory) declare one
 `state_group`: their calls then share one history per lane, so a read of one
 is keyed on what the other changed.
@@ -78,3 +79,14 @@ class GroupState(LaneTable[GroupLane]):
 
     def lane(self, name: str) -> GroupLane:
         return self.use(name, GroupLane)
+
+    def take_call(self, model: StateModel, method: str, params: dict[str, Any] | None, lane: str) -> Call:
+        """A request's key as recording computes it: the lane's history advances now, in request
+        order (as replay does), so overlapping calls record the keys replay will compute."""
+        if not model.tracked:  # a stateless kind has no history to hold
+            return model.keyed(method, params, "")
+        state = self.lane(lane)
+        call = model.keyed(method, params, state.history)
+        if call.changes_state:
+            state.history = call.history_after()
+        return call

@@ -1,26 +1,28 @@
 """CassetteUpstream: answers one server's requests from a cassette, starting nothing.
 
-Each lane (a run id, else one client: see `gateway.front`) replays on its own:
+The server is one kind of exchange played by `replay.player.Player` (the model's
+completions are another), so keys, lanes and divergence are the player's:
 - a request's key holds the lane's history of state-changing calls to this
   server (`recorder.state`), so a read is answered only at the state it was
   recorded in; identical requests at one state answer in recorded order, and
   past the end `past_end` decides ("repeat" the last answer, or "miss"); a lane
   recorded under the same name (a tagged run id, e.g. one attempt of a task)
-  answers from its own recordings of the request, any other lane from all of them;
+  answers from its own recordings of the request, any other lane from all of
+  them (`replay.lanes`);
 - a miss on a state-changing call means the run has left the recording: from
   then on this server (and its state group) answers nothing more from the cassette in that lane
-  (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless;
-- in hybrid mode (`fallback`: a RecordingUpstream over the live server) a miss
-  goes live instead. On a tracked server the lane first gets a fresh instance,
-  which is sent the lane's replayed state-changing calls in order, each answer
-  checked against the recording (catch-up); the lane then stays live on that
-  server. If catch-up cannot reproduce the recording, the call fails with why.
+  (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless.
+What is this server's own: MCP errors, progress, and in hybrid mode (`fallback`:
+a RecordingUpstream over the live server) the live side of a miss. On a tracked
+server the lane first gets a fresh instance, which is sent the lane's replayed
+state-changing calls in order, each answer checked against the recording
+(catch-up); the lane then stays live on that server. If catch-up cannot
+reproduce the recording, the call fails with why.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -30,42 +32,12 @@ from gateway.catalog import ServerCatalog
 from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
 from gateway.upstream import CallOptions, PerRunInstances, Status
 from recorder.codec import pack
-from recorder.lane_table import MAX_LANES, LaneTable
+from recorder.lane_table import MAX_LANES
 from recorder.redaction import MASK
-from recorder.state import Call, GroupLane, GroupState, StateModel, read_only_tools
+from recorder.state import GroupState, StateModel, read_only_tools
 from replay.compare import Rules, compare_results, parse_rules
-from replay.index import build_index
 from replay.nearest import describe_miss, nearest
-
-PAST_END = ("repeat", "miss")
-
-
-@dataclass
-class Lane:
-    """One run's progress through this server's recording. Its history and divergence live in
-    `shared`, which the servers of one state group have in common."""
-
-    shared: GroupLane
-    calls: int = 0  # requests to this server in this lane
-    positions: Counter[str] = field(default_factory=Counter)  # key -> answers taken (FIFO)
-    replayed_changes: list[dict[str, Any]] = field(default_factory=list)  # for hybrid catch-up
-    live: bool = False  # hybrid: the lane now talks to its own live instance
-
-    @property
-    def history(self) -> str:
-        return self.shared.history
-
-    @history.setter
-    def history(self, value: str) -> None:
-        self.shared.history = value
-
-    @property
-    def diverged(self) -> str | None:
-        return self.shared.diverged
-
-    @diverged.setter
-    def diverged(self, value: str | None) -> None:
-        self.shared.diverged = value
+from replay.player import DIVERGED, LIVE, MISS, Lane, Player, Turn, what
 
 
 class CassetteUpstream:
@@ -91,11 +63,8 @@ class CassetteUpstream:
         self.fallback = fallback
         self.catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
         self.model = StateModel(name, tracked, read_only_tools(self.catalog.tools if self.catalog else None))
-        self.exchanges = build_index(server_entries, self.model, legacy_stateful=legacy_stateful)
-        self._own: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (key, recorded lane) -> its entries
-        for key, entries in self.exchanges.items():
-            for entry in entries:
-                self._own.setdefault((key, str(entry.get("lane") or "")), []).append(entry)
+        self.player = Player(self.model, server_entries, mode="hybrid" if fallback is not None else "replay", past_end=past_end,
+                             legacy_stateful=legacy_stateful, group=group, max_lanes=max_lanes)
         self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
         self.status = Status("ready" if self.catalog else "unavailable")
         if self.catalog is not None:
@@ -105,8 +74,6 @@ class CassetteUpstream:
             self.status.reason = "replaying from cassette"
         else:
             self.status.reason = "not in the cassette"
-        self._lanes: LaneTable[Lane] = LaneTable(max_lanes)
-        self._group = group if group is not None else GroupState(max_lanes)
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
@@ -127,41 +94,38 @@ class CassetteUpstream:
 
     def lane_report(self) -> dict[str, dict[str, Any]]:
         """Per lane: calls, whether it diverged (and where), whether it went live."""
-        return {name: {"calls": lane.calls, "diverged": lane.diverged, "live": lane.live} for name, lane in self._lanes.items()}
+        return self.player.lane_report()
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
-        lane = self._lanes.use(options.lane, lambda: Lane(self._group.lane(options.lane)))
-        lane.calls += 1
-        call = self.model.keyed(method, params, lane.history)
+        turn = self.player.play(options.lane, method, params)
+        lane, call = turn.lane, turn.call
+        assert lane is not None  # this player replays
         options.source, options.cassette_key = "replay", call.key
         label = params.get("name") or method
-        if lane.live:
-            return await self._live(lane, call, method, params, options)
-        if lane.diverged is not None:
+        if turn.outcome == LIVE:
+            if turn.missed:
+                self.misses[label] += 1
+            return await self._live(turn, method, params, options)
+        if turn.outcome == DIVERGED:
             self.diverged[label] += 1
             raise ReplayDiverged(
                 f"replay refused: this run diverged from the recording at {lane.diverged}; on server {self.name!r} "
-                f"later answers from the recording would describe another state, so {_what(method, params)} "
+                f"later answers from the recording would describe another state, so {what(method, params)} "
                 f"(call {lane.calls} to this server in this run) is not answered",
                 data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
             )
-        entry = self._take(lane, call, options.lane)
-        if entry is None:
+        if turn.outcome == MISS:
             self.misses[label] += 1
-            if self.fallback is not None:
-                return await self._live(lane, call, method, params, options)
             text = describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
                                  self.model.tracked and bool(lane.history))
             if call.changes_state:
-                lane.diverged = f"call {lane.calls} to server {self.name!r} ({_what(method, params)}: not recorded at this point)"
                 text += ("; this call may change the server's state, so later calls to this server in this run "
                          "will be refused too")
             raise ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key})
+        entry = turn.entry  # a hit
+        assert entry is not None
         self.hits[label] += 1
-        if call.changes_state:
-            lane.history = call.history_after()
-            lane.replayed_changes.append(entry)
         if options.on_progress is not None:
             for progress, total, message in entry.get("progress") or ():
                 await options.on_progress(progress, total, message)
@@ -170,31 +134,18 @@ class CassetteUpstream:
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
         return entry["result"]
 
-    def _take(self, lane: Lane, call: Call, name: str) -> dict[str, Any] | None:
-        entries = self._own.get((call.key, name)) or self.exchanges.get(call.key)
-        if not entries:
-            return None
-        index = lane.positions[call.key]
-        lane.positions[call.key] += 1
-        if index < len(entries):
-            return entries[index]
-        return entries[-1] if self.past_end == "repeat" else None
-
     # -- hybrid --------------------------------------------------------------------
 
-    async def _live(self, lane: Lane, call: Call, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+    async def _live(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+        lane, call = turn.lane, turn.call
+        assert lane is not None
         if self.model.tracked and not lane.live:
             await self._catch_up(lane, options)
             lane.live = True
         options.cassette_call = call  # recorded under the key replay computes, history included
         result = await self.fallback.request(method, params, options)
         entry = {"key": call.key, "base": call.base, "history": call.history, "result": result, "lane": options.lane}
-        self.exchanges.setdefault(call.key, []).append(entry)
-        own = self._own.setdefault((call.key, options.lane), [])
-        own.append(entry)
-        lane.positions[call.key] = len(own)  # what this lane asks again replays what it just took live
-        if call.changes_state:
-            lane.history = call.history_after()
+        self.player.took_live(turn, options.lane, entry)  # what this lane asks again replays what it just took live
         options.source = "live"
         return result
 
@@ -204,15 +155,15 @@ class CassetteUpstream:
         if isinstance(live, PerRunInstances):
             await live.discard(options.lane)  # whatever it held, it starts from nothing
         for number, entry in enumerate(lane.replayed_changes, 1):
-            what = _what(entry["method"], entry.get("params") or {})
+            what_call = what(entry["method"], entry.get("params") or {})
             problem = await self._replay_live(live, entry, options)
             if problem is not None:
-                lane.diverged = f"hybrid catch-up, replayed call {number} ({what})"
+                lane.diverged = f"hybrid catch-up, replayed call {number} ({what_call})"
                 if isinstance(live, PerRunInstances):
                     await live.discard(options.lane)
                 raise ReplayDiverged(
                     f"hybrid catch-up failed on server {self.name!r}: to go live, a fresh instance was sent this run's "
-                    f"{len(lane.replayed_changes)} recorded state-changing call(s); call {number} ({what}) {problem}. "
+                    f"{len(lane.replayed_changes)} recorded state-changing call(s); call {number} ({what_call}) {problem}. "
                     "The live server cannot be brought to the recorded state, so this call is not answered",
                     data={"server": self.name, "diverged": lane.diverged},
                 )
@@ -238,7 +189,3 @@ class CassetteUpstream:
             return "answered differently live: " + "; ".join(d.describe() for d in differences[:3])
         return None
 
-
-def _what(method: str, params: dict[str, Any]) -> str:
-    target = params.get("name") or params.get("uri")
-    return f"{method} {target!r}" if target else method

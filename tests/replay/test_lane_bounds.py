@@ -11,10 +11,9 @@ import tracemalloc
 import anyio
 
 from gateway.upstream import CallOptions
-from llm.lanes import ReplayLanes
 from recorder.lane_table import LaneTable
 from replay.cassette_upstream import CassetteUpstream
-from tests.llm.test_lanes import INTERLEAVED, answers
+from tests.llm.test_lanes import INTERLEAVED, model_lanes, answers
 from tests.replay.test_own_lane import PARAMS, entries
 
 
@@ -41,8 +40,8 @@ def test_tool_replay_keeps_at_most_max_lanes_and_memory_stays_flat():
     anyio.run(many, bounded, 5000)
     held, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert len(bounded._lanes) == 50 and len(bounded._group) == 50
-    assert bounded._lanes.evicted == 4950
+    assert len(bounded.player.lanes) == 50 and len(bounded.player.group) == 50
+    assert bounded.player.lanes.evicted == 4950
     assert held < 2_000_000, held  # 5,000 lanes unbounded held about 7 MB here
 
     async def recent_lane_keeps_its_place() -> list[str]:
@@ -56,11 +55,11 @@ def test_tool_replay_keeps_at_most_max_lanes_and_memory_stays_flat():
 
 
 def test_model_replay_lanes_are_bounded_and_a_dropped_lane_frees_what_it_followed():
-    lanes = ReplayLanes(INTERLEAVED, max_lanes=2)
+    lanes = model_lanes(INTERLEAVED, max_lanes=2)
     assert answers(lanes, "u/client-x", "k") == ["a1"]
     assert answers(lanes, "u/client-y", "k") == ["b1"]
     for i in range(1000):
-        lanes.take(f"run-{i}", "k")
+        answers(lanes, f"run-{i}", "k")
     assert len(lanes.lanes) == 2 and lanes.lanes.evicted == 1000
     # x and y were dropped: their recorded lanes are free again, and a new client replays one from its start
     assert answers(lanes, "u/client-z", "k", "k") == ["a1", "a2"]

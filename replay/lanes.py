@@ -1,0 +1,101 @@
+"""Which recording answers a replay lane, in what order: one rule for every kind of exchange.
+
+A cassette can hold the same request several times with different answers (a
+sampled model, a 500 then a success on retry, a failed attempt of a task before
+its rerun, a read at one state and again at another). A replay lane (a run id,
+else one client) therefore answers from one recorded lane, in that lane's order:
+
+- it follows the recorded lane of its own name (a tagged run id replays itself);
+- a lane whose name was never recorded (an untagged client: its identity is new
+  in every gateway process) follows, where the kind of exchange asks for it
+  (`bind_strangers`: model completions), the first recorded lane holding its
+  first request that no other replay lane follows yet; so two untagged clients
+  that sent the same conversation each replay one whole recorded conversation,
+  never a mix. Where it does not (MCP servers, whose keys hold the lane's
+  history) it answers from every lane's recordings, in recorded order;
+- a request its followed lane never made is answered from every lane's
+  recordings of it, in recorded order.
+Identical requests advance one position each; past the end of what was
+recorded, `past_end` decides: "repeat" the last answer, or "miss".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+PAST_END = ("repeat", "miss")
+
+
+class Cursor:
+    """A replay lane's place in the recording (kinds add their own slots: replay.player.Lane)."""
+
+    __slots__ = ("follows", "positions")
+
+    def __init__(self) -> None:
+        self.follows: str | None = None  # the recorded lane this replay lane follows, once bound
+        self.positions: Counter[str] = Counter()  # key -> answers taken
+
+
+class LaneRule:
+    def __init__(self, index: dict[str, list[dict[str, Any]]], past_end: str = "repeat", *,
+                 bind_strangers: bool = False) -> None:
+        self.past_end = past_end
+        self.bind_strangers = bind_strangers
+        self.by_key: dict[str, list[dict[str, Any]]] = {}  # key -> entries, in recorded order
+        self.by_lane: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (key, recorded lane) -> entries
+        self.recorded_lanes: set[str] = set()
+        self.claimed: set[str] = set()  # recorded lanes some replay lane follows
+        for key, entries in index.items():
+            for entry in entries:
+                self._index(key, entry)
+
+    def _index(self, key: str, entry: dict[str, Any]) -> None:
+        lane = str(entry.get("lane") or "")
+        self.by_key.setdefault(key, []).append(entry)
+        self.by_lane.setdefault((key, lane), []).append(entry)
+        self.recorded_lanes.add(lane)
+
+    def take(self, cursor: Cursor, lane: str, key: str) -> dict[str, Any] | None:
+        follows = cursor.follows
+        entries = self.by_lane.get((key, follows)) if follows else None  # the usual case: one lookup
+        if entries is None:
+            everyone = self.by_key.get(key)
+            if not everyone:
+                return None
+            if not follows:
+                entries = self.by_lane.get((key, self._bind(lane, cursor, everyone)))
+            entries = entries or everyone
+        index = cursor.positions[key]
+        cursor.positions[key] += 1
+        if index < len(entries):
+            return entries[index]
+        return entries[-1] if self.past_end == "repeat" else None
+
+    def _bind(self, lane: str, cursor: Cursor, everyone: list[dict[str, Any]]) -> str:
+        if not self.bind_strangers:  # its own name; nobody else would take it, so nothing to claim
+            cursor.follows = lane
+            return lane
+        if lane in self.recorded_lanes:
+            chosen = lane
+        else:
+            free = [e["lane"] for e in everyone if e.get("lane") not in self.claimed and e.get("lane") is not None]
+            if not free:
+                return ""  # every recorded lane is taken: answer from all of them, in order
+            chosen = free[0]
+        cursor.follows = chosen
+        self.claimed.add(chosen)
+        return chosen
+
+    def release(self, cursor: Cursor) -> None:
+        """A forgotten replay lane frees the recorded lane it followed."""
+        if cursor.follows:
+            self.claimed.discard(cursor.follows)
+
+    def add(self, cursor: Cursor, lane: str, key: str, entry: dict[str, Any]) -> None:
+        """A hybrid miss just taken live: from now on its lane follows its own recording, and asking
+        the same again replays what was just taken (past its end: as `past_end` says)."""
+        self._index(key, entry)
+        cursor.follows = lane
+        self.claimed.add(lane)
+        cursor.positions[key] = len(self.by_lane[(key, lane)])

@@ -1,0 +1,137 @@
+"""Player: one kind of exchange played from a cassette, lane by lane (vcrpy's cassette + mode).
+
+Every kind of exchange (an MCP server's tools, resources and prompts; the
+model's completions under the pseudo-server `@model`) is played by this one
+object, made of three rules that hold for all of them:
+
+- keying (`recorder.state.StateModel`): what is asked, plus, on a tracked
+  server, the lane's history of state-changing calls; model completions are a
+  stateless kind (the conversation is the request), so their key is what is asked;
+- the lane rule (`replay.lanes.LaneRule`): which recording answers this lane,
+  in what order;
+- the divergence rule: a miss on a call that may change state means the lane
+  has left the recording, so from then on this kind (server, state group)
+  answers nothing more from the cassette in that lane. A stateless kind never
+  diverges: each request stands alone.
+`play` is the mode switch, one for every kind: it says what to do with one
+request, and the key it is recorded or replayed under:
+    hit       (replay, hybrid) the recorded entry answers it
+    miss      (replay) nothing recorded answers it: an error saying what differs
+    diverged  (replay) the lane left the recording earlier: refused
+    live      (live, record; hybrid misses, and lanes that went live) the live side
+              answers; `records` says whether it is written into the cassette, and
+              `took_live` makes a hybrid lane's live answer its recording from then on.
+The caller owns the rest: the answer's shape, the live side, the counters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recorder.lane_table import MAX_LANES, LaneTable
+from recorder.state import Call, GroupLane, GroupState, StateModel
+from replay.index import build_index
+from replay.lanes import Cursor, LaneRule
+
+HIT, MISS, DIVERGED, LIVE = "hit", "miss", "diverged", "live"
+MODES = ("live", "record", "replay", "hybrid")
+
+
+class Lane(Cursor):
+    """One replay lane of one kind: its place in the recording, and (in `shared`, common to the
+    servers of a state group) its history and where it diverged."""
+
+    __slots__ = ("shared", "calls", "replayed_changes", "live")
+
+    def __init__(self, shared: GroupLane) -> None:
+        super().__init__()
+        self.shared = shared
+        self.calls = 0  # requests of this kind in this lane
+        self.replayed_changes: list[dict[str, Any]] = []  # for hybrid catch-up
+        self.live = False  # hybrid: the lane now talks to its own live instance
+
+    @property
+    def history(self) -> str:
+        return self.shared.history
+
+    @history.setter
+    def history(self, value: str) -> None:
+        self.shared.history = value
+
+    @property
+    def diverged(self) -> str | None:
+        return self.shared.diverged
+
+    @diverged.setter
+    def diverged(self, value: str | None) -> None:
+        self.shared.diverged = value
+
+
+class Turn:
+    """What `play` decided for one request; `missed`: the cassette was asked and had no answer
+    (a replay miss, or a hybrid miss taken live)."""
+
+    __slots__ = ("lane", "call", "outcome", "entry", "missed")
+
+    def __init__(self, lane: Lane | None, call: Call, outcome: str, entry: dict[str, Any] | None = None,
+                 missed: bool = False) -> None:
+        self.lane, self.call, self.outcome, self.entry, self.missed = lane, call, outcome, entry, missed
+
+
+class Player:
+    def __init__(self, model: StateModel, entries: list[dict[str, Any]] | None, *, mode: str = "replay",
+                 past_end: str = "repeat", bind_strangers: bool = False, legacy_stateful: bool = False,
+                 group: GroupState | None = None, max_lanes: int = MAX_LANES) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+        self.model = model
+        self.mode = mode
+        self.replays = mode in ("replay", "hybrid")
+        self.records = mode in ("record", "hybrid")
+        self.hybrid = mode == "hybrid"
+        entries = entries or []
+        self.rule = LaneRule(build_index(entries, model, legacy_stateful=legacy_stateful), past_end,
+                             bind_strangers=bind_strangers)
+        self.group = group if group is not None else GroupState(max_lanes)
+        # bounded (recorder.lane_table); a forgotten lane frees the recorded lane it followed
+        self.lanes: LaneTable[Lane] = LaneTable(max_lanes, on_evict=lambda _name, lane: self.rule.release(lane))
+
+    def play(self, name: str, method: str, params: dict[str, Any] | None) -> Turn:
+        if not self.replays:  # live, record: keyed in request order, as replay will key it
+            return Turn(None, self.group.take_call(self.model, method, params, name), LIVE)
+        lane = self.lanes.use(name, lambda: Lane(self.group.lane(name)))
+        lane.calls += 1
+        call = self.model.keyed(method, params, lane.history)
+        if lane.live:
+            return Turn(lane, call, LIVE)
+        if lane.diverged is not None:
+            return Turn(lane, call, DIVERGED)
+        entry = self.rule.take(lane, name, call.key)
+        if entry is None:
+            if self.hybrid:
+                return Turn(lane, call, LIVE, missed=True)
+            if call.changes_state:  # the divergence rule
+                lane.diverged = (f"call {lane.calls} to server {self.model.server!r} "
+                                 f"({what(method, params or {})}: not recorded at this point)")
+            return Turn(lane, call, MISS, missed=True)
+        if call.changes_state:
+            lane.history = call.history_after()
+            lane.replayed_changes.append(entry)
+        return Turn(lane, call, HIT, entry)
+
+    def took_live(self, turn: Turn, name: str, entry: dict[str, Any]) -> None:
+        """Hybrid: what the live side just answered is the lane's recording from now on."""
+        if turn.lane is None:  # not replaying: nothing to follow
+            return
+        self.rule.add(turn.lane, name, turn.call.key, entry)
+        if turn.call.changes_state:
+            turn.lane.history = turn.call.history_after()
+
+    def lane_report(self) -> dict[str, dict[str, Any]]:
+        """Per lane: calls, whether it diverged (and where), whether it went live."""
+        return {name: {"calls": lane.calls, "diverged": lane.diverged, "live": lane.live} for name, lane in self.lanes.items()}
+
+
+def what(method: str, params: dict[str, Any]) -> str:
+    target = params.get("name") or params.get("uri")
+    return f"{method} {target!r}" if target else method
