@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
 
 from tests.conftest import ROOT
 
@@ -209,7 +208,6 @@ def test_no_module_cycle_even_through_imports_inside_functions():
 MAX_MODULE_LINES = 400
 
 
-@pytest.mark.xfail(reason="COORDINATOR: removed once the parallel splits of router/front/http_guard land (this session)", strict=False)
 def test_modules_stay_under_about_400_lines():
     long = {str(path.relative_to(ROOT)): n for package in packages() for path in (ROOT / package).rglob("*.py")
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
