@@ -94,6 +94,8 @@ def test_a_node_killed_mid_record_then_the_driver_killed_loses_nothing(tmp_path)
         driver = start_driver(tasks, answers, cassettes, args)
         try:
             wait_for_answers(answers, 6, driver)
+            # 3 tasks in flight on 3 one-CPU nodes: every node holds one, so the victim dies mid-task
+            # (with 2 in flight, one node in three was idle and sometimes it was the victim: nothing to rerun)
             victim = cluster.worker_nodes and sorted(cluster.worker_nodes, key=lambda n: n.unique_id)[0]
             cluster.remove_node(victim)  # its raylet, its workers, its gateway's actor: gone mid-task
             wait_for_answers(answers, 20, driver)
@@ -129,7 +131,7 @@ def start_driver(tasks, answers, cassettes, args) -> subprocess.Popen:
     from tests.runs.ray_cluster import RAY_ENV
 
     return subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "run", str(tasks), "--model", "scripted-1", "--strategy",
-                             "tc", "--max-rounds", "6", "--concurrency", "2", "--answers", str(answers), "--cassettes-dir",
+                             "tc", "--max-rounds", "6", "--concurrency", "3", "--answers", str(answers), "--cassettes-dir",
                              str(cassettes), *args], cwd=ROOT, env={**os.environ, **RAY_ENV},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
