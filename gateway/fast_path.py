@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import mcp_types as types
@@ -67,44 +67,52 @@ class FastPath:
         message = ctx.body  # parsed once, by the guard
         if not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
             return False
-        if await self._answer(transport, ctx, message, request, send):
-            self.served += 1
-            return True
-        self.declined += 1
-        return False
-
-    async def _answer(self, transport: Any, ctx: RequestContext, message: dict[str, Any], request: Any, send: Any) -> bool:
-        session_id = transport.mcp_session_id
-        if not session_id or ctx.session_id != session_id or ctx.inflight is None:
+        call = self.prepare(transport, ctx, message, request)
+        if call is None or ctx.inflight is None:
+            self.declined += 1
             return False
+        await _send_json(send, await self.answer(call, ctx.inflight), call.session_id)
+        return True
+
+    def prepare(self, transport: Any, ctx: RequestContext, message: dict[str, Any], request: Any) -> HotCall | None:
+        """The request as the fast path would answer it, or None when it does not qualify (nothing has run).
+        Also what the hot lane (gateway.hot_lane) asks before it answers a request at the HTTP protocol."""
+        session_id = transport.mcp_session_id
+        if not session_id or ctx.session_id != session_id:
+            return None
         session = connection(self.sessions.get(session_id))
         if session is None or session.client_params is None:
-            return False  # not initialized yet: the SDK answers as it does
+            return None  # not initialized yet: the SDK answers as it does
         version = session.protocol_version
         if version not in HANDSHAKE_PROTOCOL_VERSIONS or _accepts_server_requests(session):
-            return False
+            return None
         if not _qualifies(message):
-            return False
+            return None
         if not check_accept_headers(request)[0] or not sdk_adapter.content_type_ok(transport, request):
-            return False
+            return None
         request_id = message["id"]
         if sdk_adapter.has_answer_stream(transport, str(request_id)):
-            return False  # an id the SDK is answering on this session: its (stricter) path decides
+            return None  # an id the SDK is answering on this session: its (stricter) path decides
         method, params = message["method"], message.get("params")
         try:
             _methods.validate_client_request(method, version, params)
         except (ValidationError, KeyError, ValueError):
-            return False  # malformed: the SDK answers with its usual error
-        with anyio.CancelScope() as cancel:  # a notifications/cancelled naming this id cancels it (request_ids)
-            ctx.inflight.cancel = cancel
+            return None  # malformed: the SDK answers with its usual error
+        return HotCall(method, params, request_id, session, version, request, session_id)
+
+    async def answer(self, call: HotCall, inflight: Any) -> bytes:
+        """The JSON-RPC answer to a prepared call; its cancel scope is filed in its entry of the table of ids in
+        flight (gateway.request_ids), so a `notifications/cancelled` naming it cancels it."""
+        with anyio.CancelScope() as cancel:
+            inflight.cancel = cancel
             try:
-                body = await self._run(method, params, request_id, session, version, request)
+                body = await self._run(call.method, call.params, call.request_id, call.connection, call.version, call.request)
             finally:
-                ctx.inflight.cancel = None
+                inflight.cancel = None
+        self.served += 1
         if cancel.cancelled_caught:  # answered as the SDK answers a cancelled handshake-era request
-            body = _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
-        await _send_json(send, body, session_id)
-        return True
+            return _envelope(call.request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
+        return body
 
     async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any) -> bytes:
         ctx = FastContext(method, params, request_id, version, request, connection)
@@ -127,6 +135,17 @@ class FastPath:
             logger.exception("handler for %r raised", method)
             return _envelope(request_id, "error", {"code": 0, "message": str(exc)})
         return _envelope(request_id, "result", result)
+
+
+class HotCall(NamedTuple):
+    """A request the fast path answers: what `prepare` checked, for `answer`."""
+    method: str
+    params: Any
+    request_id: Any
+    connection: Any
+    version: str
+    request: Any
+    session_id: str
 
 
 class FastContext:

@@ -22,11 +22,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, connection_handoff, per_server, router_api, worker_routing
+from gateway import __version__, connection_handoff, hot_lane, per_server, router_api, worker_routing
 from gateway import sse as sse_module
 from gateway.client_identity import ClientIdentity
 from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from gateway.http_head_limits import HeadLimitsProtocol
+from gateway.hot_protocol import HotLaneProtocol
 from gateway.http_timeouts import HeaderDeadlineProtocol
 from gateway.pipeline import Layer, assemble
 from gateway.request_ids import InflightIds
@@ -72,6 +73,7 @@ def build_http_app(
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
     guard = dataclasses.replace(guard, envelope_paths=(*guard.envelope_paths, *router_api.PATHS))
     limits = limits or SessionLimits()
+    hot: hot_lane.HotLane | None = None
     fast = getattr(server, "fast_path", None)
     sessions = fast.sessions if fast is not None else {}
     # The fast path answers hot requests that get plain JSON; MCPGW_FAST_PATH=off is for side-by-side measurements.
@@ -104,6 +106,8 @@ def build_http_app(
             "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
         if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
             body["fast_path"] = {"enabled": policy.fast_path is fast, "served": fast.served, "declined": fast.declined}
+        if hot is not None:  # of those, answered at the HTTP protocol (gateway.hot_lane)
+            body["hot_lane"] = {"served": hot.served, "declined": hot.declined}
         if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
             body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
         return JSONResponse(scrub(body))
@@ -145,11 +149,16 @@ def build_http_app(
         lifespan=lifespan,
     )
     wrapped, outer = assemble(app, outer_layers(guard, (path, sse_module.STREAM, sse_module.MESSAGES)))
+    if policy.fast_path is not None and hot_lane.enabled():
+        # What the HTTP protocol answers itself (gateway.hot_protocol); serve_http hands it over.
+        wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy, guard=outer[HttpGuard],
+                                                  admission=admission, ids=ids, manager=manager)
     return wrapped
 
 
-class GatewayHttpProtocol(HeaderDeadlineProtocol, HeadLimitsProtocol, CoalescedWritesProtocol):
-    """uvicorn's HTTP protocol with a deadline and a size cap for request heads, and one send per answer."""
+class GatewayHttpProtocol(HeaderDeadlineProtocol, HeadLimitsProtocol, CoalescedWritesProtocol, HotLaneProtocol):
+    """uvicorn's HTTP protocol with a deadline and a size cap for request heads, one send per answer, and the
+    hot lane (last: the head checks run before it holds a request back)."""
 
 
 def bound_port(uv_server: Any, asked: int) -> int:
@@ -169,8 +178,10 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int]
     import uvicorn
 
     # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
+    lane = getattr(app, "hot_lane", None)
+    protocol = GatewayHttpProtocol if lane is None else type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"hot_lane": lane})
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none",
-                            http=GatewayHttpProtocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)
+                            http=protocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)
     uv_server = uvicorn.Server(config)
     first_signal = uv_server.handle_exit
 

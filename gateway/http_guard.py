@@ -40,6 +40,7 @@ from gateway.request_context import context_of
 from gateway.stopping import answer_if_stopped
 
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+REFUSED = object()  # `HttpGuard.admits`: the guard would refuse, or read further
 
 
 @dataclass
@@ -147,14 +148,9 @@ class HttpGuard:
                 receive = replay_body(body, receive)
             await self.app(scope, receive, send)
             return
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            await self._refuse(send, 415, -32600, "Unsupported Media Type: Content-Type must be application/json")
-            return
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.policy.max_body:
-            await self._refuse(send, 413, -32600, f"request body of {declared} bytes is over the {self.policy.max_body}-byte limit",
-                               close=True)
+        problem = self._message_head(headers)
+        if problem is not None:
+            await self._refuse(send, *problem, close=problem[0] == 413)
             return
         body, problem = await self._read_body(receive)
         if problem is not None:
@@ -166,6 +162,28 @@ class HttpGuard:
             return
         context_of(scope).message = message
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, message)
+
+    def admits(self, scope: Any, headers: dict[str, str], body: bytes) -> Any:
+        """The parsed message of a whole MCP POST the guard would let through as it is, else `REFUSED`: the
+        hot lane's question (gateway.hot_lane), which leaves every refusal to this layer's own answer."""
+        if not self.policy.takes_messages(scope["path"]) or scope["path"] in self.policy.open_paths:
+            return REFUSED
+        if _duplicate_host(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers):
+            return REFUSED
+        if len(body) > self.policy.max_body:
+            return REFUSED
+        message, problem = parse_message(body)
+        return REFUSED if problem is not None else message
+
+    def _message_head(self, headers: dict[str, str]) -> tuple[int, int, str] | None:
+        """What the head of an MCP POST must say: JSON, and a declared length under the cap."""
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            return 415, -32600, "Unsupported Media Type: Content-Type must be application/json"
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.policy.max_body:
+            return 413, -32600, f"request body of {declared} bytes is over the {self.policy.max_body}-byte limit"
+        return None
 
     def _check_caller(self, headers: dict[str, str], path: str = "") -> tuple[int, int, str] | None:
         host = _host_name(headers.get("host", ""))

@@ -76,7 +76,21 @@ class InflightIds:
         try:
             await self.app(scope, receive, send)
         finally:
-            inflight.pop(str(wire_id), None)
+            self.release(session, entry)
+
+    def file(self, session: str, client_id: Any) -> InFlight | None:
+        """File a request whose id is free on its session (the hot lane's way in); None when any id in flight
+        has its `str()` (the same id, or a colliding one, which only the layer above can alias)."""
+        inflight = self.sessions.setdefault(session, {})
+        if str(client_id) in inflight:
+            return None
+        entry = inflight[str(client_id)] = InFlight(client_id, client_id)
+        return entry
+
+    def release(self, session: str, entry: InFlight) -> None:
+        inflight = self.sessions.get(session)
+        if inflight is not None:
+            inflight.pop(str(entry.wire_id), None)
             if not inflight:
                 self.sessions.pop(session, None)
 

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import uuid4
+
+import anyio
 
 from mcp.server.runner import ServerRunner
 from mcp.server.session import ServerSession
@@ -30,6 +34,8 @@ PRIVATE: list[tuple[type, str, tuple[str, ...] | None]] = [
     (StreamableHTTPServerTransport, "_check_content_type", ("self", "request")),
     (StreamableHTTPServerTransport, "_handle_post_request", ("self", "scope", "request", "receive", "send")),
     (StreamableHTTPServerTransport, "_request_streams", None),
+    (StreamableHTTPServerTransport, "_requests_in_flight", None),
+    (StreamableHTTPServerTransport, "_idle_timeout", None),
     (StreamableHTTPSessionManager, "_admit_session", ("self", "requestor")),
     (StreamableHTTPSessionManager, "_server_instances", None),
     (StreamableHTTPSessionManager, "_session_owners", None),
@@ -80,6 +86,32 @@ def content_type_ok(transport: StreamableHTTPServerTransport, request: Any) -> b
 def has_answer_stream(transport: StreamableHTTPServerTransport, request_id: str) -> bool:
     """An SDK-path request with this id is in flight on the transport."""
     return request_id in transport._request_streams
+
+
+def session_transport(manager: StreamableHTTPSessionManager, session_id: str) -> Any:
+    """The transport the session manager would hand a request of this session to, as it is (no owner
+    recorded, not terminated, its idle period not run out); None when the manager would do anything else."""
+    transport = manager._server_instances.get(session_id)
+    if transport is None or manager._session_owners.get(session_id) is not None or transport.is_terminated:
+        return None
+    idle = transport.idle_scope
+    if idle is None or idle.cancel_called or transport._idle_timeout is None:
+        return None
+    return transport
+
+
+@contextmanager
+def request_in_flight(transport: Any) -> Iterator[None]:
+    """What the transport's `handle_request` does around a request: the session's idle countdown is
+    suspended while any request is served, and restarts when the last one completes."""
+    transport._requests_in_flight += 1
+    transport.idle_scope.deadline = math.inf
+    try:
+        yield
+    finally:
+        transport._requests_in_flight -= 1
+        if not transport._requests_in_flight:
+            transport.idle_scope.deadline = anyio.current_time() + transport._idle_timeout
 
 
 class HookedTransport(StreamableHTTPServerTransport):

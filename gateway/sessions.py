@@ -75,6 +75,18 @@ class SessionDirectory:
         return await call_next(ctx)
 
 
+def hold(session: Session) -> None:
+    """A request of this session is being served: it is in use, and not to be closed for room."""
+    session.busy += 1
+    session.used = True
+    session.last_active = time.monotonic()
+
+
+def release(session: Session) -> None:
+    session.busy -= 1
+    session.last_active = time.monotonic()
+
+
 def connection(session: Session | None) -> Any:
     return session.connection() if session is not None and session.connection is not None else None
 
@@ -126,9 +138,7 @@ class SessionAdmission:
         if session is None:
             await self.app(scope, receive, send)
             return
-        session.busy += 1
-        session.used = True
-        session.last_active = time.monotonic()
+        hold(session)
         status: list[int] = []
 
         async def watch(message: Any) -> None:
@@ -139,8 +149,7 @@ class SessionAdmission:
         try:
             await self.app(scope, receive, watch)
         finally:
-            session.busy -= 1
-            session.last_active = time.monotonic()
+            release(session)
             if scope["method"] == "DELETE" or (status and status[0] == 404):
                 self.sessions.pop(session_id, None)
 

@@ -44,17 +44,26 @@ async def answer_if_stopped(app: Any, scope: Any, receive: Any, send: Any, reque
             await _answer(send, started, request, model)
 
 
-async def _answer(send: Any, started: dict[str, Any], request: Any, model: bool) -> None:
+def stopped_body(request: Any, model: bool = False) -> bytes:
+    """The answer to a request cut off by shutdown (`request`: the parsed JSON-RPC message, or a model body)."""
     if model:
         payload: dict[str, Any] = {"error": {"message": MESSAGE, "type": "server_error", "code": "gateway_stopping", "param": None}}
     else:
         request_id = request.get("id") if isinstance(request, dict) else None
         payload = {"jsonrpc": "2.0", "id": request_id, "error": {"code": GATEWAY_STOPPING, "message": MESSAGE}}
-    body = json.dumps(payload).encode()
+    return json.dumps(payload).encode()
+
+
+def stopped_headers(body: bytes) -> list[tuple[bytes, bytes]]:
+    """The head of that answer, sent whole (503, the connection closed)."""
+    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"), (b"retry-after", b"5")]
+
+
+async def _answer(send: Any, started: dict[str, Any], request: Any, model: bool) -> None:
+    body = stopped_body(request, model)
     if "content-type" not in started:
-        await send({"type": "http.response.start", "status": 503, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"), (b"retry-after", b"5")]})
+        await send({"type": "http.response.start", "status": 503, "headers": stopped_headers(body)})
         await send({"type": "http.response.body", "body": body, "more_body": False})
     elif started["content-type"].startswith(b"text/event-stream"):
         await send({"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n", "more_body": False})

@@ -1,0 +1,128 @@
+"""The hot lane: an initialized session's `tools/call`, `tools/list` and `ping` answered at the HTTP protocol.
+
+A hot request that goes the pipeline's way crosses uvicorn's ASGI cycle, eight ASGI layers, Starlette's
+routing, the SDK's session manager and its transport before the fast path (gateway.fast_path) answers
+it: measured, most of a replayed call's CPU. The hot lane asks every one of them, at once, whether it
+would let this request through untouched to the fast path, and if so answers it with the same work
+(the fast path's own `prepare` and `answer`) and the same bookkeeping:
+
+- the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses (`HttpGuard.admits`);
+- the session: open in the admission table (so owned by this worker) and in the SDK's, which would
+  hand it to its transport as it is (`sdk_adapter.session_transport`); the session is held busy, and the
+  transport's idle countdown suspended, while the answer is made (`sessions.hold`, `request_in_flight`);
+- the id: free on its session, filed in the one table of ids in flight (a `notifications/cancelled`
+  cancels it there), released after;
+- the answer: plain JSON (the transport's adaptive decision, or `--responses json`).
+
+Anything else - another path, a per-server endpoint, no session, an id in flight, a refusal, an SSE
+answer, a message the fast path declines - is declined before anything has run, and goes the
+pipeline's way unchanged (gateway.hot_protocol replays it into uvicorn). `MCPGW_HOT_LANE=off` turns
+the lane off, for side-by-side measurements and the test that both ways answer byte for byte alike.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from gateway import sdk_adapter
+from gateway.fast_path import HOT_METHODS, FastPath, HotCall
+from gateway.http_guard import REFUSED, HttpGuard
+from gateway.request_context import CONTEXT, RequestContext
+from gateway.request_ids import InflightIds
+from gateway.sessions import Session, SessionAdmission, hold, release
+from gateway.transport import AnswerPolicy, json_answer
+
+
+def enabled() -> bool:
+    return os.environ.get("MCPGW_HOT_LANE", "on") != "off"
+
+
+@dataclass(slots=True)
+class Ready:
+    """A request the hot lane answers, and what it holds while it does."""
+    call: HotCall
+    session: Session
+    transport: Any
+    message: dict[str, Any]
+    entry: Any  # its entry in the table of ids in flight, filed when the lane took it
+
+
+class HotLane:
+    def __init__(self, *, path: str, fast: FastPath, policy: AnswerPolicy, guard: HttpGuard,
+                 admission: SessionAdmission, ids: InflightIds, manager: Any) -> None:
+        self.path = path.encode("latin-1")
+        self.fast = fast
+        self.policy = policy
+        self.guard = guard
+        self.admission = admission
+        self.ids = ids
+        self.manager = manager
+        self.served = 0
+        self.declined = 0  # candidates (a POST to the endpoint with a session id) that went the pipeline's way
+
+    def candidate(self, url: bytes, headers: list[tuple[bytes, bytes]]) -> bool:
+        """From the request head alone: worth holding the body for (a POST is assumed)."""
+        return url.partition(b"?")[0] == self.path and any(name == b"mcp-session-id" for name, _ in headers)
+
+    def prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any) -> Ready | None:
+        """The request, if every layer would pass it untouched to the fast path; None otherwise."""
+        ready = self._prepare(url, headers, body, client, server)
+        if ready is None:
+            self.declined += 1
+        return ready
+
+    def _prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any) -> Ready | None:
+        raw_path, _, query = url.partition(b"?")
+        ctx = _context(headers, query)
+        session_id = ctx.session_id
+        if session_id is None or ctx.modern:
+            return None
+        session = self.admission.sessions.get(session_id)
+        transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
+        if transport is None:
+            return None
+        path = raw_path.decode("latin-1")
+        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": path, "raw_path": raw_path, "query_string": query,
+                 "root_path": "", "headers": headers, "client": client, "server": server, CONTEXT: ctx}
+        message = self.guard.admits(scope, ctx.headers, body)
+        if message is REFUSED or not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
+            return None
+        ctx.message = message
+        if "id" not in message or str(message["id"]) in self.ids.sessions.get(session_id, ()):
+            return None  # an id in flight: the id layer refuses or aliases it
+        if self.policy.fast_path is not self.fast:
+            return None
+        if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and json_answer(ctx, self.policy.sessions))):
+            return None
+        call = self.fast.prepare(transport, ctx, message, Request(scope))
+        if call is None:
+            return None
+        entry = self.ids.file(session_id, call.request_id)  # free: checked above, in this same step
+        return Ready(call, session, transport, message, entry)
+
+    async def answer(self, ready: Ready) -> bytes:
+        """The JSON-RPC answer's body, made as the pipeline's fast path makes it, with its bookkeeping."""
+        hold(ready.session)
+        try:
+            with sdk_adapter.request_in_flight(ready.transport):
+                body = await self.fast.answer(ready.call, ready.entry)
+        finally:
+            release(ready.session)
+            self.ids.release(ready.call.session_id, ready.entry)
+        self.served += 1
+        return body
+
+
+def _context(headers: list[tuple[bytes, bytes]], query: bytes) -> RequestContext:
+    """The request's context, decoded as `request_context.context_of` decodes a scope's headers."""
+    decoded: dict[str, str] = {}
+    for key, value in headers:
+        name = key.decode("latin-1")
+        text = value.decode("latin-1")
+        decoded[name] = f"{decoded[name]}; {text}" if name == "cookie" and name in decoded else text
+    return RequestContext(decoded, query)

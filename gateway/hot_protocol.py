@@ -1,0 +1,183 @@
+"""uvicorn's HTTP protocol with the hot lane (gateway.hot_lane) in front of its ASGI cycle.
+
+A POST to the MCP endpoint that names a session is held back at its head: its body is collected here
+instead of being handed to a new ASGI task. Whole, it is offered to the hot lane; taken, it is answered
+from a plain task that writes one response; declined (or its body slower than HOT_BODY_WAIT), it is
+replayed into uvicorn exactly as uvicorn would have met it (head, body so far, end), so everything
+else keeps uvicorn's and the pipeline's way.
+
+While the lane answers, a stand-in (`_HotCycle`) holds uvicorn's place of the request's cycle, so
+uvicorn's own state machine does the rest: a pipelined request waits behind it, shutdown lets it finish
+(then closes), a disconnect marks it, and uvicorn's `on_response_complete` starts what waits and arms
+the keep-alive timer. The response head is uvicorn's: its status line, its default headers (date,
+server), the headers the fast path sends, `connection: close` when the connection ends.
+
+It reads uvicorn's protocol state (private in uvicorn 0.5x): `UVICORN_SURFACE` lists every name, and
+`missing()` says which the installed uvicorn lacks (tests/gateway/test_hot_lane.py fails on any).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from uvicorn.protocols.http import httptools_impl
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from gateway.stopping import stopped_body, stopped_headers
+
+logger = logging.getLogger(__name__)
+
+HOT_BODY_WAIT = 1.0  # seconds a held request's body may take before it goes uvicorn's way (and its deadline)
+
+# uvicorn internals read or driven here: attributes set by HttpToolsProtocol.__init__/connection_made, methods
+UVICORN_SURFACE = ("cycle", "pipeline", "url", "headers", "expect_100_continue", "parser", "server_state", "tasks",
+                   "flow", "client", "server", "access_log", "access_logger", "loop", "transport")
+UVICORN_METHODS = ("on_headers_complete", "on_body", "on_message_complete", "on_response_complete", "shutdown",
+                   "data_received", "connection_lost")
+
+
+def missing(protocol: Any) -> list[str]:
+    """The names above an HttpToolsProtocol instance (connected) lacks, and a missing STATUS_LINE."""
+    gone = [name for name in UVICORN_SURFACE if not hasattr(protocol, name)]
+    gone += [name for name in UVICORN_METHODS if not callable(getattr(HttpToolsProtocol, name, None))]
+    if not isinstance(getattr(httptools_impl, "STATUS_LINE", None), dict):
+        gone.append("STATUS_LINE")
+    return gone
+
+
+class _NoEvent:
+    __slots__ = ()
+
+    def set(self) -> None:
+        pass
+
+
+class _HotCycle:
+    """Stands where uvicorn keeps the request's `RequestResponseCycle` while the hot lane answers it."""
+    __slots__ = ("response_complete", "disconnected", "keep_alive", "message_event")
+
+    def __init__(self, keep_alive: bool) -> None:
+        self.response_complete = False
+        self.disconnected = False
+        self.keep_alive = keep_alive  # uvicorn's shutdown clears it: the answer then closes the connection
+        self.message_event = _NoEvent()
+
+
+class HotLaneProtocol(HttpToolsProtocol):
+    hot_lane: Any = None  # gateway.hot_lane.HotLane, set on a subclass by gateway.http_app.serve_http
+    _hot_body: bytearray | None = None  # the body of a request held for the lane, while it arrives
+    _hot_keep_alive = True
+    _hot_timer: asyncio.TimerHandle | None = None
+
+    def on_headers_complete(self) -> None:
+        lane = self.hot_lane
+        if (lane is not None and (self.cycle is None or self.cycle.response_complete) and not self.pipeline
+                and not self.expect_100_continue and self.parser.get_method() == b"POST"
+                and self.parser.get_http_version() == "1.1" and not self.parser.should_upgrade()
+                and lane.candidate(self.url, self.headers)):
+            self._hot_body = bytearray()
+            self._hot_keep_alive = self.parser.should_keep_alive()
+            return
+        super().on_headers_complete()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._hot_body is not None and self._hot_timer is None:  # its body comes in more than one read
+            self._hot_timer = self.loop.call_later(HOT_BODY_WAIT, self._body_too_slow)
+
+    def on_body(self, body: bytes) -> None:
+        held = self._hot_body
+        if held is None:
+            super().on_body(body)
+            return
+        held += body
+        if len(held) > self.hot_lane.guard.policy.max_body:
+            self._go_uvicorns_way(complete=False)  # the guard refuses it there, in its words
+
+    def on_message_complete(self) -> None:
+        held = self._hot_body
+        if held is None:
+            super().on_message_complete()
+            return
+        ready = self.hot_lane.prepare(self.url, self.headers, bytes(held), self.client, self.server)
+        if ready is None:
+            self._go_uvicorns_way(complete=True)
+            return
+        self._hot_body = None
+        self._stop_timer()
+        cycle = self.cycle = _HotCycle(self._hot_keep_alive)
+        task = self.loop.create_task(self._answer(ready, cycle))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
+
+    def shutdown(self) -> None:
+        if self._hot_body is not None:  # a request arriving: uvicorn lets it finish, as any it has begun
+            self._go_uvicorns_way(complete=False)
+        super().shutdown()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._hot_body = None
+        self._stop_timer()
+        super().connection_lost(exc)
+
+    def _body_too_slow(self) -> None:
+        self._hot_timer = None
+        if self._hot_body is not None:
+            self.hot_lane.declined += 1
+            self._go_uvicorns_way(complete=False)
+
+    def _go_uvicorns_way(self, *, complete: bool) -> None:
+        """Hand the held request to uvicorn as if it had never been held: its head, its body so far, its end."""
+        body = bytes(self._hot_body or b"")
+        self._hot_body = None
+        self._stop_timer()
+        super().on_headers_complete()
+        if body:
+            super().on_body(body)
+        if complete:
+            super().on_message_complete()
+
+    def _stop_timer(self) -> None:
+        if self._hot_timer is not None:
+            self._hot_timer.cancel()
+            self._hot_timer = None
+
+    async def _answer(self, ready: Any, cycle: _HotCycle) -> None:
+        try:
+            body = await self.hot_lane.answer(ready)
+            status = 200
+            headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"),
+                       (b"mcp-session-id", ready.call.session_id.encode("latin-1"))]
+        except asyncio.CancelledError:  # cut off by shutdown: answered as gateway.stopping answers the pipeline's
+            body = stopped_body(ready.message)
+            status, headers = 503, stopped_headers(body)
+        except Exception:  # noqa: BLE001 - a bug: uvicorn's answer to an app that raised
+            logger.exception("the hot lane failed to answer a request")
+            body = b"Internal Server Error"
+            status, headers = 500, [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21"),
+                                    (b"connection", b"close")]
+        self._respond(cycle, status, headers, body)
+
+    def _respond(self, cycle: _HotCycle, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        if cycle.disconnected or self.transport.is_closing():
+            cycle.response_complete = True
+            return
+        content = [httptools_impl.STATUS_LINE[status]]
+        keep_alive = cycle.keep_alive
+        for name, value in (*self.server_state.default_headers, *headers):
+            if name == b"connection" and b"close" in value.lower():
+                keep_alive = cycle.keep_alive = False
+            content += (name, b": ", value, b"\r\n")
+        if not keep_alive and not any(name == b"connection" for name, _ in headers):
+            content.append(b"connection: close\r\n")
+        content += (b"\r\n", body)
+        if self.access_log:
+            self.access_logger.info('%s - "POST %s HTTP/1.1" %d', "%s:%d" % self.client if self.client else "-",
+                                    self.url.decode("latin-1"), status)
+        self.transport.write(b"".join(content))
+        cycle.response_complete = True
+        if not keep_alive:
+            self.transport.close()
+        self.on_response_complete()
