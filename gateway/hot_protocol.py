@@ -39,7 +39,8 @@ UVICORN_METHODS = ("on_headers_complete", "on_body", "on_message_complete", "on_
 
 
 def missing(protocol: Any) -> list[str]:
-    """The names above an HttpToolsProtocol instance (connected) lacks, and a missing STATUS_LINE."""
+    """The names above an HttpToolsProtocol instance (connected, a request head begun) lacks, and a missing
+    STATUS_LINE."""
     gone = [name for name in UVICORN_SURFACE if not hasattr(protocol, name)]
     gone += [name for name in UVICORN_METHODS if not callable(getattr(HttpToolsProtocol, name, None))]
     if not isinstance(getattr(httptools_impl, "STATUS_LINE", None), dict):
