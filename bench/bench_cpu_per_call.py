@@ -22,7 +22,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,8 +30,8 @@ import httpx
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
-from bench_gateway import free_port, stop, wait_ready  # noqa: E402
-from compare_peers import group_cpu, peer_env, serve  # noqa: E402
+from bench_gateway import free_port, stop  # noqa: E402
+from compare_peers import group_cpu, peer_env, serve, wait_gateway  # noqa: E402
 from raw_load import load  # noqa: E402
 
 PROTOCOL = "2025-11-25"
@@ -100,12 +99,7 @@ def start_mcpgw(config: Path, cassettes: Path, extra: list[str], code: Path) -> 
                   "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz",
                  cwd=code)
     base = f"http://127.0.0.1:{port}"
-    wait_ready(base, "up", timeout=180)
-    if "--workers" in extra:  # every worker up (each /status is a new connection, dealt to the next worker)
-        count, seen, deadline = int(extra[extra.index("--workers") + 1]), set(), time.monotonic() + 180
-        while len(seen) < count and time.monotonic() < deadline:
-            seen.add(httpx.get(base + "/status").json()["worker"]["index"])
-        time.sleep(1.0)
+    wait_gateway(base, extra)
     return base + "/mcp", proc
 
 

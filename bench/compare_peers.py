@@ -217,13 +217,18 @@ def start_gateway(name: str, config: Path, cassettes: Path, extra: list[str], en
     proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
                   "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz", env)
     base = f"http://127.0.0.1:{port}"
+    wait_gateway(base, extra)
+    return Target(name, base + "/mcp", proc)
+
+
+def wait_gateway(base: str, extra: list[str]) -> None:
+    """Until the gateway at `base` serves its server `up` and, with `--workers N`, every worker is up."""
     wait_ready(base, "up", timeout=180)
     if "--workers" in extra:  # every worker up (each /status is a new connection, dealt to the next worker)
         count, seen, deadline = int(extra[extra.index("--workers") + 1]), set(), time.monotonic() + 180
         while len(seen) < count and time.monotonic() < deadline:
             seen.add(httpx.get(base + "/status").json()["worker"]["index"])
         time.sleep(1.0)  # let the last one finish starting up
-    return Target(name, base + "/mcp", proc)
 
 
 def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:

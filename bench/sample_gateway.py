@@ -42,6 +42,7 @@ AREAS = [  # (area, marker in the sampled line), first match wins
     ("MCP SDK", "mcp_types"),
     ("gateway: recorder (call log, cassette)", "recorder/"),
     ("gateway: replay", "replay/"),
+    ("gateway: hot lane (held at the HTTP protocol, checked, answered)", ("gateway/hot_lane", "gateway/hot_protocol")),
     ("gateway: HTTP pipeline (context, guard, sessions, ids, identity, transport, fast path)",
      ("gateway/request_context", "gateway/http_guard", "gateway/json_messages", "gateway/sessions",
       "gateway/request_ids", "gateway/client_identity", "gateway/per_server", "gateway/transport",
@@ -86,7 +87,18 @@ LAYERS = [
     ("SDK transport", "StreamableHTTPServerTransport.handle_request"),
     ("fast path: checks, envelope, send", "FastPath.try_answer"),
     ("server middleware + handler", "_OwnWorkTimer.__call__"),
-    ("router (validation, upstream, call log)", "Router.call_tool"),
+    ("router (validation, upstream, call log)", ("Router.call_tool", "ToolCalls.call_tool")),
+]
+
+# The hot lane's parts (gateway.hot_lane): no chain of layers but a request held in the protocol's reads,
+# then answered in a task of its own; inclusive shares.
+HOT_PARTS = [
+    ("reads: uvicorn's parser and the head checks", "HttpToolsProtocol.data_received"),
+    ("  of which the lane's checks (HotLane.prepare)", "HotLane.prepare"),
+    ("the answer's task", "HotLaneProtocol._answer"),
+    ("  of which the fast path's answer", "FastPath.answer"),
+    ("    of which the router (validation, upstream, call log)", "ToolCalls.call_tool"),
+    ("  of which the response written (head + send)", "HotLaneProtocol._respond"),
 ]
 
 
@@ -98,11 +110,23 @@ def layer_costs(raw: Path) -> list[tuple[str, float, float]]:
         stack, _, count = record.rpartition(" ")
         total += int(count)
         for label, marker in LAYERS:
-            if marker in stack:
+            if _marks(marker, stack):
                 inclusive[label] += int(count)
     present = [(label, 100 * inclusive[label] / max(total, 1)) for label, _ in LAYERS if inclusive[label]]
     return [(label, share, share - (present[i + 1][1] if i + 1 < len(present) else 0.0))
             for i, (label, share) in enumerate(present)]
+
+
+def hot_parts(raw: Path) -> list[tuple[str, float]]:
+    counts: collections.Counter[str] = collections.Counter()
+    total = 0
+    for record in raw.read_text().splitlines():
+        stack, _, count = record.rpartition(" ")
+        total += int(count)
+        for label, marker in HOT_PARTS:
+            if marker in stack:
+                counts[label] += int(count)
+    return [(label, 100 * counts[label] / max(total, 1)) for label, _ in HOT_PARTS if counts[label]]
 
 
 def _marks(marker: str | tuple[str, ...], leaf: str) -> bool:
@@ -132,6 +156,11 @@ def summarize(path: str, raw: Path) -> None:
     print("  the request's way in, by layer (inclusive %, own %):")
     for label, share, own in layer_costs(raw):
         print(f"  {share:5.1f}% {own:5.1f}%  {label}")
+    hot = hot_parts(raw)
+    if hot:
+        print("  the hot lane (inclusive %):")
+        for label, share in hot:
+            print(f"  {share:5.1f}%  {label}")
     print("  lines holding the most samples:")
     for line, n in lines.most_common(10):
         print(f"  {100 * n / total:5.1f}%  {line[:110]}")

@@ -14,7 +14,8 @@ would let this request through untouched to the fast path, and if so answers it 
   cancels it there), released after;
 - the answer: plain JSON (the transport's adaptive decision, or `--responses json`).
 
-Anything else - another path, a per-server endpoint, no session, an id in flight, a refusal, an SSE
+On a per-server endpoint (`/servers/<id>/mcp`) it also asks what gateway.per_server's layers ask (a known
+server; the context names it and the endpoint). Anything else - another path, no session, an id in flight, a refusal, an SSE
 answer, a message the fast path declines - is declined before anything has run, and goes the
 pipeline's way unchanged (gateway.hot_protocol replays it into uvicorn). `MCPGW_HOT_LANE=off` turns
 the lane off, for side-by-side measurements and the test that both ways answer byte for byte alike.
@@ -28,7 +29,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from gateway import sdk_adapter
+from gateway import per_server, sdk_adapter
 from gateway.fast_path import HOT_METHODS, FastPath, HotCall
 from gateway.http_guard import REFUSED, HttpGuard
 from gateway.request_context import CONTEXT, RequestContext
@@ -53,20 +54,28 @@ class Ready:
 
 class HotLane:
     def __init__(self, *, path: str, fast: FastPath, policy: AnswerPolicy, guard: HttpGuard,
-                 admission: SessionAdmission, ids: InflightIds, manager: Any) -> None:
-        self.path = path.encode("latin-1")
+                 admission: SessionAdmission, ids: InflightIds, manager: Any, servers: Any,
+                 worker: int | None = None) -> None:
+        self.path = path
+        self.raw_path = path.encode("latin-1")
+        self.servers = servers  # the server ids a per-server endpoint may name
         self.fast = fast
         self.policy = policy
         self.guard = guard
         self.admission = admission
         self.ids = ids
         self.manager = manager
+        # With --workers the session's owner answers (no other has it in its tables), and says so as
+        # gateway.worker_routing does: the headers the lane adds to the fast path's.
+        self.extra_headers = [(b"x-mcpgw-worker", str(worker).encode())] if worker is not None else []
         self.served = 0
         self.declined = 0  # candidates (a POST to the endpoint with a session id) that went the pipeline's way
 
     def candidate(self, url: bytes, headers: list[tuple[bytes, bytes]]) -> bool:
         """From the request head alone: worth holding the body for (a POST is assumed)."""
-        return url.partition(b"?")[0] == self.path and any(name == b"mcp-session-id" for name, _ in headers)
+        path = url.partition(b"?")[0]
+        return ((path == self.raw_path or (path.startswith(b"/servers/") and path.endswith(self.raw_path)))
+                and any(name == b"mcp-session-id" for name, _ in headers))
 
     def prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any) -> Ready | None:
         """The request, if every layer would pass it untouched to the fast path; None otherwise."""
@@ -86,6 +95,12 @@ class HotLane:
         if transport is None:
             return None
         path = raw_path.decode("latin-1")
+        if path != self.path:  # a per-server endpoint, as gateway.per_server's layers take it
+            split = per_server.split_path(path, (self.path,)) if "%" not in path else None
+            if split is None or split[0] not in self.servers:
+                return None
+            ctx.server, ctx.endpoint = split[0], path
+            path, raw_path = self.path, self.raw_path
         scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
                  "method": "POST", "scheme": "http", "path": path, "raw_path": raw_path, "query_string": query,
                  "root_path": "", "headers": headers, "client": client, "server": server, CONTEXT: ctx}
@@ -109,7 +124,7 @@ class HotLane:
         """The JSON-RPC answer's body, made as the pipeline's fast path makes it, with its bookkeeping."""
         hold(ready.session)
         try:
-            with sdk_adapter.request_in_flight(ready.transport):
+            with sdk_adapter.request_in_flight(ready.transport, self.manager.session_idle_timeout):
                 body = await self.fast.answer(ready.call, ready.entry)
         finally:
             release(ready.session)

@@ -150,7 +150,7 @@ class HotLaneProtocol(HttpToolsProtocol):
             body = await self.hot_lane.answer(ready)
             status = 200
             headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"),
-                       (b"mcp-session-id", ready.call.session_id.encode("latin-1"))]
+                       (b"mcp-session-id", ready.call.session_id.encode("latin-1")), *self.hot_lane.extra_headers]
         except asyncio.CancelledError:  # cut off by shutdown: answered as gateway.stopping answers the pipeline's
             body = stopped_body(ready.message)
             status, headers = 503, stopped_headers(body)
@@ -177,7 +177,8 @@ class HotLaneProtocol(HttpToolsProtocol):
         if self.access_log:
             self.access_logger.info('%s - "POST %s HTTP/1.1" %d', "%s:%d" % self.client if self.client else "-",
                                     self.url.decode("latin-1"), status)
-        self.transport.write(b"".join(content))
+        whole = getattr(self.transport, "write_whole", self.transport.write)  # gateway.write_coalescing: no wait
+        whole(b"".join(content))
         cycle.response_complete = True
         if not keep_alive:
             self.transport.close()

@@ -152,7 +152,8 @@ def build_http_app(
     if policy.fast_path is not None and hot_lane.enabled():
         # What the HTTP protocol answers itself (gateway.hot_protocol); serve_http hands it over.
         wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy, guard=outer[HttpGuard],
-                                                  admission=admission, ids=ids, manager=manager)
+                                                  admission=admission, ids=ids, manager=manager, servers=router.specs,
+                                                  worker=workers.index if workers is not None else None)
     return wrapped
 
 

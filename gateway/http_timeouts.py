@@ -3,9 +3,10 @@
 uvicorn closes a keep-alive connection that stays idle after an answer, but a
 connection that never sends a whole request head (nothing at all, or a header
 line every minute) is kept forever; a few hundred of them hold sockets and
-memory. This protocol arms a timer when the connection opens and when a new
-request starts, and disarms it once the headers are complete; a connection
-whose headers do not arrive in time is closed. (Bodies have their own deadline,
+memory. This protocol arms a timer when the connection opens, and when a read
+ends inside a request's head (a head that arrives whole in one read, as almost
+every one does, never arms it); it disarms it once the headers are complete; a
+connection whose headers do not arrive in time is closed. (Bodies have their own deadline,
 in `http_guard`; uvicorn's keep-alive timeout covers idle time between
 requests; the graceful-shutdown timeout bounds what a client that never reads
 can hold up at exit.)
@@ -24,16 +25,23 @@ HEADER_TIMEOUT = 10.0  # seconds from connection (or from a request's first byte
 class HeaderDeadlineProtocol(HttpToolsProtocol):
     header_timeout = HEADER_TIMEOUT
     _header_timer: asyncio.TimerHandle | None = None
+    _head_pending = False  # a request's head has begun and is not complete
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm_header_timer()
 
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._head_pending:  # the read ended inside a head: its deadline runs from here (within one read of its start)
+            self._arm_header_timer()
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._arm_header_timer()
+        self._head_pending = True
 
     def on_headers_complete(self) -> None:
+        self._head_pending = False
         self._disarm_header_timer()
         super().on_headers_complete()
 

@@ -52,6 +52,14 @@ def endpoint_of(request: Any) -> str:
     return (ctx.endpoint if ctx is not None else None) or request.scope.get("path", "/mcp")
 
 
+def split_path(path: str, endpoints: tuple[str, ...]) -> tuple[str, str] | None:
+    """`/servers/<id>/mcp` -> (id, `/mcp`) when `/mcp` is one of `endpoints`; None for any other path."""
+    match = _PATH.match(path) if path.startswith("/servers/") else None
+    if match is None or match.group(2) not in endpoints:
+        return None
+    return unquote(match.group(1)), match.group(2)
+
+
 class ServerPaths:
     def __init__(self, app: Any, endpoints: tuple[str, ...]) -> None:
         self.app = app
@@ -60,10 +68,10 @@ class ServerPaths:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             ctx = context_of(scope)  # made here, once, for every layer behind
-            match = _PATH.match(scope["path"]) if scope["path"].startswith("/servers/") else None
-            if match is not None and match.group(2) in self.endpoints:
-                shared = match.group(2)
-                ctx.server, ctx.endpoint = unquote(match.group(1)), scope["path"]
+            split = split_path(scope["path"], self.endpoints)
+            if split is not None:
+                shared = split[1]
+                ctx.server, ctx.endpoint = split[0], scope["path"]
                 scope = {**scope, "path": shared, "raw_path": shared.encode()}
         await self.app(scope, receive, send)
 

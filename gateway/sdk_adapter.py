@@ -35,7 +35,6 @@ PRIVATE: list[tuple[type, str, tuple[str, ...] | None]] = [
     (StreamableHTTPServerTransport, "_handle_post_request", ("self", "scope", "request", "receive", "send")),
     (StreamableHTTPServerTransport, "_request_streams", None),
     (StreamableHTTPServerTransport, "_requests_in_flight", None),
-    (StreamableHTTPServerTransport, "_idle_timeout", None),
     (StreamableHTTPSessionManager, "_admit_session", ("self", "requestor")),
     (StreamableHTTPSessionManager, "_server_instances", None),
     (StreamableHTTPSessionManager, "_session_owners", None),
@@ -95,15 +94,16 @@ def session_transport(manager: StreamableHTTPSessionManager, session_id: str) ->
     if transport is None or manager._session_owners.get(session_id) is not None or transport.is_terminated:
         return None
     idle = transport.idle_scope
-    if idle is None or idle.cancel_called or transport._idle_timeout is None:
+    if idle is None or idle.cancel_called or manager.session_idle_timeout is None:
         return None
     return transport
 
 
 @contextmanager
-def request_in_flight(transport: Any) -> Iterator[None]:
+def request_in_flight(transport: Any, idle_timeout: float) -> Iterator[None]:
     """What the transport's `handle_request` does around a request: the session's idle countdown is
-    suspended while any request is served, and restarts when the last one completes."""
+    suspended while any request is served, and restarts when the last one completes (`idle_timeout`: the
+    manager's `session_idle_timeout`, which it gave the transport)."""
     transport._requests_in_flight += 1
     transport.idle_scope.deadline = math.inf
     try:
@@ -111,7 +111,7 @@ def request_in_flight(transport: Any) -> Iterator[None]:
     finally:
         transport._requests_in_flight -= 1
         if not transport._requests_in_flight:
-            transport.idle_scope.deadline = anyio.current_time() + transport._idle_timeout
+            transport.idle_scope.deadline = anyio.current_time() + idle_timeout
 
 
 class HookedTransport(StreamableHTTPServerTransport):

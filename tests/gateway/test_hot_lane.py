@@ -35,9 +35,9 @@ INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
 
 
 def request(host: str, message: object, session: str | None = None, *, raw: bytes | None = None,
-            content_type: str = "application/json", extra: str = "") -> bytes:
+            content_type: str = "application/json", extra: str = "", path: str = "/mcp") -> bytes:
     body = raw if raw is not None else json.dumps(message).encode()
-    head = (f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: {content_type}\r\n"
+    head = (f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: {content_type}\r\n"
             f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n{extra}")
     if session:
         head += f"mcp-session-id: {session}\r\nmcp-protocol-version: {PROTOCOL}\r\n"
@@ -121,6 +121,9 @@ def exchanges(url: str) -> list[bytes]:
         request(h, [call(11, "every__echo", {"message": "batch"})], session),  # a batch
         request(h, call(12, "every__echo", {"message": "extra key"}) | {"extra": 1}, session),
         request(h, call(13, "every__echo", {"message": "x"}), "not-a-session"),  # 404
+        request(h, call(18, "echo", {"message": "per server"}), session, path="/servers/every/mcp"),
+        request(h, call(19, "echo", {"message": "x"}), session, path="/servers/nobody/mcp"),  # 404, naming the nearest
+        request(h, call(20, "echo", {"message": "query"}), session, path="/servers/every/mcp?run=r1"),
     ]
     for data in script:
         conn.send(data)
@@ -184,16 +187,17 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
             stop_gateway(replay)
         results[lane]["replay_log"] = log_records(cassette / f"log-{lane}")
     on, off = results["on"], results["off"]
-    assert on["served"][0] >= 8 and on["served"][1] >= 8, on["served"]  # the lane answered the hot calls
+    assert on["served"][0] >= 10 and on["served"][1] >= 10, on["served"]  # the lane answered the hot calls
     assert off["served"] == (0, 0)
     for mode in ("live", "replay"):
-        assert len(on[mode]) == len(off[mode]) == 17
+        assert len(on[mode]) == len(off[mode]) == 20
         for number, (hot, plain) in enumerate(zip(on[mode], off[mode])):
             assert hot == plain, f"{mode} answer {number} differs:\n{hot!r}\n{plain!r}"
     assert on["replay"][:7] == recorded[:7]  # replay answers the recorded calls as they were answered
     assert on["live_log"] == off["live_log"] and len(on["live_log"]) >= 10
     assert on["replay_log"] == off["replay_log"] and all(r["source"] in ("replay", None) for r in on["replay_log"])
-    assert b"connection: close" in on["live"][-1] and b'"text":"Echo: first"' in on["live"][13]
+    assert b"connection: close" in on["live"][-1] and b'"text":"Echo: first"' in on["live"][16]
+    assert b'"text":"Echo: per server"' in on["live"][13] and on["live"][14].startswith(b"HTTP/1.1 404")
 
 
 def test_uvicorn_still_has_what_the_lane_reads():
