@@ -124,6 +124,7 @@ def exchanges(url: str) -> list[bytes]:
         request(h, call(18, "echo", {"message": "per server"}), session, path="/servers/every/mcp"),
         request(h, call(19, "echo", {"message": "x"}), session, path="/servers/nobody/mcp"),  # 404, naming the nearest
         request(h, call(20, "echo", {"message": "query"}), session, path="/servers/every/mcp?run=r1"),
+        request("evil.example", call(21, "every__echo", {"message": "x"}), session),  # 421: the guard's Host check
     ]
     for data in script:
         conn.send(data)
@@ -190,13 +191,14 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
     assert on["served"][0] >= 10 and on["served"][1] >= 10, on["served"]  # the lane answered the hot calls
     assert off["served"] == (0, 0)
     for mode in ("live", "replay"):
-        assert len(on[mode]) == len(off[mode]) == 20
+        assert len(on[mode]) == len(off[mode]) == 21
         for number, (hot, plain) in enumerate(zip(on[mode], off[mode])):
             assert hot == plain, f"{mode} answer {number} differs:\n{hot!r}\n{plain!r}"
     assert on["replay"][:7] == recorded[:7]  # replay answers the recorded calls as they were answered
     assert on["live_log"] == off["live_log"] and len(on["live_log"]) >= 10
     assert on["replay_log"] == off["replay_log"] and all(r["source"] in ("replay", None) for r in on["replay_log"])
-    assert b"connection: close" in on["live"][-1] and b'"text":"Echo: first"' in on["live"][16]
+    assert b"connection: close" in on["live"][-1] and b'"text":"Echo: first"' in on["live"][17]
+    assert on["live"][16].startswith(b"HTTP/1.1 421")
     assert b'"text":"Echo: per server"' in on["live"][13] and on["live"][14].startswith(b"HTTP/1.1 404")
 
 
@@ -251,5 +253,30 @@ def test_a_hot_call_is_cancelled_and_cut_off_by_shutdown_as_the_pipelines_would_
         body = json.loads(answer.partition(b"\r\n\r\n")[2])
         assert body["id"] == 2 and "gateway is stopping" in body["error"]["message"]
         assert gateway.process.wait(timeout=20) is not None
+    finally:
+        stop_gateway(gateway)
+
+
+@pytest.mark.real  # starts a registry package (npx)
+def test_the_lane_asks_for_the_token_as_the_guard_does(tmp_path, monkeypatch):
+    token = "hot-lane-test-token-0123456789"
+    monkeypatch.setenv("MCPGW_TEST_TOKEN", token)
+    gateway = start_gateway(tmp_path, CONFIG, "--mode", "live", "--auth-token-env", "MCPGW_TEST_TOKEN", token=token)
+    try:
+        conn = Raw(gateway.url)
+        auth = f"authorization: Bearer {token}\r\n"
+        conn.send(request(conn.host, INIT, extra=auth))
+        session = re.search(rb"mcp-session-id: (\S+)", conn.response()).group(1).decode()
+        conn.send(request(conn.host, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session, extra=auth))
+        assert conn.response().startswith(b"HTTP/1.1 202")
+        conn.send(request(conn.host, call(1, "every__echo", {"message": "no token"}), session))
+        assert conn.response().startswith(b"HTTP/1.1 401")
+        conn.send(request(conn.host, call(2, "every__echo", {"message": "wrong"}), session, extra="authorization: Bearer nope\r\n"))
+        assert conn.response().startswith(b"HTTP/1.1 401")
+        conn.send(request(conn.host, call(3, "every__echo", {"message": "with token"}), session, extra=auth))
+        answer = conn.response()
+        assert answer.startswith(b"HTTP/1.1 200") and b"Echo: with token" in answer
+        lane = gateway.status()["hot_lane"]
+        assert lane["served"] == 1 and lane["declined"] >= 2
     finally:
         stop_gateway(gateway)
