@@ -91,14 +91,15 @@ LAYERS = [
 ]
 
 # The hot lane's parts (gateway.hot_lane): no chain of layers but a request held in the protocol's reads,
-# then answered in a task of its own; inclusive shares.
+# then answered in a task of its own; inclusive shares (py-spy cuts a resumed task's stack at the
+# coroutine it resumes, so a part's share is not always inside its caller's).
 HOT_PARTS = [
-    ("reads: uvicorn's parser and the head checks", "HttpToolsProtocol.data_received"),
-    ("  of which the lane's checks (HotLane.prepare)", "HotLane.prepare"),
+    ("reads: uvicorn's parser, the head checks, the lane's own checks", "HttpToolsProtocol.data_received"),
+    ("the lane's checks (HotLane.prepare)", "HotLane.prepare"),
     ("the answer's task", "HotLaneProtocol._answer"),
-    ("  of which the fast path's answer", "FastPath.answer"),
-    ("    of which the router (validation, upstream, call log)", "ToolCalls.call_tool"),
-    ("  of which the response written (head + send)", "HotLaneProtocol._respond"),
+    ("the fast path's answer (middleware, handler, result shaping)", "FastPath.answer"),
+    ("the router (validation, upstream, call log)", "ToolCalls.call_tool"),
+    ("the response written (head + send)", "HotLaneProtocol._respond"),
 ]
 
 
