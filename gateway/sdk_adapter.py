@@ -24,6 +24,7 @@ from mcp.server.runner import ServerRunner
 from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +75,40 @@ def connection_of(session: Any) -> Any:
 
 
 def serialize_result(server: Any, connection: Any, method: str, version: str, result: Any) -> dict[str, Any]:
-    """The SDK's own shaping of a handler's result (cache hints, sieve, 2026 stamps) for `method`."""
+    """The SDK's own shaping of a handler's result (cache hints, sieve, 2026 stamps) for `method`.
+
+    The commonest result, a handshake-era tool result of text blocks, is shaped here as the SDK shapes it
+    (its pydantic round trip costs 30 us a call): tests/gateway/test_sdk_adapter.py holds the two equal."""
+    if method == "tools/call" and version in HANDSHAKE_PROTOCOL_VERSIONS and method not in server.cache_hints:
+        shaped = plain_text_result(result)
+        if shaped is not None:
+            return shaped
     return ServerRunner(server, connection, None)._serialize(method, version, result)
+
+
+def plain_text_result(result: Any) -> dict[str, Any] | None:
+    """`{"content": [text blocks], "isError"?: bool}` as the SDK dumps it (each block's keys in its model's
+    order, `text` first); None for any other result."""
+    if not isinstance(result, dict) or not result.keys() <= _PLAIN_KEYS:
+        return None
+    content = result.get("content")
+    if not isinstance(content, list):
+        return None
+    blocks = []
+    for block in content:
+        if not isinstance(block, dict) or block.keys() != _TEXT_KEYS or block["type"] != "text" or type(block["text"]) is not str:
+            return None
+        blocks.append({"text": block["text"], "type": "text"})
+    shaped: dict[str, Any] = {"content": blocks}
+    if "isError" in result:
+        if type(result["isError"]) is not bool:
+            return None
+        shaped["isError"] = result["isError"]
+    return shaped
+
+
+_PLAIN_KEYS = frozenset({"content", "isError"})
+_TEXT_KEYS = {"type", "text"}
 
 
 def content_type_ok(transport: StreamableHTTPServerTransport, request: Any) -> bool:

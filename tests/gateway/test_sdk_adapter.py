@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import mcp.server.streamable_http_manager as manager_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp.server.runner import ServerRunner
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 
 from gateway import sdk_adapter
@@ -40,3 +45,40 @@ def test_building_the_http_app_patches_nothing_in_the_sdk(tmp_path):
     router = Router([], {}, Settings(), CallLog(CassetteStore(tmp_path / "c")))
     build_http_app(router, build_server(router), "127.0.0.1")
     assert manager_module.StreamableHTTPServerTransport is before is StreamableHTTPServerTransport
+
+
+# Tool results, some of the plain shape the adapter shapes itself, most near it (extra keys, other blocks,
+# non-str text, non-bool isError, None values), so both sides of its test are exercised.
+_text = st.one_of(st.text(max_size=6), st.integers(), st.none())
+_block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": _text}),
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "image"]), "text": st.text(max_size=3)},
+                          optional={"annotations": st.none(), "_meta": st.just({"k": 1}), "data": st.text(max_size=2)}),
+)
+_results = st.fixed_dictionaries({"content": st.lists(_block, max_size=3)}, optional={
+    "isError": st.one_of(st.booleans(), st.none(), st.integers(0, 1)), "structuredContent": st.just({"a": 1}),
+    "_meta": st.just({"m": 1}), "extra": st.integers()})
+
+
+@settings(max_examples=400, deadline=None)
+@given(result=_results, version=st.sampled_from(sorted(HANDSHAKE_PROTOCOL_VERSIONS)))
+def test_results_shaped_in_the_adapter_are_what_the_sdk_makes_of_them(tmp_path_factory, result, version):
+    router = Router([], {}, Settings(), CallLog(CassetteStore(tmp_path_factory.mktemp("c"))))
+    server = build_server(router)
+    connection = sdk_adapter._StubConnection()
+    ours = _outcome(lambda: sdk_adapter.serialize_result(server, connection, "tools/call", version, result))
+    theirs = _outcome(lambda: ServerRunner(server, connection, None)._serialize("tools/call", version, result))
+    assert ours == theirs  # the same keys in the same order (the same bytes), or the same refusal
+
+
+def test_the_plain_shape_is_the_common_one():
+    assert sdk_adapter.plain_text_result({"content": [{"type": "text", "text": "a"}], "isError": False}) == {
+        "content": [{"text": "a", "type": "text"}], "isError": False}
+    assert sdk_adapter.plain_text_result({"content": [{"type": "text", "text": "a"}], "structuredContent": {}}) is None
+
+
+def _outcome(shape):
+    try:
+        return "shaped", json.dumps(shape())
+    except Exception as exc:  # noqa: BLE001 - a result the SDK refuses is refused alike
+        return "refused", type(exc).__name__
