@@ -74,9 +74,11 @@ class FastPath:
         await _send_json(send, await self.answer(call, ctx.inflight), call.session_id)
         return True
 
-    def prepare(self, transport: Any, ctx: RequestContext, message: dict[str, Any], request: Any) -> HotCall | None:
+    def prepare(self, transport: Any, ctx: RequestContext, message: dict[str, Any], request: Any,
+                heads: Any = None) -> HotCall | None:
         """The request as the fast path would answer it, or None when it does not qualify (nothing has run).
-        Also what the hot lane (gateway.hot_lane) asks before it answers a request at the HTTP protocol."""
+        Also what the hot lane (gateway.hot_lane) asks before it answers a request at the HTTP protocol;
+        `heads`: what the header checks read instead of `request` (anything with Starlette's `headers.get`)."""
         session_id = transport.mcp_session_id
         if not session_id or ctx.session_id != session_id:
             return None
@@ -88,7 +90,8 @@ class FastPath:
             return None
         if not _qualifies(message):
             return None
-        if not check_accept_headers(request)[0] or not sdk_adapter.content_type_ok(transport, request):
+        heads = request if heads is None else heads
+        if not check_accept_headers(heads)[0] or not sdk_adapter.content_type_ok(transport, heads):
             return None
         request_id = message["id"]
         if sdk_adapter.has_answer_stream(transport, str(request_id)):

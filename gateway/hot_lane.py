@@ -114,7 +114,7 @@ class HotLane:
             return None
         if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and json_answer(ctx, self.policy.sessions))):
             return None
-        call = self.fast.prepare(transport, ctx, message, Request(scope))
+        call = self.fast.prepare(transport, ctx, message, Request(scope), _Heads(headers))
         if call is None:
             return None
         entry = self.ids.file(session_id, call.request_id)  # free: checked above, in this same step
@@ -141,3 +141,20 @@ def _context(headers: list[tuple[bytes, bytes]], query: bytes) -> RequestContext
         text = value.decode("latin-1")
         decoded[name] = f"{decoded[name]}; {text}" if name == "cookie" and name in decoded else text
     return RequestContext(decoded, query)
+
+
+class _Heads:
+    """A request's headers as the SDK's header checks read them (`request.headers.get`, the first of a
+    repeated name, as Starlette's), from the raw list, without building Starlette's `Headers`."""
+    __slots__ = ("headers", "_raw")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self.headers = self
+        self._raw = raw  # names lowercased by uvicorn
+
+    def get(self, name: str, default: str = "") -> str:
+        key = name.lower().encode("latin-1")
+        for header, value in self._raw:
+            if header == key:
+                return value.decode("latin-1")
+        return default

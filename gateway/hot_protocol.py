@@ -8,8 +8,9 @@ else keeps uvicorn's and the pipeline's way.
 
 While the lane answers, a stand-in (`_HotCycle`) holds uvicorn's place of the request's cycle, so
 uvicorn's own state machine does the rest: a pipelined request waits behind it, shutdown lets it finish
-(then closes), a disconnect marks it, and uvicorn's `on_response_complete` starts what waits and arms
-the keep-alive timer. The response head is uvicorn's: its status line, its default headers (date,
+(then closes), a disconnect marks it, and uvicorn's `on_response_complete` starts what waits. Only its
+keep-alive timer, armed per answer and cancelled by the next read, is replaced after a hot answer by one
+check per connection that closes it once idle as long (`_idle_check`). The response head is uvicorn's: its status line, its default headers (date,
 server), the headers the fast path sends, `connection: close` when the connection ends.
 
 It reads uvicorn's protocol state (private in uvicorn 0.5x): `UVICORN_SURFACE` lists every name, and
@@ -33,9 +34,9 @@ HOT_BODY_WAIT = 1.0  # seconds a held request's body may take before it goes uvi
 
 # uvicorn internals read or driven here: attributes set by HttpToolsProtocol.__init__/connection_made, methods
 UVICORN_SURFACE = ("cycle", "pipeline", "url", "headers", "expect_100_continue", "parser", "server_state", "tasks",
-                   "flow", "client", "server", "access_log", "access_logger", "loop", "transport")
+                   "flow", "client", "server", "access_log", "access_logger", "loop", "transport", "timeout_keep_alive")
 UVICORN_METHODS = ("on_headers_complete", "on_body", "on_message_complete", "on_response_complete", "shutdown",
-                   "data_received", "connection_lost")
+                   "data_received", "connection_lost", "timeout_keep_alive_handler")
 
 
 def missing(protocol: Any) -> list[str]:
@@ -71,6 +72,8 @@ class HotLaneProtocol(HttpToolsProtocol):
     _hot_body: bytearray | None = None  # the body of a request held for the lane, while it arrives
     _hot_keep_alive = True
     _hot_timer: asyncio.TimerHandle | None = None
+    _idle_timer: asyncio.TimerHandle | None = None  # one keep-alive check per connection, not a timer per answer
+    _last_seen = 0.0  # loop time of the last read or answer
 
     def on_headers_complete(self) -> None:
         lane = self.hot_lane
@@ -84,6 +87,7 @@ class HotLaneProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def data_received(self, data: bytes) -> None:
+        self._last_seen = self.loop.time()
         super().data_received(data)
         if self._hot_body is not None and self._hot_timer is None:  # its body comes in more than one read
             self._hot_timer = self.loop.call_later(HOT_BODY_WAIT, self._body_too_slow)
@@ -121,6 +125,9 @@ class HotLaneProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._hot_body = None
         self._stop_timer()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
         super().connection_lost(exc)
 
     def _body_too_slow(self) -> None:
@@ -182,4 +189,23 @@ class HotLaneProtocol(HttpToolsProtocol):
         cycle.response_complete = True
         if not keep_alive:
             self.transport.close()
-        self.on_response_complete()
+        if self.pipeline or not keep_alive:
+            self.on_response_complete()  # uvicorn's own: starts what waits behind, arms its keep-alive timer
+            return
+        # uvicorn's on_response_complete, but for its timer armed per answer (and cancelled by the next read):
+        # one check per connection, re-armed for what is left of the idle time.
+        self.server_state.total_requests += 1
+        self.flow.resume_reading()
+        self._last_seen = self.loop.time()
+        if self._idle_timer is None:
+            self._idle_timer = self.loop.call_later(self.timeout_keep_alive, self._idle_check)
+
+    def _idle_check(self) -> None:
+        self._idle_timer = None
+        if self.transport.is_closing() or self._hot_body is not None or (self.cycle is not None and not self.cycle.response_complete):
+            return  # closed, or a request under way: its answer re-arms a check (the lane's) or uvicorn's timer
+        idle = self.loop.time() - self._last_seen
+        if idle >= self.timeout_keep_alive:
+            self.timeout_keep_alive_handler()  # uvicorn's: closes the connection
+        else:
+            self._idle_timer = self.loop.call_later(self.timeout_keep_alive - idle, self._idle_check)

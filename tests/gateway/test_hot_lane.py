@@ -280,3 +280,35 @@ def test_the_lane_asks_for_the_token_as_the_guard_does(tmp_path, monkeypatch):
         assert lane["served"] == 1 and lane["declined"] >= 2
     finally:
         stop_gateway(gateway)
+
+
+@pytest.mark.real  # starts a registry package (npx)
+def test_a_connection_idle_after_a_hot_answer_is_closed_as_uvicorn_closes_it(tmp_path):
+    gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
+    try:
+        conn, session = open_session(gateway.url)
+        for number in range(3):  # busy every 3 s for 9 s: kept open (uvicorn's keep-alive is 5 s)
+            conn.send(request(conn.host, call(number + 1, "every__echo", {"message": f"m{number}"}), session))
+            assert conn.response().startswith(b"HTTP/1.1 200")
+            time.sleep(3)
+        assert gateway.status()["hot_lane"]["served"] == 3
+        conn.send(request(conn.host, call(9, "every__echo", {"message": "last"}), session))
+        assert conn.response().startswith(b"HTTP/1.1 200")
+        idle_since = time.monotonic()
+        conn.sock.settimeout(15)
+        assert conn.sock.recv(1) == b""  # closed by the gateway ...
+        assert 4.5 < time.monotonic() - idle_since < 11  # ... once idle for its keep-alive time
+    finally:
+        stop_gateway(gateway)
+
+
+def test_the_lanes_header_view_reads_as_starlettes():
+    from starlette.requests import Request
+
+    from gateway.hot_lane import _Heads
+
+    raw = [(b"host", b"x"), (b"accept", b"application/json"), (b"accept", b"text/html"),
+           (b"content-type", b"application/json; charset=utf-8")]
+    ours, theirs = _Heads(raw).headers, Request({"type": "http", "headers": raw}).headers
+    for name in ("accept", "Accept", "content-type", "host", "x-none"):
+        assert ours.get(name, "") == theirs.get(name, ""), name
