@@ -13,7 +13,6 @@ import anyio
 import httpx
 import pytest
 
-from gateway import fast_path
 from gateway.catalog import ServerCatalog
 from gateway.config import ServerSpec
 from gateway.errors import UpstreamRejected

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.gateway.test_conformance import EVERYTHING
-from tests.gateway.test_http_edges import ACCEPT, answers, open_session, tool_call
+from tests.gateway.test_http_edges import answers, open_session, tool_call
 
 CONFIG = f"""version: 1
 servers:

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from gateway.errors import UPSTREAM_TIMEOUT
 from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
-from tests.gateway.test_bad_input import HEADERS, call, export, open_session
+from tests.gateway.test_bad_input import call, export, open_session
 
 SECRET_NAME = "MCPGW_PROMISE_SECRET"
 SECRET = "kept-from-undeclared-servers"

@@ -120,10 +120,6 @@ def test_audit_threshold_lines_are_printed_once(tmp_path, capsys):
 
 # -- the edges a newcomer hits (issue 22) ------------------------------------------------------
 
-def mcpgw(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *argv], capture_output=True, text=True, cwd=ROOT,
-                          timeout=60)
-
 
 def test_an_option_value_out_of_its_choices_names_the_option_not_an_action():
     done = mcpgw("serve", "--validate", "strict")

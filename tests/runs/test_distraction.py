@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,7 @@ from mcpgw.cli import main
 from recorder.calllog import iter_calls
 from runs.distraction import draw, offered_servers
 from runs.gateway_process import GatewayProcess
-from runs.tasks import RunTask, load_tasks
+from runs.tasks import RunTask
 from runs.tools import ServerNames
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel

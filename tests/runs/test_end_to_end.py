@@ -17,7 +17,7 @@ import pytest
 
 from mcpgw.cli import main
 from recorder.calllog import iter_calls
-from recorder.store import CassetteStore, seq_key
+from recorder.store import CassetteStore
 from runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
