@@ -98,6 +98,8 @@ def _problem(error: ValidationError) -> Problem:
     received = error.instance
     if keyword == "required":
         missing = [name for name in expected if isinstance(received, dict) and name not in received]
+        # jsonschema reports each missing name as an error of its own, saying which one in its message
+        missing = [name for name in missing if error.message == f"{name!r} is a required property"] or missing
         path = _json_path([*error.absolute_path, missing[0]]) if missing else path
         message = f"required property {missing[0]!r} is missing" if missing else error.message
     elif keyword == "additionalProperties":

@@ -21,6 +21,15 @@ def test_valid_and_invalid_calls_name_path_keyword_expected_received():
     assert missing.problems[0].path == "$.value" and missing.problems[0].keyword == "required"
 
 
+def test_each_missing_required_property_is_named_once():
+    compiled = ValidatorCache().compile({"type": "object", "required": ["a", "b", "c"],
+                                         "properties": {"inner": {"type": "object", "required": ["x", "y"]}}})
+    verdict = compiled.check({"b": 1, "inner": {}})
+    said = sorted((p.path, p.message) for p in verdict.problems)
+    assert said == [("$.a", "required property 'a' is missing"), ("$.c", "required property 'c' is missing"),
+                    ("$.inner.x", "required property 'x' is missing"), ("$.inner.y", "required property 'y' is missing")]
+
+
 def test_draft_follows_schema_and_format_is_not_checked():
     draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
               "properties": {"n": {"type": "number", "maximum": 5, "exclusiveMaximum": True}}}
