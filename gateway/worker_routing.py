@@ -34,8 +34,9 @@ import httptools
 
 from gateway.request_context import context_of
 
+# `expect`: this worker has said "100 Continue" and read the whole body already; the owner must not say it again.
 _HOP_HEADERS = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"proxy-connection", b"host",
-                b"content-length"}
+                b"content-length", b"expect"}
 
 _SERVER_SET = {b"date", b"server"}  # the answering server sets its own
 
@@ -146,7 +147,7 @@ class WorkerRouting:
         lines += [k + b": " + v for k, v in scope.get("headers", ()) if k.lower() not in _HOP_HEADERS or k.lower() == b"host"]
         lines += [b"content-length: " + str(len(body)).encode(), b"connection: close"]
         answer = _Answer()
-        parser = httptools.HttpResponseParser(answer)
+        parser = answer.parser = httptools.HttpResponseParser(answer)
         stream = await self._connect(owner)
         if isinstance(stream, OSError):
             await _unreachable(send, owner, stream)
@@ -179,11 +180,14 @@ class WorkerRouting:
 
 
 class _Answer:
-    """httptools callbacks: the answer's headers once complete, then its body chunks as they come."""
+    """httptools callbacks: the answer's headers once complete, then its body chunks as they come. An
+    interim answer (1xx) before it is passed over: it is not the answer, and its end is not the answer's."""
 
     def __init__(self) -> None:
+        self.parser: Any = None  # the httptools parser feeding these callbacks
         self.headers: list[tuple[bytes, bytes]] | None = None
         self._pending: list[tuple[bytes, bytes]] = []
+        self._interim = False
         self.chunks: list[bytes] = []
         self.complete = False
 
@@ -191,12 +195,18 @@ class _Answer:
         self._pending.append((bytes(name), bytes(value)))
 
     def on_headers_complete(self) -> None:
+        if self.parser.get_status_code() < 200:
+            self._pending, self._interim = [], True
+            return
         self.headers = self._pending
 
     def on_body(self, body: bytes) -> None:
         self.chunks.append(bytes(body))
 
     def on_message_complete(self) -> None:
+        if self._interim:
+            self._interim = False
+            return
         self.complete = True
 
 

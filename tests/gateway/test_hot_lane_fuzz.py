@@ -8,8 +8,11 @@ lane's checks read - the path and query, Host, Accept, Content-Type, the session
 headers (missing, wrong, repeated, the other era), Expect, Connection, header case - and the body: the
 JSON-RPC envelope (ids of every JSON type, other versions, extra keys), the params (names, arguments
 of the wrong type, `_meta` with and without a progress token), and its text (whitespace, a repeated
-key, a BOM, a cut, lone surrogates, a batch). Every answer, with the date, the session id and the port
-blanked, and then every call-log record, must be the same from both gateways.
+key, a BOM, a cut, lone surrogates, a batch). Each case goes to three gateways: the lane on, the lane
+off, and the SDK's own path (the fast path off). Live, one process: the answers with the lane on and off
+must be the same bytes (date, session id, port blanked) and the SDK's the same status, headers and
+body; replayed by `--workers 2` (the cases recorded first): the same answers whichever worker a
+connection reached. Then every call-log record must be the same from all three.
 """
 
 from __future__ import annotations
@@ -212,37 +215,99 @@ def unordered(answer: bytes) -> tuple:
     return interim, status, sorted(lines), body
 
 
-@pytest.mark.real  # starts a registry package (npx)
-def test_generated_requests_are_answered_alike_with_the_lane_on_and_off(tmp_path, monkeypatch):
+def routed(answer: bytes) -> bytes:
+    """An answer with what --workers varies from connection to connection taken out: which worker answered,
+    and whether it forwarded (a forwarded answer streams back chunked)."""
+    answer = re.sub(rb"\r\nx-mcpgw-(worker|forwarded-by): \d+", b"", answer)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    if b"\r\ntransfer-encoding: chunked" in head and b"text/event-stream" not in head:
+        data = b""
+        while body:
+            size, _, rest = body.partition(b"\r\n")
+            if int(size, 16) == 0:
+                break
+            data, body = data + rest[:int(size, 16)], rest[int(size, 16) + 2:]
+        head = head.replace(b"\r\ntransfer-encoding: chunked", b"") + b"\r\ncontent-length: " + str(len(data)).encode()
+        body = data
+    return head + b"\r\n\r\n" + body
+
+
+def play(gateways: dict, *, workers: bool = False) -> None:
+    """Every generated case to every gateway, in one session each; the answers compared."""
+    sessions = {lane: open_session(gateway.url) for lane, gateway in gateways.items()}
+    rng = Rng(SEED)
+    differing = []
+    for number in range(1, CASES + 1):
+        path, lines, body = case(rng, number)
+        answers = {}
+        for lane, (conn, session) in sessions.items():
+            conn.sock.sendall(raw(conn, session, path, lines, body))
+            answer = conn.answer()
+            answers[lane] = blank(answer, session, conn.port)
+            if answer.startswith(b"<closed>") or b"\r\nconnection: close" in answer.partition(b"\r\n\r\n")[0]:
+                conn.close()  # the next case comes on a new connection, in the same session
+                sessions[lane] = (Conn(gateways[lane].url), session)
+        if len(answers) == 1:
+            continue  # recording
+        if workers:
+            alike = len({repr(unordered(routed(answer))) for answer in answers.values()}) == 1
+        else:
+            alike = answers["on"] == answers["off"] and unordered(answers["off"]) == unordered(answers["sdk"])
+        if not alike:
+            differing.append((number, path, lines, body, answers))
+    assert not differing, "\n\n".join(f"case {n}: POST {p} {ls} {b!r}\n" + "\n".join(f"  {k}: {v!r}" for k, v in a.items())
+                                      for n, p, ls, b, a in differing[:5])
+
+
+def start_three(tmp_path, monkeypatch, *args: str) -> dict:
+    """Gateways with the lane on, off, and the SDK's own path (the fast path off)."""
     gateways = {}
     for lane, fast in (("on", "on"), ("off", "on"), ("sdk", "off")):
         monkeypatch.setenv("MCPGW_HOT_LANE", "on" if lane == "on" else "off")
         monkeypatch.setenv("MCPGW_FAST_PATH", fast)
-        gateways[lane] = start_gateway(tmp_path / lane, CONFIG, "--mode", "live", "--validate", "enforce")
+        gateways[lane] = start_gateway(tmp_path / lane, CONFIG, "--validate", "enforce",
+                                       *[a.replace("{lane}", lane) for a in args])
+    return gateways
+
+
+def served_by_lane(gateways: dict) -> int:
+    lane_on, lane_off = served(gateways["on"]), served(gateways["off"])
+    assert lane_off == 0 and served(gateways["sdk"]) == 0
+    return lane_on
+
+
+@pytest.mark.real  # starts a registry package (npx)
+def test_generated_requests_are_answered_alike_with_the_lane_on_and_off(tmp_path, monkeypatch):
+    gateways = start_three(tmp_path, monkeypatch, "--mode", "live")
     try:
-        sessions = {lane: open_session(gateway.url) for lane, gateway in gateways.items()}
-        rng = Rng(SEED)
-        differing = []
-        for number in range(1, CASES + 1):
-            path, lines, body = case(rng, number)
-            answers = {}
-            for lane, (conn, session) in sessions.items():
-                conn.sock.sendall(raw(conn, session, path, lines, body))
-                answer = conn.answer()
-                answers[lane] = blank(answer, session, conn.port)
-                if answer.startswith(b"<closed>") or b"\r\nconnection: close" in answer.partition(b"\r\n\r\n")[0]:
-                    conn.close()  # the next case comes on a new connection, in the same session
-                    fresh = Conn(gateways[lane].url)
-                    sessions[lane] = (fresh, session)
-            if answers["on"] != answers["off"] or unordered(answers["off"]) != unordered(answers["sdk"]):
-                differing.append((number, path, lines, body, answers))
-        assert not differing, "\n\n".join(f"case {n}: POST {p} {ls} {b!r}\n" + "\n".join(f"  {k}: {v!r}" for k, v in a.items())
-                                          for n, p, ls, b, a in differing[:5])
-        lane_on, lane_off = served(gateways["on"]), served(gateways["off"])
-        print("served by the lane:", lane_on, "of", CASES)
-        assert lane_on >= CASES // 10 and lane_off == 0, (lane_on, lane_off)  # the lane took a fair share
+        play(gateways)
+        assert served_by_lane(gateways) >= CASES // 10  # the lane took a fair share
     finally:
         for gateway in gateways.values():
             stop_gateway(gateway)
     on, off = log_records(gateways["on"].cassettes / "test"), log_records(gateways["off"].cassettes / "test")
     assert on == off and len(on) >= CASES // 10
+
+
+@pytest.mark.real  # starts a registry package (npx)
+def test_generated_requests_replayed_by_two_workers_are_answered_alike(tmp_path, monkeypatch):
+    """The same cases recorded, then replayed by `--workers 2` gateways: a case's connection reaches either
+    worker (the session's owner answers, forwarded to if need be), the answers stay the same. It found a
+    forwarded `Expect: 100-continue` request answered with the owner's interim "100 Continue"."""
+    recorder = start_gateway(tmp_path / "rec", CONFIG, "--mode", "record", "--validate", "enforce")
+    try:
+        play({"rec": recorder})
+    finally:
+        stop_gateway(recorder)
+    cassettes = str(tmp_path / "rec" / "cassettes")
+    gateways = start_three(tmp_path, monkeypatch, "--mode", "replay", "--workers", "2", "--cassettes-dir", cassettes,
+                           "--log-cassette", "log-{lane}")
+    try:
+        play(gateways, workers=True)
+        assert served_by_lane(gateways) >= CASES // 10
+    finally:
+        for gateway in gateways.values():
+            stop_gateway(gateway)
+    logs = [log_records(tmp_path / "rec" / "cassettes" / f"log-{lane}") for lane in gateways]
+    assert logs[0] == logs[1] == logs[2] and len(logs[0]) >= CASES // 10
+    assert all(record["source"] in ("replay", None) for record in logs[0])

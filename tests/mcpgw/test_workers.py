@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -133,6 +134,69 @@ def test_a_session_whose_requests_reach_any_worker(workers):
     in_recorded_order(recorded, chosen, got)
     assert len(served_by) == 1  # the session's one worker answered everything ...
     assert forwarded > 0  # ... including requests that first reached the other one
+
+
+def test_a_forwarded_request_that_expects_100_continue_gets_its_answer(workers):
+    """curl sends `Expect: 100-continue` with bodies over 1 KB. The worker a connection reached says
+    "100 Continue" itself, so the one that owns the session must not say it again: forwarded, that second
+    interim answer was taken for the answer (status 100, the real one lost, the connection out of step)."""
+    gateway, _, _ = workers
+    with httpx.Client(timeout=30) as client:
+        init = client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl-like", "version": "1"}}})
+        session = init.headers["mcp-session-id"]
+        assert client.post(gateway.url, headers={**HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"},
+                           json={"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+    host, port = gateway.base.removeprefix("http://").split(":")
+    forwarded = 0
+    for number in range(1, 7):  # a new connection each time: dealt to the workers in turn
+        body = json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/list", "params": {"_meta": {"pad": "x" * 1500}}})
+        head = (f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+                f"accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n"
+                f"mcp-protocol-version: 2025-11-25\r\nexpect: 100-continue\r\ncontent-length: {len(body)}\r\n"
+                "connection: close\r\n\r\n")
+        with socket.create_connection((host, int(port)), timeout=30) as conn:
+            conn.sendall(head.encode())
+            interim = b""
+            while b"\r\n\r\n" not in interim:
+                chunk = conn.recv(4096)
+                assert chunk, f"closed before 100 Continue: {interim!r}"
+                interim += chunk
+            assert interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"), interim
+            conn.sendall(body.encode())
+            answer = interim.partition(b"\r\n\r\n")[2]
+            while chunk := conn.recv(65536):
+                answer += chunk
+        head_bytes, _, payload = answer.partition(b"\r\n\r\n")
+        assert head_bytes.startswith(b"HTTP/1.1 200 OK"), answer[:300]
+        forwarded += b"x-mcpgw-forwarded-by" in head_bytes
+        if b"transfer-encoding: chunked" in head_bytes:  # a forwarded answer streams back chunked
+            payload = dechunk(payload)
+        message = json.loads(payload)
+        assert message["id"] == number and "tools" in message["result"], message
+    assert forwarded > 0  # some went through the other worker
+
+
+def test_the_forwarders_parser_passes_over_an_interim_answer():
+    import httptools
+
+    from gateway.worker_routing import _Answer
+
+    answer = _Answer()
+    answer.parser = httptools.HttpResponseParser(answer)
+    answer.parser.feed_data(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 5\r\nx-a: 1\r\n\r\nhe")
+    assert answer.headers == [(b"content-length", b"5"), (b"x-a", b"1")] and not answer.complete
+    answer.parser.feed_data(b"llo")
+    assert answer.complete and b"".join(answer.chunks) == b"hello" and answer.parser.get_status_code() == 200
+
+
+def dechunk(data: bytes) -> bytes:
+    out = b""
+    while True:
+        size, _, data = data.partition(b"\r\n")
+        if int(size, 16) == 0:
+            return out
+        out, data = out + data[:int(size, 16)], data[int(size, 16) + 2:]
 
 
 def test_connections_are_dealt_to_the_workers_evenly(workers):
