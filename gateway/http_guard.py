@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 
 from gateway.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
-from gateway.json_messages import MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
+from gateway.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
 from gateway.request_context import context_of
 from gateway.stopping import answer_if_stopped
 
@@ -161,6 +161,8 @@ class HttpGuard:
             await self._refuse(send, *problem)
             return
         context_of(scope).message = message
+        if body.startswith(BOM):  # accepted here (as over stdio): the SDK's own parser is handed what we parsed
+            body = body[len(BOM):]
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, message)
 
     def admits(self, scope: Any, headers: dict[str, str], body: bytes) -> Any:

@@ -51,8 +51,15 @@ def _loads(body: Any) -> Any:
     """`json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)`, with its decoder made once
     (json.loads builds one per call when given hooks: half of a small message's parse)."""
     if isinstance(body, (bytes, bytearray)):
-        return _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
+        encoding = json.detect_encoding(body)
+        if encoding not in _UTF8:  # a peer behind us reads UTF-8 only, as RFC 8259 asks of networked JSON
+            raise _NotStandard(f"JSON in {encoding.upper()}: send it in UTF-8")
+        return _DECODER.decode(body.decode(encoding, "surrogatepass"))
     return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark: RFC 8259 lets a parser ignore it, and we do
+_UTF8 = ("utf-8", "utf-8-sig")
 
 
 class _NotStandard(ValueError):

@@ -275,3 +275,28 @@ def test_shutdown_is_bounded_with_requests_in_flight(gateway):
     hung.close()
     pipelined.close()
     stop_gateway(gateway)
+
+
+def test_a_body_led_by_a_bom_is_read_alike_on_every_path_and_other_encodings_are_refused(gateway):
+    """RFC 8259 lets a parser ignore a UTF-8 BOM, and the gateway does (over stdio too); the SDK's parser does
+    not. A BOM-led call answered in JSON (the fast path) was answered, the same call answered as SSE (the
+    SDK's path, here asked for by a progress token) was refused: the SDK is now handed what the guard read.
+    JSON in another encoding (which Python would read) is refused at the guard, for every path alike."""
+    from gateway.json_messages import BOM
+
+    with httpx.Client(timeout=30) as client:
+        headers = open_session(client, gateway.url)
+        for number, meta in ((1, None), (2, {"progressToken": "p2"})):
+            message = tool_call(number, "good__echo", {"message": "bom"})
+            if meta:
+                message["params"]["_meta"] = meta
+            response = client.post(gateway.url, content=BOM + json.dumps(message).encode(), headers=headers)
+            assert response.status_code == 200, response.text
+            (answer,) = [a for a in answers(response) if "id" in a]
+            assert answer["id"] == number and answer["result"]["content"][0]["text"] == "echo: bom", answer
+        for encoding in ("utf-16", "utf-32-le"):
+            body = json.dumps(tool_call(3, "good__echo", {"message": "wide"})).encode(encoding)
+            response = client.post(gateway.url, content=body, headers=headers)
+            assert response.status_code == 400, response.text
+            error = response.json()["error"]
+            assert error["code"] == -32700 and "send it in UTF-8" in error["message"], error
