@@ -27,7 +27,14 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.conftest import start_gateway, stop_gateway
-from tests.gateway.test_hot_lane import CONFIG, INIT, PROTOCOL, log_records, served
+from tests.gateway.test_hot_lane import (
+    CONFIG,
+    INIT,
+    PROTOCOL,
+    log_records,
+    request,
+    served,
+)
 
 CASES = 1200
 SEED = int(os.environ.get("MCPGW_FUZZ_SEED", "20261126"))  # another seed: another walk, the same checks
@@ -85,12 +92,7 @@ class Conn:
 
 
 def _plain(conn: Conn, message: dict, session: str | None = None) -> bytes:
-    body = json.dumps(message).encode()
-    head = (f"POST /mcp HTTP/1.1\r\nhost: {conn.host}\r\ncontent-type: application/json\r\n"
-            f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n")
-    if session:
-        head += f"mcp-session-id: {session}\r\nmcp-protocol-version: {PROTOCOL}\r\n"
-    conn.sock.sendall(head.encode() + b"\r\n" + body)
+    conn.sock.sendall(request(conn.host, message, session))
     return conn.answer()
 
 
@@ -110,11 +112,7 @@ class Rng(random.Random):
 
     def pick(self, common, *others):
         """`common`, or (at the case's rate of oddity) one of the others."""
-        return rng_choice(self, others) if others and self.random() < self.odd else common
-
-
-def rng_choice(rng: random.Random, options):
-    return options[rng.randrange(len(options))]
+        return self.choice(others) if others and self.random() < self.odd else common
 
 
 def _text(rng: Rng) -> str:
@@ -215,20 +213,25 @@ def unordered(answer: bytes) -> tuple:
     return interim, status, sorted(lines), body
 
 
+def dechunk(data: bytes) -> bytes:
+    """A chunked body's bytes."""
+    out = b""
+    while data:
+        size, _, data = data.partition(b"\r\n")
+        if int(size, 16) == 0:
+            break
+        out, data = out + data[:int(size, 16)], data[int(size, 16) + 2:]
+    return out
+
+
 def routed(answer: bytes) -> bytes:
     """An answer with what --workers varies from connection to connection taken out: which worker answered,
     and whether it forwarded (a forwarded answer streams back chunked)."""
     answer = re.sub(rb"\r\nx-mcpgw-(worker|forwarded-by): \d+", b"", answer)
     head, _, body = answer.partition(b"\r\n\r\n")
     if b"\r\ntransfer-encoding: chunked" in head and b"text/event-stream" not in head:
-        data = b""
-        while body:
-            size, _, rest = body.partition(b"\r\n")
-            if int(size, 16) == 0:
-                break
-            data, body = data + rest[:int(size, 16)], rest[int(size, 16) + 2:]
-        head = head.replace(b"\r\ntransfer-encoding: chunked", b"") + b"\r\ncontent-length: " + str(len(data)).encode()
-        body = data
+        body = dechunk(body)
+        head = head.replace(b"\r\ntransfer-encoding: chunked", b"") + b"\r\ncontent-length: " + str(len(body)).encode()
     return head + b"\r\n\r\n" + body
 
 

@@ -29,6 +29,7 @@ from mcp import Client
 
 from recorder.cassette import Cassette, Recorded
 from tests.conftest import ROOT, RunningGateway, free_port, pid_alive, stop_gateway
+from tests.gateway.test_hot_lane_fuzz import dechunk
 from tests.replay.test_default_cassette import (
     EMBEDDED,
     SEPARATOR,
@@ -188,15 +189,6 @@ def test_the_forwarders_parser_passes_over_an_interim_answer():
     assert answer.headers == [(b"content-length", b"5"), (b"x-a", b"1")] and not answer.complete
     answer.parser.feed_data(b"llo")
     assert answer.complete and b"".join(answer.chunks) == b"hello" and answer.parser.get_status_code() == 200
-
-
-def dechunk(data: bytes) -> bytes:
-    out = b""
-    while True:
-        size, _, data = data.partition(b"\r\n")
-        if int(size, 16) == 0:
-            return out
-        out, data = out + data[:int(size, 16)], data[int(size, 16) + 2:]
 
 
 def test_connections_are_dealt_to_the_workers_evenly(workers):
