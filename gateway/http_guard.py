@@ -31,6 +31,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import anyio
 
@@ -109,10 +110,32 @@ def _host_name(value: str) -> str:
 _HOST_CHARS = re.compile(r"[a-z0-9._-]+")
 
 
-def _duplicate_host(scope: Any) -> tuple[int, int, str] | None:
-    """Two Host headers: which one a proxy and the gateway each believe differs, so neither is trusted."""
-    hosts = sum(1 for name, _ in scope.get("headers", []) if name == b"host")
-    return (400, -32600, f"{hosts} Host headers: send exactly one") if hosts > 1 else None
+# Headers a request carries at most once (RFC 9110 5.3: none is a list) and whose value the gateway acts
+# on. Two of one name are refused, not guessed at: the SDK reads the first of a name, the gateway's context
+# the last, a proxy in front perhaps either (two session ids were answered on one session and logged under
+# the other's run; two Hosts or Origins pass one check and mean the other).
+_SINGLE_HEADERS = {b"host": "Host", b"origin": "Origin", b"authorization": "Authorization", b"api-key": "api-key",
+                   b"content-type": "Content-Type", b"mcp-session-id": "Mcp-Session-Id",
+                   b"mcp-protocol-version": "MCP-Protocol-Version", b"x-run-id": "X-Run-Id"}
+
+
+def _said_twice(scope: Any) -> tuple[int, int, str] | None:
+    """A header of `_SINGLE_HEADERS`, or the query's `run`, given more than once: refused with its name."""
+    query = scope.get("query_string", b"")
+    if b"run=" in query:
+        runs = parse_qs(query.decode("latin-1"), keep_blank_values=True).get("run", ())
+        if len(runs) > 1:
+            return 400, -32600, f"{len(runs)} run parameters in the query: send exactly one"
+    headers = scope.get("headers", ())
+    seen: set[bytes] = set()
+    for name, _ in headers:
+        name = name.lower()
+        if name in _SINGLE_HEADERS:
+            if name in seen:
+                count = sum(1 for other, _ in headers if other.lower() == name)
+                return 400, -32600, f"{count} {_SINGLE_HEADERS[name]} headers: send exactly one"
+            seen.add(name)
+    return None
 
 
 class HttpGuard:
@@ -126,7 +149,7 @@ class HttpGuard:
             await self.app(scope, receive, send)
             return
         headers = context_of(scope).headers  # decoded once for the whole request
-        refusal = _duplicate_host(scope) or self._check_caller(headers, scope["path"])
+        refusal = _said_twice(scope) or self._check_caller(headers, scope["path"])
         if refusal is not None:
             await self._refuse(send, *refusal, envelope=scope["path"] in self.policy.envelope_paths)
             return
@@ -170,7 +193,7 @@ class HttpGuard:
         hot lane's question (gateway.hot_lane), which leaves every refusal to this layer's own answer."""
         if not self.policy.takes_messages(scope["path"]) or scope["path"] in self.policy.open_paths:
             return REFUSED
-        if _duplicate_host(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers):
+        if _said_twice(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers):
             return REFUSED
         if len(body) > self.policy.max_body:
             return REFUSED

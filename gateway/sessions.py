@@ -161,6 +161,11 @@ class SessionAdmission:
                         known = self.sessions.get(value.decode("latin-1"))  # its connection filed already
                         self.sessions[value.decode("latin-1")] = Session(
                             client, time.monotonic(), relay=relay, connection=known.connection if known else None)
+            elif message["type"] == "http.response.start":
+                # Refused (e.g. a tools/call before initialize): the SDK minted a session for it, named it in
+                # the answer, and discards it at once. A client must not be handed the name of no session.
+                message = {**message, "headers": [(k, v) for k, v in message.get("headers", [])
+                                                  if k.lower() != b"mcp-session-id"]}
             await send(message)
 
         return watch

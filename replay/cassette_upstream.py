@@ -23,14 +23,14 @@ reproduce the recording, the call fails with why.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskStatus
 
 from gateway.catalog import ServerCatalog
 from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
-from gateway.upstream import CallOptions, PerRunInstances, Status
+from gateway.upstream import CallOptions, PerRunInstances, Status, Upstream
 from recorder.codec import pack
 from recorder.lane_table import MAX_LANES
 from recorder.redaction import MASK
@@ -38,6 +38,12 @@ from recorder.state import GroupState, StateModel, read_only_tools
 from replay.compare import Rules, compare_results, parse_rules
 from replay.nearest import describe_miss, nearest
 from replay.player import DIVERGED, LIVE, MISS, Lane, Player, Turn, what
+
+
+class LiveFallback(Upstream, Protocol):
+    """Hybrid mode's live side of a miss: an upstream that records what it answers (a RecordingUpstream)."""
+
+    inner: Upstream  # the live server itself: calls made through it (a catch-up) are not recorded
 
 
 class CassetteUpstream:
@@ -52,7 +58,7 @@ class CassetteUpstream:
         tracked: bool = True,
         legacy_stateful: bool = False,
         past_end: str = "repeat",
-        fallback: Any = None,
+        fallback: LiveFallback | None = None,
         ignore: Any = (),
         group: GroupState | None = None,
         max_lanes: int = MAX_LANES,

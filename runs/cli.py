@@ -14,6 +14,7 @@ from gateway.errors import GatewayError
 from runs.report import Progress, summary
 
 MODES = ("record", "replay", "live", "hybrid")
+STRATEGY_NAMES = ("mcpbench", "react", "tc")  # runs.strategies.STRATEGIES' keys, named here so `--help` imports no strategy
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -5,20 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from mcpgw.commands import lazy
-from runs.cli import MODES
+from runs.cli import MODES, STRATEGY_NAMES
 
 
 def register(sub: Any) -> None:
     from llm.options import add_model_options
     from runs.distraction import DEFAULT_COUNT, DEFAULT_SEED
-    from runs.strategies import STRATEGIES
 
     run = sub.add_parser("run", help="run benchmark tasks with a model through the gateway (recorded or replayed)",
                          description="Drive tasks through the gateway's /mcp and /v1 with an agent strategy. "
                                      "Each task is its own run id; answers go to answers.jsonl.")
     run.add_argument("tasks", nargs="+", help="task files: MCP-Bench JSON, MCP-AgentBench queries, MCPEval tasks")
     run.add_argument("--model", required=True, help="model name sent to the model endpoint")
-    run.add_argument("--strategy", choices=sorted(STRATEGIES), default="tc",
+    run.add_argument("--strategy", choices=STRATEGY_NAMES, default="tc",
                      help="tc: native tool calls; react: Thought/Action/Observation text; mcpbench: planning rounds")
     run.add_argument("--mode", choices=MODES, default="record",
                      help="record (default): live model and servers, all written to --cassette; replay: from --cassette, "

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.gateway.test_conformance import EVERYTHING
-from tests.gateway.test_http_edges import answers, open_session, tool_call
+from tests.gateway.test_http_edges import ACCEPT, INIT, answers, open_session, tool_call
 
 CONFIG = f"""version: 1
 servers:
@@ -73,6 +73,54 @@ def test_two_host_headers_and_a_host_with_userinfo_are_refused(gateway):
     assert userinfo.startswith(b"HTTP/1.1 421"), userinfo[:200]
     fine = raw_request(port, f"GET /status HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
     assert fine.startswith(b"HTTP/1.1 200"), fine[:200]
+
+
+def test_a_header_the_gateway_acts_on_given_twice_is_refused(gateway):
+    """Two session ids were answered on the first session (the SDK reads the first) and logged under the
+    second's run (the gateway's context read the last); with the hot lane, answered on the second."""
+    port = int(gateway.base.rsplit(":", 1)[1])
+    with httpx.Client(timeout=30) as client:
+        first, second = open_session(client, gateway.url), open_session(client, gateway.url)
+    body = json.dumps(tool_call(5, "everything__echo", {"message": "which session?"})).encode()
+
+    def head(*extra: str, path: str = "/mcp") -> bytes:
+        lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
+                 f"Content-Length: {len(body)}", f"Accept: {first['accept']}", "MCP-Protocol-Version: 2025-06-18", *extra]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+    session = f"Mcp-Session-Id: {first['mcp-session-id']}"
+    cases = {
+        "Mcp-Session-Id": head(session, f"mcp-session-id: {second['mcp-session-id']}"),
+        "X-Run-Id": head(session, "X-Run-Id: run-a", "X-Run-Id: run-b"),
+        "Origin": head(session, "Origin: http://evil.example", f"Origin: http://127.0.0.1:{port}"),
+        "MCP-Protocol-Version": head(session, "MCP-Protocol-Version: 2025-03-26"),
+        "Content-Type": head(session, "Content-Type: text/plain"),
+    }
+    cases["run parameters in the query"] = head(session, path="/mcp?run=a&run=b")
+    for name, request in cases.items():
+        answer = raw_request(port, request, body)
+        assert answer.startswith(b"HTTP/1.1 400"), (name, answer[:300])
+        said = f"2 {name}: send exactly one" if " " in name else f"2 {name} headers: send exactly one"
+        assert f'"{said}"'.encode() in answer, (name, answer[-200:])
+        assert b"mcp-session-id:" not in answer.partition(b"\r\n\r\n")[0].lower(), answer[:300]  # on no session
+    # The same request with each header once is answered, on the session it names.
+    answer = raw_request(port, head(session, "X-Run-Id: run-a", path="/mcp?run=a"), body)
+    assert answer.startswith(b"HTTP/1.1 200") and b"which session?" in answer, answer[:300]
+    assert f"mcp-session-id: {first['mcp-session-id']}".encode() in answer.lower()
+
+
+def test_a_call_before_initialize_is_refused_without_naming_a_session(gateway):
+    """The SDK mints a session for any sessionless POST and names it in its 400 (then discards it): a client
+    that keeps the name reaches no session. The refusal now names none, and no session stays open."""
+    with httpx.Client(timeout=30) as client:
+        opened = gateway.status()["http"]["sessions"]["open"]
+        refused = client.post(gateway.url, json=tool_call(1, "everything__echo", {"message": "x"}), headers=ACCEPT)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["message"] == "Bad Request: Missing session ID"
+        assert "mcp-session-id" not in refused.headers
+        assert gateway.status()["http"]["sessions"]["open"] == opened
+        opening = client.post(gateway.url, json=INIT, headers=ACCEPT)  # the initialize that should have come first
+        assert opening.status_code == 200 and opening.headers["mcp-session-id"]
 
 
 def test_header_floods_get_431_and_a_closed_connection(gateway):

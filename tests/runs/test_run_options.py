@@ -71,3 +71,19 @@ def test_run_starts_its_gateway_on_the_port_given_and_says_so_when_it_is_taken(t
         assert main([*common, *wrong]) == 2
         said = capsys.readouterr().err.strip()
         assert said.startswith(f"mcpgw: --port {wrong[1]}: a port (0-65535)") and "\n" not in said, said
+
+
+def test_strategy_choices_are_the_strategies_and_help_imports_none():
+    """`--strategy`'s choices are named in runs.cli so that `mcpgw --help` does not import the strategies
+    (and the MCP types under them: about half of its time); the names must stay the strategies' own."""
+    import subprocess
+    import sys
+
+    from runs.cli import STRATEGY_NAMES
+    from runs.strategies import STRATEGIES
+
+    assert sorted(STRATEGY_NAMES) == sorted(STRATEGIES)
+    probe = ("import sys\nfrom mcpgw.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith('runs.strategies')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-500:] + out.stderr[-500:]
