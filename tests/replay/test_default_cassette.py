@@ -122,6 +122,11 @@ def test_bare_serve_replays_the_embedded_cassette_without_starting_anything(embe
         assert info["state"] == "ready", (name, info)
         assert info["pid"] is None, (name, info)
     assert status["tools"] == len(exposed_tools(recorded))
+    # Its start-up lines follow its first answers by up to one poll of uvicorn's `started` (50 ms): /status
+    # may already say "ready" before they are written.
+    deadline = time.monotonic() + 10
+    while "no server process is started" not in gateway.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert "no server process is started" in gateway.log()
     # The call log of the replay is kept with the cassette it plays (runs/<stamp>-replay/), not in it,
     # and no cassette of its own appears beside it.
