@@ -26,6 +26,8 @@ from mcp.shared.message import SessionMessage
 
 from gateway.json_messages import parse_message, valid_id
 
+ENVELOPE_VERSION = "io.modelcontextprotocol/protocolVersion"  # a 2026-07-28 request's version, in params._meta
+
 
 class CheckedLines:
     """Lines of the process's stdin for `stdio_server(stdin=...)`; each bad line becomes a refusal."""
@@ -37,6 +39,7 @@ class CheckedLines:
         refusals: tuple[MemoryObjectSendStream[SessionMessage], MemoryObjectReceiveStream[SessionMessage]]
         refusals = anyio.create_memory_object_stream(100)
         self._send, self.refusals = refusals
+        self._initialize_seen = False
 
     async def __aiter__(self) -> AsyncIterator[str]:
         try:
@@ -46,7 +49,9 @@ class CheckedLines:
                 if not line.strip():
                     continue
                 # "surrogatepass": a raw lone surrogate reaches parse_message, which refuses it with an answer
-                _, problem = parse_message(line.encode("utf-8", "surrogatepass"))
+                parsed, problem = parse_message(line.encode("utf-8", "surrogatepass"))
+                if problem is None:
+                    problem = self._before_initialize(parsed)
                 if problem is None:
                     yield line
                     continue
@@ -56,6 +61,25 @@ class CheckedLines:
         finally:
             self._send.close()
             await self._source.aclose()
+
+    def _before_initialize(self, message: Any) -> tuple[int, int, str] | None:
+        """A handshake-era request before any `initialize`: the SDK answers it "Invalid request parameters",
+        which names neither the fault nor the fix (over HTTP the same client is told its session is missing).
+        `ping` is allowed then (the spec says so); a request carrying the 2026-07-28 envelope needs no
+        handshake and goes on to the SDK."""
+        if self._initialize_seen or not isinstance(message, dict):
+            return None
+        method = message.get("method")
+        if method == "initialize":
+            self._initialize_seen = True
+            return None
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if "id" not in message or method in (None, "ping") or (isinstance(meta, dict) and ENVELOPE_VERSION in meta):
+            return None
+        return 400, -32600, (f"Invalid Request: {method} before initialize: send initialize (then "
+                             "notifications/initialized) first, or, at protocol 2026-07-28, the protocol envelope in "
+                             "params._meta")
 
 
 async def answer_refusals(refusals: MemoryObjectReceiveStream[SessionMessage],

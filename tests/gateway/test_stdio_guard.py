@@ -109,3 +109,33 @@ def test_lines_no_json_rpc_writer_could_echo_are_refused_and_answered(tmp_path):
     by_id = {message["id"]: message for message in got if "result" in message}
     assert by_id["ls1"]["result"] == {} and by_id["raw"]["result"] == {}
     assert by_id[9]["result"]["content"][0]["text"] == "The sum of 1 and 2 is 3."
+
+
+def test_a_request_before_initialize_is_told_to_initialize_and_a_modern_request_still_goes_through(tmp_path):
+    """The SDK answered a handshake-era request sent before `initialize` with "Invalid request parameters"
+    (and fixed the connection to the handshake era, so a 2026-07-28 request after it was refused too)."""
+    envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "everything__echo", "arguments": {}}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": envelope}}]
+
+    async def go() -> dict:
+        async with await anyio.open_process(serve_stdio(tmp_path), cwd=ROOT, stderr=subprocess.DEVNULL) as process:
+            await process.stdin.send("".join(json.dumps(line) + "\n" for line in lines).encode())
+            answers: dict = {}
+            buffer = b""
+            with anyio.fail_after(60):
+                while len(answers) < 2:
+                    buffer += await process.stdout.receive()
+                    *complete, buffer = buffer.split(b"\n")
+                    for raw in complete:
+                        message = json.loads(raw)
+                        answers[message["id"]] = message
+            await process.stdin.aclose()
+            await process.wait()
+        return answers
+
+    answers = anyio.run(go)
+    assert answers[1]["error"]["code"] == -32600, answers[1]
+    assert answers[1]["error"]["message"].startswith("Invalid Request: tools/call before initialize: send initialize")
+    assert len(answers[2]["result"]["tools"]) > 10, answers[2]
