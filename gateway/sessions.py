@@ -121,6 +121,12 @@ class SessionAdmission:
             await self.app(scope, receive, send)
             return
         client = _client(scope)
+        message = ctx.body
+        if not (isinstance(message, dict) and message.get("method") == "initialize"):
+            # Only an initialize opens a session: a sessionless per-server call or a call sent before
+            # initialize must not close one of the client's idle sessions to make room for nothing.
+            await self.app(scope, receive, self._watch_opening(send, client, False))
+            return
         if not await self._make_room(client):
             self.refused += 1
             await send_error(send, 503, -32000, "too many sessions in use; retry later", extra=[(b"retry-after", b"5")])

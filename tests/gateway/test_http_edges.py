@@ -95,6 +95,26 @@ def test_colliding_ids_are_kept_apart_and_duplicates_refused(gateway):
     assert gateway.status()["http"]["colliding_ids_aliased"] == 3
 
 
+def test_sessionless_calls_close_no_session_to_make_room(gateway_factory):
+    """At the per-client limit, each sessionless POST - a per-server call (answered without a session) or a
+    call sent before initialize (refused) - closed one of the client's idle sessions, which opened none."""
+    gateway = gateway_factory(CONFIG, "--max-sessions-per-client", "2")
+    per_server = gateway.base + "/servers/good/mcp"
+    with httpx.Client(timeout=30) as client:
+        sessions = [open_session(client, gateway.url) for _ in range(2)]
+        for i in range(3):
+            (answer,) = answers(client.post(per_server, json=tool_call(i, "echo", {"message": "one shot"}), headers=ACCEPT))
+            assert answer["result"]["content"][0]["text"] == "echo: one shot", answer
+            early = client.post(gateway.url, json=tool_call(i, "good__echo", {"message": "too early"}), headers=ACCEPT)
+            assert early.status_code == 400 and "mcp-session-id" not in early.headers, early.text
+        for i, headers in enumerate(sessions):
+            (still,) = answers(client.post(gateway.url, json=tool_call(10 + i, "good__echo", {"message": "still"}), headers=headers))
+            assert still["result"]["content"][0]["text"] == "echo: still", still
+        assert gateway.status()["http"]["sessions"]["evicted"] == 0
+        open_session(client, gateway.url)  # an initialize still makes its room
+        assert gateway.status()["http"]["sessions"]["evicted"] == 1
+
+
 def test_a_flood_of_sessions_locks_no_one_out(gateway_factory):
     gateway = gateway_factory(CONFIG, "--max-sessions", "50", "--max-sessions-per-client", "40")
     with httpx.Client(timeout=30) as client:
