@@ -113,7 +113,7 @@ _HOST_CHARS = re.compile(r"[a-z0-9._-]+")
 # Headers a request carries at most once (RFC 9110 5.3: none is a list) and whose value the gateway acts
 # on. Two of one name are refused, not guessed at: the SDK reads the first of a name, the gateway's context
 # the last, a proxy in front perhaps either (two session ids were answered on one session and logged under
-# the other's run; two Hosts or Origins pass one check and mean the other).
+# the other's identity, so replayed from its lane; two Hosts or Origins pass one check and mean the other).
 _SINGLE_HEADERS = {b"host": "Host", b"origin": "Origin", b"authorization": "Authorization", b"api-key": "api-key",
                    b"content-type": "Content-Type", b"mcp-session-id": "Mcp-Session-Id",
                    b"mcp-protocol-version": "MCP-Protocol-Version", b"x-run-id": "X-Run-Id"}
