@@ -6,17 +6,29 @@ Prompts are renamed as tools are (the catalog maps exposed -> upstream name); re
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from gateway.errors import GatewayError, UnknownTargetError
 from gateway.router_core import Caller, ClientHandle, RouterCore, strip_meta
 
 logger = logging.getLogger("gateway.router")
+T = TypeVar("T")
 
 
 class Forwarding(RouterCore):
-    async def get_prompt(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
-        name = params.get("name")
+    async def _found(self, lookup: Callable[[], T]) -> T:
+        """`lookup()`; if it finds nothing while the first starts are under way, again once they have settled:
+        the name may be a starting server's (lists wait the same way), and "unknown" would be a wrong answer."""
+        try:
+            return lookup()
+        except UnknownTargetError:
+            if self.settled:
+                raise
+        await self.until_settled()
+        return lookup()
+
+    def _prompt_target(self, name: Any, scope: str | None) -> tuple[str, str]:
         prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
         target = prompts.get(name) if isinstance(name, str) else None
         sole = self._sole_server()
@@ -24,7 +36,10 @@ class Forwarding(RouterCore):
             target = (sole, name, {})
         if target is None:
             raise UnknownTargetError(f"Unknown prompt {name!r}; known: {sorted(prompts)[:20]}")
-        server, upstream_name, _ = target
+        return target[0], target[1]
+
+    async def get_prompt(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
+        server, upstream_name = await self._found(lambda: self._prompt_target(params.get("name"), scope))
         out = {**params, "name": upstream_name}
         strip_meta(out)
         return await self.upstreams[server].request("prompts/get", out, self._options(server, caller))
@@ -40,7 +55,7 @@ class Forwarding(RouterCore):
         return server
 
     async def read_resource(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
-        server = self._resource_server(params.get("uri"), scope)
+        server = await self._found(lambda: self._resource_server(params.get("uri"), scope))
         out = dict(params)
         strip_meta(out)
         return await self.upstreams[server].request("resources/read", out, self._options(server, caller))
@@ -48,7 +63,7 @@ class Forwarding(RouterCore):
     async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
                         scope: str | None = None) -> dict[str, Any]:
         uri = params.get("uri")
-        server = self._resource_server(uri, scope)
+        server = await self._found(lambda: self._resource_server(uri, scope))
         out = dict(params)
         strip_meta(out)
         result = await self.upstreams[server].request(
@@ -62,18 +77,22 @@ class Forwarding(RouterCore):
         ref = params.get("ref") or {}
         out = dict(params)
         strip_meta(out)
+        server, ref_name = await self._found(lambda: self._completion_target(ref, scope))
+        if ref_name is not None:
+            out["ref"] = {**ref, "name": ref_name}
+        return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))
+
+    def _completion_target(self, ref: dict[str, Any], scope: str | None) -> tuple[str, str | None]:
+        """The server a completion goes to, and the upstream's name of the prompt it completes (if it does)."""
         if ref.get("type") == "ref/prompt":
             prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
             target = prompts.get(ref.get("name"))
             if target is None:
                 raise UnknownTargetError(f"Unknown prompt {ref.get('name')!r}")
-            server = target[0]
-            out["ref"] = {**ref, "name": target[1]}
-        else:
-            uri = ref.get("uri")
-            server = scope or next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) \
-                or self._resource_server(uri)
-        return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))
+            return target[0], target[1]
+        uri = ref.get("uri")
+        return scope or next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) \
+            or self._resource_server(uri), None
 
     async def set_logging_level(self, params: dict[str, Any]) -> dict[str, Any]:
         """Forward to every ready upstream that offers logging; one failure does not stop the rest."""

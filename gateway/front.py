@@ -33,7 +33,7 @@ from gateway.router import UPSTREAM_WAIT, Caller, Router
 from gateway.sdk_adapter import connection_of
 from gateway.secrets import scrub
 from gateway.sessions import SessionDirectory, SessionTable
-from gateway.stdio_guard import CheckedLines, answer_refusals
+from gateway.stdio_guard import AnsweredIds, CheckedLines, answer_refusals
 from gateway.stopping import exit_now
 
 logger = logging.getLogger(__name__)
@@ -254,6 +254,6 @@ async def serve_stdio(router: Router, server: Server[Any], running: Callable[[],
                 lines = CheckedLines()  # a bad line is answered, not dropped (gateway.stdio_guard)
                 async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as refusing:
                     refusing.start_soon(answer_refusals, lines.refusals, write)
-                    await server.run(read, write, initialization_options(server))
+                    await server.run(read, AnsweredIds(write, lines), initialization_options(server))
                     refusing.cancel_scope.cancel()
         watch.cancel_scope.cancel()

@@ -8,6 +8,11 @@ bad one is answered with a one-line JSON-RPC error carrying its id when it has o
 
 The line is also read for what the SDK would choke on: a leading byte order mark is dropped, and a
 lone surrogate, `NaN` or `Infinity` is refused (`parse_json`) rather than left to crash the writer.
+
+An id already in flight is refused too, as over HTTP (gateway.request_ids): the SDK would run both
+requests and answer both under the one id, so the client could not tell which answer is whose (and a
+cancellation would reach only the second). The server's answers free their ids on the way out
+(`AnsweredIds`); a `notifications/cancelled` frees its id at once, since a cancelled request is never answered.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ class CheckedLines:
         refusals = anyio.create_memory_object_stream(100)
         self._send, self.refusals = refusals
         self._initialize_seen = False
+        self.in_flight: set[tuple[type, Any]] = set()  # ids of requests passed on and not yet answered
 
     async def __aiter__(self) -> AsyncIterator[str]:
         try:
@@ -51,7 +57,7 @@ class CheckedLines:
                 # "surrogatepass": a raw lone surrogate reaches parse_message, which refuses it with an answer
                 parsed, problem = parse_message(line.encode("utf-8", "surrogatepass"))
                 if problem is None:
-                    problem = self._before_initialize(parsed)
+                    problem = self._before_initialize(parsed) or self._id_in_flight(parsed)
                 if problem is None:
                     yield line
                     continue
@@ -80,6 +86,51 @@ class CheckedLines:
         return 400, -32600, (f"Invalid Request: {method} before initialize: send initialize (then "
                              "notifications/initialized) first, or, at protocol 2026-07-28, the protocol envelope in "
                              "params._meta")
+
+
+    def _id_in_flight(self, message: Any) -> tuple[int, int, str] | None:
+        """File a request's id; refuse it if that very id (same type, same value) is in flight."""
+        if not isinstance(message, dict) or "method" not in message:
+            return None
+        if "id" not in message:
+            params = message.get("params")
+            if message["method"] == "notifications/cancelled" and isinstance(params, dict) and "requestId" in params:
+                self.answered(params["requestId"])
+            return None
+        key = (type(message["id"]), message["id"])
+        if key in self.in_flight:
+            return 400, -32600, (f"Invalid Request: id {json.dumps(message['id'])} is already in use by a request in "
+                                 "flight on this connection; use a new id for each request")
+        self.in_flight.add(key)
+        return None
+
+    def answered(self, request_id: Any) -> None:
+        """Free an id: its request was answered (or cancelled)."""
+        self.in_flight.discard((type(request_id), request_id))
+
+
+class AnsweredIds:
+    """The server's way to stdout: each answer it writes frees its request's id in `lines` first (so the
+    client, once it has read the answer, may use the id again). Refusals go out beside it, freeing nothing."""
+
+    def __init__(self, write: MemoryObjectSendStream[SessionMessage], lines: CheckedLines) -> None:
+        self._write = write
+        self._lines = lines
+
+    async def send(self, item: SessionMessage) -> None:
+        message = getattr(item.message, "root", item.message)
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) and message.id is not None:
+            self._lines.answered(message.id)
+        await self._write.send(item)
+
+    async def aclose(self) -> None:
+        await self._write.aclose()
+
+    async def __aenter__(self) -> AnsweredIds:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 async def answer_refusals(refusals: MemoryObjectReceiveStream[SessionMessage],

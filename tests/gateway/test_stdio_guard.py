@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import ROOT
@@ -139,3 +140,63 @@ def test_a_request_before_initialize_is_told_to_initialize_and_a_modern_request_
     assert answers[1]["error"]["code"] == -32600, answers[1]
     assert answers[1]["error"]["message"].startswith("Invalid Request: tools/call before initialize: send initialize")
     assert len(answers[2]["result"]["tools"]) > 10, answers[2]
+
+
+@pytest.mark.real
+def test_an_id_in_flight_is_refused_until_answered_or_cancelled(tmp_path):
+    """The SDK ran a second request under an id already in flight and answered both under it: the client
+    could not tell which answer was whose. As over HTTP, the second is refused; the id is free again once
+    its request is answered, or cancelled (a cancelled request is never answered)."""
+    config = tmp_path / "everything.yaml"
+    config.write_text('version: 1\nservers:\n  everything:\n    command: npx\n'
+                      '    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]\n')
+    slow = {"name": "everything__trigger-long-running-operation", "arguments": {"duration": 2, "steps": 1}}
+    echo = {"name": "everything__echo", "arguments": {"message": "quick"}}
+
+    def call(request_id, params):
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+    async def go() -> list[dict]:
+        command = [*serve_stdio(tmp_path), "--config", str(config), "--mode", "live"]
+        async with await anyio.open_process(command, cwd=ROOT, stderr=subprocess.DEVNULL) as process:
+            seen: list[dict] = []
+            buffer = b""
+
+            async def send(*messages):
+                await process.stdin.send("".join(json.dumps(m) + "\n" for m in messages).encode())
+
+            async def until(predicate):
+                nonlocal buffer
+                with anyio.fail_after(120):
+                    while True:
+                        for message in seen:
+                            if predicate(message):
+                                seen.remove(message)
+                                return message
+                        buffer += await process.stdout.receive()
+                        *complete, buffer = buffer.split(b"\n")
+                        seen.extend(json.loads(raw) for raw in complete if raw.strip())
+
+            await send(INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await until(lambda m: m.get("id") == 1)
+            await send(call(7, slow), call(7, echo), call("7", echo))
+            refused = await until(lambda m: m.get("id") == 7 and "error" in m)
+            other = await until(lambda m: m.get("id") == "7")  # a different id (a string): answered
+            first = await until(lambda m: m.get("id") == 7)
+            await send(call(7, echo))  # answered: 7 is free again
+            again = await until(lambda m: m.get("id") == 7)
+            await send(call(8, slow), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}},
+                       call(8, echo))
+            after_cancel = await until(lambda m: m.get("id") == 8)
+            await process.stdin.aclose()
+            await process.wait()
+        return [refused, other, first, again, after_cancel]
+
+    refused, other, first, again, after_cancel = anyio.run(go)
+    assert refused["error"]["code"] == -32600, refused
+    assert refused["error"]["message"] == ("Invalid Request: id 7 is already in use by a request in flight on this "
+                                           "connection; use a new id for each request"), refused
+    assert other["result"]["content"][0]["text"] == "Echo: quick", other
+    assert "Long running operation" in first["result"]["content"][0]["text"], first
+    assert again["result"]["content"][0]["text"] == "Echo: quick", again
+    assert after_cancel["result"]["content"][0]["text"] == "Echo: quick", after_cancel
