@@ -1,0 +1,69 @@
+"""Run `mcpgw` with a replayed call's work cut short at one stage, for bench/stage_costs.py. Bench only.
+
+$MCPGW_STAGE names where the hot lane stops doing the call's work and answers a canned result instead:
+- `held`: once the request is held whole at the HTTP protocol (uvicorn's parsing and the answer's write only);
+- `prepared`: once every layer's check has passed (`HotLane.prepare`: context, guard and JSON parse,
+  session, id table, the fast path's own checks);
+- `tasked`: inside the answer's task, once the session is held and the cancel scope set (no handler run);
+- `unlogged`: the whole call but its call-log record (`CallLog.append` does nothing);
+- `unforwarded`: the whole call but the cassette lookup (the upstream's answer is canned);
+- empty: the whole call.
+Each stage's CPU minus the one before is what that layer costs. The patches stand in for the code they
+replace only on the hot lane's way; the bench checks every answer is a result.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy
+
+from gateway import fast_path, hot_protocol, tool_calls  # noqa: E402
+from mcpgw.cli import main  # noqa: E402
+from recorder import calllog  # noqa: E402
+
+CANNED = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"canned"}],"isError":false}}'
+STAGE = os.environ.get("MCPGW_STAGE", "")
+
+
+def _answer_canned(protocol: hot_protocol.HotLaneProtocol) -> None:
+    protocol._hot_body = None
+    protocol._stop_timer()
+    cycle = protocol.cycle = hot_protocol._HotCycle(protocol._hot_keep_alive)
+    protocol._respond(cycle, 200, [(b"content-length", str(len(CANNED)).encode()), (b"content-type", b"application/json")], CANNED)
+
+
+def _patch() -> None:
+    complete = hot_protocol.HotLaneProtocol.on_message_complete
+    if STAGE in ("held", "prepared"):
+        def on_message_complete(self: hot_protocol.HotLaneProtocol) -> None:
+            if self._hot_body is None:
+                return complete(self)
+            if STAGE == "held":
+                return _answer_canned(self)
+            ready = self.hot_lane.prepare(self.url, self.headers, bytes(self._hot_body), self.client, self.server)
+            if ready is None:
+                return self._go_uvicorns_way(complete=True)
+            self.hot_lane.ids.release(ready.call.session_id, ready.entry)
+            _answer_canned(self)
+
+        hot_protocol.HotLaneProtocol.on_message_complete = on_message_complete
+    elif STAGE == "tasked":
+        async def _run(self: fast_path.FastPath, *args: object) -> bytes:
+            return CANNED
+
+        fast_path.FastPath._run = _run
+    elif STAGE == "unlogged":
+        calllog.CallLog.append = lambda self, record: None
+    elif STAGE == "unforwarded":
+        async def _forward(self: tool_calls.ToolCalls, entry: object, params: object, arguments: object, options: object) -> dict:
+            options.source = "replay"
+            return {"content": [{"type": "text", "text": "canned"}], "isError": False}
+
+        tool_calls.ToolCalls._forward = _forward
+    elif STAGE:
+        raise SystemExit(f"MCPGW_STAGE={STAGE!r}: not a stage")
+
+
+_patch()
+sys.exit(main(sys.argv[1:]))
