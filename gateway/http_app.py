@@ -183,7 +183,14 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int]
     protocol = GatewayHttpProtocol if lane is None else type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"hot_lane": lane})
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none",
                             http=protocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)
-    uv_server = uvicorn.Server(config)
+    up = anyio.Event()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[Any] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            up.set()  # listening (or failed: then `started` is False and serve returns)
+
+    uv_server = Server(config)
     first_signal = uv_server.handle_exit
 
     def handle_exit(sig: int, frame: Any) -> None:
@@ -204,12 +211,12 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int]
             await uv_server.serve(sockets=sockets)
         finally:
             finished.set()
+            up.set()  # a start-up that failed before its end returns here
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
-        while not uv_server.started and not finished.is_set():  # a failed start-up returns early
-            await anyio.sleep(0.05)
-        if uv_server.started:
+        await up.wait()
+        if uv_server.started and not finished.is_set():
             if dealt is not None:
                 connection_handoff.serve_dealt_connections(uv_server, dealt)
             if ready is not None:

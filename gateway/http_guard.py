@@ -120,13 +120,18 @@ _SINGLE_HEADERS = {b"host": "Host", b"origin": "Origin", b"authorization": "Auth
 
 
 def _said_twice(scope: Any) -> tuple[int, int, str] | None:
-    """A header of `_SINGLE_HEADERS`, or the query's `run`, given more than once: refused with its name."""
+    """A header of `_SINGLE_HEADERS`, or the query's `run`, given more than once, or a run named twice, as
+    `?run=` and as `X-Run-Id`, differently: refused, naming them (which the client meant is not guessed)."""
     query = scope.get("query_string", b"")
+    headers = scope.get("headers", ())
     if b"run=" in query:
         runs = parse_qs(query.decode("latin-1"), keep_blank_values=True).get("run", ())
         if len(runs) > 1:
             return 400, -32600, f"{len(runs)} run parameters in the query: send exactly one"
-    headers = scope.get("headers", ())
+        header = next((value.decode("latin-1") for name, value in headers if name.lower() == b"x-run-id"), "")
+        if runs and runs[0] and header and header != runs[0]:
+            return 400, -32600, (f"two runs named: ?run={runs[0]} and X-Run-Id: {header}: name one (or the same "
+                                 "in both)")
     seen: set[bytes] = set()
     for name, _ in headers:
         name = name.lower()

@@ -117,10 +117,10 @@ class SessionAdmission:
         if session_id is not None:
             await self._serve_existing(session_id, scope, receive, send)
             return
-        if scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
         client = _client(scope)
+        if scope["method"] != "POST":  # a sessionless GET or DELETE: refused, and told no session's name either
+            await self.app(scope, receive, self._watch_opening(send, client, False))
+            return
         message = ctx.body
         if not (isinstance(message, dict) and message.get("method") == "initialize"):
             # Only an initialize opens a session: a sessionless per-server call or a call sent before

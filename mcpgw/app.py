@@ -88,6 +88,11 @@ class Gateway:
                                           readonly=self.mode == "replay")
             self.recorded = self.cassette.load()
             recorded_specs = [spec_from_dict(d) for d in self.recorded.info.get("servers", {}).values()]
+            if self.mode == "replay" and specs:
+                unrecorded = sorted({s.id for s in specs} - {s.id for s in recorded_specs})
+                if unrecorded:
+                    self.notes.append(f"replay serves the servers the cassette recorded; not in it: {', '.join(unrecorded)} "
+                                      "(--mode hybrid serves them live and records them)")
             if not specs or self.mode == "replay":
                 specs = recorded_specs
             if only:
@@ -152,7 +157,11 @@ class Gateway:
                     holder["up"].record_catalog()
                     await self.router.on_catalog_changed(server, kind)
                 elif self.recorded is not None and server not in self.recorded.catalogs:
-                    holder["up"].record_catalog()  # hybrid keeps the recorded catalog; adds only new servers
+                    # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live
+                    assert self.cassette is not None
+                    self.cassette.write_info({spec.id: spec_to_dict(spec)})  # so a replay serves it too
+                    holder["up"].record_catalog()
+                    await self.router.on_catalog_changed(server, kind)
 
             assert self.cassette is not None
             holder["up"] = RecordingUpstream(

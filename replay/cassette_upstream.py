@@ -67,22 +67,36 @@ class CassetteUpstream:
         self.server_entries = server_entries
         self.past_end = past_end
         self.fallback = fallback
-        self.catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
-        self.model = StateModel(name, tracked, read_only_tools(self.catalog.tools if self.catalog else None))
+        self.recorded_catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
+        self.model = StateModel(name, tracked, read_only_tools(self.recorded_catalog.tools if self.recorded_catalog else None))
         self.player = Player(self.model, server_entries, mode="hybrid" if fallback is not None else "replay", past_end=past_end,
                              legacy_stateful=legacy_stateful, group=group, max_lanes=max_lanes)
         self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
-        self.status = Status("ready" if self.catalog else "unavailable")
-        if self.catalog is not None:
-            self.status.server_info = self.catalog.init.get("serverInfo")
-            self.status.protocol_version = self.catalog.init.get("protocolVersion")
-            self.status.tools = len(self.catalog.tools)
-            self.status.reason = "replaying from cassette"
+        self.replay_status = Status("ready" if self.recorded_catalog else "unavailable")
+        if self.recorded_catalog is not None:
+            self.replay_status.server_info = self.recorded_catalog.init.get("serverInfo")
+            self.replay_status.protocol_version = self.recorded_catalog.init.get("protocolVersion")
+            self.replay_status.tools = len(self.recorded_catalog.tools)
+            self.replay_status.reason = "replaying from cassette"
         else:
-            self.status.reason = "not in the cassette"
+            self.replay_status.reason = "not in the cassette"
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
+
+    # A server the cassette lacks is, in hybrid mode, the live one: its catalog and state (each of its calls
+    # misses and goes live, recorded), rather than "unavailable" while its live side runs (and "Unknown tool").
+    @property
+    def catalog(self) -> ServerCatalog | None:
+        if self.recorded_catalog is None and self.fallback is not None:
+            return self.fallback.catalog
+        return self.recorded_catalog
+
+    @property
+    def status(self) -> Status:
+        if self.recorded_catalog is None and self.fallback is not None:
+            return self.fallback.status
+        return self.replay_status
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         if self.fallback is not None:  # hybrid: the live server is supervised as usual

@@ -103,8 +103,12 @@ def test_a_header_the_gateway_acts_on_given_twice_is_refused(gateway):
         said = f"2 {name}: send exactly one" if " " in name else f"2 {name} headers: send exactly one"
         assert f'"{said}"'.encode() in answer, (name, answer[-200:])
         assert b"mcp-session-id:" not in answer.partition(b"\r\n\r\n")[0].lower(), answer[:300]  # on no session
-    # The same request with each header once is answered, on the session it names.
-    answer = raw_request(port, head(session, "X-Run-Id: run-a", path="/mcp?run=a"), body)
+    # A run named two ways, differently: which one the client meant is not guessed (the query's was taken).
+    answer = raw_request(port, head(session, "X-Run-Id: run-b", path="/mcp?run=run-a"), body)
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:300]
+    assert b'"two runs named: ?run=run-a and X-Run-Id: run-b: name one (or the same in both)"' in answer, answer[-200:]
+    # The same request with each header once (the run named alike both ways) is answered, on the session it names.
+    answer = raw_request(port, head(session, "X-Run-Id: run-a", path="/mcp?run=run-a"), body)
     assert answer.startswith(b"HTTP/1.1 200") and b"which session?" in answer, answer[:300]
     assert f"mcp-session-id: {first['mcp-session-id']}".encode() in answer.lower()
 
@@ -119,6 +123,9 @@ def test_a_call_before_initialize_is_refused_without_naming_a_session(gateway):
         assert refused.json()["error"]["message"] == "Bad Request: Missing session ID"
         assert "mcp-session-id" not in refused.headers
         assert gateway.status()["http"]["sessions"]["open"] == opened
+        for method in ("GET", "DELETE"):  # the same for the other methods a session is named on
+            refused = client.request(method, gateway.url, headers={"accept": "text/event-stream, application/json"})
+            assert refused.status_code == 400 and "mcp-session-id" not in refused.headers, (method, refused.headers)
         opening = client.post(gateway.url, json=INIT, headers=ACCEPT)  # the initialize that should have come first
         assert opening.status_code == 200 and opening.headers["mcp-session-id"]
 

@@ -122,8 +122,8 @@ def test_bare_serve_replays_the_embedded_cassette_without_starting_anything(embe
         assert info["state"] == "ready", (name, info)
         assert info["pid"] is None, (name, info)
     assert status["tools"] == len(exposed_tools(recorded))
-    # Its start-up lines follow its first answers by up to one poll of uvicorn's `started` (50 ms): /status
-    # may already say "ready" before they are written.
+    # Its start-up lines are written once uvicorn has started listening, so /status may answer (and say
+    # "ready") a moment before they are.
     deadline = time.monotonic() + 10
     while "no server process is started" not in gateway.log() and time.monotonic() < deadline:
         time.sleep(0.05)

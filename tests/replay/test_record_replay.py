@@ -123,6 +123,41 @@ def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
     assert summary["replay"]["runs"] == 3 and summary["replay"]["misses"] == 2
 
 
+TIME_ENTRY = """  time:
+    command: uvx
+    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--local-timezone", "UTC"]
+"""
+CONVERT = ("time__convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+
+
+@pytest.mark.real  # starts a registry package (uvx)
+def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path):
+    """A server added to the config after the recording was started (its process ran) but said
+    "unavailable (not in the cassette)": no tool listed, every call "Unknown tool", in a mode whose misses go live."""
+    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    assert_succeeded(calls(recorder, [("fx__echo", {"message": "alpha"})]))
+    stop_gateway(recorder)
+
+    cassettes = str(tmp_path / "cassettes")
+    hybrid = start_gateway(tmp_path / "h", FIXTURE + TIME_ENTRY, "--mode", "hybrid", "--cassette", "c",
+                           "--cassettes-dir", cassettes, "--log-cassette", "hlog")
+    status = hybrid.status()["servers"]["time"]
+    assert status["state"] == "ready" and status["tools"] >= 2, status
+    out = calls(hybrid, [("fx__echo", {"message": "alpha"}), CONVERT])
+    stop_gateway(hybrid)
+    assert_succeeded(out)
+    assert out[0]["content"][0]["text"] == "echo: alpha"
+    assert json.loads(out[1]["content"][0]["text"])["target"]["timezone"] == "Asia/Tokyo", out[1]
+    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["replay", "live"]
+
+    again = start_gateway(tmp_path / "a", FIXTURE + TIME_ENTRY, "--mode", "replay", "--cassette", "c",
+                          "--cassettes-dir", cassettes, "--log-cassette", "alog")
+    replayed = calls(again, [CONVERT])
+    stop_gateway(again)
+    assert replayed == out[1:]  # hybrid recorded the new server's catalog and its call
+    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "alog")] == ["replay"]
+
+
 STATELESS_FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx", extra="    flags: [stateless]\n")
 
 
