@@ -251,7 +251,9 @@ async def serve_stdio(router: Router, server: Server[Any], running: Callable[[],
             async with router.running():
                 if running is not None:
                     running()  # the upstreams are starting: `until_settled` means something now
-                lines = CheckedLines()  # a bad line is answered, not dropped (gateway.stdio_guard)
+                # A bad line is answered, not dropped; at the end of input the answers still owed are awaited, as
+                # long as a call may take once the servers have settled (gateway.stdio_guard).
+                lines = CheckedLines(drain_timeout=router.settings.ready_timeout + router.settings.max_call_timeout)
                 async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as refusing:
                     refusing.start_soon(answer_refusals, lines.refusals, write)
                     await server.run(read, AnsweredIds(write, lines), initialization_options(server))

@@ -13,6 +13,12 @@ An id already in flight is refused too, as over HTTP (gateway.request_ids): the 
 requests and answer both under the one id, so the client could not tell which answer is whose (and a
 cancellation would reach only the second). The server's answers free their ids on the way out
 (`AnsweredIds`); a `notifications/cancelled` frees its id at once, since a cancelled request is never answered.
+That table also lets the end of input wait for the answers still owed: a script that pipes its requests in
+and closes stdin gets every answer, not only those that were quick (`drain_timeout` bounds the wait).
+
+stdin is read by a daemon thread of its own (`StdinLines`): a blocked read cannot be interrupted, and
+waiting for it (in a worker thread of anyio's, which the interpreter's exit waits for) made the gateway deaf
+to SIGTERM, and in live mode to a first Ctrl-C, while stdin stayed open.
 """
 
 from __future__ import annotations
@@ -21,10 +27,13 @@ import io
 import json
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
@@ -34,13 +43,49 @@ from gateway.json_messages import parse_message, valid_id
 ENVELOPE_VERSION = "io.modelcontextprotocol/protocolVersion"  # a 2026-07-28 request's version, in params._meta
 
 
+class StdinLines:
+    """The lines of a copy of fd 0 (the upstreams get stdin pipes of their own, and closing it leaves
+    sys.stdin alone), read by a daemon thread of its own: a worker thread of anyio's would be waited for at
+    the interpreter's exit, and a blocked read of an open stdin never ends."""
+
+    def __init__(self) -> None:
+        self._file = io.TextIOWrapper(os.fdopen(os.dup(sys.stdin.fileno()), "rb"), encoding="utf-8", errors="replace")
+        self._receive: MemoryObjectReceiveStream[str] | None = None
+
+    def __aiter__(self) -> StdinLines:
+        if self._receive is None:
+            send, self._receive = anyio.create_memory_object_stream[str](1)
+            token = anyio.lowlevel.current_token()
+            threading.Thread(target=self._read, args=(send, token), name="mcpgw-stdin", daemon=True).start()
+        return self
+
+    async def __anext__(self) -> str:
+        assert self._receive is not None
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    def _read(self, send: MemoryObjectSendStream[str], token: Any) -> None:
+        try:
+            for line in iter(self._file.readline, ""):
+                anyio.from_thread.run(send.send, line, token=token)  # waits for the reader: no line piles up
+            anyio.from_thread.run_sync(send.close, token=token)
+        except Exception:  # noqa: BLE001 - the session (or the loop) has ended: nobody reads on
+            return
+
+    async def aclose(self) -> None:
+        if self._receive is not None:
+            self._receive.close()  # a read still blocked in the thread ends with the process
+
+
 class CheckedLines:
     """Lines of the process's stdin for `stdio_server(stdin=...)`; each bad line becomes a refusal."""
 
-    def __init__(self, source: Any = None) -> None:
-        # A copy of fd 0: the upstreams get stdin pipes of their own, and closing this leaves sys.stdin alone.
-        self._source = source or anyio.wrap_file(
-            io.TextIOWrapper(os.fdopen(os.dup(sys.stdin.fileno()), "rb"), encoding="utf-8", errors="replace"))
+    def __init__(self, source: Any = None, drain_timeout: float = 0.0) -> None:
+        self._source = source or StdinLines()
+        self.drain_timeout = drain_timeout  # at the end of input, how long to wait for the answers still owed
+        self._drained: anyio.Event | None = None
         refusals: tuple[MemoryObjectSendStream[SessionMessage], MemoryObjectReceiveStream[SessionMessage]]
         refusals = anyio.create_memory_object_stream(100)
         self._send, self.refusals = refusals
@@ -64,6 +109,10 @@ class CheckedLines:
                 _, code, message = problem
                 await self._send.send(SessionMessage(types.JSONRPCError(
                     jsonrpc="2.0", id=_id_of(line), error=types.ErrorData(code=code, message=message))))
+            if self.in_flight:  # end of input: the requests read before it are answered before the session ends
+                self._drained = anyio.Event()
+                with anyio.move_on_after(self.drain_timeout):
+                    await self._drained.wait()
         finally:
             self._send.close()
             await self._source.aclose()
@@ -107,21 +156,23 @@ class CheckedLines:
     def answered(self, request_id: Any) -> None:
         """Free an id: its request was answered (or cancelled)."""
         self.in_flight.discard((type(request_id), request_id))
+        if not self.in_flight and self._drained is not None:
+            self._drained.set()
 
 
 class AnsweredIds:
-    """The server's way to stdout: each answer it writes frees its request's id in `lines` first (so the
-    client, once it has read the answer, may use the id again). Refusals go out beside it, freeing nothing."""
+    """The server's way to stdout: each answer it writes frees its request's id in `lines` once handed on (the
+    client, having read the answer, may use the id again). Refusals go out beside it, freeing nothing."""
 
     def __init__(self, write: MemoryObjectSendStream[SessionMessage], lines: CheckedLines) -> None:
         self._write = write
         self._lines = lines
 
     async def send(self, item: SessionMessage) -> None:
+        await self._write.send(item)  # handed to stdout's writer: freed in this same step, before it is written
         message = getattr(item.message, "root", item.message)
         if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) and message.id is not None:
             self._lines.answered(message.id)
-        await self._write.send(item)
 
     async def aclose(self) -> None:
         await self._write.aclose()

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import anyio
 import pytest
@@ -200,3 +202,32 @@ def test_an_id_in_flight_is_refused_until_answered_or_cancelled(tmp_path):
     assert "Long running operation" in first["result"]["content"][0]["text"], first
     assert again["result"]["content"][0]["text"] == "Echo: quick", again
     assert after_cancel["result"]["content"][0]["text"] == "Echo: quick", after_cancel
+
+
+def test_requests_piped_in_are_all_answered_before_the_end_of_input_ends_the_session(tmp_path):
+    """`printf ... | mcpgw serve --stdio`: the session ended at the end of input with the requests still
+    being answered dropped (the tools/call, in 3 runs of 3)."""
+    lines = [INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, {**SUM, "id": 3}, {"jsonrpc": "2.0", "id": 4, "method": "ping"}]
+    done = subprocess.run(serve_stdio(tmp_path), input="".join(json.dumps(line) + "\n" for line in lines), text=True,
+                          capture_output=True, cwd=ROOT, timeout=120)
+    answers = {message["id"]: message for message in map(json.loads, done.stdout.splitlines()) if "id" in message}
+    assert sorted(answers) == [1, 2, 3, 4], done.stdout[-500:]
+    assert answers[3]["result"]["content"][0]["text"] == "The sum of 1 and 2 is 3.", answers[3]
+
+
+def test_sigterm_stops_it_while_stdin_stays_open(tmp_path):
+    """The stdin reader blocked in a thread the interpreter's exit waited for: SIGTERM was ignored (and a
+    first Ctrl-C in live mode) until the client closed stdin."""
+    process = subprocess.Popen(serve_stdio(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, cwd=ROOT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "tools from" not in process.stderr.readline():  # its start-up lines: serving now
+            assert time.monotonic() < deadline and process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)  # stdin is still open
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stdin.close()
