@@ -16,7 +16,7 @@ from recorder.cassette import Cassette
 from gateway.console import table_console
 from recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
 from recorder.replay_logs import fidelity, prune, session_logs
-from recorder.store import CassetteFormatError
+from recorder.store import CassetteFormatError, in_use
 
 CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
 SHIPPED = "default"  # the cassette mcpgw ships and `mcpgw serve` replays
@@ -273,6 +273,9 @@ def cmd_rm(args: argparse.Namespace) -> int:
         raise GatewayError(f"{path} is the cassette mcpgw ships and `mcpgw serve` replays; "
                            f"remove it anyway with: mcpgw cassette rm {args.name} --force")
     check_removable(Path(args.cassettes_dir), path, named_by_path="/" in args.name or args.name.startswith("."))
+    busy = [p for p in (path, *sorted((path / "runs").glob("*"))) if in_use(p)]
+    if busy:  # its files would go while a gateway still writes (and "commits") into them
+        raise GatewayError(f"{busy[0]} is open in a running gateway (or another mcpgw command): stop it, then remove {args.name}")
     shutil.rmtree(path)
     print(f"removed {path}", file=sys.stderr)
     return 0
@@ -288,9 +291,12 @@ def cmd_prune(args: argparse.Namespace) -> int:
     paths = [existing_cassette(folder, n) for n in args.names] or sorted(p for p in folder.glob("*") if is_cassette(p))
     removed = 0
     for path in paths:
-        for log in prune(path, keep=args.keep, older_than=older, dry_run=args.dry_run, cassettes_dir=folder):
+        pruned = prune(path, keep=args.keep, older_than=older, dry_run=args.dry_run, cassettes_dir=folder)
+        for log in pruned.removed:
             print(f"{'would remove' if args.dry_run else 'removed'} {log}", file=sys.stderr)
             removed += 1
+        for log in pruned.in_use:
+            print(f"kept {log}: a running gateway is writing it", file=sys.stderr)
     print(f"{removed} replay log(s) {'would be ' if args.dry_run else ''}removed from {len(paths)} cassette(s)", file=sys.stderr)
     return 0
 

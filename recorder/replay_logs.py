@@ -16,11 +16,11 @@ import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gateway.errors import GatewayError
 from recorder.paths import existing_cassette, is_cassette
-from recorder.store import CassetteFormatError, CassetteStore
+from recorder.store import CassetteFormatError, CassetteStore, in_use
 
 RUNS_DIR = "runs"
 CHOICES = "recorded, last, all or a session stamp"
@@ -134,9 +134,15 @@ def fidelity(path: Path) -> dict[str, Any]:
             "misses": misses, "diverged_lanes": len(diverged), "live": live}
 
 
+class Pruned(NamedTuple):
+    removed: list[Path]
+    in_use: list[Path]  # due for removal, but a running gateway still writes it: left
+
+
 def prune(cassette: Path, *, keep: int | None = None, older_than: float | None = None,
-          dry_run: bool = False, cassettes_dir: Path | None = None) -> list[Path]:
-    """Remove replay logs beyond the newest `keep`, and/or those older than `older_than` seconds."""
+          dry_run: bool = False, cassettes_dir: Path | None = None) -> Pruned:
+    """Remove replay logs beyond the newest `keep`, and/or those older than `older_than` seconds; never one a
+    running gateway has open (its later calls would be logged nowhere)."""
     logs = session_logs(cassette, cassettes_dir)
     doomed: list[Path] = []
     if keep is not None:
@@ -144,10 +150,12 @@ def prune(cassette: Path, *, keep: int | None = None, older_than: float | None =
     if older_than is not None:
         cutoff = time.time() - older_than
         doomed += [p for p in logs if _stamp_time(p) < cutoff and p not in doomed]
+    busy = [p for p in doomed if in_use(p)]
+    doomed = [p for p in doomed if p not in busy]
     if not dry_run:
         for path in doomed:
             shutil.rmtree(path)
-    return doomed
+    return Pruned(doomed, busy)
 
 
 def _stamp_time(path: Path) -> float:

@@ -17,6 +17,7 @@ and the failure is visible in `health()`.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import os
 import queue
@@ -58,6 +59,23 @@ class StoreWriteError(Exception):
 
 def seq_key(seq: int) -> bytes:
     return struct.pack(">Q", seq)
+
+
+def in_use(path: Path) -> bool:
+    """Whether another process has the cassette at `path` open: LMDB holds a shared lock on the first byte of
+    `lock.mdb` while an environment is open on it (a read-only open without a lock file takes none, and writes
+    nothing). Tried here as an exclusive lock, let go at once."""
+    try:
+        fd = os.open(Path(path) / "lock.mdb", os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # lets go of the trial lock too
+    return False
 
 
 class CassetteStore:

@@ -137,7 +137,7 @@ def test_fidelity_counts_and_prune_by_age(tmp_path):
     assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (8, 2, 1, 2, 1)
     newer = tmp_path / "c" / "runs" / "29990101-000000-000000-replay"
     CassetteStore(newer).close()
-    assert prune(tmp_path / "c", older_than=86400) == [log] and not log.exists() and newer.exists()
+    assert prune(tmp_path / "c", older_than=86400) == ([log], []) and not log.exists() and newer.exists()
 
 
 def test_calls_refused_by_the_gateway_are_not_counted_live_in_a_replay(tmp_path):
@@ -202,3 +202,27 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
     pruned = here("cassette", "prune", "default", "--keep", "0")
     assert pruned.returncode == 0 and "1 replay log(s) removed" in pruned.stderr, pruned.stderr
     assert replay_logs(folder / "cassettes" / "default") == [] and (ROOT / "cassettes" / "default" / "data.mdb").is_file()
+
+
+def test_a_cassette_or_log_a_running_gateway_has_open_is_not_removed(tmp_path):
+    """`cassette rm` removed a cassette a gateway was recording into (its calls then "committed" into
+    deleted files), and `prune` the replay log a running replay wrote its call log into."""
+    cassettes = tmp_path / "cassettes"
+    where = ("--cassettes-dir", str(cassettes))
+    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    calls(recorder, [("fx__echo", {"message": "alpha"})])
+    refused = mcpgw("cassette", "rm", "c", *where)
+    assert refused.returncode == 2 and "is open in a running gateway" in refused.stderr, refused.stderr
+    stop_gateway(recorder)
+    player = start_gateway(tmp_path / "p", FIXTURE, "--mode", "replay", "--cassette", "c", *where)
+    try:
+        calls(player, [("fx__echo", {"message": "alpha"})])
+        (log,) = replay_logs(cassettes / "c")
+        kept = mcpgw("cassette", "prune", "c", "--keep", "0", *where)
+        assert kept.returncode == 0 and f"kept {log}: a running gateway is writing it" in kept.stderr, kept.stderr
+        assert log.exists()
+        assert mcpgw("cassette", "rm", "c", *where).returncode == 2 and (cassettes / "c").exists()
+    finally:
+        stop_gateway(player)
+    assert mcpgw("cassette", "prune", "c", "--keep", "0", *where).returncode == 0 and not log.exists()
+    assert mcpgw("cassette", "rm", "c", *where).returncode == 0 and not (cassettes / "c").exists()
