@@ -36,6 +36,33 @@ def read_finished(path: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+def check_answers_path(path: Path, task_files: list[str]) -> None:
+    """Refuse an `--answers` file the run would destroy: it is rewritten in place, so it must be an answers
+    file (or new), not a task file, a folder, or anything else that happens to be there."""
+    from gateway.errors import GatewayError
+
+    if path.is_dir():
+        raise GatewayError(f"--answers {path}: a folder; name the answers file (e.g. {path / 'answers.jsonl'})")
+    if any(path.resolve() == Path(task).resolve() for task in task_files):
+        raise GatewayError(f"--answers {path}: that is a task file of this run; the answers go to another file")
+    if not path.exists():
+        return
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GatewayError(f"--answers {path}: cannot read it as an answers file ({exc}); name another file") from None
+    for number, text in enumerate(lines, 1):
+        try:
+            record = json.loads(text) if text.strip() else {"run_id": ""}
+        except ValueError:
+            if number == len(lines) and text.startswith("{"):
+                continue  # a last line cut by a crash
+            record = None
+        if not (isinstance(record, dict) and "run_id" in record):
+            raise GatewayError(f"--answers {path}:{number}: not an answers file (each line is one task's answer, "
+                               "JSON with a run_id), and the run would overwrite it; name another file")
+
+
 class AnswersFile:
     def __init__(self, path: Path, kept: dict[str, dict[str, Any]]) -> None:
         self.path = path

@@ -39,6 +39,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         tasks = load_tasks(args.tasks, use_fuzzy=not args.detailed_description)
     except EvaluatorError as exc:
         raise GatewayError(getattr(exc, "message", str(exc))) from None
+    if args.limit is not None and args.limit < 1:
+        raise GatewayError(f"--limit {args.limit}: the number of tasks to run, at least 1")
+    seen: dict[str, str] = {}
+    for task in tasks:  # a task's id is its run's lane: two tasks of one id would share (and mix) one lane
+        if task.task_id in seen:
+            raise GatewayError(f"task {task.task_id!r} is given twice ({seen[task.task_id]} and {task.source}); "
+                               "each task id is one run: give each task file once")
+        seen[task.task_id] = task.source
+    if args.answers:
+        from runs.answers import check_answers_path
+
+        check_answers_path(Path(args.answers), args.tasks)
     if args.task_id:
         unknown = sorted(set(args.task_id) - {t.task_id for t in tasks})
         if unknown:

@@ -87,3 +87,31 @@ def test_strategy_choices_are_the_strategies_and_help_imports_none():
              "print(sorted(m for m in sys.modules if m.startswith('runs.strategies')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-500:] + out.stderr[-500:]
+
+
+def test_run_refuses_what_it_would_destroy_or_mix_before_starting_anything(tmp_path, capsys):
+    """A newcomer's slips: `--answers` naming the task file (rewritten with answers: the tasks were gone),
+    a folder or a binary file (tracebacks); a task file given twice (both tasks in one lane); `--limit -1`
+    (a Python slice: all tasks but the last). Each is one line, exit 2, and nothing is touched."""
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps(TASKS))
+    before = tasks.read_bytes()
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    (tmp_path / "folder").mkdir()
+    common = ["run", "--model", "m", "--mode", "replay", "--cassette", "none", "--cassettes-dir", str(tmp_path / "c")]
+    for extra, said in (
+        ([str(tasks), "--answers", str(tasks)], "that is a task file of this run"),
+        ([str(tasks), "--answers", str(tmp_path / "folder")], "a folder; name the answers file"),
+        ([str(tasks), "--answers", str(binary)], "cannot read it as an answers file"),
+        ([str(tasks), str(tasks)], "task 'quick' is given twice"),
+        ([str(tasks), "--limit", "-1"], "--limit -1: the number of tasks to run, at least 1"),
+    ):
+        assert main([*common[:1], *extra, *common[1:]]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("mcpgw: ") and said in err and "Traceback" not in err, (extra, err)
+    assert tasks.read_bytes() == before and not (tmp_path / "c").exists()
+    other = tmp_path / "notes.txt"
+    other.write_text("my notes\n")
+    assert main(["run", str(tasks), "--answers", str(other), *common[1:]]) == 2
+    assert "notes.txt:1: not an answers file" in capsys.readouterr().err and other.read_text() == "my notes\n"
