@@ -224,7 +224,8 @@ def parse_thresholds(text: str) -> dict[str, float]:
         try:
             number = float(value)
         except ValueError:
-            raise ValueError(f"threshold {name!r} needs a number between 0 and 1, got {value!r}") from None
+            raise ValueError(f"--fail-under {part!r}: {value!r} is not a number; write METRIC=NUMBER with a number "
+                             f"between 0 and 1, e.g. validity=0.95 (metrics: {', '.join(THRESHOLD_METRICS)})") from None
         if not 0.0 <= number <= 1.0:
             raise ValueError(f"threshold {name!r} must be between 0 and 1, got {number}")
         out[name] = number

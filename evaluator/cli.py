@@ -41,7 +41,27 @@ def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
                 raise
             except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
                 raise SourceUnavailable(f"cannot read the call log of cassette {path}: {exc}") from None
-    return records
+    unique = drop_duplicates(records)
+    if len(unique) < len(records):
+        print(f"mcpgw: dropped {len(records) - len(unique)} duplicate call record(s), each identical to one already "
+              "read (e.g. --calls exported from the --cassette also given)", file=sys.stderr)
+    return unique
+
+
+def drop_duplicates(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records identical in every field to an earlier one left out: the same call given through two inputs
+    counts once. A distinct call differs at least in its seq and time, so nothing real is lost."""
+    import hashlib
+    import json
+
+    seen: set[bytes] = set()  # digests, not the texts: a million records must stay cheap
+    unique = []
+    for record in records:
+        digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).digest()
+        if digest not in seen:
+            seen.add(digest)
+            unique.append(record)
+    return unique
 
 
 def cassette_logs(args: argparse.Namespace) -> list[Path]:
@@ -321,6 +341,8 @@ def audit_command(args: argparse.Namespace) -> int:
     from evaluator.report import print_audit, render_audit
 
     try:
+        if args.limit < 0:  # a negative limit would cut rows off the end, as a slice does
+            raise ValueError(f"--limit must be a number of rows, 0 or more (0: all), not {args.limit}")
         thresholds = audit_mod.parse_thresholds(args.fail_under) if args.fail_under else {}
         records = _load_with_status(args)
         if not records:

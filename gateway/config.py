@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from gateway.config_fields import LineLoader, LineMapping
+from gateway.config_fields import DuplicateKey, LineLoader, LineMapping
 from gateway.errors import ConfigError
 from gateway.lock_format import from_lock
 from gateway.mcp_servers_json import from_mcp_servers
@@ -67,6 +67,8 @@ def parse_config(text: str, source: str = "<config>") -> GatewayConfig:
             raise ConfigError(source, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
     try:
         doc = yaml.load(text, Loader=LineLoader)  # noqa: S506 - SafeLoader subclass
+    except DuplicateKey as exc:
+        raise ConfigError(source, exc.line, exc.message) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None

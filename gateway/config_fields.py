@@ -19,8 +19,33 @@ class LineMapping(dict):
     key_lines: dict[str, int]
 
 
+SERVER_MAPPINGS = ("servers", "mcpServers")  # whose keys are server ids: a repeated one is named a server
+
+
+class DuplicateKey(yaml.YAMLError):
+    """A key given twice in one mapping: YAML keeps the last silently, so one of the two would be lost."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.message = line, message
+
+
+def _refuse_duplicates(node: yaml.MappingNode, what: str) -> None:
+    first: dict[str, int] = {}
+    for key_node, _ in node.value:
+        key, line = str(key_node.value), key_node.start_mark.line + 1
+        if key in first:
+            raise DuplicateKey(line, f"{what} {key!r} defined twice (first at line {first[key]})")
+        first[key] = line
+
+
 class LineLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineMapping:  # type: ignore[override]
+        # Checked before the children are built, so a repeated server id is reported as a server, not a key.
+        _refuse_duplicates(node, "key")
+        for key_node, value_node in node.value:
+            if key_node.value in SERVER_MAPPINGS and isinstance(value_node, yaml.MappingNode):
+                _refuse_duplicates(value_node, "server")
         mapping = LineMapping(super().construct_mapping(node, deep=True))
         mapping.line = node.start_mark.line + 1
         mapping.key_lines = {}

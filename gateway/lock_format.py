@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from gateway.config_fields import LineMapping, check_keys, line_of, opt_str, str_list, str_map
 from gateway.errors import ConfigError
@@ -187,15 +188,27 @@ def _env(entry: LineMapping, source: str, where: str) -> tuple[tuple[str, ...], 
 def launch_fields(entry: LineMapping, source: str, where: str) -> dict[str, Any]:
     """How to start or reach a server: the fields a lock entry and an mcpServers entry share."""
     env_required, env_values = _env(entry, source, where)
+    url = opt_str(entry, "url", source, where)
+    if url is not None and not _absolute_http(url):  # else it fails only when the gateway connects
+        raise ConfigError(source, line_of(entry, "url"), f"{where}: 'url' must be an absolute http:// or https:// URL, "
+                                                         f"got {url!r}")
     return {
         "command": opt_str(entry, "command", source, where),
         "args": tuple(str_list(entry, "args", source, where)),
         "cwd": opt_str(entry, "cwd", source, where),
         "env_required": env_required,
         "env_values": env_values,
-        "url": opt_str(entry, "url", source, where),
+        "url": url,
         "headers": str_map(entry, "headers", source, where),
     }
+
+
+def _absolute_http(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # e.g. an unclosed [IPv6 address
+        return False
 
 
 def check_transport(spec: ServerSpec, source: str, where: str) -> None:

@@ -12,10 +12,11 @@ from harness.configs import render
 
 def cmd_connect(args: argparse.Namespace) -> int:
     from gateway.http_guard import load_token
-    from gateway.status_client import fetch_status
+    from gateway.status_client import fetch_status, gateway_base
 
     token = load_token(args.auth_token_env, args.auth_token_file)
     status = fetch_status(args.gateway, token)
+    base = gateway_base(args.gateway)  # the files name endpoints under the base, not under a given .../mcp
     if args.servers:
         unknown = [s for s in args.servers if s not in status["servers"]]
         if unknown:
@@ -25,11 +26,14 @@ def cmd_connect(args: argparse.Namespace) -> int:
             hints = ", ".join(f"{s!r}" + (f" (did you mean {n[0]!r}?)" if n else "") for s, n in near.items())
             raise GatewayError(f"--servers: the gateway at {args.gateway} does not serve {hints}")
         status = {**status, "servers": {s: status["servers"][s] for s in args.servers}}
-    text = render(args.format, status, args.gateway, run=args.run, per_server=args.per_server, token=token)
+    text = render(args.format, status, base, run=args.run, per_server=args.per_server, token=token)
     if args.format == "mcprouter" and args.run:  # clients append paths to a base URL: a query would be lost
         print(f"mcpgw: tag the run with the header X-Run-Id: {args.run} on every call", file=sys.stderr)
     if args.output:
-        Path(args.output).write_text(text)
+        try:
+            Path(args.output).write_text(text)
+        except OSError as exc:  # a folder, a missing folder, a full disk: as `calls export -o` says it
+            raise GatewayError(f"cannot write {args.output}: {exc.strerror or exc}") from None
         print(f"mcpgw: wrote {args.output} ({len(status['servers'])} servers)", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -17,6 +17,7 @@ with the reason. Exit status: 0 when nothing failed, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -27,7 +28,8 @@ import anyio
 
 from gateway.child_env import child_env  # the exact environment the gateway gives the server
 from gateway.config import ServerSpec, default_lock
-from gateway.installed import remember
+from gateway.errors import GatewayError
+from gateway.installed import cache_root, remember
 from lock.bytecode import compile_command
 from lock.direct import direct_argv, locate_command
 from lock.launchers import Launch, infer_pin, parse_launch, warm_command
@@ -153,10 +155,26 @@ def cmd_install(args: argparse.Namespace) -> int:
     lock = open_lock(args.config or default_lock() or DEFAULT_LOCK)
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
     sources = sources_dirs(args.sources)
+    if any(p.skip is None for p in plans):
+        check_cache(cache_root())
     outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout, sources))
     chosen = f"servers {' '.join(args.servers)}" if args.servers else f"profile {args.profile or lock.config.default_profile}"
     _report(outcomes, lock.source, chosen)
     return 1 if any(o.result == "failed" for o in outcomes) else 0
+
+
+def check_cache(cache: Path) -> None:
+    """Every install is remembered (or built) in the cache folder: one clear line before anything is fetched,
+    not an exception group from each server's task."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        problem = None if os.access(cache, os.W_OK) else "not writable"
+    except OSError as exc:
+        problem = "not a folder" if cache.exists() and not cache.is_dir() else exc.strerror or str(exc)
+    if problem is not None:
+        explicit = os.environ.get("MCPGW_CACHE")
+        where = f"MCPGW_CACHE={explicit}" if explicit else f"the cache folder {cache}"
+        raise GatewayError(f"cannot keep installs in {where} ({problem}): set MCPGW_CACHE to a folder you can write")
 
 
 async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: list[Path] | None = None) -> list[Outcome]:

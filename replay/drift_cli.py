@@ -42,7 +42,10 @@ def cmd_drift(args: argparse.Namespace, make_upstream: MakeUpstream, catalog_dif
         cassette.close()
     full = {**report.as_dict(), "entries": entries}
     if args.output:
-        Path(args.output).write_text(json.dumps(full, indent=2, default=str))
+        try:
+            Path(args.output).write_text(json.dumps(full, indent=2, default=str))
+        except OSError as exc:  # checked before the run, but the disk can still be full or read-only
+            raise GatewayError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     if args.json:
         print(json.dumps(full, indent=2, default=str))
     else:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from gateway.errors import GatewayError
 from mcpgw.commands import DEFAULT_CONFIG as LOCK_FILE
 from recorder.paths import add_dir_option
 
@@ -30,8 +32,25 @@ def register(sub: Any) -> None:
 def cmd_drift(args: argparse.Namespace) -> int:
     """Drift re-issues calls through the live upstreams `serve` would start, and classifies catalog
     changes as `lock check` does: both are handed to it here, so replay/ imports neither."""
+    check_args(args)
     from gateway.schema_diff import diff_catalogs
     from mcpgw.upstreams import live_upstream
     from replay.drift_cli import cmd_drift as run
 
     return run(args, make_upstream=live_upstream, catalog_diff=diff_catalogs)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse what would hang, crash or fail only after the (long) run: checked before anything starts."""
+    if args.concurrency < 1:  # 0 waits forever on the semaphore
+        raise GatewayError(f"--concurrency must be at least 1, not {args.concurrency}")
+    if not 0 <= args.max_drift <= 1:
+        raise GatewayError("--max-drift is a share of the calls: give a fraction between 0 and 1, "
+                           f"not {args.max_drift}")
+    if args.output:
+        output = Path(args.output)
+        if output.is_dir():
+            raise GatewayError(f"cannot write {args.output}: it is a folder; give a file path for -o")
+        if not output.parent.is_dir():
+            raise GatewayError(f"cannot write {args.output}: no folder {output.parent}; "
+                               "create it or give another -o")
