@@ -210,10 +210,12 @@ def test_a_cassette_or_log_a_running_gateway_has_open_is_not_removed(tmp_path):
     cassettes = tmp_path / "cassettes"
     where = ("--cassettes-dir", str(cassettes))
     recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
-    calls(recorder, [("fx__echo", {"message": "alpha"})])
-    refused = mcpgw("cassette", "rm", "c", *where)
+    try:  # a failed check must not leave the gateway running
+        calls(recorder, [("fx__echo", {"message": "alpha"})])
+        refused = mcpgw("cassette", "rm", "c", *where)
+    finally:
+        stop_gateway(recorder)
     assert refused.returncode == 2 and "is open in a running gateway" in refused.stderr, refused.stderr
-    stop_gateway(recorder)
     player = start_gateway(tmp_path / "p", FIXTURE, "--mode", "replay", "--cassette", "c", *where)
     try:
         calls(player, [("fx__echo", {"message": "alpha"})])

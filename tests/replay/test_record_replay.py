@@ -141,10 +141,12 @@ def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path)
     cassettes = str(tmp_path / "cassettes")
     hybrid = start_gateway(tmp_path / "h", FIXTURE + TIME_ENTRY, "--mode", "hybrid", "--cassette", "c",
                            "--cassettes-dir", cassettes, "--log-cassette", "hlog")
-    status = hybrid.status()["servers"]["time"]
+    try:  # a failed check must not leave the gateway running
+        status = hybrid.status()["servers"]["time"]
+        out = calls(hybrid, [("fx__echo", {"message": "alpha"}), CONVERT])
+    finally:
+        stop_gateway(hybrid)
     assert status["state"] == "ready" and status["tools"] >= 2, status
-    out = calls(hybrid, [("fx__echo", {"message": "alpha"}), CONVERT])
-    stop_gateway(hybrid)
     assert_succeeded(out)
     assert out[0]["content"][0]["text"] == "echo: alpha"
     assert json.loads(out[1]["content"][0]["text"])["target"]["timezone"] == "Asia/Tokyo", out[1]
@@ -152,8 +154,10 @@ def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path)
 
     again = start_gateway(tmp_path / "a", FIXTURE + TIME_ENTRY, "--mode", "replay", "--cassette", "c",
                           "--cassettes-dir", cassettes, "--log-cassette", "alog")
-    replayed = calls(again, [CONVERT])
-    stop_gateway(again)
+    try:
+        replayed = calls(again, [CONVERT])
+    finally:
+        stop_gateway(again)
     assert replayed == out[1:]  # hybrid recorded the new server's catalog and its call
     assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "alog")] == ["replay"]
 
