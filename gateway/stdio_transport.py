@@ -84,7 +84,7 @@ async def stdio_process(
         async with read_send:
             async for line in _lines(process.stdout, max_message_bytes):
                 if isinstance(line, _TooLarge):
-                    error = _too_large_error(*line.args)
+                    error = _too_large_error(*line.args, limit=max_message_bytes)
                     if error is None:
                         info.garbage_lines += 1
                         continue
@@ -233,14 +233,15 @@ async def _lines(stream: anyio.abc.ByteReceiveStream, limit: int) -> AsyncIterat
             start = newline + 1
 
 
-def _too_large_error(head: bytes, tail: bytes, size: int) -> dict[str, Any] | None:
+def _too_large_error(head: bytes, tail: bytes, size: int, *, limit: int) -> dict[str, Any] | None:
     """An error response standing in for an oversized one, if its id can be found."""
     match = _TAIL_ID_RE.search(tail) or _HEAD_ID_RE.search(head)
     if match is None or b'"method"' in head[:64]:
         return None
     raw_id = match.group(1).decode()
     request_id: int | str = int(raw_id) if raw_id[0] != '"' else raw_id[1:-1]
-    message = f"response of {size} bytes exceeds the gateway's limit"
+    message = (f"response of {size} bytes exceeds the gateway's limit of {limit} bytes (mcpgw serve "
+               "--max-response-bytes N raises it)")
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": RESPONSE_TOO_LARGE, "message": message}}
 
 

@@ -179,7 +179,7 @@ def test_progress_extends_the_timeout(gateway):
 def test_response_larger_than_limit(gateway):
     with pytest.raises(MCPError) as err:
         call(gateway, "good__huge", {"bytes": 500_000})
-    assert "exceeds the gateway's limit" in str(err.value)
+    assert "exceeds the gateway's limit of 100000 bytes (mcpgw serve --max-response-bytes N raises it)" in str(err.value)
     assert len(call(gateway, "good__huge", {"bytes": 50_000}).content[0].text) == 50_000
     assert gateway.server("good")["restarts"] == 0  # the server itself was fine
 

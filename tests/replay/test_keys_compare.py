@@ -25,11 +25,11 @@ def test_ignore_rules_cover_json_inside_text():
 
 
 def test_oversized_response_id_is_the_top_level_one():
-    ts_style = _too_large_error(b'{"result":{"content":[{"id":1,"text":"', b'xxxx"}]},"jsonrpc":"2.0","id":7}', 10)
+    ts_style = _too_large_error(b'{"result":{"content":[{"id":1,"text":"', b'xxxx"}]},"jsonrpc":"2.0","id":7}', 10, limit=8)
     assert ts_style["id"] == 7 and ts_style["error"]["code"] < 0
-    py_style = _too_large_error(b'{"jsonrpc":"2.0","id":"r-9","result":{"id":1,', b'xx"}}', 10)
+    py_style = _too_large_error(b'{"jsonrpc":"2.0","id":"r-9","result":{"id":1,', b'xx"}}', 10, limit=8)
     assert py_style["id"] == "r-9"
-    assert _too_large_error(b'{"result":{"id":1,', b'xx"}}', 10) is None  # no top-level id: nothing to answer
+    assert _too_large_error(b'{"result":{"id":1,', b'xx"}}', 10, limit=8) is None  # no top-level id: nothing to answer
 
 
 def test_a_miss_shows_the_nearest_recordings_arguments_whole():
