@@ -17,7 +17,7 @@ def register(sub: Any) -> None:
                     "or --per-server); mcprouter: the base URL of the mcprouter-style API.")
     connect.add_argument("format", choices=FORMATS)
     connect.add_argument("--gateway", default=default_url, help=f"the gateway's base URL (default {default_url})")
-    connect.add_argument("--servers", nargs="+", metavar="ID", help="only these servers (default: all it serves)")
+    connect.add_argument("--servers", nargs="+", action="extend", metavar="ID", help="only these servers (default: all it serves)")
     connect.add_argument("--run", help="a run id put in every URL (?run=): the harness's calls share one lane")
     connect.add_argument("--per-server", action="store_true", help="mcpservers/vscode: one entry per server")
     connect.add_argument("--auth-token-env", metavar="VAR", help="the gateway's bearer token, from this variable")

@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
     drift.add_argument("--config", help=f"lock file whose entries (and ignore rules) to use; default: ./{LOCK_FILE} "
                                         "when present, else the entries recorded in the cassette")
     drift.add_argument("--profile")
-    drift.add_argument("--servers", nargs="+")
+    drift.add_argument("--servers", nargs="+", action="extend")
     drift.add_argument("--include-unsafe", action="store_true", help="also re-issue destructive / unsafe tools")
     drift.add_argument("--learn", action="store_true", help="call each tool twice live and propose ignore rules")
     drift.add_argument("--max-drift", type=float, default=0.0, help="largest share of changed/failing calls that exits 0")

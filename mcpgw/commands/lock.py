@@ -51,4 +51,4 @@ def _selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None,
                         help=f"lock file (default: ./{DEFAULT_LOCK}; to read, else the one installed with mcpgw)")
     parser.add_argument("--profile", help="profile to use (default: the lock file's default_profile, else every server)")
-    parser.add_argument("--servers", nargs="+", metavar="ID", help="only these server ids")
+    parser.add_argument("--servers", nargs="+", action="extend", metavar="ID", help="only these server ids")

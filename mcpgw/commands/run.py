@@ -51,7 +51,7 @@ def register(sub: Any) -> None:
     serve = run.add_argument_group("the gateway it starts (as `mcpgw serve`)")
     serve.add_argument("--config", help="lock file or mcpServers JSON (default ./servers.lock.yaml; not needed to replay)")
     serve.add_argument("--profile")
-    serve.add_argument("--servers", nargs="+")
+    serve.add_argument("--servers", nargs="+", action="extend")
     serve.add_argument("--cassettes-dir", default="cassettes")
     serve.add_argument("--cassette", help="record: cassette to write (default run-<time>); replay/hybrid: the recording")
     serve.add_argument("--log-cassette", help="replay/hybrid: cassette for the call log (default <cassette>-<mode>-<time>)")

@@ -15,7 +15,7 @@ def register(sub: Any) -> None:
     serve = sub.add_parser("serve", help="start the gateway")
     serve.add_argument("--config", default=None, help=f"lock file or mcpServers JSON (default: ./{DEFAULT_CONFIG})")
     serve.add_argument("--profile", help="profile of the lock file to serve (default: its default_profile)")
-    serve.add_argument("--servers", nargs="+", help="serve only these server ids")
+    serve.add_argument("--servers", nargs="+", action="extend", help="serve only these server ids")
     serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)")

@@ -77,3 +77,14 @@ def test_the_root_does_not_swallow_a_broken_feature():
                 if module and module.split(".")[0] in ours:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} ({module})")
     assert offenders == []
+
+
+def test_servers_given_twice_add_up():
+    """`--servers time --servers everything` kept only `everything` (argparse's last-one-wins), silently."""
+    from mcpgw.cli import build_parser
+
+    parser = build_parser()
+    for argv in (["serve"], ["run", "tasks.json", "--model", "m"], ["drift", "--cassette", "c"], ["servers", "install"],
+                 ["connect", "mcpbench"]):
+        args = parser.parse_args([*argv, "--servers", "time", "--servers", "everything", "fetch"])
+        assert args.servers == ["time", "everything", "fetch"], argv
