@@ -289,6 +289,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
     older = parse_age(args.older_than) if args.older_than else None
     folder = Path(args.cassettes_dir)
     paths = [existing_cassette(folder, n) for n in args.names] or sorted(p for p in folder.glob("*") if is_cassette(p))
+    if not args.names and (folder / SHIPPED / "runs").is_dir() and not is_cassette(folder / SHIPPED):
+        paths.append(existing_cassette(folder, SHIPPED))  # the logs of a bare serve here, as `cassette ls` lists them
     removed = 0
     for path in paths:
         pruned = prune(path, keep=args.keep, older_than=older, dry_run=args.dry_run, cassettes_dir=folder)

@@ -199,6 +199,8 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
         assert [json.loads(line)["run_id"] for line in last.stdout.splitlines()] == ["bare-legacy", "bare-2026-07-28"]
     listed = " ".join(here("cassette", "ls").stdout.split())
     assert "default (installed:" in listed and "2 (2 hit, 0 miss, 0 diverged lane(s), 0 live)" in listed, listed
+    everywhere = here("cassette", "prune", "--keep", "0", "--dry-run")  # no name: every cassette ls lists, this one too
+    assert everywhere.returncode == 0 and "1 replay log(s) would be removed" in everywhere.stderr, everywhere.stderr
     pruned = here("cassette", "prune", "default", "--keep", "0")
     assert pruned.returncode == 0 and "1 replay log(s) removed" in pruned.stderr, pruned.stderr
     assert replay_logs(folder / "cassettes" / "default") == [] and (ROOT / "cassettes" / "default" / "data.mdb").is_file()
