@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
     ):
         parser = actions.add_parser(name, help=help_text)
         _selection(parser)
-        parser.add_argument("--timeout", type=float, default=120.0, help="seconds each server has to start (default 120)")
+        parser.add_argument("--timeout", type=_seconds, default=120.0, help="seconds each server has to start (default 120)")
         if name == "check":
             parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.set_defaults(func=lazy(module, function))
@@ -40,11 +40,22 @@ def register(sub: Any) -> None:
     install = install_sub.add_parser("install", help="fetch every npx/uvx package of a profile into its cache; build source entries")
     _selection(install)
     install.add_argument("--jobs", type=int, default=4, help="packages fetched at once (default 4)")
-    install.add_argument("--timeout", type=float, default=600.0, help="seconds per package or build step (default 600)")
+    install.add_argument("--timeout", type=_seconds, default=600.0, help="seconds per package or build step (default 600)")
     install.add_argument("--sources", metavar="DIR", default=None,
                          help="folder(s) holding owner+repo@commit.tar.gz archives or directories, looked up "
                               "before any download (default: $MCPGW_SOURCES)")
     install.set_defaults(func=lazy("lock.install", "cmd_install"))
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a positive number of seconds (0 or less reported every server 'not ready within -5s')."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a positive number of seconds")
+    return value
 
 
 def _selection(parser: argparse.ArgumentParser) -> None:

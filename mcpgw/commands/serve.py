@@ -114,6 +114,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         ("--llm-body-timeout", args.llm_body_timeout), ("--llm-max-answer-bytes", args.llm_max_answer_bytes)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
+    if not args.run.strip():
+        raise GatewayError("--run names the run untagged clients' lanes sit under: give a name (default: default)")
     if not 0 <= args.port < 65536:
         raise GatewayError(f"--port must be a TCP port number (1-65535, or 0 for any free one), not {args.port}")
     if args.port == 0 and args.workers != 1:

@@ -7,6 +7,8 @@ import argparse
 import ast
 from pathlib import Path
 
+import pytest
+
 from mcpgw.cli import build_parser
 from mcpgw.commands import LazyHandler
 
@@ -88,3 +90,18 @@ def test_servers_given_twice_add_up():
                  ["connect", "mcpbench"]):
         args = parser.parse_args([*argv, "--servers", "time", "--servers", "everything", "fetch"])
         assert args.servers == ["time", "everything", "fetch"], argv
+
+
+def test_time_limits_and_run_names_that_mean_nothing_are_refused(capsys):
+    """`lock check --timeout -5` reported every server "did not become ready within -5s"; `serve --run ''`
+    filed untagged lanes under an empty run id."""
+    from mcpgw.cli import build_parser, main
+
+    parser = build_parser()
+    for argv in (["lock", "check", "--timeout", "-5"], ["lock", "refresh", "--timeout", "0"],
+                 ["servers", "install", "--timeout", "nan"]):
+        with pytest.raises(SystemExit) as refused:
+            parser.parse_args(argv)
+        assert refused.value.code == 2 and "a positive number of seconds" in capsys.readouterr().err, argv
+    assert main(["serve", "--run", " ", "--port", "0"]) == 2
+    assert "--run names the run" in capsys.readouterr().err
