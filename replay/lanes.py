@@ -9,9 +9,11 @@ else one client) therefore answers from one recorded lane, in that lane's order:
 - a lane whose name was never recorded (an untagged client: its identity is new
   in every gateway process) follows, where the kind of exchange asks for it
   (`bind_strangers`: model completions), the first recorded lane holding its
-  first request that no other replay lane follows yet; so two untagged clients
-  that sent the same conversation each replay one whole recorded conversation,
-  never a mix. Where it does not (MCP servers, whose keys hold the lane's
+  first request that the fewest replay lanes follow (none, at first); so two
+  untagged clients that sent the same conversation each replay one whole
+  recorded conversation, never a mix, and so do the clients of a second
+  evaluation against the same gateway (the first one's clients, gone, still
+  count as following theirs: nothing says a client has left). Where it does not (MCP servers, whose keys hold the lane's
   history) it answers from every lane's recordings, in recorded order;
 - a request its followed lane never made is answered from every lane's
   recordings of it, in recorded order.
@@ -45,7 +47,7 @@ class LaneRule:
         self.by_key: dict[str, list[dict[str, Any]]] = {}  # key -> entries, in recorded order
         self.by_lane: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (key, recorded lane) -> entries
         self.recorded_lanes: set[str] = set()
-        self.claimed: set[str] = set()  # recorded lanes some replay lane follows
+        self.claims: Counter[str] = Counter()  # recorded lane -> how many replay lanes follow it
         for key, entries in index.items():
             for entry in entries:
                 self._index(key, entry)
@@ -79,23 +81,26 @@ class LaneRule:
         if lane in self.recorded_lanes:
             chosen = lane
         else:
-            free = [e["lane"] for e in everyone if e.get("lane") not in self.claimed and e.get("lane") is not None]
-            if not free:
-                return ""  # every recorded lane is taken: answer from all of them, in order
-            chosen = free[0]
+            holding = [e["lane"] for e in everyone if e.get("lane") is not None]
+            if not holding:
+                return ""  # recorded by no lane (older cassettes): answer from all of them, in order
+            fewest = min(self.claims[name] for name in holding)
+            chosen = next(name for name in holding if self.claims[name] == fewest)
         cursor.follows = chosen
-        self.claimed.add(chosen)
+        self.claims[chosen] += 1
         return chosen
 
     def release(self, cursor: Cursor) -> None:
         """A forgotten replay lane frees the recorded lane it followed."""
-        if cursor.follows:
-            self.claimed.discard(cursor.follows)
+        if cursor.follows and self.claims[cursor.follows] > 0:
+            self.claims[cursor.follows] -= 1
 
     def add(self, cursor: Cursor, lane: str, key: str, entry: dict[str, Any]) -> None:
         """A hybrid miss just taken live: from now on its lane follows its own recording, and asking
         the same again replays what was just taken (past its end: as `past_end` says)."""
         self._index(key, entry)
+        if cursor.follows != lane:
+            self.release(cursor)
+            self.claims[lane] += 1
         cursor.follows = lane
-        self.claimed.add(lane)
         cursor.positions[key] = len(self.by_lane[(key, lane)])

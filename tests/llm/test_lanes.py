@@ -72,3 +72,14 @@ def test_a_hybrid_miss_recorded_live_is_what_its_lane_replays_next():
     lanes.took_live(missed, "u/client-x", entry("new", "u/client-x", "live answer"))
     assert answers(lanes, "u/client-x", "new") == ["live answer"]  # past its end: the live answer repeats
     assert answers(lanes, "u/client-z", "new") == ["live answer"]
+
+
+def test_a_second_evaluation_on_the_same_gateway_replays_whole_conversations_again():
+    """The first evaluation's clients kept their recorded lanes claimed (nothing says a client left): the
+    next ones found every lane taken and were answered from all lanes in order, B getting A's answer."""
+    lanes = model_lanes(INTERLEAVED)
+    for round_ in range(3):
+        first, second = f"u/client-{round_}x", f"u/client-{round_}y"
+        assert answers(lanes, first, "k") == ["a1"]
+        assert answers(lanes, second, "k") == ["b1"], round_
+        assert answers(lanes, second, "k") == ["b2"] and answers(lanes, first, "k") == ["a2"]
