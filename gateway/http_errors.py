@@ -39,11 +39,12 @@ async def send_body(send: Any, status: int, body: bytes, *, close: bool = False,
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def send_openai_error(send: Any, status: int, message: str, *, close: bool = False) -> None:
+async def send_openai_error(send: Any, status: int, message: str, *, close: bool = False,
+                            extra: list[tuple[bytes, bytes]] | None = None) -> None:
     """An error as OpenAI-compatible clients parse it (`llm.answer.error_body`'s shape)."""
     error = {"message": message, "type": "invalid_request_error", "code": f"http_{status}", "param": None}
     body = json.dumps({"error": error}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or ())]
     if close:
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -156,7 +156,9 @@ class HttpGuard:
         headers = context_of(scope).headers  # decoded once for the whole request
         refusal = _said_twice(scope) or self._check_caller(headers, scope["path"])
         if refusal is not None:
-            await self._refuse(send, *refusal, envelope=scope["path"] in self.policy.envelope_paths)
+            path = scope["path"]  # each front's clients are refused in the shape they parse
+            await self._refuse(send, *refusal, envelope=path in self.policy.envelope_paths,
+                               openai=self.policy.takes_model_requests(path) or path == "/v1/models")
             return
         if scope["method"] == "POST" and self.policy.takes_model_requests(scope["path"]):
             await self._model_request(scope, receive, send, headers)
@@ -274,9 +276,12 @@ class HttpGuard:
         return b"", (408, -32600, f"request body not received within {timeout:g} s")
 
     async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False,
-                      envelope: bool = False) -> None:
+                      envelope: bool = False, openai: bool = False) -> None:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
         extra = [(b"www-authenticate", b"Bearer")] if status == 401 else None
+        if openai:
+            await send_openai_error(send, status, message, close=close, extra=extra)
+            return
         if envelope:  # mcprouter's answer to a refused caller: code -2 (no auth) or -1
             body = {"code": -2 if status == 401 else -1, "message": message}
             await send_body(send, status, json.dumps(body).encode(), close=close, extra=extra)

@@ -216,3 +216,22 @@ def test_sigterm_answers_calls_in_flight_with_a_json_rpc_error(gateway_factory):
         assert any(m.get("id") == rid and m.get("error", {}).get("code") == -32010 for m in found), received[:400]
     gateway.process.wait(timeout=30)
     stop_gateway(gateway)
+
+
+def test_each_front_is_refused_in_the_shape_its_clients_parse(gateway):
+    """The guard's refusals (two runs named, a foreign Host) reached OpenAI clients on /v1/chat/completions,
+    /v1/models and the Azure route as JSON-RPC errors, which they cannot read; mcprouter's routes got theirs."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with httpx.Client(timeout=30) as client:
+        for method, path in (("POST", "/v1/chat/completions"), ("GET", "/v1/models"),
+                             ("POST", "/openai/deployments/d/chat/completions")):
+            for headers in ({"X-Run-Id": "b"}, {"Host": "evil.example"}):
+                refused = client.request(method, gateway.base + path + "?run=a", headers=headers,
+                                         json=body if method == "POST" else None)
+                assert refused.status_code in (400, 421), (path, refused.text)
+                error = refused.json()["error"]
+                assert isinstance(error, dict) and error["message"] and error["type"] == "invalid_request_error", refused.text
+        rest = client.post(gateway.base + "/v1/list-servers?run=a", headers={"X-Run-Id": "b"}, json={})
+        assert rest.status_code == 400 and rest.json()["code"] == -1, rest.text  # mcprouter's envelope
+        mcp = client.post(gateway.url + "?run=a", headers={**ACCEPT, "X-Run-Id": "b"}, json=INIT)
+        assert mcp.status_code == 400 and mcp.json()["error"]["code"] == -32600, mcp.text  # JSON-RPC on /mcp
