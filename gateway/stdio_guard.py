@@ -136,7 +136,6 @@ class CheckedLines:
                              "notifications/initialized) first, or, at protocol 2026-07-28, the protocol envelope in "
                              "params._meta")
 
-
     def _id_in_flight(self, message: Any) -> tuple[int, int, str] | None:
         """File a request's id; refuse it if that very id (same type, same value) is in flight."""
         if not isinstance(message, dict) or "method" not in message:
@@ -144,7 +143,7 @@ class CheckedLines:
         if "id" not in message:
             params = message.get("params")
             if message["method"] == "notifications/cancelled" and isinstance(params, dict) and "requestId" in params:
-                self.answered(params["requestId"])
+                self._cancelled(params["requestId"])
             return None
         key = (type(message["id"]), message["id"])
         if key in self.in_flight:
@@ -152,6 +151,12 @@ class CheckedLines:
                                  "flight on this connection; use a new id for each request")
         self.in_flight.add(key)
         return None
+
+    def _cancelled(self, request_id: Any) -> None:
+        """A cancelled request is never answered: free its id, matched as the SDK matches it (`7` and `"7"` alike)."""
+        target = _coerced(request_id)
+        for key in [k for k in self.in_flight if _coerced(k[1]) == target]:
+            self.answered(key[1])
 
     def answered(self, request_id: Any) -> None:
         """Free an id: its request was answered (or cancelled)."""
@@ -193,6 +198,16 @@ async def answer_refusals(refusals: MemoryObjectReceiveStream[SessionMessage],
                 await write.send(message)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return  # the session has ended: nobody is left to answer
+
+
+def _coerced(request_id: Any) -> Any:
+    """An id as the SDK correlates it (`mcp.shared.dispatcher.coerce_request_id`): a string of an integer is the integer."""
+    if isinstance(request_id, str):
+        try:
+            return int(request_id)
+        except ValueError:
+            pass
+    return request_id
 
 
 def _id_of(line: str) -> Any:

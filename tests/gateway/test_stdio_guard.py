@@ -190,8 +190,15 @@ def test_an_id_in_flight_is_refused_until_answered_or_cancelled(tmp_path):
             await send(call(8, slow), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}},
                        call(8, echo))
             after_cancel = await until(lambda m: m.get("id") == 8)
+            # Cancelled by its id as a string (the SDK matches 10 and "10" alike): it is freed, so the end of
+            # input does not wait for an answer that never comes.
+            await send(call(10, slow), {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "10"}})
             await process.stdin.aclose()
-            await process.wait()
+            with anyio.move_on_after(30):
+                await process.wait()
+            if process.returncode is None:  # still waiting for an answer that never comes
+                process.kill()
+                raise AssertionError("the end of input waited for a request cancelled by its id as a string")
         return [refused, other, first, again, after_cancel]
 
     refused, other, first, again, after_cancel = anyio.run(go)
