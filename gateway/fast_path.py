@@ -110,12 +110,19 @@ class FastPath:
         with anyio.CancelScope() as cancel:
             inflight.cancel = cancel
             try:
-                body = await self._run(call.method, call.params, call.request_id, call.connection, call.version, call.request)
+                body = await self.answer_unscoped(call)
             finally:
                 inflight.cancel = None
+        if cancel.cancelled_caught:
+            self.served += 1
+            return cancelled(call.request_id)
+        return body
+
+    async def answer_unscoped(self, call: HotCall) -> bytes:
+        """The answer without a cancel scope of its own: for a call run at once (gateway.eager), which nothing can
+        cancel before it is answered unless it suspends, and then its task's scope does (gateway.hot_lane)."""
+        body = await self._run(call.method, call.params, call.request_id, call.connection, call.version, call.request)
         self.served += 1
-        if cancel.cancelled_caught:  # answered as the SDK answers a cancelled handshake-era request
-            return _envelope(call.request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
         return body
 
     async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any) -> bytes:
@@ -228,6 +235,11 @@ _CALL_KEYS = frozenset({"name", "arguments"})
 def _accepts_server_requests(connection: Any) -> bool:
     capabilities = connection.client_params.capabilities
     return any(getattr(capabilities, name, None) is not None for name in _RELAY_CAPABILITIES)
+
+
+def cancelled(request_id: Any) -> bytes:
+    """As the SDK answers a cancelled handshake-era request."""
+    return _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
 
 
 def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:

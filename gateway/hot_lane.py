@@ -17,20 +17,24 @@ would let this request through untouched to the fast path, and if so answers it 
 On a per-server endpoint (`/servers/<id>/mcp`) it also asks what gateway.per_server's layers ask (a known
 server; the context names it and the endpoint). Anything else - another path, no session, an id in flight, a refusal, an SSE
 answer, a message the fast path declines - is declined before anything has run, and goes the
-pipeline's way unchanged (gateway.hot_protocol replays it into uvicorn). `MCPGW_HOT_LANE=off` turns
+pipeline's way unchanged (gateway.hot_protocol replays it into uvicorn). When nothing a call does can wait
+(a replay without live fallback, start-up settled: the router's `answers_at_once`), it is answered in the
+event loop's turn that read it, without a task of its own (gateway.eager). `MCPGW_HOT_LANE=off` turns
 the lane off, for side-by-side measurements and the test that both ways answer byte for byte alike.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from starlette.requests import Request
 
-from gateway import per_server, sdk_adapter
-from gateway.fast_path import HOT_METHODS, FastPath, HotCall
+from gateway import eager, per_server, sdk_adapter
+from gateway.fast_path import HOT_METHODS, FastPath, HotCall, cancelled
 from gateway.http_guard import REFUSED, HttpGuard
 from gateway.request_context import CONTEXT, RequestContext
 from gateway.request_ids import InflightIds
@@ -55,8 +59,9 @@ class Ready:
 class HotLane:
     def __init__(self, *, path: str, fast: FastPath, policy: AnswerPolicy, guard: HttpGuard,
                  admission: SessionAdmission, ids: InflightIds, manager: Any, servers: Any,
-                 worker: int | None = None) -> None:
+                 worker: int | None = None, at_once: Callable[[], bool] = lambda: False) -> None:
         self.path = path
+        self.at_once = at_once  # whether a call is answered without waiting (the router's `answers_at_once`)
         self.raw_path = path.encode("latin-1")
         self.servers = servers  # the server ids a per-server endpoint may name
         self.fast = fast
@@ -69,6 +74,7 @@ class HotLane:
         # gateway.worker_routing does: the headers the lane adds to the fast path's.
         self.extra_headers = [(b"x-mcpgw-worker", str(worker).encode())] if worker is not None else []
         self.served = 0
+        self.started_at_once = 0  # of those, the calls begun in the turn that read them (gateway.eager)
         self.declined = 0  # candidates (a POST to the endpoint with a session id) that went the pipeline's way
 
     def candidate(self, url: bytes, headers: list[tuple[bytes, bytes]]) -> bool:
@@ -120,12 +126,38 @@ class HotLane:
         entry = self.ids.file(session_id, call.request_id)  # free: checked above, in this same step
         return Ready(call, session, transport, message, entry)
 
+    def start(self, ready: Ready) -> eager.Done[bytes] | eager.Later[bytes] | None:
+        """The answer made at once (gateway.eager) when nothing it does can wait: `Done` holds it, `Later` the
+        rest of a call that suspended after all (for `finish`, in a task). None: make it in a task (`answer`)."""
+        if not self.at_once():
+            return None
+        self.started_at_once += 1
+        return eager.start(self._answer(ready, scoped=False))
+
     async def answer(self, ready: Ready) -> bytes:
         """The JSON-RPC answer's body, made as the pipeline's fast path makes it, with its bookkeeping."""
+        return await self._answer(ready, scoped=True)
+
+    async def finish(self, ready: Ready, later: eager.Later[bytes]) -> bytes:
+        """The rest of a call started at once that suspended: cancellable from here on, as `answer`'s."""
+        with anyio.CancelScope() as cancel:
+            ready.entry.cancel = cancel  # while the call holds its id (its end releases the entry)
+            try:
+                return await later
+            finally:
+                ready.entry.cancel = None
+        self.fast.served += 1
+        self.served += 1
+        return cancelled(ready.call.request_id)  # reached only when the scope caught its cancellation
+
+    async def _answer(self, ready: Ready, *, scoped: bool) -> bytes:
         hold(ready.session)
         try:
             with sdk_adapter.request_in_flight(ready.transport, self.manager.session_idle_timeout):
-                body = await self.fast.answer(ready.call, ready.entry)
+                if scoped:
+                    body = await self.fast.answer(ready.call, ready.entry)
+                else:
+                    body = await self.fast.answer_unscoped(ready.call)
         finally:
             release(ready.session)
             self.ids.release(ready.call.session_id, ready.entry)

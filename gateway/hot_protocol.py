@@ -2,9 +2,9 @@
 
 A POST to the MCP endpoint that names a session is held back at its head: its body is collected here
 instead of being handed to a new ASGI task. Whole, it is offered to the hot lane; taken, it is answered
-from a plain task that writes one response; declined (or its body slower than HOT_BODY_WAIT), it is
-replayed into uvicorn exactly as uvicorn would have met it (head, body so far, end), so everything
-else keeps uvicorn's and the pipeline's way.
+at once when nothing it does can wait (gateway.eager), else from a plain task that writes one response;
+declined (or its body slower than HOT_BODY_WAIT), it is replayed into uvicorn exactly as uvicorn would
+have met it (head, body so far, end), so everything else keeps uvicorn's and the pipeline's way.
 
 While the lane answers, a stand-in (`_HotCycle`) holds uvicorn's place of the request's cycle, so
 uvicorn's own state machine does the rest: a pipelined request waits behind it, shutdown lets it finish
@@ -26,6 +26,7 @@ from typing import Any
 from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from gateway import eager
 from gateway.stopping import stopped_body, stopped_headers
 
 logger = logging.getLogger(__name__)
@@ -113,7 +114,19 @@ class HotLaneProtocol(HttpToolsProtocol):
         self._hot_body = None
         self._stop_timer()
         cycle = self.cycle = _HotCycle(self._hot_keep_alive)
-        task = self.loop.create_task(self._answer(ready, cycle))
+        try:
+            step = self.hot_lane.start(ready)
+        except Exception:  # noqa: BLE001 - a bug, raised before the call's first wait
+            logger.exception("the hot lane failed to answer a request")
+            self._reply(ready, cycle, None)
+            return
+        if isinstance(step, eager.Done):  # answered in this turn: no task
+            self._reply(ready, cycle, step.value)
+            return
+        if step is None:
+            task = self.loop.create_task(self._answer(ready, cycle, self.hot_lane.answer(ready)))
+        else:  # started at once, and suspended: the rest in a task, in the context it began in
+            task = self.loop.create_task(self._answer(ready, cycle, self.hot_lane.finish(ready, step)), context=step.context)
         task.add_done_callback(self.tasks.discard)
         self.tasks.add(task)
 
@@ -152,21 +165,27 @@ class HotLaneProtocol(HttpToolsProtocol):
             self._hot_timer.cancel()
             self._hot_timer = None
 
-    async def _answer(self, ready: Any, cycle: _HotCycle) -> None:
+    async def _answer(self, ready: Any, cycle: _HotCycle, answering: Any) -> None:
         try:
-            body = await self.hot_lane.answer(ready)
-            status = 200
-            headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"),
-                       (b"mcp-session-id", ready.call.session_id.encode("latin-1")), *self.hot_lane.extra_headers]
+            body = await answering
         except asyncio.CancelledError:  # cut off by shutdown: answered as gateway.stopping answers the pipeline's
             body = stopped_body(ready.message)
-            status, headers = 503, stopped_headers(body)
-        except Exception:  # noqa: BLE001 - a bug: uvicorn's answer to an app that raised
+            self._respond(cycle, 503, stopped_headers(body), body)
+            return
+        except Exception:  # noqa: BLE001 - a bug
             logger.exception("the hot lane failed to answer a request")
-            body = b"Internal Server Error"
-            status, headers = 500, [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21"),
-                                    (b"connection", b"close")]
-        self._respond(cycle, status, headers, body)
+            body = None
+        self._reply(ready, cycle, body)
+
+    def _reply(self, ready: Any, cycle: _HotCycle, body: bytes | None) -> None:
+        """The answer's body, or None for a call that raised (a bug: uvicorn's answer to an app that raised)."""
+        if body is None:
+            self._respond(cycle, 500, [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21"),
+                                       (b"connection", b"close")], b"Internal Server Error")
+            return
+        headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"),
+                   (b"mcp-session-id", ready.call.session_id.encode("latin-1")), *self.hot_lane.extra_headers]
+        self._respond(cycle, 200, headers, body)
 
     def _respond(self, cycle: _HotCycle, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
         if cycle.disconnected or self.transport.is_closing():

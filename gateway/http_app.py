@@ -107,7 +107,7 @@ def build_http_app(
         if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
             body["fast_path"] = {"enabled": policy.fast_path is fast, "served": fast.served, "declined": fast.declined}
         if hot is not None:  # of those, answered at the HTTP protocol (gateway.hot_lane)
-            body["hot_lane"] = {"served": hot.served, "declined": hot.declined}
+            body["hot_lane"] = {"served": hot.served, "declined": hot.declined, "at_once": hot.started_at_once}
         if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
             body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
         return JSONResponse(scrub(body))
@@ -153,7 +153,8 @@ def build_http_app(
         # What the HTTP protocol answers itself (gateway.hot_protocol); serve_http hands it over.
         wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy, guard=outer[HttpGuard],
                                                   admission=admission, ids=ids, manager=manager, servers=router.specs,
-                                                  worker=workers.index if workers is not None else None)
+                                                  worker=workers.index if workers is not None else None,
+                                                  at_once=lambda: router.answers_at_once)
     return wrapped
 
 

@@ -24,7 +24,7 @@ from gateway.server_spec import ServerSpec
 from gateway.errors import UpstreamUnavailable
 from gateway.naming import NamingPolicy
 from gateway.settings import Settings
-from gateway.upstream import CallOptions, ProgressFn, RelayFn, Upstream
+from gateway.upstream import AnswersAtOnce, CallOptions, ProgressFn, RelayFn, Upstream
 from gateway.validation import ValidatorCache
 
 logger = logging.getLogger("gateway.router")
@@ -94,6 +94,7 @@ class RouterCore:
         self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
         self.recording: str | None = None  # the cassette played or recorded (set by the app), shown in /status
         self._settled: anyio.Event | None = None  # set in `running` once every first start has ended
+        self._at_once: tuple[int, bool] = (-1, False)  # (upstreams counted, whether all answer at once)
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -126,6 +127,20 @@ class RouterCore:
     def settled(self) -> bool:
         """True once every upstream's first start has ended (ready or not) or the ready timeout passed."""
         return self._settled is not None and self._settled.is_set()
+
+    @property
+    def answers_at_once(self) -> bool:
+        """Whether a call is answered without waiting on anything: the start-up has settled and every upstream
+        answers at once (gateway.upstream.AnswersAtOnce: a replay without live fallback). The hot lane then
+        answers in the event loop's turn that read the request (gateway.eager)."""
+        if not self.settled:
+            return False
+        counted, at_once = self._at_once
+        if counted != len(self.upstreams):  # asked once per set of upstreams, not per call
+            at_once = bool(self.upstreams) and all(isinstance(up, AnswersAtOnce) and up.answers_at_once
+                                                   for up in self.upstreams.values())
+            self._at_once = (len(self.upstreams), at_once)
+        return at_once
 
     async def until_settled(self, server: str | None = None) -> None:
         """Lists wait here during start-up, so no client is handed a partial catalog. `server` (a per-server

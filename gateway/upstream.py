@@ -8,7 +8,7 @@ handler-based test double below all implement `Upstream`, as httpx's
 transports implement `BaseTransport`: the router and the composition root use
 nothing of an upstream that the Protocol does not name. A capability only some
 upstreams have is a small protocol of its own (`PerRunInstances`,
-`ReplayCounters`), asked for with `isinstance`, never by probing attributes.
+`ReplayCounters`, `AnswersAtOnce`), asked for with `isinstance`, never by probing attributes.
 """
 
 from __future__ import annotations
@@ -75,6 +75,16 @@ class PerRunInstances(Protocol):
 
     async def discard(self, lane: str) -> None:
         """Stop the lane's instance: its next request starts from nothing."""
+
+
+@runtime_checkable
+class AnswersAtOnce(Protocol):
+    """An upstream whose `request` may answer without waiting for anything (a replay with no live fallback:
+    the cassette answers from memory and LMDB). When every upstream does, the hot lane answers a call in the
+    event loop's turn that read it, instead of in a task (gateway.eager)."""
+
+    @property
+    def answers_at_once(self) -> bool: ...  # True: `request` never suspends, nor uses anything bound to a task
 
 
 @runtime_checkable

@@ -47,7 +47,7 @@ class LiveFallback(Upstream, Protocol):
 
 
 class CassetteUpstream:
-    """An `Upstream` and `ReplayCounters`: one server's recording, lane by lane."""
+    """An `Upstream`, `ReplayCounters` and `AnswersAtOnce`: one server's recording, lane by lane."""
 
     def __init__(
         self,
@@ -91,6 +91,11 @@ class CassetteUpstream:
         if self.recorded_catalog is None and self.fallback is not None:
             return self.fallback.catalog
         return self.recorded_catalog
+
+    @property
+    def answers_at_once(self) -> bool:
+        # A hit, a miss and a divergence are all answered from memory and LMDB; with a live fallback a miss waits.
+        return self.fallback is None
 
     @property
     def status(self) -> Status:

@@ -164,6 +164,10 @@ def served(gateway) -> int:
     return gateway.status().get("hot_lane", {}).get("served", 0)
 
 
+def at_once(gateway) -> int:
+    return gateway.status().get("hot_lane", {}).get("at_once", 0)
+
+
 @pytest.mark.real  # starts a registry package (npx)
 def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monkeypatch):
     recording = start_gateway(tmp_path / "rec", CONFIG, "--mode", "record", "--validate", "enforce")
@@ -182,6 +186,7 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
             results[lane] = {
                 "live": exchanges(live.url), "replay": exchanges(replay.url),
                 "served": (served(live), served(replay)), "live_log": log_records(live.cassettes / "test"),
+                "at_once": (at_once(live), at_once(replay)),
             }
         finally:
             stop_gateway(live)
@@ -190,6 +195,8 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
     on, off = results["on"], results["off"]
     assert on["served"][0] >= 10 and on["served"][1] >= 10, on["served"]  # the lane answered the hot calls
     assert off["served"] == (0, 0)
+    # A replay (no live fallback) answers its calls in the turn that read them; live ones wait on a server: tasks.
+    assert on["at_once"][0] == 0 and on["at_once"][1] >= 10 and on["at_once"][1] <= on["served"][1], on
     for mode in ("live", "replay"):
         assert len(on[mode]) == len(off[mode]) == 21
         for number, (hot, plain) in enumerate(zip(on[mode], off[mode])):
