@@ -6,28 +6,15 @@ Prompts are renamed as tools are (the catalog maps exposed -> upstream name); re
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from gateway.errors import GatewayError, UnknownTargetError
 from gateway.router_core import Caller, ClientHandle, RouterCore, strip_meta
 
 logger = logging.getLogger("gateway.router")
-T = TypeVar("T")
 
 
 class Forwarding(RouterCore):
-    async def _found(self, lookup: Callable[[], T]) -> T:
-        """`lookup()`; if it finds nothing while the first starts are under way, again once they have settled:
-        the name may be a starting server's (lists wait the same way), and "unknown" would be a wrong answer."""
-        try:
-            return lookup()
-        except UnknownTargetError:
-            if self.settled:
-                raise
-        await self.until_settled()
-        return lookup()
-
     def _prompt_target(self, name: Any, scope: str | None) -> tuple[str, str]:
         prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
         target = prompts.get(name) if isinstance(name, str) else None
@@ -39,7 +26,7 @@ class Forwarding(RouterCore):
         return target[0], target[1]
 
     async def get_prompt(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
-        server, upstream_name = await self._found(lambda: self._prompt_target(params.get("name"), scope))
+        server, upstream_name = await self.found(lambda: self._prompt_target(params.get("name"), scope))
         out = {**params, "name": upstream_name}
         strip_meta(out)
         return await self.upstreams[server].request("prompts/get", out, self._options(server, caller))
@@ -55,7 +42,7 @@ class Forwarding(RouterCore):
         return server
 
     async def read_resource(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
-        server = await self._found(lambda: self._resource_server(params.get("uri"), scope))
+        server = await self.found(lambda: self._resource_server(params.get("uri"), scope))
         out = dict(params)
         strip_meta(out)
         return await self.upstreams[server].request("resources/read", out, self._options(server, caller))
@@ -63,7 +50,7 @@ class Forwarding(RouterCore):
     async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
                         scope: str | None = None) -> dict[str, Any]:
         uri = params.get("uri")
-        server = await self._found(lambda: self._resource_server(uri, scope))
+        server = await self.found(lambda: self._resource_server(uri, scope))
         out = dict(params)
         strip_meta(out)
         result = await self.upstreams[server].request(
@@ -77,7 +64,7 @@ class Forwarding(RouterCore):
         ref = params.get("ref") or {}
         out = dict(params)
         strip_meta(out)
-        server, ref_name = await self._found(lambda: self._completion_target(ref, scope))
+        server, ref_name = await self.found(lambda: self._completion_target(ref, scope))
         if ref_name is not None:
             out["ref"] = {**ref, "name": ref_name}
         return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))

@@ -15,18 +15,19 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
 
 import anyio
 
 from gateway.catalog import Catalog, build_catalog
 from gateway.server_spec import ServerSpec
-from gateway.errors import UpstreamUnavailable
+from gateway.errors import UnknownTargetError, UpstreamUnavailable
 from gateway.naming import NamingPolicy
 from gateway.settings import Settings
 from gateway.upstream import AnswersAtOnce, CallOptions, ProgressFn, RelayFn, Upstream
 from gateway.validation import ValidatorCache
 
+T = TypeVar("T")
 logger = logging.getLogger("gateway.router")
 
 # Keys of the 2026-07-28 request envelope: they describe the client's hop to
@@ -153,6 +154,21 @@ class RouterCore:
         if upstream is not None and upstream.catalog is None:
             status = upstream.status
             raise UpstreamUnavailable(server, f"not available ({status.state}: {status.reason or 'no reason given'})")
+
+    async def found(self, lookup: Callable[[], T]) -> T:
+        """`lookup()` of a request's target (a tool, prompt, resource); if it finds nothing (None, or
+        UnknownTargetError) while the first starts are under way, again once they have settled: the name may be a
+        starting server's (lists wait the same way), and "unknown" would be a wrong answer. Waits only then."""
+        try:
+            target = lookup()
+        except UnknownTargetError:
+            if self.settled:
+                raise
+        else:
+            if target is not None or self.settled:
+                return target
+        await self.until_settled()
+        return lookup()
 
     def pending_servers(self) -> list[str]:
         """Servers whose first start has not ended yet."""

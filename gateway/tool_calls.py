@@ -44,14 +44,9 @@ class ToolCalls(RouterCore):
         if scope is not None:  # a per-server endpoint waits for its server's first start, as lists do
             await self.until_settled(scope)
         view = self.catalog.server_view(scope) if scope is not None else None
-        tools = self.catalog.tools if view is None else view.tools
-        entry = tools.get(name) if isinstance(name, str) else None
-        if entry is None and view is None and not self.settled:
-            # A name the catalog lacks during start-up may be a starting server's tool: answering "unknown"
-            # now would be wrong. Wait for the first starts (bounded by the ready timeout), as lists do.
-            await self.until_settled()
-            tools = self.catalog.tools
-            entry = tools.get(name) if isinstance(name, str) else None
+        # A name the catalog lacks during start-up may be a starting server's tool: looked up again once settled.
+        entry = await self.found(lambda: (self.catalog.tools if view is None else view.tools).get(name)
+                                 if isinstance(name, str) else None)
         record = self._new_record(caller, started, entry.exposed if entry else name, arguments, entry)
         if view is not None and entry is None:
             record["server"] = scope
