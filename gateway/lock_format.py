@@ -7,6 +7,7 @@ separator) and each server entry, checked key by key.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -81,8 +82,10 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
     if isolation is not None and isolation not in ISOLATION:
         raise ConfigError(source, line_of(entry, "isolation"), f"{where}: isolation must be one of {ISOLATION}, got {isolation!r}")
     timeout = entry.get("timeout")
-    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0):
-        raise ConfigError(source, line_of(entry, "timeout"), f"{where}: timeout must be a positive number of seconds")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+                                or not 0 < timeout < math.inf):  # YAML's .inf and .nan are floats
+        raise ConfigError(source, line_of(entry, "timeout"), f"{where}: timeout must be a positive, finite number of seconds "
+                          f"(got {timeout!r}; leave it out for the gateway's --call-timeout)")
     spec = ServerSpec(
         **launch_fields(entry, source, where),
         id=sid,

@@ -43,6 +43,8 @@ def test_lock_file_loads():
     "change, line, words",
     [
         (("    timeout: 5", "    timeout: -1"), 10, "timeout must be a positive"),
+        (("    timeout: 5", "    timeout: .inf"), 10, "timeout must be a positive, finite number"),
+        (("    timeout: 5", "    timeout: .nan"), 10, "timeout must be a positive, finite number"),
         (("    flags: [offline, nondeterministic]", "    flags: [offline, fast]"), 9, "unknown flag"),
         (("  maps:", "  my__maps:"), 11, "may not contain the separator"),
         (("  all: [time, maps]", "  all: [time, nope]"), 20, "unknown server id"),
