@@ -36,7 +36,7 @@ import mcp_types as types
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, REQUEST_CANCELLED, check_accept_headers
 from mcp.shared.exceptions import MCPError
 from mcp_types import methods as _methods
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
 from gateway import sdk_adapter
@@ -141,7 +141,7 @@ class FastPath:
         except MCPError as exc:
             return _envelope(request_id, "error", exc.error.model_dump(by_alias=True, mode="json", exclude_unset=True))
         except ValidationError:  # as the SDK's dispatcher maps it
-            return _envelope(request_id, "error", {"code": types.INVALID_PARAMS, "message": "Invalid request parameters", "data": ""})
+            return _envelope(request_id, "error", INVALID_PARAMS)
         except Exception as exc:  # noqa: BLE001 - as the SDK's dispatcher answers a handler that raised
             logger.exception("handler for %r raised", method)
             return _envelope(request_id, "error", {"code": 0, "message": str(exc)})
@@ -230,6 +230,29 @@ def plainly_valid(method: str, params: Any) -> bool:
 
 
 _CALL_KEYS = frozenset({"name", "arguments"})
+
+
+def params_problem(method: str, version: str | None, params: Any) -> str | None:
+    """Why the SDK would refuse these params of a hot request as malformed (-32602 "Invalid request
+    parameters"), in one line; None when it takes them. `version`: the request's protocol version (a sessionless
+    request may have none: the latest handshake version's rules then)."""
+    if plainly_valid(method, params):
+        return None
+    try:
+        _methods.validate_client_request(method, version if version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION, params)
+    except ValidationError as exc:
+        return describe_invalid(exc)
+    except (KeyError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """A pydantic refusal of a request's params in one line: `params.arguments: Input should be a valid dictionary`."""
+    return "; ".join(f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()[:3])
+
+
+INVALID_PARAMS = {"code": types.INVALID_PARAMS, "message": "Invalid request parameters", "data": ""}  # the SDK's words
 
 
 def _accepts_server_requests(connection: Any) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from pydantic import ValidationError
 from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
@@ -134,7 +135,8 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
         )
     sessions: SessionTable = {}  # filled by the HTTP front's session admission (gateway.sessions)
     directory = SessionDirectory(sessions)
-    server.middleware = [_OwnWorkTimer(router), directory]  # replaces the SDK's (no-op) OpenTelemetry middleware
+    # These replace the SDK's (no-op) OpenTelemetry middleware; they run around its check of a request's params.
+    server.middleware = [_OwnWorkTimer(router), _MalformedCalls(router, caller), directory]
     # The hot requests, for the fast path: the same handlers the SDK calls.
     ping = server.get_request_handler("ping")
     hot = {"tools/call": guarded(call_tool), "tools/list": guarded(list_tools)}
@@ -178,6 +180,25 @@ class _OwnWorkTimer:
         finally:
             self.router.own_work_s.append(time.perf_counter() - started - box[0])
             UPSTREAM_WAIT.reset(token)
+
+
+class _MalformedCalls:
+    """Logs a tools/call the SDK refuses as malformed before any handler runs (its params are not a tool call's:
+    `arguments` a string, no `name`), so the call log holds every call an agent made, as it promises."""
+
+    def __init__(self, router: Router, caller: Callable[[Any], Caller]) -> None:
+        self.router = router
+        self.caller = caller
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        try:
+            return await call_next(ctx)
+        except ValidationError as exc:
+            await self.router.log_malformed(ctx.params, self.caller(ctx), per_server.server_of(ctx.request),
+                                     fast_path.describe_invalid(exc))
+            raise
 
 
 def initialization_options(server: Server[Any]) -> Any:

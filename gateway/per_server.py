@@ -29,6 +29,7 @@ from urllib.parse import unquote
 from starlette.requests import Request
 
 from gateway.errors import GatewayError
+from gateway.fast_path import INVALID_PARAMS, params_problem
 from gateway.http_errors import send_error
 from gateway.request_context import context_of, of_request
 from gateway.router import Caller, Router
@@ -116,8 +117,15 @@ class OneShot:
         caller = Caller(run_id=run_id or self.default_run, tagged=bool(run_id), session_id=ctx.caller,
                         endpoint=ctx.endpoint or scope.get("path", "/mcp"), protocol_version=ctx.protocol_version)
         answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        method, params = message["method"], message.get("params") or {}
+        problem = params_problem(method, ctx.protocol_version, params)
         try:
-            answer["result"] = await self._run(ctx.server, message["method"], message.get("params") or {}, caller)
+            if problem is not None:  # refused as the SDK refuses it on a session (`arguments` a string, ...), and logged
+                if method == "tools/call":
+                    await self.router.log_malformed(params, caller, ctx.server, problem)
+                answer["error"] = dict(INVALID_PARAMS)
+            else:
+                answer["result"] = await self._run(ctx.server, method, params, caller)
         except GatewayError as exc:
             error = {"code": exc.code, "message": scrub(exc.message)}
             if exc.data is not None:

@@ -119,6 +119,27 @@ class ToolCalls(RouterCore):
             if self.call_log is not None:
                 self.call_log.append(record)
 
+    async def log_malformed(self, params: Any, caller: Caller, scope: str | None, problem: str) -> None:
+        """A tools/call refused before any handler ran (the SDK's check of its params: `arguments` not an object,
+        `name` missing or not a string). It reached no server, but the agent made it, so the call log has it, as
+        refused, with the tool's own check of the arguments when the name is a known tool's."""
+        params = params if isinstance(params, dict) else {}
+        name, arguments = params.get("name"), params.get("arguments")
+        now = time.time()
+        entry = await self.found(lambda: (self.catalog.tools if scope is None else self.catalog.server_view(scope).tools)
+                                 .get(name) if isinstance(name, str) else None)
+        record = self._new_record(caller, now, entry.exposed if entry else name if isinstance(name, str) else "",
+                                  arguments, entry)
+        if entry is None and scope is not None:
+            record["server"] = scope
+        if entry is not None and self.settings.validate != "off":
+            record["validation"] = entry.input.check(arguments).as_dict()
+        record["outcome"], record["error"] = "rejected", f"Invalid request parameters: {problem}"
+        ended = time.time()  # after a wait for the start-up, if the name was not known yet
+        record["ended_at"], record["latency_ms"] = _iso(ended), round((ended - now) * 1000, 3)
+        if self.call_log is not None:
+            self.call_log.append(record)
+
     def _passthrough_tool(self, name: str) -> ToolEntry:
         server = self._sole_server()
         assert server is not None

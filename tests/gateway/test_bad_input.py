@@ -119,9 +119,24 @@ def test_schema_that_is_itself_invalid(gateway_factory):
 
 
 def test_arguments_not_an_object(gateway):
+    """The SDK refuses the call (-32602) before any handler runs; the agent made it all the same, so the call log
+    has it, refused, with the tool's own verdict on its arguments when the tool is known."""
     response = post(gateway, {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
                               "params": {"name": "good__echo", "arguments": [1, 2]}})
     assert response["error"]["code"] == -32602
+    no_name = post(gateway, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"arguments": {}}})
+    assert no_name["error"]["code"] == -32602
+    per_server = httpx.post(gateway.base + "/servers/good/mcp", headers=HEADERS, timeout=10, json={
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": "hi"}})
+    assert "-32602" in per_server.text, per_server.text
+    listed, unnamed, scoped = export(gateway, 3)
+    assert listed["exposed_name"] == "good__echo" and listed["server"] == "good" and listed["tool"] == "echo"
+    assert listed["arguments"] == [1, 2] and listed["outcome"] == "rejected" and listed["source"] is None
+    assert "arguments: Input should be a valid dictionary" in listed["error"]
+    assert listed["validation"]["valid"] is False and listed["validation"]["errors"][0]["keyword"] == "type"
+    assert unnamed["exposed_name"] == "" and unnamed["outcome"] == "rejected" and "name: Field required" in unnamed["error"]
+    assert scoped["endpoint"] == "/servers/good/mcp" and scoped["tool"] == "echo" and scoped["arguments"] == "hi"
+    assert [r["run_id"] for r in (listed, unnamed, scoped)] == [listed["run_id"]] * 3
 
 
 def test_malformed_json_rpc_and_unknown_method(gateway):

@@ -238,3 +238,22 @@ def test_sigterm_stops_it_while_stdin_stays_open(tmp_path):
         if process.poll() is None:
             process.kill()
         process.stdin.close()
+
+
+def test_a_tools_call_refused_as_malformed_is_in_the_call_log(tmp_path):
+    """The SDK refuses `arguments` that are not an object (-32602) before any handler runs; over stdio, as over
+    HTTP, the call log still has the call, refused, with the tool's verdict on its arguments."""
+    from recorder.calllog import iter_calls
+
+    lines = [INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {**SUM, "id": 2, "params": {"name": "everything__get-sum", "arguments": "1 + 2"}}]
+    done = subprocess.run(serve_stdio(tmp_path), input="".join(json.dumps(line) + "\n" for line in lines), text=True,
+                          capture_output=True, cwd=ROOT, timeout=120)
+    answers = {message["id"]: message for message in map(json.loads, done.stdout.splitlines()) if "id" in message}
+    assert answers[2]["error"]["code"] == -32602, done.stdout[-500:]
+    records = [r for data in (tmp_path / "cassettes").rglob("data.mdb") for r in iter_calls(data.parent)]
+    (record,) = records
+    assert record["exposed_name"] == "everything__get-sum" and record["arguments"] == "1 + 2"
+    assert record["outcome"] == "rejected" and record["endpoint"] == "stdio" and record["known_tool"] is True
+    assert "params.arguments: Input should be a valid dictionary" in record["error"]
+    assert record["validation"]["valid"] is False and record["validation"]["errors"][0]["keyword"] == "type"
