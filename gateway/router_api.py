@@ -122,12 +122,14 @@ class RouterApi:
         if isinstance(name, Response):
             return name
         arguments = body.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            return _fail(400, f'"arguments" must be an object, not {type(arguments).__name__}')
         run = client_identity.tagged_run(request)
         caller = Caller(run_id=run or self.default_run, tagged=bool(run), session_id=client_identity.client_of(request),
                         client_name=request.headers.get("x-title") or request.headers.get("user-agent"),
                         endpoint=CALL_TOOL)
+        if arguments is not None and not isinstance(arguments, dict):  # refused, and logged: the agent made the call
+            problem = f'"arguments" must be an object, not {type(arguments).__name__}'
+            await self.router.log_malformed({"name": name, "arguments": arguments}, caller, sid, problem)
+            return _fail(400, problem)
         try:
             result = await self.router.call_tool({"name": name, "arguments": arguments or {}}, caller, sid)
         except GatewayError as exc:  # the call was made and failed: mcprouter's RespErr

@@ -167,8 +167,11 @@ def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypa
         # Bad input: one line in mcprouter's envelope, never a traceback.
         no_server = post(base, "/v1/call-tool", {"name": "convert_time"}, **good)
         assert no_server.status_code == 400 and no_server.json()["message"].startswith('"server" is required')
-        bad_args = post(base, "/v1/call-tool", {"server": "time", "name": "x", "arguments": [1]}, **good)
+        bad_args = post(base, "/v1/call-tool", {"server": "time", "name": "convert_time", "arguments": [1]}, **good)
         assert bad_args.status_code == 400 and "object" in bad_args.json()["message"]
+        (refused,) = [c for c in iter_calls(replay.cassettes / "log") if c["arguments"] == [1]]  # the agent made it
+        assert refused["outcome"] == "rejected" and refused["tool"] == "convert_time" and refused["server"] == "time"
+        assert refused["endpoint"] == "/v1/call-tool" and refused["validation"]["valid"] is False
         not_json = httpx.post(base + "/v1/list-tools", content=b"{oops",
                               headers={**good, "content-type": "application/json"}, timeout=10)
         assert not_json.status_code == 400 and "not JSON" in not_json.json()["message"]
