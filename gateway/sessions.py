@@ -132,12 +132,20 @@ class SessionAdmission:
             await send_error(send, 503, -32000, "too many sessions in use; retry later", extra=[(b"retry-after", b"5")])
             return
         self.opening[client] = self.opening.get(client, 0) + 1
+        minted: list[str] = []
         try:
-            await self.app(scope, receive, self._watch_opening(send, client, _wants_relay(ctx.body)))
+            await self.app(scope, receive, self._watch_opening(send, client, _wants_relay(ctx.body), minted))
         finally:
             self.opening[client] -= 1
             if not self.opening[client]:
                 del self.opening[client]
+        for session_id in minted:
+            opened = connection(self.sessions.get(session_id))
+            if opened is not None and opened.client_params is None:
+                # Its initialize was refused (no params, or not an initialize's): no request can use the session,
+                # so it is closed now rather than after its idle timeout, its slot freed. Its name was sent already.
+                self.sessions.pop(session_id, None)
+                await self._delete(session_id)
 
     async def _serve_existing(self, session_id: str, scope: Any, receive: Any, send: Any) -> None:
         session = self.sessions.get(session_id)
@@ -159,12 +167,14 @@ class SessionAdmission:
             if scope["method"] == "DELETE" or (status and status[0] == 404):
                 self.sessions.pop(session_id, None)
 
-    def _watch_opening(self, send: Any, client: str, relay: bool) -> Any:
+    def _watch_opening(self, send: Any, client: str, relay: bool, minted: list[str] | None = None) -> Any:
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for key, value in message.get("headers", []):
                     if key.lower() == b"mcp-session-id":
                         known = self.sessions.get(value.decode("latin-1"))  # its connection filed already
+                        if minted is not None:
+                            minted.append(value.decode("latin-1"))
                         self.sessions[value.decode("latin-1")] = Session(
                             client, time.monotonic(), relay=relay, connection=known.connection if known else None)
             elif message["type"] == "http.response.start":
