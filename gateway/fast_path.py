@@ -61,6 +61,8 @@ class FastPath:
         self.sessions = sessions
         self.served = 0  # requests answered here (tests and /status read it)
         self.declined = 0
+        self._chains: dict[str, tuple[Any, Any]] = {}
+        self._heads: dict[tuple[str, str], bool] = {}  # (Accept, Content-Type) -> the SDK's verdict  # method -> (the middleware list it was made of, its chain)
 
     async def try_answer(self, transport: Any, ctx: RequestContext, request: Any, send: Any) -> bool:
         """Answer the request if it qualifies; False (nothing done, nothing sent) otherwise."""
@@ -90,8 +92,7 @@ class FastPath:
             return None
         if not _qualifies(message):
             return None
-        heads = request if heads is None else heads
-        if not check_accept_headers(heads)[0] or not sdk_adapter.content_type_ok(transport, heads):
+        if not self._heads_ok(transport, request if heads is None else heads):
             return None
         request_id = message["id"]
         if sdk_adapter.has_answer_stream(transport, str(request_id)):
@@ -103,6 +104,17 @@ class FastPath:
             except (ValidationError, KeyError, ValueError):
                 return None  # malformed: the SDK answers with its usual error
         return HotCall(method, params, request_id, session, version, request, session_id)
+
+    def _heads_ok(self, transport: Any, heads: Any) -> bool:
+        """The SDK's verdict on the request's Accept and Content-Type (JSON accepted, JSON sent), kept per pair of
+        values: a client sends the same two on every request."""
+        key = (heads.headers.get("accept", ""), heads.headers.get("content-type", ""))
+        verdict = self._heads.get(key)
+        if verdict is None:
+            verdict = check_accept_headers(heads)[0] and sdk_adapter.content_type_ok(transport, heads)
+            if len(self._heads) < 64:  # a few clients' pairs; a client varying them is only not helped
+                self._heads[key] = verdict
+        return verdict
 
     async def answer(self, call: HotCall, inflight: Any) -> bytes:
         """The JSON-RPC answer to a prepared call; its cancel scope is filed in its entry of the table of ids in
@@ -125,19 +137,29 @@ class FastPath:
         self.served += 1
         return body
 
-    async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any) -> bytes:
-        ctx = FastContext(method, params, request_id, version, request, connection)
-        handler = self.handlers[method]
+    def _chain(self, method: str) -> Callable[[FastContext], Awaitable[dict[str, Any]]]:
+        """The server middleware around `method`'s handler and the SDK's result shaping, as the SDK composes it;
+        made once per method (and again if the server's middleware list is replaced)."""
+        middleware = self.server.middleware
+        made = self._chains.get(method)
+        if made is not None and made[0] is middleware:
+            return made[1]
+        handler, server = self.handlers[method], self.server
 
         async def inner(ctx: FastContext) -> dict[str, Any]:
             result = await handler(ctx, None)
-            return sdk_adapter.serialize_result(self.server, connection, method, version, result)
+            return sdk_adapter.serialize_result(server, ctx.session.connection, ctx.method, ctx.protocol_version, result)
 
         call: Any = inner
-        for middleware in reversed(self.server.middleware):
-            call = _bind(middleware, call)
+        for layer in reversed(middleware):
+            call = _bind(layer, call)
+        self._chains[method] = (middleware, call)
+        return call
+
+    async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any) -> bytes:
+        ctx = FastContext(method, params, request_id, version, request, connection)
         try:
-            result = await call(ctx)
+            result = await self._chain(method)(ctx)
         except MCPError as exc:
             return _envelope(request_id, "error", exc.error.model_dump(by_alias=True, mode="json", exclude_unset=True))
         except ValidationError:  # as the SDK's dispatcher maps it

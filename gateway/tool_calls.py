@@ -156,10 +156,10 @@ class ToolCalls(RouterCore):
 
     def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
         return {
+            "seq": None,  # first: the store writes its number into the packed record (recorder.store.with_seq)
             "run_id": caller.run_id,
             "session_id": caller.session_id,
             "lane": caller.lane,
-            "seq": None,
             "started_at": _iso(started),
             "ended_at": None,
             "latency_ms": None,

@@ -57,10 +57,11 @@ class CallLog:
         """Never raises: a call log that cannot be written must not fail the call it describes."""
         if self.redact is not None:  # arguments and errors can carry secrets too
             record = self.redact(record)
-        size = len(pack(record))
-        if size > self.max_value:  # only then can one of its strings be over the cap
+        packed = pack(record)
+        if len(packed) > self.max_value:  # only then can one of its strings be over the cap
             record = cap_values(record, self.max_value)
-            size = len(pack(record))
+            packed = pack(record)
+        size = len(packed)
         if self.size + size > self.max_bytes:
             self.dropped += 1
             if self.dropped == 1:
@@ -69,7 +70,7 @@ class CallLog:
             return
         self.size += size
         try:
-            self.store.append("calls", record)
+            self.store.append("calls", record, packed=packed)  # packed once: its seq is written in at commit
         except Exception as exc:  # noqa: BLE001 - closed store at shutdown, and the like
             logger.error("call log: record of %s dropped: %s", record.get("exposed_name"), exc)
 

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import lmdb
 
@@ -76,6 +76,27 @@ def in_use(path: Path) -> bool:
     finally:
         os.close(fd)  # lets go of the trial lock too
     return False
+
+
+class Packed(NamedTuple):
+    """A record to append, and its bytes packed with "seq" None as its first field."""
+    record: dict[str, Any]
+    data: bytes
+
+
+_SEQ_NONE = b"\xa3seq\xc0"  # msgpack: the key "seq", then nil
+
+
+def with_seq(value: dict[str, Any] | Packed, seq: int) -> bytes:
+    """`pack({**record, "seq": seq})`; for a `Packed` record, its bytes with the number written in (the same bytes:
+    a map's header, then "seq" and its value, then the rest as packed), without packing it again."""
+    if isinstance(value, Packed):
+        data = value.data
+        head = 1 if 0x80 <= data[0] <= 0x8F else 3 if data[0] == 0xDE else 5 if data[0] == 0xDF else 0
+        if head and data[head:head + 5] == _SEQ_NONE:
+            return b"".join((data[:head], _SEQ_NONE[:4], pack(seq), data[head + 5:]))
+        value = value.record
+    return pack({**value, "seq": seq})
 
 
 class CassetteStore:
@@ -150,11 +171,12 @@ class CassetteStore:
         """Queue one write; with `wait`, return a future resolved once it is committed."""
         return self.put_many([(db, key, value)], wait=wait)
 
-    def append(self, db: str, value: dict[str, Any], *, wait: bool = False) -> asyncio.Future[None] | None:
+    def append(self, db: str, value: dict[str, Any], *, wait: bool = False, packed: bytes | None = None) -> asyncio.Future[None] | None:
         """Queue a record under the next sequence number of `db`, assigned inside the write
         transaction (so two processes appending to one cassette never overwrite each other).
-        The record's "seq" field is set to it. Encoding happens inside the write transaction."""
-        return self._enqueue([(db, None, value)], wait)
+        The record's "seq" field is set to it. `packed`: the record already packed with "seq" None as its
+        first field, the number then written into those bytes (`with_seq`); else it is packed in the transaction."""
+        return self._enqueue([(db, None, value if packed is None else Packed(value, packed))], wait)
 
     def put_many(self, items: list[tuple[str, bytes, Any]], *, wait: bool = False) -> asyncio.Future[None] | None:
         return self._enqueue([(db, key, pack(value)) for db, key, value in items], wait)
@@ -244,7 +266,7 @@ class CassetteStore:
                             next_seq[db] = (struct.unpack(">Q", cursor.key())[0] + 1) if cursor.last() else 1
                         seq = next_seq[db]
                         next_seq[db] += 1
-                        value = pack({**value, "seq": seq} if db == "calls" else value)
+                        value = with_seq(value, seq) if db == "calls" else pack(value.record if isinstance(value, Packed) else value)
                         txn.put(seq_key(seq), value, db=self.dbs[db])
                     else:
                         txn.put(key, value, db=self.dbs[db])

@@ -73,3 +73,30 @@ def test_a_failing_commit_is_reported_to_the_waiter_and_not_retried(tmp_path):
     reopened = CassetteStore(tmp_path / "c", create=False, readonly=True)
     # Issue 25 item 9: a waiter told "failed" never finds its record later (they used to be retried in).
     assert reopened.count("exchanges") == 40 - len(failures) and reopened.count("calls") == 1
+
+
+def test_a_record_packed_once_gets_its_number_written_in_as_packing_it_again_would():
+    """The call log packs a record once (for its size) and hands the bytes to the store, which writes the sequence
+    number into them: the bytes equal packing the record with its number, for any size of map and number."""
+    from recorder.codec import pack, unpack
+    from recorder.store import Packed, with_seq
+
+    small = {"seq": None, "tool": "echo", "arguments": {"message": "hé"}}
+    large = {"seq": None, **{f"field{i}": i for i in range(30)}}  # a map of more than 15 keys: another header
+    later = {"tool": "echo", "seq": None}  # "seq" not first: packed again, with the same outcome
+    for record in (small, large, later):
+        for seq in (1, 127, 128, 65_536, 2**40):
+            assert with_seq(Packed(record, pack(record)), seq) == pack({**record, "seq": seq})
+            assert unpack(with_seq(Packed(record, pack(record)), seq))["seq"] == seq
+            assert with_seq(record, seq) == pack({**record, "seq": seq})
+
+
+def test_records_appended_packed_are_read_back_numbered(tmp_path):
+    from recorder.calllog import CallLog, iter_calls
+
+    store = CassetteStore(tmp_path / "c")
+    log = CallLog(store)
+    for n in range(3):
+        log.append({"seq": None, "tool": "echo", "arguments": {"n": n}})
+    store.close()
+    assert [(r["seq"], r["arguments"]["n"]) for r in iter_calls(tmp_path / "c")] == [(1, 0), (2, 1), (3, 2)]
