@@ -23,6 +23,7 @@ import logging
 import time
 import weakref
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from gateway.http_errors import send_error
@@ -133,12 +134,23 @@ class SessionAdmission:
             return
         self.opening[client] = self.opening.get(client, 0) + 1
         minted: list[str] = []
+        counted = True
+
+        def opened() -> None:
+            # Once its session is filed in the table (the answer's head) it counts there, not in `opening` as
+            # well while the rest of the answer goes out: a client may have read it all and sent its next
+            # initialize before this task ends, which then found one session counted twice and closed it.
+            nonlocal counted
+            if counted:
+                counted = False
+                self.opening[client] -= 1
+                if not self.opening[client]:
+                    del self.opening[client]
+
         try:
-            await self.app(scope, receive, self._watch_opening(send, client, _wants_relay(ctx.body), minted))
+            await self.app(scope, receive, self._watch_opening(send, client, _wants_relay(ctx.body), minted, opened))
         finally:
-            self.opening[client] -= 1
-            if not self.opening[client]:
-                del self.opening[client]
+            opened()
         for session_id in minted:
             opened = connection(self.sessions.get(session_id))
             if opened is not None and opened.client_params is None:
@@ -167,7 +179,8 @@ class SessionAdmission:
             if scope["method"] == "DELETE" or (status and status[0] == 404):
                 self.sessions.pop(session_id, None)
 
-    def _watch_opening(self, send: Any, client: str, relay: bool, minted: list[str] | None = None) -> Any:
+    def _watch_opening(self, send: Any, client: str, relay: bool, minted: list[str] | None = None,
+                       opened: Callable[[], None] | None = None) -> Any:
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for key, value in message.get("headers", []):
@@ -177,6 +190,8 @@ class SessionAdmission:
                             minted.append(value.decode("latin-1"))
                         self.sessions[value.decode("latin-1")] = Session(
                             client, time.monotonic(), relay=relay, connection=known.connection if known else None)
+                        if opened is not None:  # no await between: never counted twice
+                            opened()
             elif message["type"] == "http.response.start":
                 # Refused (e.g. a tools/call before initialize): the SDK minted a session for it, named it in
                 # the answer, and discards it at once. A client must not be handed the name of no session.
