@@ -36,10 +36,11 @@ import mcp_types as types
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, REQUEST_CANCELLED, check_accept_headers
 from mcp.shared.exceptions import MCPError
 from mcp_types import methods as _methods
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from gateway import sdk_adapter
+from gateway.request_params import INVALID_PARAMS, plainly_valid
 from gateway.request_context import RequestContext
 from gateway.sessions import SessionTable, connection
 
@@ -239,42 +240,6 @@ def _qualifies(message: Any) -> bool:
                              or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)):
         return False
     return True
-
-
-def plainly_valid(method: str, params: Any) -> bool:
-    """Params the SDK's request validation accepts at every handshake version, seen at a glance (its
-    pydantic pass costs 15 us a call); False: ask the SDK. tests/gateway/test_fast_path_checks.py holds
-    the installed SDK to it."""
-    if method == "tools/call":
-        return (isinstance(params, dict) and params.keys() <= _CALL_KEYS and isinstance(params.get("name"), str)
-                and isinstance(params.get("arguments", {}), dict))
-    return params is None or params == {}
-
-
-_CALL_KEYS = frozenset({"name", "arguments"})
-
-
-def params_problem(method: str, version: str | None, params: Any) -> str | None:
-    """Why the SDK would refuse these params of a hot request as malformed (-32602 "Invalid request
-    parameters"), in one line; None when it takes them. `version`: the request's protocol version (a sessionless
-    request may have none: the latest handshake version's rules then)."""
-    if plainly_valid(method, params):
-        return None
-    try:
-        _methods.validate_client_request(method, version if version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION, params)
-    except ValidationError as exc:
-        return describe_invalid(exc)
-    except (KeyError, ValueError) as exc:
-        return str(exc)
-    return None
-
-
-def describe_invalid(exc: ValidationError) -> str:
-    """A pydantic refusal of a request's params in one line: `params.arguments: Input should be a valid dictionary`."""
-    return "; ".join(f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()[:3])
-
-
-INVALID_PARAMS = {"code": types.INVALID_PARAMS, "message": "Invalid request parameters", "data": ""}  # the SDK's words
 
 
 def _accepts_server_requests(connection: Any) -> bool:

@@ -30,6 +30,7 @@ from gateway import __version__, fast_path, per_server
 from gateway.errors import GatewayError
 from gateway.http_app import SHUTDOWN_GRACE, GatewayHttpProtocol, bound_port, build_http_app, serve_http  # noqa: F401
 from gateway.request_context import of_request
+from gateway.request_params import describe_invalid
 from gateway.router import UPSTREAM_WAIT, Caller, Router
 from gateway.sdk_adapter import connection_of
 from gateway.secrets import scrub
@@ -197,7 +198,7 @@ class _MalformedCalls:
             return await call_next(ctx)
         except ValidationError as exc:
             await self.router.log_malformed(ctx.params, self.caller(ctx), per_server.server_of(ctx.request),
-                                     fast_path.describe_invalid(exc))
+                                     describe_invalid(exc))
             raise
 
 

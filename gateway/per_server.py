@@ -29,7 +29,7 @@ from urllib.parse import unquote
 from starlette.requests import Request
 
 from gateway.errors import GatewayError
-from gateway.fast_path import INVALID_PARAMS, params_problem
+from gateway.request_params import INVALID_PARAMS, params_problem
 from gateway.http_errors import send_error
 from gateway.request_context import context_of, of_request
 from gateway.router import Caller, Router

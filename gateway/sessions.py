@@ -19,6 +19,7 @@ SDK connection (for the fast path, filled in by `SessionDirectory`).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import weakref
@@ -26,8 +27,12 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
-from gateway.http_errors import send_error
+from mcp.server.streamable_http import check_accept_headers
+from starlette.requests import Request
+
+from gateway.http_errors import send_body, send_error
 from gateway.request_context import context_of
+from gateway.request_params import INVALID_PARAMS, params_problem
 from gateway.sdk_adapter import connection_of
 
 logger = logging.getLogger(__name__)
@@ -128,12 +133,17 @@ class SessionAdmission:
             # initialize must not close one of the client's idle sessions to make room for nothing.
             await self.app(scope, receive, self._watch_opening(send, client, False))
             return
+        if params_problem("initialize", None, message.get("params")) is not None and check_accept_headers(Request(scope))[0]:
+            # The SDK would mint a session, name it in its answer's head, then refuse the params: a session no
+            # request can use, open until its idle timeout. Refused here, as the SDK words it, with no session.
+            body = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "error": INVALID_PARAMS}).encode()
+            await send_body(send, 200, body)
+            return
         if not await self._make_room(client):
             self.refused += 1
             await send_error(send, 503, -32000, "too many sessions in use; retry later", extra=[(b"retry-after", b"5")])
             return
         self.opening[client] = self.opening.get(client, 0) + 1
-        minted: list[str] = []
         counted = True
 
         def opened() -> None:
@@ -148,16 +158,9 @@ class SessionAdmission:
                     del self.opening[client]
 
         try:
-            await self.app(scope, receive, self._watch_opening(send, client, _wants_relay(ctx.body), minted, opened))
+            await self.app(scope, receive, self._watch_opening(send, client, _wants_relay(ctx.body), opened))
         finally:
             opened()
-        for session_id in minted:
-            opened = connection(self.sessions.get(session_id))
-            if opened is not None and opened.client_params is None:
-                # Its initialize was refused (no params, or not an initialize's): no request can use the session,
-                # so it is closed now rather than after its idle timeout, its slot freed. Its name was sent already.
-                self.sessions.pop(session_id, None)
-                await self._delete(session_id)
 
     async def _serve_existing(self, session_id: str, scope: Any, receive: Any, send: Any) -> None:
         session = self.sessions.get(session_id)
@@ -179,15 +182,12 @@ class SessionAdmission:
             if scope["method"] == "DELETE" or (status and status[0] == 404):
                 self.sessions.pop(session_id, None)
 
-    def _watch_opening(self, send: Any, client: str, relay: bool, minted: list[str] | None = None,
-                       opened: Callable[[], None] | None = None) -> Any:
+    def _watch_opening(self, send: Any, client: str, relay: bool, opened: Callable[[], None] | None = None) -> Any:
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for key, value in message.get("headers", []):
                     if key.lower() == b"mcp-session-id":
                         known = self.sessions.get(value.decode("latin-1"))  # its connection filed already
-                        if minted is not None:
-                            minted.append(value.decode("latin-1"))
                         self.sessions[value.decode("latin-1")] = Session(
                             client, time.monotonic(), relay=relay, connection=known.connection if known else None)
                         if opened is not None:  # no await between: never counted twice
