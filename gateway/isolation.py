@@ -82,6 +82,7 @@ class PerRunUpstream:
         self._starting: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self.instances_started = 0
+        self.on_idle_stop: Callable[[str], None] | None = None  # gateway.upstream.PerRunInstances
 
     # Lists, catalog and status are the catalog instance's.
     @property
@@ -173,3 +174,5 @@ class PerRunUpstream:
                 if instance.inflight == 0 and now - instance.last_used > self._idle_timeout:
                     logger.info("server %s: run %r idle for %.0f s; its instance stops", self.name, lane, now - instance.last_used)
                     await self.discard(lane)
+                    if self.on_idle_stop is not None:  # the run's recorded history no longer matches any state
+                        self.on_idle_stop(lane)

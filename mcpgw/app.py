@@ -32,7 +32,7 @@ from gateway.secrets import register as register_secrets
 from gateway.sessions import SessionLimits
 from gateway.settings import Settings
 from gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
-from gateway.upstream import ReplayCounters, Upstream
+from gateway.upstream import PerRunInstances, ReplayCounters, Upstream
 from llm.passthrough import MODEL_SERVER
 from recorder.calllog import CallLog
 from recorder.cassette import Cassette, Recorded, open_named, open_path
@@ -164,10 +164,13 @@ class Gateway:
                     await self.router.on_catalog_changed(server, kind)
 
             assert self.cassette is not None
+            inner = live(catalog_changed)
             holder["up"] = RecordingUpstream(
-                live(catalog_changed), self.cassette, tracked=spec.tracked, group=self._group(spec),
+                inner, self.cassette, tracked=spec.tracked, group=self._group(spec),
                 redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
             )
+            if self.mode == "record" and isinstance(inner, PerRunInstances):
+                inner.on_idle_stop = self._group(spec).forget  # a fresh instance: the run's history starts over
             return holder["up"]
 
         if self.mode == "live":
@@ -179,11 +182,14 @@ class Gateway:
         # Keys are computed as they were recorded: with the flags the server had then.
         recorded = self.recorded.info.get("servers", {}).get(spec.id)
         as_recorded = spec_from_dict(recorded) if recorded else spec
-        return CassetteUpstream(
+        played = CassetteUpstream(
             spec.id, self.recorded.catalogs.get(spec.id), self.recorded.by_server.get(spec.id, []),
             tracked=as_recorded.tracked, legacy_stateful=as_recorded.stateful, past_end=self.settings.past_end,
             fallback=fallback, ignore=spec.ignore, group=self._group(as_recorded), max_lanes=self.settings.max_lanes,
         )
+        if fallback is not None and isinstance(fallback.inner, PerRunInstances):
+            fallback.inner.on_idle_stop = played.instance_stopped  # the run's next miss catches a fresh one up again
+        return played
 
     def _group(self, spec: ServerSpec) -> GroupState:
         """Servers of one state group share their lanes' history; any other server has its own."""

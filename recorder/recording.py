@@ -72,7 +72,21 @@ class RecordingUpstream:
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
         # In hybrid mode the replaying upstream owns the lane's history and hands us the call.
-        call = options.cassette_call or self._group.take_call(self.state_model(), method, params, options.lane)
+        if options.cassette_call is not None:  # hybrid: keyed (and ordered) by the replaying side
+            call, ticket = options.cassette_call, None
+        else:
+            call = self._group.take_call(self.state_model(), method, params, options.lane)
+            # In the same step as its key: the server meets the lane's calls in the order they were keyed.
+            ticket = self._group.gates.ticket(options.lane, call.changes_state) if self.tracked else None
+        try:
+            if ticket is not None:
+                await ticket.turn()
+            return await self._request(call, method, params, options)
+        finally:
+            if ticket is not None:
+                ticket.leave()
+
+    async def _request(self, call: Any, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
         key = call.key
         started = time.perf_counter()
         entry: dict[str, Any] = {"key": key, "base": call.base, "history": call.history, "changes_state": call.changes_state,

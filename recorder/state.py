@@ -16,11 +16,13 @@ is keyed on what the other changed.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from recorder.keys import base_key, chain, with_history
-from recorder.lane_table import LaneTable
+from recorder.lane_gate import LaneGates
+from recorder.lane_table import MAX_LANES, LaneTable
 
 # Requests that only read: they never move a server's state forward.
 READS = frozenset({"resources/read", "prompts/get", "completion/complete", "resources/list",
@@ -75,10 +77,29 @@ class GroupLane:
 
 
 class GroupState(LaneTable[GroupLane]):
-    """lane -> GroupLane, for the servers of one state group (or one server alone); bounded (lane_table)."""
+    """lane -> GroupLane, for the servers of one state group (or one server alone); bounded (lane_table).
+    `gates`: while recording, the order its lanes' calls reach the group's servers in (recorder.lane_gate)."""
+
+    def __init__(self, max_lanes: int = MAX_LANES) -> None:
+        super().__init__(max_lanes)
+        self.gates = LaneGates()
 
     def lane(self, name: str) -> GroupLane:
-        return self.use(name, GroupLane)
+        return self.use(name, lambda: self._new_lane(name))
+
+    def _new_lane(self, name: str) -> GroupLane:
+        if not self.forgotten(name):
+            return GroupLane()
+        # Dropped for room while idle, and back: its history is gone, the server's state is not. Keys no recording
+        # holds (so what it records is never replayed as another state's), and replay refuses it (diverged).
+        return GroupLane(history=f"forgotten:{uuid.uuid4().hex}", diverged=(
+            f"run {name!r} came back after {self.max_lanes} other runs were used since its last call (--max-lanes): "
+            "its history was dropped for room, so its calls are no longer matched to the recording"))
+
+    def forget(self, lane: str) -> None:
+        """The lane's server state is gone (its per-run instance stopped): its next call is keyed as a fresh
+        run's, as the fresh instance that answers it is one."""
+        self.pop(lane, None)
 
     def take_call(self, model: StateModel, method: str, params: dict[str, Any] | None, lane: str) -> Call:
         """A request's key as recording computes it: the lane's history advances now, in request

@@ -117,6 +117,10 @@ class CassetteUpstream:
         if self.fallback is not None:
             await self.fallback.aclose()
 
+    def instance_stopped(self, lane: str) -> None:
+        """Hybrid: the live instance of `lane` stopped for being idle (gateway.isolation); see Player.instance_stopped."""
+        self.player.instance_stopped(lane)
+
     def lane_report(self) -> dict[str, dict[str, Any]]:
         """Per lane: calls, whether it diverged (and where), whether it went live."""
         return self.player.lane_report()
@@ -169,7 +173,9 @@ class CassetteUpstream:
             lane.live = True
         options.cassette_call = call  # recorded under the key replay computes, history included
         result = await self.fallback.request(method, params, options)
-        entry = {"key": call.key, "base": call.base, "history": call.history, "result": result, "lane": options.lane}
+        # As a recorded entry is, for what replays it: a later catch-up re-sends it (its method and params).
+        entry = {"key": call.key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
+                 "method": method, "params": params, "result": result, "lane": options.lane}
         self.player.took_live(turn, options.lane, entry)  # what this lane asks again replays what it just took live
         options.source = "live"
         return result

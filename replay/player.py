@@ -99,7 +99,7 @@ class Player:
     def play(self, name: str, method: str, params: dict[str, Any] | None) -> Turn:
         if not self.replays:  # live, record: keyed in request order, as replay will key it
             return Turn(None, self.group.take_call(self.model, method, params, name), LIVE)
-        lane = self.lanes.use(name, lambda: Lane(self.group.lane(name)))
+        lane = self.lanes.use(name, lambda: self._new_lane(name))
         lane.calls += 1
         call = self.model.keyed(method, params, lane.history)
         if lane.live:
@@ -119,6 +119,13 @@ class Player:
             lane.replayed_changes.append(entry)
         return Turn(lane, call, HIT, entry)
 
+    def _new_lane(self, name: str) -> Lane:
+        lane = Lane(self.group.lane(name))
+        if self.lanes.forgotten(name) and lane.diverged is None:  # its place in the recording was dropped for room
+            lane.diverged = (f"run {name!r} came back after {self.lanes.max_lanes} other runs were used since its last "
+                             "call (--max-lanes): its place in the recording was dropped for room")
+        return lane
+
     def took_live(self, turn: Turn, name: str, entry: dict[str, Any]) -> None:
         """Hybrid: what the live side just answered is the lane's recording from now on."""
         if turn.lane is None:  # not replaying: nothing to follow
@@ -126,6 +133,14 @@ class Player:
         self.rule.add(turn.lane, name, turn.call.key, entry)
         if turn.call.changes_state:
             turn.lane.history = turn.call.history_after()
+            turn.lane.replayed_changes.append(entry)  # a later catch-up (its instance stopped idle) re-sends it too
+
+    def instance_stopped(self, name: str) -> None:
+        """Hybrid: the lane's live instance stopped (idle), its state gone: its next miss catches a fresh one up
+        again, on every state-changing call it replayed or took live."""
+        lane = self.lanes.get(name)
+        if lane is not None:
+            lane.live = False
 
     def lane_report(self) -> dict[str, dict[str, Any]]:
         """Per lane: calls, whether it diverged (and where), whether it went live."""

@@ -174,5 +174,5 @@ def test_broken_config_is_refused_by_serve_itself(tmp_path):
                              capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert refused.returncode == 2 and time.monotonic() - started < 30
     (line,) = refused.stderr.strip().splitlines()
-    assert line.startswith(f"mcpgw: {broken}:7:") and "timeout must be a positive number" in line, refused.stderr
+    assert line.startswith(f"mcpgw: {broken}:7:") and "timeout must be a positive, finite number" in line, refused.stderr
     assert not (tmp_path / "cassettes").exists()  # refused before anything started or was written

@@ -125,7 +125,7 @@ def upstreams(tmp_path: Path) -> Iterator[dict[str, Upstream]]:
 
 def test_the_protocol_names_what_the_router_uses():
     assert set(protocol_members(Upstream)) == {"name", "status", "catalog", "run", "wait_ready", "request", "aclose"}
-    assert set(protocol_members(PerRunInstances)) == {"run_instances", "discard"}
+    assert set(protocol_members(PerRunInstances)) == {"on_idle_stop", "run_instances", "discard"}
     assert set(protocol_members(ReplayCounters)) == {"hits", "misses", "diverged", "lane_report"}
 
 
