@@ -187,8 +187,6 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
     back had started afresh: replay answered it from the initial state ('old' where the run had written 'x'), and a
     recording keyed its calls as a fresh run's while the server kept its state. Now replay refuses it, and a
     recording keys it so no replay matches it."""
-    import pytest
-
     from gateway.errors import ReplayDiverged
     from recorder.state import GroupState
 
