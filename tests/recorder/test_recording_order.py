@@ -23,7 +23,7 @@ CATALOG = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "
                                {"name": "read", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}])
 
 
-def notes_server(order: list[str]) -> HandlerUpstream:
+def notes_server(order: list[str], append: bool = False) -> HandlerUpstream:
     note = ["old"]
 
     async def handler(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def notes_server(order: list[str]) -> HandlerUpstream:
         order.append(f"{name} starts")
         if name == "write":
             await anyio.sleep(0.2)
-            note[0] = params["arguments"]["text"]
+            note[0] = (note[0] if append else "") + params["arguments"]["text"]
         else:
             await anyio.sleep(0.05)
         order.append(f"{name} ends")
@@ -231,3 +231,60 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
 
 async def _record_with(recording: RecordingUpstream, script: list) -> list[str]:
     return [(await recording.request(*request, CallOptions(lane=lane)))["content"][0]["text"] for lane, request in script]
+
+
+def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its_next_miss(tmp_path):
+    """Hybrid: a run that went live keeps talking to its own instance; stopped idle, that instance's state was
+    gone, and the run's next live calls met a fresh one ('old' + 'y' where the run had written 'x' first). The
+    composition root tells the replaying side (mcpgw/app.py wires `on_idle_stop`), whose next miss for the run
+    catches a fresh instance up on what the run replayed and took live."""
+    import shutil
+
+    from gateway.config import ServerSpec
+    from gateway.isolation import PerRunUpstream
+
+    order: list[str] = []
+    cassette = Cassette(tmp_path / "c")
+    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order, append=True),
+                             idle_timeout=0.3, start_timeout=5)
+    recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d")
+    hybrid = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, [], fallback=recording)
+    per_run.on_idle_stop = hybrid.instance_stopped  # as mcpgw/app.py wires it in hybrid mode (this line is the fix)
+
+    async def main() -> list[str]:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(hybrid.run)
+            options = CallOptions(lane="h1")
+            answers = [(await hybrid.request(*call("write", text="x"), options))["content"][0]["text"]]
+            await anyio.sleep(1.5)  # idle: the run's instance stops
+            assert per_run.run_instances == 0
+            for request in (call("read"), call("write", text="y"), call("read")):
+                answers.append((await hybrid.request(*request, CallOptions(lane="h1")))["content"][0]["text"])
+            tasks.cancel_scope.cancel()
+        return answers
+
+    try:
+        assert anyio.run(main) == ["oldx", "oldx", "oldxy", "oldxy"]
+    finally:
+        cassette.close()
+        shutil.rmtree(per_run._catalog_dir, ignore_errors=True)
+
+
+def test_the_composition_root_wires_the_idle_stop_of_per_run_servers_when_recording(tmp_path):
+    """What the two idle tests above do by hand, mcpgw.app.Gateway does for an `isolation: run` server."""
+    import shutil
+
+    from gateway.config import ServerSpec
+    from gateway.settings import Settings
+    from mcpgw.app import Gateway
+
+    gateway = Gateway([ServerSpec("notes", "stdio", "x", isolation="run")],
+                      Settings(mode="record", cassettes_dir=tmp_path / "cassettes", cassette="rec"))
+    try:
+        recording = gateway.router.upstreams["notes"]
+        assert isinstance(recording, RecordingUpstream)
+        stop = recording.inner.on_idle_stop
+        assert stop is not None and stop.__self__ is recording._group and stop.__name__ == "forget"
+    finally:
+        gateway.close()
+        shutil.rmtree(recording.inner._catalog_dir, ignore_errors=True)
