@@ -638,36 +638,28 @@ def run_batch(report: Report, work: Path, layout: str, seed: int, batch: int, se
         rep.stop()
 
     # 4. replay S' on a fresh replay gateway
-    rep = start_gateway(work, cfg, "replay", name, cass, *extra)
-    try:
-        for i, seq in enumerate(seqs):
-            mut, ops = mutants[i]
-            answers = Runner(rep, prefix(i)).play(mut, ids(i, seq, "r"))
-            base = dict(layout=layout, seed=seed, seq_index=batch * 1000 + i, recorded=seq, ops=ops,
-                        single_tagged=single_tagged(seq) and single_tagged(mut))
-            compare(report, {**base, "check": "mutant", "replayed": mut}, answers, truth_mut[i], roots,
-                    refusals_ok=True)
-            report.calls += sum(1 for a in answers if a is not None)
-    finally:
-        rep.stop()
+    def play_mutants(gateway: Gateway, check: str) -> None:
+        """Each S' on `gateway`, every answer compared with S' live (a refusal allowed)."""
+        try:
+            for i, seq in enumerate(seqs):
+                mut, ops = mutants[i]
+                answers = Runner(gateway, prefix(i)).play(mut, ids(i, seq, "r"))
+                base = dict(layout=layout, seed=seed, seq_index=batch * 1000 + i, recorded=seq, ops=ops,
+                            single_tagged=single_tagged(seq) and single_tagged(mut))
+                compare(report, {**base, "check": check, "replayed": mut}, answers, truth_mut[i], roots,
+                        refusals_ok=True, hybrid=check == "hybrid")
+                report.calls += sum(1 for a in answers if a is not None)
+        finally:
+            gateway.stop()
+
+    play_mutants(start_gateway(work, cfg, "replay", name, cass, *extra), "mutant")
     # 5. hybrid: S' on a copy of the recording; misses go live (fresh instance caught up on the run's history)
     if hybrid:
         if not isolated:
             for i in range(len(seqs)):
                 reset_shared(root, i)
         shutil.copytree(cass / name, cass / (name + "-h"))
-        hyb = start_gateway(work, cfg, "hybrid", name + "-h", cass, "--run-idle-timeout", "600")
-        try:
-            for i, seq in enumerate(seqs):
-                mut, ops = mutants[i]
-                answers = Runner(hyb, prefix(i)).play(mut, ids(i, seq, "r"))
-                base = dict(layout=layout, seed=seed, seq_index=batch * 1000 + i, recorded=seq, ops=ops,
-                            single_tagged=single_tagged(seq) and single_tagged(mut))
-                compare(report, {**base, "check": "hybrid", "replayed": mut}, answers, truth_mut[i], roots,
-                        refusals_ok=True, hybrid=True)
-                report.calls += sum(1 for a in answers if a is not None)
-        finally:
-            hyb.stop()
+        play_mutants(start_gateway(work, cfg, "hybrid", name + "-h", cass, "--run-idle-timeout", "600"), "hybrid")
     report.sequences += len(seqs)
 
 
