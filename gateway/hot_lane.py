@@ -6,7 +6,7 @@ it: measured, most of a replayed call's CPU. The hot lane asks every one of them
 would let this request through untouched to the fast path, and if so answers it with the same work
 (the fast path's own `prepare` and `answer`) and the same bookkeeping:
 
-- the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses (`HttpGuard.admits`);
+- the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses (`HttpGuard.admits_head`, `admits_body`);
 - the session: open in the admission table (so owned by this worker) and in the SDK's, which would
   hand it to its transport as it is (`sdk_adapter.session_transport`); the session is held busy, and the
   transport's idle countdown suspended, while the answer is made (`sessions.hold`, `request_in_flight`);
@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 from starlette.requests import Request
@@ -37,6 +37,7 @@ from gateway import eager, per_server, sdk_adapter
 from gateway.fast_path import HOT_METHODS, FastPath, HotCall, cancelled
 from gateway.http_guard import REFUSED, HttpGuard
 from gateway.request_context import CONTEXT, RequestContext
+from gateway.repeat_head import RepeatHead
 from gateway.request_ids import InflightIds
 from gateway.sessions import Session, SessionAdmission, hold, release
 from gateway.transport import AnswerPolicy, json_answer
@@ -75,6 +76,7 @@ class HotLane:
         self.extra_headers = [(b"x-mcpgw-worker", str(worker).encode())] if worker is not None else []
         self.served = 0
         self.started_at_once = 0  # of those, the calls begun in the turn that read them (gateway.eager)
+        self.repeated_heads = 0  # of those, the requests whose head repeated the last one, read without the parser
         self.declined = 0  # candidates (a POST to the endpoint with a session id) that went the pipeline's way
 
     def candidate(self, url: bytes, headers: list[tuple[bytes, bytes]]) -> bool:
@@ -83,34 +85,62 @@ class HotLane:
         return ((path == self.raw_path or (path.startswith(b"/servers/") and path.endswith(self.raw_path)))
                 and any(name == b"mcp-session-id" for name, _ in headers))
 
-    def prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any) -> Ready | None:
-        """The request, if every layer would pass it untouched to the fast path; None otherwise."""
-        ready = self._prepare(url, headers, body, client, server)
-        if ready is None:
+    def prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
+                repeat: RepeatHead | None = None) -> Ready | None:
+        """The request, if every layer would pass it untouched to the fast path; None otherwise. `repeat`: the
+        head it repeats (gateway.repeat_head), read without the parser, whose verdicts on the head are kept with
+        it; declined, it is read again the usual way (and counted then)."""
+        if repeat is None:
+            head = self._head(url, headers)
+        else:
+            head = repeat.lane_state
+            if head is None:
+                head = repeat.lane_state = self._head(url, headers) or _DECLINED
+        if head is None or head is _DECLINED:
+            ready = None
+        else:  # a repeated head's Content-Length is the one header not as kept
+            length = None if repeat is None else headers[repeat.length_at][1].decode("latin-1")
+            ready = self._prepare(head, headers, body, client, server, length)
+        if ready is None and repeat is None:
             self.declined += 1
         return ready
 
-    def _prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any) -> Ready | None:
+    def _head(self, url: bytes, headers: list[tuple[bytes, bytes]]) -> _Head | None:
+        """What the lane decides from the request's head: None when a layer would not pass it untouched."""
         raw_path, _, query = url.partition(b"?")
         ctx = _context(headers, query)
-        session_id = ctx.session_id
-        if session_id is None or ctx.modern:
-            return None
-        session = self.admission.sessions.get(session_id)
-        transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
-        if transport is None:
+        if ctx.session_id is None or ctx.modern:
             return None
         path = raw_path.decode("latin-1")
+        server = endpoint = None
         if path != self.path:  # a per-server endpoint, as gateway.per_server's layers take it
             split = per_server.split_path(path, (self.path,)) if "%" not in path else None
             if split is None or split[0] not in self.servers:
                 return None
-            ctx.server, ctx.endpoint = split[0], path
+            server, endpoint = split[0], path
             path, raw_path = self.path, self.raw_path
+        scope = {"path": path, "query_string": query, "headers": headers}
+        if not self.guard.admits_head(scope, ctx.headers):
+            return None
+        return _Head(ctx.headers, query, ctx.session_id, path, raw_path, server, endpoint)
+
+    def _prepare(self, head: _Head, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
+                 length: str | None) -> Ready | None:
+        session_id = head.session_id
+        session = self.admission.sessions.get(session_id)
+        transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
+        if transport is None:
+            return None
+        decoded = head.decoded
+        if length is not None:
+            decoded = decoded.copy()
+            decoded["content-length"] = length
+        ctx = RequestContext(decoded, head.query, head.server, head.endpoint)
         scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                 "method": "POST", "scheme": "http", "path": path, "raw_path": raw_path, "query_string": query,
-                 "root_path": "", "headers": headers, "client": client, "server": server, CONTEXT: ctx}
-        message = self.guard.admits(scope, ctx.headers, body)
+                 "method": "POST", "scheme": "http", "path": head.path, "raw_path": head.raw_path,
+                 "query_string": head.query, "root_path": "", "headers": headers, "client": client, "server": server,
+                 CONTEXT: ctx}
+        message = self.guard.admits_body(body)
         if message is REFUSED or not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
             return None
         ctx.message = message
@@ -163,6 +193,20 @@ class HotLane:
             self.ids.release(ready.call.session_id, ready.entry)
         self.served += 1
         return body
+
+
+class _Head(NamedTuple):
+    """What the lane decided from a request's head (kept with a repeated head: gateway.repeat_head)."""
+    decoded: dict[str, str]  # the headers, decoded as gateway.request_context decodes them
+    query: bytes
+    session_id: str
+    path: str  # the MCP endpoint's (a per-server endpoint's request is served as the pipeline rewrites it)
+    raw_path: bytes
+    server: str | None  # a per-server endpoint's server, and the path as the client called it
+    endpoint: str | None
+
+
+_DECLINED = object()  # a repeated head the lane would not take
 
 
 def _context(headers: list[tuple[bytes, bytes]], query: bytes) -> RequestContext:

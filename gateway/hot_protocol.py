@@ -27,6 +27,7 @@ from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gateway import eager
+from gateway.repeat_head import RepeatHead
 from gateway.stopping import stopped_body, stopped_headers
 
 logger = logging.getLogger(__name__)
@@ -36,8 +37,9 @@ HOT_BODY_WAIT = 1.0  # seconds a held request's body may take before it goes uvi
 # uvicorn internals read or driven here: attributes set by HttpToolsProtocol.__init__/connection_made, methods
 UVICORN_SURFACE = ("cycle", "pipeline", "url", "headers", "expect_100_continue", "parser", "server_state", "tasks",
                    "flow", "client", "server", "access_log", "access_logger", "loop", "transport", "timeout_keep_alive")
-UVICORN_METHODS = ("on_headers_complete", "on_body", "on_message_complete", "on_response_complete", "shutdown",
-                   "data_received", "connection_lost", "timeout_keep_alive_handler")
+UVICORN_METHODS = ("on_message_begin", "on_headers_complete", "on_body", "on_message_complete", "on_response_complete",
+                   "shutdown", "data_received", "connection_lost", "timeout_keep_alive_handler",
+                   "_unset_keepalive_if_required")
 
 
 def missing(protocol: Any) -> list[str]:
@@ -75,6 +77,17 @@ class HotLaneProtocol(HttpToolsProtocol):
     _hot_timer: asyncio.TimerHandle | None = None
     _idle_timer: asyncio.TimerHandle | None = None  # one keep-alive check per connection, not a timer per answer
     _last_seen = 0.0  # loop time of the last read or answer
+    _parsing = False  # the parser is inside a request (between its first byte and its end)
+    _repeat: RepeatHead | None = None  # the head of the last request the lane took, for one that repeats it
+    _begun = 0  # requests the parser began in the current read
+    _took: tuple[bytes, list[tuple[bytes, bytes]], bool, bytes] | None = None  # a request taken in it, to keep its head
+    _unread: bytearray | None = None  # a repeated head's request held (not shown to the parser) while its body arrives
+    _unread_end = 0  # its length, head and body
+
+    def on_message_begin(self) -> None:
+        self._parsing = True
+        self._begun += 1
+        super().on_message_begin()
 
     def on_headers_complete(self) -> None:
         lane = self.hot_lane
@@ -89,9 +102,67 @@ class HotLaneProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         self._last_seen = self.loop.time()
+        unread = self._unread
+        if unread is not None:  # a repeated head's request, its body arriving: not shown to the parser yet
+            unread += data
+            if len(unread) < self._unread_end:
+                return
+            self._unread = None
+            self._stop_timer()
+            data = bytes(unread)
+        repeat = self._repeat
+        idle = not self._parsing and self._hot_body is None
+        if repeat is not None and idle and self._answer_repeat(repeat, data):
+            return
+        self._read(data, idle)
+
+    def _read(self, data: bytes, idle: bool) -> None:
+        """The parser's way (uvicorn's), keeping the head of a request the lane took from a read that was it, whole."""
+        self._begun, self._took = 0, None
         super().data_received(data)
         if self._hot_body is not None and self._hot_timer is None:  # its body comes in more than one read
             self._hot_timer = self.loop.call_later(HOT_BODY_WAIT, self._body_too_slow)
+        took, self._took = self._took, None
+        if took is not None and idle and self._begun == 1 and not self._parsing:
+            url, headers, keep_alive, body = took
+            head = data.find(b"\r\n\r\n") + 4
+            if data.startswith(b"POST ") and head >= 4 and data[head:] == body:  # the read was that request, whole
+                self._repeat = RepeatHead.of(data[:head], len(body), url, headers, keep_alive)
+
+    def _answer_repeat(self, repeat: RepeatHead, data: bytes) -> bool:
+        """Answer what arrived when it is one request repeating the last hot head (gateway.repeat_head), without
+        the parser, if the lane takes it, or hold it while its body arrives; False (nothing done): the parser's."""
+        if self.pipeline or (self.cycle is not None and not self.cycle.response_complete) or self.transport.is_closing():
+            return False
+        matched = repeat.match(data)
+        if matched is None:
+            return False
+        headers, body_at, end = matched
+        if len(data) != end:
+            if len(data) > end or end - body_at > self.hot_lane.guard.policy.max_body:
+                return False  # more than one request, or a body the guard refuses: the parser's, then uvicorn's
+            self._unread, self._unread_end = bytearray(data), end
+            self._hot_timer = self.loop.call_later(HOT_BODY_WAIT, self._unread_too_slow)
+            return True
+        ready = self.hot_lane.prepare(repeat.url, headers, data[body_at:], self.client, self.server, repeat=repeat)
+        if ready is None:
+            return False
+        self._unset_keepalive_if_required()  # as uvicorn's own read does
+        self.url, self.headers = repeat.url, headers  # as uvicorn's parser would have left them
+        self._hot_keep_alive = repeat.keep_alive
+        self.hot_lane.repeated_heads += 1
+        self._take(ready)
+        return True
+
+    def _unread_too_slow(self) -> None:
+        self._hot_timer = None
+        self._read_unread()
+
+    def _read_unread(self) -> None:
+        """What was held while a repeated head's body arrived, shown to the parser: it goes on from there."""
+        unread, self._unread = self._unread, None
+        if unread is not None:
+            self._read(bytes(unread), True)
 
     def on_body(self, body: bytes) -> None:
         held = self._hot_body
@@ -103,16 +174,23 @@ class HotLaneProtocol(HttpToolsProtocol):
             self._go_uvicorns_way(complete=False)  # the guard refuses it there, in its words
 
     def on_message_complete(self) -> None:
+        self._parsing = False
         held = self._hot_body
         if held is None:
             super().on_message_complete()
             return
-        ready = self.hot_lane.prepare(self.url, self.headers, bytes(held), self.client, self.server)
+        body = bytes(held)
+        ready = self.hot_lane.prepare(self.url, self.headers, body, self.client, self.server)
         if ready is None:
             self._go_uvicorns_way(complete=True)
             return
         self._hot_body = None
         self._stop_timer()
+        self._took = (self.url, self.headers, self._hot_keep_alive, body)
+        self._take(ready)
+
+    def _take(self, ready: Any) -> None:
+        """Answer a request the lane took: at once when it can (gateway.eager), else from a task."""
         cycle = self.cycle = _HotCycle(self._hot_keep_alive)
         try:
             step = self.hot_lane.start(ready)
@@ -131,12 +209,15 @@ class HotLaneProtocol(HttpToolsProtocol):
         self.tasks.add(task)
 
     def shutdown(self) -> None:
+        if self._unread is not None:  # a request arriving, not shown to the parser: shown now, then as below
+            self._stop_timer()
+            self._read_unread()
         if self._hot_body is not None:  # a request arriving: uvicorn lets it finish, as any it has begun
             self._go_uvicorns_way(complete=False)
         super().shutdown()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._hot_body = None
+        self._hot_body = self._unread = None
         self._stop_timer()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
@@ -221,7 +302,7 @@ class HotLaneProtocol(HttpToolsProtocol):
 
     def _idle_check(self) -> None:
         self._idle_timer = None
-        if self.transport.is_closing() or self._hot_body is not None or (self.cycle is not None and not self.cycle.response_complete):
+        if self.transport.is_closing() or self._hot_body is not None or self._unread is not None or (self.cycle is not None and not self.cycle.response_complete):
             return  # closed, or a request under way: its answer re-arms a check (the lane's) or uvicorn's timer
         idle = self.loop.time() - self._last_seen
         if idle >= self.timeout_keep_alive:

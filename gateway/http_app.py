@@ -107,7 +107,8 @@ def build_http_app(
         if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
             body["fast_path"] = {"enabled": policy.fast_path is fast, "served": fast.served, "declined": fast.declined}
         if hot is not None:  # of those, answered at the HTTP protocol (gateway.hot_lane)
-            body["hot_lane"] = {"served": hot.served, "declined": hot.declined, "at_once": hot.started_at_once}
+            body["hot_lane"] = {"served": hot.served, "declined": hot.declined, "at_once": hot.started_at_once,
+                                "repeated_heads": hot.repeated_heads}
         if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
             body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
         return JSONResponse(scrub(body))

@@ -41,7 +41,7 @@ from gateway.request_context import context_of
 from gateway.stopping import answer_if_stopped
 
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
-REFUSED = object()  # `HttpGuard.admits`: the guard would refuse, or read further
+REFUSED = object()  # `HttpGuard.admits_body`: the guard would refuse, or read further
 
 
 @dataclass
@@ -195,13 +195,16 @@ class HttpGuard:
             body = body[len(BOM):]
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, message)
 
-    def admits(self, scope: Any, headers: dict[str, str], body: bytes) -> Any:
-        """The parsed message of a whole MCP POST the guard would let through as it is, else `REFUSED`: the
-        hot lane's question (gateway.hot_lane), which leaves every refusal to this layer's own answer."""
+    def admits_head(self, scope: Any, headers: dict[str, str]) -> bool:
+        """Would the guard let a whole MCP POST with this head (path, headers, declared length) through as it is?
+        The hot lane's question (gateway.hot_lane), with `admits_body`; it leaves every refusal to this layer's
+        own answer. The same for a repeated head (gateway.repeat_head)."""
         if not self.policy.takes_messages(scope["path"]) or scope["path"] in self.policy.open_paths:
-            return REFUSED
-        if _said_twice(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers):
-            return REFUSED
+            return False
+        return not (_said_twice(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers))
+
+    def admits_body(self, body: bytes) -> Any:
+        """The parsed message of a body under a head `admits_head` lets through, else `REFUSED`."""
         if len(body) > self.policy.max_body:
             return REFUSED
         message, problem = parse_message(body)
