@@ -1,7 +1,8 @@
 """Run `mcpgw` with a replayed call's work cut short at one stage, for bench/stage_costs.py. Bench only.
 
 $MCPGW_STAGE names where the hot lane stops doing the call's work and answers a canned result instead:
-- `held`: once the request is held whole at the HTTP protocol (uvicorn's parsing and the answer's write only);
+- `held`: once the request is read whole at the HTTP protocol (by uvicorn's parser, or as a repeated head:
+  gateway.repeat_head), the answer's write only;
 - `prepared`: once every layer's check has passed (`HotLane.prepare`: context, guard and JSON parse,
   session, id table, the fast path's own checks);
 - `tasked`: inside the answer's task, once the session is held and the cancel scope set (no handler run);
@@ -18,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy
 
-from gateway import fast_path, hot_protocol, tool_calls  # noqa: E402
+from gateway import fast_path, hot_lane, hot_protocol, tool_calls  # noqa: E402
 from mcpgw.cli import main  # noqa: E402
 from recorder import calllog  # noqa: E402
 
@@ -27,27 +28,24 @@ STAGE = os.environ.get("MCPGW_STAGE", "")
 
 
 def _answer_canned(protocol: hot_protocol.HotLaneProtocol) -> None:
-    protocol._hot_body = None
-    protocol._stop_timer()
     cycle = protocol.cycle = hot_protocol._HotCycle(protocol._hot_keep_alive)
     protocol._respond(cycle, 200, [(b"content-length", str(len(CANNED)).encode()), (b"content-type", b"application/json")], CANNED)
 
 
+HELD = object()  # `held`: what the lane's checks, skipped, hand on
+
+
 def _patch() -> None:
-    complete = hot_protocol.HotLaneProtocol.on_message_complete
-    if STAGE in ("held", "prepared"):
-        def on_message_complete(self: hot_protocol.HotLaneProtocol) -> None:
-            if self._hot_body is None:
-                return complete(self)
-            if STAGE == "held":
-                return _answer_canned(self)
-            ready = self.hot_lane.prepare(self.url, self.headers, bytes(self._hot_body), self.client, self.server)
-            if ready is None:
-                return self._go_uvicorns_way(complete=True)
-            self.hot_lane.ids.release(ready.call.session_id, ready.entry)
+    if STAGE in ("held", "prepared"):  # a request read (by the parser, or as a repeated head) is answered canned
+        if STAGE == "held":
+            hot_lane.HotLane.prepare = lambda self, *args, **kwargs: HELD
+
+        def _take(self: hot_protocol.HotLaneProtocol, ready: object) -> None:
+            if ready is not HELD:
+                self.hot_lane.ids.release(ready.call.session_id, ready.entry)
             _answer_canned(self)
 
-        hot_protocol.HotLaneProtocol.on_message_complete = on_message_complete
+        hot_protocol.HotLaneProtocol._take = _take
     elif STAGE == "tasked":
         async def _run(self: fast_path.FastPath, *args: object) -> bytes:
             return CANNED

@@ -1,13 +1,14 @@
 """Server CPU per `tools/call`, the measure of issue 23, with its targets as ratios of one run. Asserts nothing.
 
-    python bench/bench_cpu_per_call.py [--calls 3000] [--repeats 3] [--skip-peers] [--before DIR]
+    python bench/bench_cpu_per_call.py [--calls 3000] [--batch 240] [--repeats 3] [--skip-peers] [--before DIR]
 
 Every row serves the same tiny upstream (bench/echo_server.py's `echo`, stdio) or is that server
 itself answering over HTTP (the SDK floor). Two measures, each in interleaved rounds (every server runs
 at once; each round measures every row back to back, so the VM's drifting speed shifts all rows alike):
-- CPU per call: 8 plain httpx sessions (handshake era: initialize, then `tools/call`s), `--calls` calls
-  in all; the serving process's utime+stime from /proc/<pid>/stat before and after (its own process only,
-  not the upstream it started; with --workers the workers too). The client's cost does not enter.
+- CPU per call: 8 plain httpx sessions per row (handshake era: initialize, then `tools/call`s), `--calls`
+  calls per round, made in turns of `--batch` calls that alternate between the rows; the serving process's
+  utime+stime from /proc/<pid>/stat around each turn (its own process only, not the upstream it started;
+  with --workers the workers too). The client's cost does not enter.
 - calls/s under the raw load (bench/raw_load.py: 8 connections, about 0.1 ms of client CPU per call) for
   the floor, mcpgw replay and mcpgw replay --workers 2.
 `--before DIR` adds the mcpgw rows once more, run from the code in DIR (e.g. `git archive main | tar -x -C DIR`),
@@ -70,26 +71,49 @@ async def _session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
     return headers
 
 
-async def _httpx_calls(url: str, tool: str, clients: int, calls: int, pid: int, tree: bool) -> float:
-    """Server CPU ms per call of `calls` tools/calls spread over `clients` httpx sessions."""
-    sessions = [httpx.AsyncClient(timeout=60) for _ in range(clients)]
-    try:
-        headers = await asyncio.gather(*(_session(c, url) for c in sessions))
-        cpu = group_cpu(pid) if tree else proc_cpu(pid)
+async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: int, batch: int) -> None:
+    """Server CPU ms per call of every row, appended to `row.cpu` once per round of `calls` calls. Every row's
+    `clients` httpx sessions stay open throughout; the rows take turns a batch of `batch` calls at a time (the
+    order reversed every turn), so the VM's drifting speed shifts every row alike (measured: two identical
+    gateways come out within 1-2% of each other, where whole rounds of 3,000 calls differ by up to 20%)."""
+    per_client = batch // clients
+    opened = []
+    for row in rows:
+        sessions = [httpx.AsyncClient(timeout=60) for _ in range(clients)]
+        heads = await asyncio.gather(*(_session(c, row.url) for c in sessions))
+        opened.append((row, sessions, heads, [0]))
 
-        async def drive(client: httpx.AsyncClient, head: dict[str, str], share: int) -> None:
-            for i in range(share):
+    async def one_batch(row: Row, sessions: list[httpx.AsyncClient], heads: list[dict[str, str]], sent: list[int]) -> None:
+        first = sent[0]  # each client's calls go on where its last batch stopped: "hello 0", "hello 1", ...
+        sent[0] += per_client
+
+        async def drive(client: httpx.AsyncClient, head: dict[str, str]) -> None:
+            for i in range(first, first + per_client):
                 body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                        "params": {"name": tool, "arguments": {"message": f"hello {i}"}}}
-                answer = await client.post(url, json=body, headers=head)
+                        "params": {"name": row.tool, "arguments": {"message": f"hello {i}"}}}
+                answer = await client.post(row.url, json=body, headers=head)
                 if answer.status_code != 200 or b'"result"' not in answer.content:
-                    raise RuntimeError(f"{url}: {answer.status_code} {answer.text[:200]}")
+                    raise RuntimeError(f"{row.url}: {answer.status_code} {answer.text[:200]}")
 
-        await asyncio.gather(*(drive(c, h, calls // clients) for c, h in zip(sessions, headers)))
-        used = (group_cpu(pid) if tree else proc_cpu(pid)) - cpu
-        return used / (calls // clients * clients) * 1000
+        await asyncio.gather(*(drive(c, h) for c, h in zip(sessions, heads)))
+
+    try:
+        for entry in opened:  # warm up
+            await one_batch(*entry)
+        turns = max(1, calls // (per_client * clients))
+        for number in range(repeats):
+            print(f"round {number + 1} of {repeats}", file=sys.stderr)
+            used = {id(row): 0.0 for row in rows}
+            for turn in range(turns):
+                for row, sessions, heads, sent in (opened if turn % 2 == 0 else opened[::-1]):
+                    before = group_cpu(row.proc.pid) if row.tree else proc_cpu(row.proc.pid)
+                    await one_batch(row, sessions, heads, sent)
+                    used[id(row)] += (group_cpu(row.proc.pid) if row.tree else proc_cpu(row.proc.pid)) - before
+            for row in rows:
+                row.cpu.append(used[id(row)] / (turns * per_client * clients) * 1000)
     finally:
-        await asyncio.gather(*(c.aclose() for c in sessions))
+        for _, sessions, _, _ in opened:
+            await asyncio.gather(*(c.aclose() for c in sessions))
 
 
 def start_mcpgw(config: Path, cassettes: Path, extra: list[str], code: Path) -> tuple[str, object]:
@@ -106,6 +130,7 @@ def start_mcpgw(config: Path, cassettes: Path, extra: list[str], code: Path) -> 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=3000, help="tools/calls per round and row (httpx sessions)")
+    parser.add_argument("--batch", type=int, default=240, help="calls a row makes in its turn before the next row's")
     parser.add_argument("--raw-calls", type=int, default=1000, help="calls per connection under the raw load")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
@@ -118,7 +143,7 @@ def main() -> None:
     cassettes = tmp / "cassettes"
     url, proc = start_mcpgw(config, cassettes, ["--mode", "record", "--cassette", "rec"], ROOT)
     try:  # the sequence every replayed client makes: "hello 0".."hello n-1" (raw load and httpx alike)
-        load(url, "up__echo", 1, max(args.raw_calls, args.calls // args.clients))
+        load(url, "up__echo", 1, max(args.raw_calls, (args.repeats * args.calls + 2 * args.batch) // args.clients))
     finally:
         stop(proc)
 
@@ -150,13 +175,9 @@ def main() -> None:
             ):
                 url, proc = start_mcpgw(config, cassettes, extra, code)
                 rows.append(Row(name + suffix, url, "up__echo", proc, tree=tree, raw=raw))
-        for row in rows:  # warm up
-            asyncio.run(_httpx_calls(row.url, row.tool, args.clients, 8 * args.clients, row.proc.pid, row.tree))
+        asyncio.run(_interleaved_cpu(rows, args.clients, args.calls, args.repeats, args.batch))
         for number in range(args.repeats):
-            print(f"round {number + 1} of {args.repeats}", file=sys.stderr)
-            for row in rows:
-                row.cpu.append(asyncio.run(_httpx_calls(row.url, row.tool, args.clients, args.calls, row.proc.pid, row.tree)))
-            for row in rows:
+            for row in (rows if number % 2 == 0 else rows[::-1]):
                 if row.raw:
                     row.rate.append(load(row.url, row.tool, args.clients, args.raw_calls)["calls_s"])
     finally:

@@ -1,13 +1,14 @@
 """What each layer of a replayed `tools/call` costs: the call cut short at one stage after another. Asserts nothing.
 
-    python bench/stage_costs.py [--calls 3000] [--repeats 3] [--code DIR]
+    python bench/stage_costs.py [--calls 3000] [--batch 240] [--repeats 3] [--code DIR]
 
 The measure is bench_cpu_per_call's (the gateway's utime+stime from /proc per call, 8 plain httpx sessions,
 handshake era, a replay of the same `echo` recording). Each row is a replay gateway whose hot lane stops at
 one stage and answers a canned result (bench/_staged.py says how), so the difference between two rows is
 what the layer between them costs, measured rather than sampled; all rows run at once, in interleaved
 rounds. A last row goes the pipeline's way (`MCPGW_HOT_LANE=off`): the cost of the same call without the
-lane. `--code DIR` measures the code in DIR (its bench/_staged.py too).
+lane. The rows take turns in batches of `--batch` calls, as bench_cpu_per_call's do. `--code DIR` measures
+the code in DIR (its bench/_staged.py too).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import httpx
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from bench_cpu_per_call import UPSTREAM, _httpx_calls  # noqa: E402
+from bench_cpu_per_call import UPSTREAM, Row, _interleaved_cpu  # noqa: E402
 from bench_gateway import free_port, stop  # noqa: E402
 from compare_peers import serve, wait_gateway  # noqa: E402
 from raw_load import load  # noqa: E402
@@ -48,6 +49,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=240, help="calls a row makes in its turn before the next row's")
     parser.add_argument("--code", type=Path, default=BENCH.parent)
     args = parser.parse_args()
     code = args.code.resolve()
@@ -65,7 +67,7 @@ def main() -> None:
 
     base, proc = gateway(["--mode", "record", "--cassette", "rec"], {})
     try:
-        load(base + "/mcp", "up__echo", 1, args.calls // args.clients)
+        load(base + "/mcp", "up__echo", 1, (args.repeats * args.calls + 2 * args.batch) // args.clients)
     finally:
         stop(proc)
     plan = [(stage, label, {"MCPGW_STAGE": stage}) for stage, label, _ in STAGES]
@@ -74,14 +76,9 @@ def main() -> None:
     try:
         for stage, label, env in plan:
             base, proc = gateway(["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-{stage or 'whole'}"], env)
-            rows.append((stage, label, base, proc, []))
-        for _, _, base, proc, _ in rows:  # warm up
-            asyncio.run(_httpx_calls(base + "/mcp", "up__echo", args.clients, 8 * args.clients, proc.pid, False))
-        for number in range(args.repeats):
-            print(f"round {number + 1} of {args.repeats}", file=sys.stderr)
-            for _, _, base, proc, cpu in rows:
-                cpu.append(asyncio.run(_httpx_calls(base + "/mcp", "up__echo", args.clients, args.calls, proc.pid, False)))
-        made = args.repeats * args.calls + 8 * args.clients
+            rows.append((stage, label, base, proc, Row(label, base + "/mcp", "up__echo", proc)))
+        asyncio.run(_interleaved_cpu([row for *_, row in rows], args.clients, args.calls, args.repeats, args.batch))
+        made = args.repeats * args.calls + args.batch
         for stage, label, base, _, _ in rows:  # a lane row answered (nearly) all on the lane
             lane = httpx.get(base + "/status").json().get("hot_lane")
             if stage != "pipeline" and (lane is None or lane["declined"] > made / 100):
@@ -93,7 +90,7 @@ def main() -> None:
 
 
 def report(rows: list, args: argparse.Namespace) -> None:
-    cpu = {stage: statistics.median(values) for stage, _, _, _, values in rows}
+    cpu = {stage: statistics.median(row.cpu) for stage, _, _, _, row in rows}
     print(f"\nreplayed tools/call, {args.clients} httpx sessions x {args.calls // args.clients} calls, "
           f"medians of {args.repeats} interleaved rounds (server CPU ms per call)\n")
     print("| stage | ms/call | step | the step adds |\n|---|---|---|---|")
