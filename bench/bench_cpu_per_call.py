@@ -73,13 +73,15 @@ async def _session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
 
 async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: int, batch: int) -> None:
     """Server CPU ms per call of every row, appended to `row.cpu` once per round of `calls` calls. Every row's
-    `clients` httpx sessions stay open throughout; the rows take turns a batch of `batch` calls at a time (the
-    order reversed every turn), so the VM's drifting speed shifts every row alike (measured: two identical
+    `clients` httpx sessions stay open throughout; the rows take turns a batch of `batch` calls at a time (each
+    turn begun by the next row), so the VM's drifting speed shifts every row alike (measured: two identical
     gateways come out within 1-2% of each other, where whole rounds of 3,000 calls differ by up to 20%)."""
     per_client = batch // clients
     opened = []
     for row in rows:
-        sessions = [httpx.AsyncClient(timeout=60) for _ in range(clients)]
+        # A row's connections idle while the others take their turns: closed by the client before the servers'
+        # keep-alive (5 s) would close them under a request being sent.
+        sessions = [httpx.AsyncClient(timeout=60, limits=httpx.Limits(keepalive_expiry=4.0)) for _ in range(clients)]
         heads = await asyncio.gather(*(_session(c, row.url) for c in sessions))
         opened.append((row, sessions, heads, [0]))
 
@@ -91,7 +93,10 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
             for i in range(first, first + per_client):
                 body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
                         "params": {"name": row.tool, "arguments": {"message": f"hello {i}"}}}
-                answer = await client.post(row.url, json=body, headers=head)
+                try:
+                    answer = await client.post(row.url, json=body, headers=head)
+                except httpx.HTTPError as exc:
+                    raise RuntimeError(f"{row.name} ({row.url}), call {i + 1}: {exc!r}") from exc
                 if answer.status_code != 200 or b'"result"' not in answer.content:
                     raise RuntimeError(f"{row.url}: {answer.status_code} {answer.text[:200]}")
 
@@ -105,7 +110,7 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
             print(f"round {number + 1} of {repeats}", file=sys.stderr)
             used = {id(row): 0.0 for row in rows}
             for turn in range(turns):
-                for row, sessions, heads, sent in (opened if turn % 2 == 0 else opened[::-1]):
+                for row, sessions, heads, sent in opened[turn % len(opened):] + opened[:turn % len(opened)]:
                     before = group_cpu(row.proc.pid) if row.tree else proc_cpu(row.proc.pid)
                     await one_batch(row, sessions, heads, sent)
                     used[id(row)] += (group_cpu(row.proc.pid) if row.tree else proc_cpu(row.proc.pid)) - before

@@ -102,6 +102,7 @@ class HotLaneProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         self._last_seen = self.loop.time()
+        self._unset_keepalive_if_required()  # any read stops uvicorn's keep-alive timer, as its own read does
         unread = self._unread
         if unread is not None:  # a repeated head's request, its body arriving: not shown to the parser yet
             unread += data
@@ -147,7 +148,6 @@ class HotLaneProtocol(HttpToolsProtocol):
         ready = self.hot_lane.prepare(repeat.url, headers, data[body_at:], self.client, self.server, repeat=repeat)
         if ready is None:
             return False
-        self._unset_keepalive_if_required()  # as uvicorn's own read does
         self.url, self.headers = repeat.url, headers  # as uvicorn's parser would have left them
         self._hot_keep_alive = repeat.keep_alive
         self.hot_lane.repeated_heads += 1
