@@ -127,6 +127,20 @@ class CassetteUpstream:
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
+        if self.fallback is None or not self.model.tracked:
+            return await self._answer(method, params, options)
+        # Hybrid: a lane's calls reach the live side in the order they came, as recording's do (recorder.lane_gate):
+        # a read sent while the lane's write runs live would be answered from the state before it and recorded
+        # under the key after it. Each call is keyed once the earlier ones it must follow have finished, so a
+        # write answered live has moved the lane's history on before a later call is keyed.
+        ticket = self.player.group.gates.ticket(options.lane, self.model.changes_state(method, params))
+        try:
+            await ticket.turn()
+            return await self._answer(method, params, options)
+        finally:
+            ticket.leave()
+
+    async def _answer(self, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
         turn = self.player.play(options.lane, method, params)
         lane, call = turn.lane, turn.call
         assert lane is not None  # this player replays
@@ -169,8 +183,10 @@ class CassetteUpstream:
         lane, call = turn.lane, turn.call
         assert lane is not None
         if self.model.tracked and not lane.live:
-            await self._catch_up(lane, options)
-            lane.live = True
+            async with lane.catching_up:  # reads of the lane overlap: one of them catches the instance up
+                if not lane.live:
+                    await self._catch_up(lane, options)
+                    lane.live = True
         options.cassette_call = call  # recorded under the key replay computes, history included
         result = await self.fallback.request(method, params, options)
         # As a recorded entry is, for what replays it: a later catch-up re-sends it (its method and params).

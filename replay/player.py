@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from recorder.lane_table import MAX_LANES, LaneTable
 from recorder.state import Call, GroupLane, GroupState, StateModel
 from replay.index import build_index
@@ -41,7 +43,7 @@ class Lane(Cursor):
     """One replay lane of one kind: its place in the recording, and (in `shared`, common to the
     servers of a state group) its history and where it diverged."""
 
-    __slots__ = ("shared", "calls", "replayed_changes", "live")
+    __slots__ = ("shared", "calls", "replayed_changes", "live", "_catching_up")
 
     def __init__(self, shared: GroupLane) -> None:
         super().__init__()
@@ -49,6 +51,14 @@ class Lane(Cursor):
         self.calls = 0  # requests of this kind in this lane
         self.replayed_changes: list[dict[str, Any]] = []  # for hybrid catch-up
         self.live = False  # hybrid: the lane now talks to its own live instance
+        self._catching_up: anyio.Lock | None = None
+
+    @property
+    def catching_up(self) -> anyio.Lock:
+        """Hybrid: held while the lane's live instance is caught up (once, by whichever call goes live first)."""
+        if self._catching_up is None:
+            self._catching_up = anyio.Lock()
+        return self._catching_up
 
     @property
     def history(self) -> str:

@@ -288,3 +288,80 @@ def test_the_composition_root_wires_the_idle_stop_of_per_run_servers_when_record
     finally:
         gateway.close()
         shutil.rmtree(recording.inner._catalog_dir, ignore_errors=True)
+
+
+def hybrid_over(tmp_path, recorded_script: list[tuple[str, tuple[str, dict[str, Any]]]], order: list[str]):
+    """A cassette recorded from an appending notes server by `recorded_script`, and a hybrid upstream over it
+    whose live side is a fresh appending server (shared: a catch-up re-sends a run's replayed writes to it)."""
+    first = Cassette(tmp_path / "rec")
+    recording = RecordingUpstream(notes_server([], append=True), first, tracked=True, redact=Redactor([]), lock_digest="d")
+
+    async def record() -> None:
+        for lane, request in recorded_script:
+            await recording.request(*request, CallOptions(lane=lane))
+
+    anyio.run(record)
+    recorded = first.load()
+    first.close()
+    second = Cassette(tmp_path / "hybrid")
+    live = RecordingUpstream(notes_server(order, append=True), second, tracked=True, redact=Redactor([]), lock_digest="d")
+    return CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"], fallback=live), second
+
+
+def test_hybrid_catches_a_run_up_once_when_two_of_its_reads_go_live_at_once(tmp_path):
+    """Two reads of one run, sent at once, both missed: each caught the live side up by re-sending the run's
+    replayed write, so it was written twice; the second catch-up saw 'oldxx' where the recording had 'oldx' and
+    refused the read as diverged (the catch-up's own check kept it from being a wrong answer)."""
+    order: list[str] = []
+    hybrid, cassette = hybrid_over(tmp_path, [("r", call("write", text="x"))], order)
+    answers: dict[str, str] = {}
+
+    async def main() -> None:
+        answers["write"] = (await hybrid.request(*call("write", text="x"), CallOptions(lane="h")))["content"][0]["text"]
+
+        async def read(label: str) -> None:
+            answers[label] = (await hybrid.request(*call("read", which=label), CallOptions(lane="h")))["content"][0]["text"]
+
+        async with anyio.create_task_group() as round_:  # one planning round: two reads nobody recorded
+            round_.start_soon(read, "read a")
+            round_.start_soon(read, "read b")
+
+    try:
+        anyio.run(main)
+    finally:
+        cassette.close()
+    assert answers == {"write": "oldx", "read a": "oldx", "read b": "oldx"}
+    assert order.count("write starts") == 1  # the one catch-up
+
+
+def test_hybrid_sends_a_runs_read_live_after_its_write_sent_before_it(tmp_path):
+    """In hybrid, a read sent while the run's write was being answered live went to the server before the write
+    ended (answered from the state before it); now a run's calls reach the live side in the order they came, as
+    when recording, and the read is keyed after the write."""
+    order: list[str] = []
+    hybrid, cassette = hybrid_over(tmp_path, [("r", call("read", unrelated=True))], order)
+    answers: dict[str, str] = {}
+
+    async def send(label: str, request: tuple[str, dict[str, Any]], delay: float) -> None:
+        await anyio.sleep(delay)
+        answers[label] = (await hybrid.request(*request, CallOptions(lane="h")))["content"][0]["text"]
+
+    async def main() -> None:
+        async with anyio.create_task_group() as round_:
+            round_.start_soon(send, "write", call("write", text="y"), 0)
+            round_.start_soon(send, "read", call("read"), 0.02)
+
+    try:
+        anyio.run(main)
+        recorded = cassette.load()
+    finally:
+        cassette.close()
+    assert answers == {"write": "oldy", "read": "oldy"}
+    assert order[:2] == ["write starts", "write ends"]
+    replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"])
+
+    async def replay_in_turn() -> list[str]:
+        return [(await replay.request(*request, CallOptions(lane="h")))["content"][0]["text"]
+                for request in (call("write", text="y"), call("read"))]
+
+    assert anyio.run(replay_in_turn) == ["oldy", "oldy"]
