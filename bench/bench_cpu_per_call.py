@@ -3,7 +3,9 @@
     python bench/bench_cpu_per_call.py [--calls 3000] [--batch 240] [--repeats 3] [--skip-peers] [--before DIR]
 
 Every row serves the same tiny upstream (bench/echo_server.py's `echo`, stdio) or is that server
-itself answering over HTTP (the SDK floor). Two measures, each in interleaved rounds (every server runs
+itself answering over HTTP (the SDK floor); one more row, bench/bare_replay.py, does only the work a
+replayed call cannot skip (HTTP, JSON, session, schema check, key, lookup, call-log record, LMDB commit),
+so the gap between it and mcpgw replay is what the gateway's layers cost. Two measures, each in interleaved rounds (every server runs
 at once; each round measures every row back to back, so the VM's drifting speed shifts all rows alike):
 - CPU per call: 8 plain httpx sessions per row (handshake era: initialize, then `tools/call`s), `--calls`
   calls per round, made in turns of `--batch` calls that alternate between the rows; the serving process's
@@ -38,6 +40,7 @@ from raw_load import load  # noqa: E402
 PROTOCOL = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
 FLOOR = "SDK floor (echo server answering HTTP itself)"
+BARE = "bare replay (bench/bare_replay.py: a replay's work, no layers)"
 UPSTREAM = [sys.executable, str(BENCH / "echo_server.py")]
 
 
@@ -157,6 +160,9 @@ def main() -> None:
         port = free_port()
         url = f"http://127.0.0.1:{port}/mcp"
         rows.append(Row(FLOOR, url, "echo", serve([*UPSTREAM, "--http", str(port)], url), raw=True))
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        rows.append(Row(BARE, url, "echo", serve([sys.executable, str(BENCH / "bare_replay.py"), str(port)], url)))
         proxies = [("naive SDK proxy", lambda p: [sys.executable, str(BENCH / "naive_proxy.py"), str(p), *UPSTREAM])]
         if not args.skip_peers:
             proxies += [
@@ -200,15 +206,15 @@ def report(rows: list[Row], args: argparse.Namespace) -> None:
     print("| row | server CPU ms/call | calls/s (raw load) |\n|---|---|---|")
     for r in rows:
         print(f"| {r.name} | {cpu[r.name]:.3f} | {rate[r.name]:.0f} |" if r.name in rate else f"| {r.name} | {cpu[r.name]:.3f} | |")
-    peers = {n: c for n, c in cpu.items() if not n.startswith(("mcpgw", "SDK floor"))}
+    peers = {n: c for n, c in cpu.items() if not n.startswith(("mcpgw", "SDK floor", "bare replay"))}
     leanest = min(peers, key=peers.get)
     floor = cpu[FLOOR]
     print()
     for suffix in ("", " (before)") if args.before else ("",):
         replay, live, workers = f"mcpgw replay{suffix}", f"mcpgw live{suffix}", f"mcpgw replay --workers 2{suffix}"
         label = "before" if suffix else "now"
-        print(f"{label}: replay CPU/call {cpu[replay] / floor:.2f}x the floor's (target <= 0.35x); "
-              f"replay calls/s {rate[replay] / rate[FLOOR]:.2f}x the floor's (target >= 1.8x)")
+        print(f"{label}: replay CPU/call {cpu[replay] / floor:.2f}x the floor's (target <= 0.35x; the bare replay: "
+              f"{cpu[BARE] / floor:.2f}x); replay calls/s {rate[replay] / rate[FLOOR]:.2f}x the floor's (target >= 1.8x)")
         print(f"{label}: live CPU/call {cpu[live] / peers[leanest]:.2f}x the leanest peer's ({leanest}; target <= 0.4x)")
         print(f"{label}: --workers 2 calls/s {rate[workers] / rate[replay]:.2f}x one process (target >= 1.6x)")
 
