@@ -28,9 +28,11 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 RelayFn = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class CallOptions:
-    """Per-request options; every wait is bounded by `timeout` (silence) and `max_timeout` (total)."""
+    """Per-request options; every wait is bounded by `timeout` (silence) and `max_timeout` (total). One object per
+    call, equal only to itself: two calls of one run start with equal fields, and a table of calls in flight
+    (gateway.live) that removed by equality removed the other call's entry."""
 
     timeout: float | None = None
     max_timeout: float | None = None

@@ -16,6 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from recorder.calllog import iter_calls
 from tests.conftest import ROOT, pid_alive, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
@@ -115,6 +116,36 @@ def test_resources_prompts_and_progress_of_server_everything(real_gateway, mode)
     assert "Paris" in prompt.messages[0].content.text
     assert "completed" in done.content[0].text
     assert [p[0] for p in progress] == [1, 2, 3]
+
+
+def test_a_runs_calls_sent_at_once_by_a_2026_client_are_each_answered_and_recorded(tmp_path):
+    """Two calls of one run in flight at once from a 2026-07-28 client (no relay, no progress: the same per-call
+    options): the first to end removed the other's entry from the live server's table of calls in flight (found
+    by equality), and once recording had filled in its key the other's end failed with 'list.remove(x): x not in
+    list' (-32603): its answer lost, nothing recorded. Found by a concurrent differential fuzzer."""
+    everything = reference_config(tmp_path).split("  filesystem:")[0]
+    gateway = start_gateway(tmp_path / "gw", everything, "--mode", "record")
+    results: dict[str, str] = {}
+
+    async def go():
+        with anyio.fail_after(60):
+            async with Client(gateway.url + "?run=at-once", mode="2026-07-28") as client:
+                async def one(label: str, name: str, arguments: dict) -> None:
+                    result = await client.call_tool(name, arguments)
+                    results[label] = result.content[0].text
+
+                async with anyio.create_task_group() as round_:
+                    round_.start_soon(one, "long", "everything__trigger-long-running-operation", {"duration": 1, "steps": 1})
+                    await anyio.sleep(0.3)
+                    round_.start_soon(one, "echo", "everything__echo", {"message": "meanwhile"})
+
+    try:
+        run(go)
+    finally:
+        stop_gateway(gateway)
+    assert "meanwhile" in results["echo"] and "completed" in results["long"].lower(), results
+    recorded = [r for r in iter_calls(gateway.cassettes / "test") if r["outcome"] == "ok"]
+    assert sorted(r["tool"] for r in recorded) == ["echo", "trigger-long-running-operation"]
 
 
 def test_mcp_inspector_cli_lists_and_calls(real_gateway):
