@@ -30,7 +30,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, request_response
@@ -134,7 +133,8 @@ class ModelPassthrough:
             assert turn.entry is not None
             self.hits += 1
             answer = ModelAnswer.from_entry(turn.entry["result"])
-            return _respond(answer, after=lambda: log("hit", answer))
+            log("hit", answer)  # before the answer goes out: see _response
+            return _response(answer)
         if turn.missed:
             self.misses += 1
         if turn.outcome != LIVE:  # a replay miss (a stateless kind never diverges)
@@ -169,7 +169,8 @@ class ModelPassthrough:
                 message = f"the model answered, but the recording could not be written: {exc}"
                 log("live", status=500, error=message)
                 return _error(500, message, "cassette_error")
-        return _respond(answer, after=lambda: log("recorded" if record else "live", answer))
+        log("recorded" if record else "live", answer)
+        return _response(answer)
 
     async def _relay(self, events: AsyncIterator[str], answer: ModelAnswer, path: str, body: dict[str, Any],
                      key: str, lane: str, started: float, record: bool, log: _Logger,
@@ -244,19 +245,11 @@ def _sse(data: str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
-def _respond(answer: ModelAnswer, after: Any = None) -> Response:
-    """The answer as the client gets it; `after` (the call-log record) runs once it is sent, off the
-    answer's path (the exchange itself was committed before, where it had to be)."""
-    response = _response(answer)
-    if after is not None:
-        async def write() -> None:  # a coroutine: starlette would run a plain function on a worker thread
-            after()
-
-        response.background = BackgroundTask(write)
-    return response
-
-
 def _response(answer: ModelAnswer) -> Response:
+    """The answer as the client gets it. Its call-log record is written before (as a streamed answer's is before
+    its [DONE]): once a client has an answer it may act on it at once, and the tool call it makes is logged
+    in the turn that reads it (gateway.eager), so a record written after the answer was sent could follow that
+    call's in the run's log, and a replay's log differ from the recording's in its order."""
     if answer.events is not None:
         async def replay() -> AsyncIterator[bytes]:
             for data in answer.events or ():
