@@ -107,12 +107,11 @@ def layer_costs(raw: Path) -> list[tuple[str, float, float]]:
     """(layer, inclusive %, own % = inclusive minus the next present layer's) along the request's way in."""
     inclusive: collections.Counter[str] = collections.Counter()
     total = 0
-    for record in raw.read_text().splitlines():
-        stack, _, count = record.rpartition(" ")
-        total += int(count)
+    for stack, n in _records(raw):
+        total += n
         for label, marker in LAYERS:
             if _marks(marker, stack):
-                inclusive[label] += int(count)
+                inclusive[label] += n
     present = [(label, 100 * inclusive[label] / max(total, 1)) for label, _ in LAYERS if inclusive[label]]
     return [(label, share, share - (present[i + 1][1] if i + 1 < len(present) else 0.0))
             for i, (label, share) in enumerate(present)]
@@ -121,13 +120,23 @@ def layer_costs(raw: Path) -> list[tuple[str, float, float]]:
 def hot_parts(raw: Path) -> list[tuple[str, float]]:
     counts: collections.Counter[str] = collections.Counter()
     total = 0
-    for record in raw.read_text().splitlines():
-        stack, _, count = record.rpartition(" ")
-        total += int(count)
+    for stack, n in _records(raw):
+        total += n
         for label, marker in HOT_PARTS:
             if marker in stack:
-                counts[label] += int(count)
+                counts[label] += n
     return [(label, 100 * counts[label] / max(total, 1)) for label, _ in HOT_PARTS if counts[label]]
+
+
+def _records(raw: Path) -> list[tuple[str, int]]:
+    """py-spy's raw samples (`frame;frame;... count` a line); a line it wrote garbled (seen once: bytes of a
+    frame name not UTF-8, or a line cut by the sampler's stop) is skipped rather than failing the summary."""
+    records = []
+    for record in raw.read_text(errors="replace").splitlines():
+        stack, _, count = record.rpartition(" ")
+        if count.isdigit() and stack:
+            records.append((stack, int(count)))
+    return records
 
 
 def _marks(marker: str | tuple[str, ...], leaf: str) -> bool:
@@ -139,9 +148,7 @@ def summarize(path: str, raw: Path) -> None:
     lines: collections.Counter[str] = collections.Counter()
     modules: collections.Counter[str] = collections.Counter()  # the gateway's own, by file
     total = 0
-    for record in raw.read_text().splitlines():
-        stack, _, count = record.rpartition(" ")
-        n = int(count)
+    for stack, n in _records(raw):
         total += n
         leaf = stack.split(";")[-1]
         areas[next((area for area, marker in AREAS if _marks(marker, leaf)), "other")] += n
