@@ -80,13 +80,15 @@ class HotLaneProtocol(HttpToolsProtocol):
     _parsing = False  # the parser is inside a request (between its first byte and its end)
     _repeat: RepeatHead | None = None  # the head of the last request the lane took, for one that repeats it
     _begun = 0  # requests the parser began in the current read
-    _took: tuple[bytes, list[tuple[bytes, bytes]], bool, bytes] | None = None  # a request taken in it, to keep its head
+    _read_head: bytes | None = None  # the whole head the current read began with (a request's first bytes)
+    _message_head: bytes | None = None  # the head of the request being parsed, when a read began with it whole
     _unread: bytearray | None = None  # a repeated head's request held (not shown to the parser) while its body arrives
     _unread_end = 0  # its length, head and body
 
     def on_message_begin(self) -> None:
         self._parsing = True
         self._begun += 1
+        self._message_head = self._read_head if self._begun == 1 else None  # its head, if the read began with it
         super().on_message_begin()
 
     def on_headers_complete(self) -> None:
@@ -118,17 +120,14 @@ class HotLaneProtocol(HttpToolsProtocol):
         self._read(data, idle)
 
     def _read(self, data: bytes, idle: bool) -> None:
-        """The parser's way (uvicorn's), keeping the head of a request the lane took from a read that was it, whole."""
-        self._begun, self._took = 0, None
+        """The parser's way (uvicorn's). A read that begins a request and holds its whole head (its body may come
+        later) is remembered, so the head of a request the lane takes can be kept (gateway.repeat_head)."""
+        self._begun = 0
+        end = data.find(b"\r\n\r\n") if idle and data.startswith(b"POST ") else -1
+        self._read_head = data[:end + 4] if end >= 0 else None
         super().data_received(data)
         if self._hot_body is not None and self._hot_timer is None:  # its body comes in more than one read
             self._hot_timer = self.loop.call_later(HOT_BODY_WAIT, self._body_too_slow)
-        took, self._took = self._took, None
-        if took is not None and idle and self._begun == 1 and not self._parsing:
-            url, headers, keep_alive, body = took
-            head = data.find(b"\r\n\r\n") + 4
-            if data.startswith(b"POST ") and head >= 4 and data[head:] == body:  # the read was that request, whole
-                self._repeat = RepeatHead.of(data[:head], len(body), url, headers, keep_alive)
 
     def _answer_repeat(self, repeat: RepeatHead, data: bytes) -> bool:
         """Answer what arrived when it is one request repeating the last hot head (gateway.repeat_head), without
@@ -175,6 +174,7 @@ class HotLaneProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._parsing = False
+        head, self._message_head = self._message_head, None
         held = self._hot_body
         if held is None:
             super().on_message_complete()
@@ -186,7 +186,8 @@ class HotLaneProtocol(HttpToolsProtocol):
             return
         self._hot_body = None
         self._stop_timer()
-        self._took = (self.url, self.headers, self._hot_keep_alive, body)
+        if head is not None:
+            self._repeat = RepeatHead.of(head, len(body), self.url, self.headers, self._hot_keep_alive)
         self._take(ready)
 
     def _take(self, ready: Any) -> None:
