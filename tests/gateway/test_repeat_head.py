@@ -160,3 +160,25 @@ def test_a_byte_level_fuzzer_finds_no_difference_between_the_lane_and_the_parser
     finally:
         for gateway in gateways.values():
             stop_gateway(gateway)
+
+
+@pytest.mark.real  # starts a registry package (npx)
+def test_a_client_sending_head_and_body_apart_gets_its_head_kept(tmp_path):
+    """httpx (so the SDK's client) writes a request's head and its body apart: the head of the first request the
+    lane took is kept from a read that held only the head, and every later request is read as its repeat."""
+    gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
+    try:
+        def apart(host: str, session: str) -> list[tuple[bytes, float]]:
+            writes = []
+            for i in range(5):
+                data = request(host, call(i + 1, "every__echo", {"message": f"apart {i}"}), session)
+                head_end = data.index(b"\r\n\r\n") + 4
+                writes += [(data[:head_end], 0.05), (data[head_end:], 0.15)]
+            return writes
+
+        before = gateway.status()["hot_lane"]["repeated_heads"]
+        seen = transcript(gateway.url, apart)
+        assert all(f"Echo: apart {i}".encode() in seen for i in range(5)), seen
+        assert gateway.status()["hot_lane"]["repeated_heads"] - before == 4  # all but the first
+    finally:
+        stop_gateway(gateway)
