@@ -168,7 +168,7 @@ class LiveUpstream:
         self.status.set("restarting" if self.status.restarts else "starting", self.status.reason)
         async with AsyncExitStack() as stack:
             read, write = await self._open_transport(stack)
-            dispatcher: Any = (StdioRpc(read, write, self._on_stream_exception) if self.spec.transport == "stdio"
+            dispatcher: Any = (StdioRpc(read, write) if self.spec.transport == "stdio"
                                else JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception))
             closed = anyio.Event()  # set when the connection ends (the dispatcher's run returns)
 
@@ -211,7 +211,7 @@ class LiveUpstream:
         if spec.transport == "stdio":
             env = child_env(spec)
             read, write, info = await stack.enter_async_context(
-                stdio_process([spec.command or "", *spec.args], env, spec.cwd, self.settings.max_response_bytes, raw=True)
+                stdio_process([spec.command or "", *spec.args], env, spec.cwd, self.settings.max_response_bytes)
             )
             self._process = info
             self.status.pid = info.pid

@@ -9,7 +9,8 @@ MCPError for error responses, CONNECTION_CLOSED when the connection ends with
 requests in flight, progress by the request id as token, a courtesy
 `notifications/cancelled` when a caller abandons a request, server->client
 requests answered through `on_request`, notifications through `on_notify`.
-Messages come from `stdio_process(raw=True)`, which keeps the size limits.
+Messages come from `stdio_process`'s inbox, which keeps the size limits, and are
+dispatched as they are read (an answer wakes its caller with no task between).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR
+
+from gateway.stdio_transport import Inbox
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +48,9 @@ class _Waiter:
 
 
 class StdioRpc:
-    def __init__(self, read: Any, write: Callable[[dict[str, Any]], Awaitable[None]],
-                 on_stream_exception: Callable[[Exception], Awaitable[None]] | None = None) -> None:
-        self._read = read
+    def __init__(self, inbox: Inbox, write: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        self._inbox = inbox
         self._write = write
-        self._on_stream_exception = on_stream_exception
         self._pending: dict[Any, _Waiter] = {}
         self._next_id = 0
         self._closed = False
@@ -62,13 +63,11 @@ class StdioRpc:
             self._tasks = tasks
             task_status.started()
             try:
-                async for item in self._read:
-                    if isinstance(item, Exception):
-                        if self._on_stream_exception is not None:
-                            await self._on_stream_exception(item)
-                        continue
-                    self._dispatch(item, on_request, on_notify)
+                # Answers settle their waiters as the transport reads them (gateway.stdio_transport.Inbox).
+                self._inbox.attach(lambda item: self._dispatch(item, on_request, on_notify))
+                await self._inbox.closed.wait()
             finally:
+                self._inbox.attach(None)
                 self._closed = True
                 for waiter in list(self._pending.values()):
                     waiter.settle(_CLOSED)

@@ -1,20 +1,37 @@
-"""The lean stdio JSON-RPC client's contracts, against a scripted peer (memory streams)."""
+"""The lean stdio JSON-RPC client's contracts, against a scripted peer (its inbox, as the stdio transport fills it)."""
 
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from gateway.stdio_rpc import StdioRpc
+from gateway.stdio_transport import Inbox
+
+
+class ToClient:
+    """What the server sends, as the transport hands it over: into the client's inbox, then a checkpoint."""
+
+    def __init__(self, inbox: Inbox) -> None:
+        self.inbox = inbox
+
+    async def send(self, message: dict) -> None:
+        self.inbox.put(message)
+        await anyio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        self.inbox.close()
 
 
 class Peer:
     """The server side: sees what the client writes, answers as the test says."""
 
     def __init__(self) -> None:
-        self.to_client, self.read = anyio.create_memory_object_stream[dict](16)
+        self.read = Inbox()
+        self.to_client = ToClient(self.read)
         self.written: list[dict] = []
         self.arrived = anyio.Event()
 
