@@ -27,6 +27,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from gateway import __version__
 from gateway.catalog import ServerCatalog, fetch_catalog, refresh_list
 from gateway.child_env import child_env
+from gateway.deadlines import Deadline, Scoped
 from gateway.server_spec import ServerSpec, expand_env
 from gateway.isolation import state_dir, uses_state_dir, with_state_dir
 from gateway.errors import (
@@ -70,7 +71,7 @@ class LiveUpstream:
         self.catalog: ServerCatalog | None = None
         self._on_notification = on_notification
         self._on_catalog_changed = on_catalog_changed
-        self._dispatcher: Any = None  # StdioRpc or JSONRPCDispatcher
+        self._dispatcher: Any = None  # StdioRpc, or the SDK's JSONRPCDispatcher (gateway.deadlines.Scoped)
         self._process: ProcessInfo | None = None
         self._inflight: list[CallOptions] = []  # most recent last: where server->client requests go
         self._scope: anyio.CancelScope | None = None
@@ -169,7 +170,7 @@ class LiveUpstream:
         async with AsyncExitStack() as stack:
             read, write = await self._open_transport(stack)
             dispatcher: Any = (StdioRpc(read, write) if self.spec.transport == "stdio"
-                               else JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception))
+                               else Scoped(JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception)))
             closed = anyio.Event()  # set when the connection ends (the dispatcher's run returns)
 
             async def serve_connection(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -252,27 +253,29 @@ class LiveUpstream:
         options = options or CallOptions()
         timeout = options.timeout or self.spec.timeout or self.settings.call_timeout
         hard_limit = max(timeout, options.max_timeout or self.settings.max_call_timeout)
-        opts: dict[str, Any] = {}
         started = anyio.current_time()
-        with anyio.CancelScope(deadline=started + timeout) as scope:
-            if options.on_progress is not None:
-                client_progress = options.on_progress
+        deadline = Deadline(started + timeout)  # kept by the dispatcher (gateway.deadlines)
+        opts: dict[str, Any] = {"deadline": deadline}
+        if options.on_progress is not None:
+            client_progress = options.on_progress
 
-                async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                    # Progress proves the server is alive: extend the silence limit, never past the hard limit.
-                    scope.deadline = min(anyio.current_time() + timeout, started + hard_limit)
-                    await client_progress(progress, total, message)
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                # Progress proves the server is alive: extend the silence limit, never past the hard limit.
+                deadline.extend(min(anyio.current_time() + timeout, started + hard_limit))
+                await client_progress(progress, total, message)
 
-                opts["on_progress"] = on_progress
-            self._inflight.append(options)
-            try:
-                return await dispatcher.send_raw_request(method, params, opts)
-            except MCPError as exc:
-                raise self._map_error(exc) from None
-            finally:
-                self._inflight.remove(options)
-        waited = anyio.current_time() - started
-        raise UpstreamTimeout(self.name, f"no answer to {method} after {waited:.1f}s (limit {timeout:g}s without progress, {hard_limit:g}s in all)")
+            opts["on_progress"] = on_progress
+        self._inflight.append(options)
+        try:
+            return await dispatcher.send_raw_request(method, params, opts)
+        except MCPError as exc:
+            raise self._map_error(exc) from None
+        except TimeoutError:
+            waited = anyio.current_time() - started
+            raise UpstreamTimeout(self.name, f"no answer to {method} after {waited:.1f}s (limit {timeout:g}s without "
+                                  f"progress, {hard_limit:g}s in all)") from None
+        finally:
+            self._inflight.remove(options)
 
     def _map_error(self, exc: MCPError) -> Exception:
         if exc.code == CONNECTION_CLOSED:

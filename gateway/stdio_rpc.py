@@ -15,7 +15,9 @@ dispatched as they are read (an answer wakes its caller with no task between).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,7 +25,8 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR
 
-from gateway.stdio_transport import Inbox
+from gateway.deadlines import Deadline
+from gateway.stdio_transport import Inbox, Pipe
 
 logger = logging.getLogger(__name__)
 
@@ -34,23 +37,69 @@ _ABANDON_WRITE_TIMEOUT = 2.0
 
 
 class _Waiter:
-    __slots__ = ("done", "outcome", "on_progress")
+    """A request in flight. What the server sends for it - progress notes, then its outcome - is handed to the
+    caller's own task in the order it came (a progress note never arrives after the answer it preceded, nor
+    costs a task); `future` (a plain asyncio future: the gateway runs on asyncio) resolves when there is news.
+    `timer`: the event loop's timer keeping the request's deadline."""
 
-    def __init__(self, on_progress: Any) -> None:
-        self.done = anyio.Event()
+    __slots__ = ("future", "outcome", "notes", "on_progress", "timer")
+
+    def __init__(self, future: asyncio.Future[None], on_progress: Any) -> None:
+        self.future = future
         self.outcome: dict[str, Any] | None = None
+        self.notes: list[tuple[Any, Any, Any]] = []
         self.on_progress = on_progress
+        self.timer: asyncio.TimerHandle | None = None
 
     def settle(self, outcome: dict[str, Any]) -> None:
         if self.outcome is None:
             self.outcome = outcome
-            self.done.set()
+            self._wake()
+
+    def note(self, progress: tuple[Any, Any, Any]) -> None:
+        if self.outcome is None:
+            self.notes.append(progress)
+            self._wake()
+
+    def _wake(self) -> None:
+        if not self.future.done():
+            self.future.set_result(None)
+
+    async def outcome_of(self) -> dict[str, Any]:
+        """The request's outcome, once every progress note before it has been handed to `on_progress`."""
+        while self.outcome is None or self.notes:
+            if self.notes:
+                notes, self.notes = self.notes, []
+                for progress in notes:
+                    try:
+                        await self.on_progress(*progress)
+                    except Exception:  # noqa: BLE001 - a failing progress callback must not fail the call
+                        logger.exception("stdio upstream: progress callback raised")
+                continue
+            if self.future.done():
+                self.future = self.future.get_loop().create_future()
+            await self.future
+        return self.outcome
+
+
+_TIMED_OUT: dict[str, Any] = {}  # the outcome of a request whose deadline passed (compared by identity)
+
+
+def _expire(waiter: _Waiter, deadline: Deadline) -> None:
+    """The deadline's timer: the request times out, unless progress has moved its deadline on since."""
+    if waiter.outcome is not None:
+        return
+    loop = waiter.future.get_loop()
+    if loop.time() < deadline.at:
+        waiter.timer = loop.call_at(deadline.at, _expire, waiter, deadline)
+    else:
+        waiter.settle(_TIMED_OUT)
 
 
 class StdioRpc:
-    def __init__(self, inbox: Inbox, write: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+    def __init__(self, inbox: Inbox, pipe: Pipe) -> None:
         self._inbox = inbox
-        self._write = write
+        self._pipe = pipe
         self._pending: dict[Any, _Waiter] = {}
         self._next_id = 0
         self._closed = False
@@ -90,7 +139,7 @@ class StdioRpc:
         elif method == "notifications/progress" and isinstance(params, dict):
             waiter = self._pending.get(params.get("progressToken"))
             if waiter is not None and waiter.on_progress is not None:
-                self._tasks.start_soon(_quietly, waiter.on_progress(params.get("progress"), params.get("total"), params.get("message")))
+                waiter.note((params.get("progress"), params.get("total"), params.get("message")))
         elif method != "notifications/cancelled":
             self._tasks.start_soon(_quietly, on_notify(None, method, params))
 
@@ -103,11 +152,13 @@ class StdioRpc:
         except Exception as exc:  # noqa: BLE001 - a failing relay answers the server, it does not end the connection
             reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": str(exc)}}
         try:
-            await self._write(reply)
-        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self._pipe.send(reply)
+        except OSError:
             pass
 
     async def send_raw_request(self, method: str, params: Any, opts: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The result of a request; `opts`: `on_progress`, `deadline` (gateway.deadlines: TimeoutError once it
+        passes), `cancel_on_abandon` (default True: tell the server when the caller gives up)."""
         if self._closed:
             raise MCPError(code=CONNECTION_CLOSED, message="Connection closed")
         opts = opts or {}
@@ -120,23 +171,34 @@ class StdioRpc:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if out:
             message["params"] = out
-        waiter = self._pending[request_id] = _Waiter(on_progress)
-        written = False
+        deadline: Deadline | None = opts.get("deadline")
+        loop = asyncio.get_running_loop()
+        waiter = self._pending[request_id] = _Waiter(loop.create_future(), on_progress)
+        abandon = opts.get("cancel_on_abandon", True)
         try:
             try:
-                written = True
-                await self._write(message)
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                if not self._pipe.write(message):  # the server is not reading as fast: wait, within the deadline
+                    with anyio.CancelScope(deadline=math.inf if deadline is None else deadline.at) as scope:
+                        await self._pipe.drain()
+                    if scope.cancelled_caught:
+                        waiter.settle(_TIMED_OUT)
+            except OSError:
                 raise MCPError(code=CONNECTION_CLOSED, message="Connection closed") from None
-            await waiter.done.wait()
+            if deadline is not None and math.isfinite(deadline.at) and waiter.outcome is None:
+                waiter.timer = loop.call_at(deadline.at, _expire, waiter, deadline)
+            outcome = await waiter.outcome_of()
         except anyio.get_cancelled_exc_class():
-            if written and opts.get("cancel_on_abandon", True) and not self._closed:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(_ABANDON_WRITE_TIMEOUT):
-                    await self.notify("notifications/cancelled", {"requestId": request_id, "reason": "caller cancelled"})
+            if abandon:
+                await self._abandon(request_id, "caller cancelled")
             raise
         finally:
             self._pending.pop(request_id, None)
-        outcome = waiter.outcome or _CLOSED
+            if waiter.timer is not None:
+                waiter.timer.cancel()
+        if outcome is _TIMED_OUT:
+            if abandon:
+                await self._abandon(request_id, "timed out")
+            raise TimeoutError(f"no answer to {method} by its deadline")
         error = outcome.get("error")
         if error is not None:
             if not isinstance(error, dict):
@@ -147,13 +209,23 @@ class StdioRpc:
             raise MCPError(code=INTERNAL_ERROR, message=f"malformed response to {method}: result is not an object")
         return result
 
+    async def _abandon(self, request_id: int, reason: str) -> None:
+        """Tell the server a request is given up (a courtesy: bounded, and not itself cancellable)."""
+        if self._closed:
+            return
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_ABANDON_WRITE_TIMEOUT):
+            try:
+                await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            except MCPError:
+                pass
+
     async def notify(self, method: str, params: Any, opts: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
         try:
-            await self._write(message)
-        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self._pipe.send(message)
+        except OSError:
             raise MCPError(code=CONNECTION_CLOSED, message="Connection closed") from None
 
 

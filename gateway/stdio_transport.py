@@ -18,7 +18,7 @@ import logging
 import os
 import re
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,6 +95,38 @@ class Inbox:
             logger.exception("stdio upstream: a message could not be handled")
 
 
+class Pipe:
+    """The server's stdin, one JSON-RPC message a line. `write` puts a message in the pipe's buffer and says
+    whether the writer may go on (True) or must `drain` first (False: the server is not reading as fast).
+    A write that need not wait costs no checkpoint: anyio's stream wrapper added two per message."""
+
+    __slots__ = ("_stdin", "_high")
+
+    def __init__(self, stdin: asyncio.StreamWriter) -> None:
+        self._stdin = stdin
+        self._high = stdin.transport.get_write_buffer_limits()[1]
+
+    def write(self, message: dict[str, Any]) -> bool:
+        stdin = self._stdin
+        if stdin.is_closing():
+            raise BrokenPipeError("the server's stdin is closed")
+        try:
+            stdin.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        except RuntimeError as exc:  # uvloop's word for a write to a closed pipe
+            raise BrokenPipeError(str(exc)) from None
+        return stdin.transport.get_write_buffer_size() <= self._high
+
+    async def drain(self) -> None:
+        try:
+            await self._stdin.drain()
+        except RuntimeError as exc:
+            raise BrokenPipeError(str(exc)) from None
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if not self.write(message):
+            await self.drain()
+
+
 @asynccontextmanager
 async def stdio_process(
     command: list[str],
@@ -102,11 +134,9 @@ async def stdio_process(
     cwd: str | None,
     max_message_bytes: int,
     on_exit: Callable[[ProcessInfo], None] | None = None,
-) -> AsyncIterator[tuple[Inbox, Callable[[dict[str, Any]], Awaitable[None]], ProcessInfo]]:
-    """Yields (the server's messages, plain JSON-RPC dicts; `async send(message)` writing one to its stdin;
-    process info). The process and its pipes are asyncio's own (the gateway runs on asyncio): a write is
-    `write` then `drain`, which returns at once unless the pipe is full, where anyio's stream wrapper added
-    two checkpoints per message."""
+) -> AsyncIterator[tuple[Inbox, Pipe, ProcessInfo]]:
+    """Yields (the server's messages, plain JSON-RPC dicts; its stdin; process info). The process and its
+    pipes are asyncio's own: the gateway runs on asyncio (uvloop)."""
     process = await asyncio.create_subprocess_exec(
         *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env=env, cwd=cwd, start_new_session=True)
@@ -156,22 +186,13 @@ async def stdio_process(
         info.returncode = process.returncode
         inbox.close()
 
-    async def send(message: dict[str, Any]) -> None:
-        if stdin.is_closing():
-            raise BrokenPipeError("the server's stdin is closed")
-        try:
-            stdin.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-            await stdin.drain()
-        except RuntimeError as exc:  # uvloop's word for a write to a closed pipe
-            raise BrokenPipeError(str(exc)) from None
-
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump_stdout)
             tg.start_soon(pump_stderr)
             tg.start_soon(watch_exit)
             try:
-                yield inbox, send, info
+                yield inbox, Pipe(stdin), info
             finally:
                 with anyio.CancelScope(shield=True):
                     await stop_process(process)

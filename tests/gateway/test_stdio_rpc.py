@@ -8,6 +8,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from gateway.deadlines import Deadline, Scoped
 from gateway.stdio_rpc import StdioRpc
 from gateway.stdio_transport import Inbox
 
@@ -35,9 +36,17 @@ class Peer:
         self.written: list[dict] = []
         self.arrived = anyio.Event()
 
-    async def write(self, message: dict) -> None:
+    # The server's stdin, as gateway.stdio_transport.Pipe: never full here.
+    def write(self, message: dict) -> bool:
         self.written.append(message)
         self.arrived.set()
+        return True
+
+    async def drain(self) -> None:
+        pass
+
+    async def send(self, message: dict) -> None:
+        self.write(message)
 
     async def next_written(self) -> dict:
         while not self.written:
@@ -53,7 +62,7 @@ async def start(peer: Peer, tg, on_request=None, notes=None):
     async def default_request(_, method, params):
         return {"echo": method}
 
-    rpc = StdioRpc(peer.read, peer.write)
+    rpc = StdioRpc(peer.read, peer)
     await tg.start(lambda *, task_status: rpc.run(on_request or default_request, on_notify, task_status=task_status))
     return rpc
 
@@ -145,5 +154,130 @@ def test_a_closed_connection_fails_requests_in_flight():
             assert error.value.code == CONNECTION_CLOSED
             with pytest.raises(MCPError):
                 await rpc.send_raw_request("ping", None)
+
+    run(go)
+
+
+def test_a_request_past_its_deadline_times_out_and_the_server_is_told():
+    async def go():
+        peer = Peer()
+        async with anyio.create_task_group() as tg:
+            rpc = await start(peer, tg, notes=[])
+            began = anyio.current_time()
+            with pytest.raises(TimeoutError):
+                await rpc.send_raw_request("tools/call", {"name": "slow"}, {"deadline": Deadline(began + 0.2)})
+            assert 0.2 <= anyio.current_time() - began < 2
+            call, cancel = await peer.next_written(), await peer.next_written()
+            assert cancel == {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": call["id"], "reason": "timed out"}}
+            await peer.to_client.send({"jsonrpc": "2.0", "id": call["id"], "result": {}})  # late: dropped
+
+            async def answer_next():
+                ping = await peer.next_written()
+                await peer.to_client.send({"jsonrpc": "2.0", "id": ping["id"], "result": {"pong": 1}})
+
+            tg.start_soon(answer_next)  # the connection goes on
+            assert await rpc.send_raw_request("ping", None, {"deadline": Deadline(anyio.current_time() + 5)}) == {"pong": 1}
+            tg.cancel_scope.cancel()
+
+    run(go)
+
+
+def test_progress_moves_a_deadline_on_and_the_answer_still_counts():
+    async def go():
+        peer = Peer()
+        async with anyio.create_task_group() as tg:
+            rpc = await start(peer, tg, notes=[])
+            deadline = Deadline(anyio.current_time() + 0.3)
+
+            async def on_progress(progress, total, message):
+                deadline.extend(anyio.current_time() + 0.3)
+
+            async def server():
+                call = await peer.next_written()
+                for step in range(4):  # 0.6 s in all: past the first deadline, never 0.3 s silent
+                    await anyio.sleep(0.15)
+                    await peer.to_client.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                                               "params": {"progressToken": call["id"], "progress": step}})
+                await peer.to_client.send({"jsonrpc": "2.0", "id": call["id"], "result": {"done": True}})
+
+            tg.start_soon(server)
+            began = anyio.current_time()
+            result = await rpc.send_raw_request("tools/call", {"name": "long"}, {"deadline": deadline, "on_progress": on_progress})
+            assert result == {"done": True} and anyio.current_time() - began >= 0.6
+            tg.cancel_scope.cancel()
+
+    run(go)
+
+
+def test_a_write_to_a_full_pipe_waits_no_longer_than_the_deadline():
+    async def go():
+        peer = Peer()
+        peer.write = lambda message: (peer.written.append(message), False)[1]  # the pipe is full from now on
+        never = anyio.Event()
+
+        async def drain() -> None:
+            await never.wait()  # the server never reads its stdin
+
+        peer.drain = drain
+        async with anyio.create_task_group() as tg:
+            rpc = await start(peer, tg, notes=[])
+            began = anyio.current_time()
+            with pytest.raises(TimeoutError):
+                await rpc.send_raw_request("tools/call", {"name": "t"}, {"deadline": Deadline(began + 0.2),
+                                                                         "cancel_on_abandon": False})
+            assert anyio.current_time() - began < 2
+            tg.cancel_scope.cancel()
+
+    run(go)
+
+
+def test_the_sdk_dispatcher_keeps_a_deadline_in_a_cancel_scope_that_progress_moves():
+    class Slow:
+        async def send_raw_request(self, method, params, opts):
+            assert "deadline" not in opts  # kept by the wrapper, not passed on
+            await anyio.sleep(0.4)
+            return {"late": True}
+
+    async def go():
+        scoped = Scoped(Slow())
+        with pytest.raises(TimeoutError):
+            await scoped.send_raw_request("tools/call", {}, {"deadline": Deadline(anyio.current_time() + 0.1)})
+        deadline = Deadline(anyio.current_time() + 0.1)
+
+        async def extend_soon():
+            await anyio.sleep(0.05)
+            deadline.extend(anyio.current_time() + 1)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(extend_soon)
+            assert await scoped.send_raw_request("tools/call", {}, {"deadline": deadline}) == {"late": True}
+
+    run(go)
+
+
+def test_progress_read_with_its_answer_is_handed_over_before_the_answer():
+    """A server writes its last progress notes and its answer at once (server-everything does): the caller has
+    every note, in order, by the time it has the answer, however slow its progress callback."""
+    async def go():
+        peer, seen = Peer(), []
+
+        async def on_progress(progress, total, message):
+            await anyio.sleep(0.05)  # e.g. a note relayed to a slow client
+            seen.append(progress)
+
+        async def server():
+            call = await peer.next_written()
+            for step in (1, 2, 3):  # one read: no checkpoint between these
+                peer.read.put({"jsonrpc": "2.0", "method": "notifications/progress",
+                               "params": {"progressToken": call["id"], "progress": step, "total": 3}})
+            peer.read.put({"jsonrpc": "2.0", "id": call["id"], "result": {"content": []}})
+
+        async with anyio.create_task_group() as tg:
+            rpc = await start(peer, tg, notes=[])
+            tg.start_soon(server)
+            assert await rpc.send_raw_request("tools/call", {"name": "t"}, {"on_progress": on_progress}) == {"content": []}
+            assert seen == [1, 2, 3]
+            tg.cancel_scope.cancel()
 
     run(go)
