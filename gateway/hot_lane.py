@@ -9,7 +9,7 @@ would let this request through untouched to the fast path, and if so answers it 
 - the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses (`HttpGuard.admits_head`, `admits_body`);
 - the session: open in the admission table (so owned by this worker) and in the SDK's, which would
   hand it to its transport as it is (`sdk_adapter.session_transport`); the session is held busy, and the
-  transport's idle countdown suspended, while the answer is made (`sessions.hold`, `request_in_flight`);
+  transport's idle countdown suspended, while the answer is made (`sessions.hold`, `sdk_adapter.request_began`);
 - the id: free on its session, filed in the one table of ids in flight (a `notifications/cancelled`
   cancels it there), released after;
 - the answer: plain JSON (the transport's adaptive decision, or `--responses json`).
@@ -182,13 +182,14 @@ class HotLane:
 
     async def _answer(self, ready: Ready, *, scoped: bool) -> bytes:
         hold(ready.session)
+        sdk_adapter.request_began(ready.transport)
         try:
-            with sdk_adapter.request_in_flight(ready.transport, self.manager.session_idle_timeout):
-                if scoped:
-                    body = await self.fast.answer(ready.call, ready.entry)
-                else:
-                    body = await self.fast.answer_unscoped(ready.call)
+            if scoped:
+                body = await self.fast.answer(ready.call, ready.entry)
+            else:
+                body = await self.fast.answer_unscoped(ready.call)
         finally:
+            sdk_adapter.request_ended(ready.transport, self.manager.session_idle_timeout)
             release(ready.session)
             self.ids.release(ready.call.session_id, ready.entry)
         self.served += 1

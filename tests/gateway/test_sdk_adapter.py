@@ -82,3 +82,27 @@ def _outcome(shape):
         return "shaped", json.dumps(shape())
     except Exception as exc:  # noqa: BLE001 - a result the SDK refuses is refused alike
         return "refused", type(exc).__name__
+
+
+def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_served():
+    """As the SDK's own `handle_request` keeps it: suspended from the first request in flight to the last, then
+    restarted from the last one's end (the hot lane's bookkeeping, on an SDK transport's own idle scope)."""
+    import anyio
+    import math
+
+    async def go():
+        transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=30)
+        with anyio.CancelScope() as idle:
+            transport.idle_scope = idle
+            idle.deadline = anyio.current_time() + 30
+            sdk_adapter.request_began(transport)
+            sdk_adapter.request_began(transport)  # a second request of the session, at once
+            assert idle.deadline == math.inf and transport._requests_in_flight == 2
+            sdk_adapter.request_ended(transport, 30)
+            assert idle.deadline == math.inf  # one still in flight
+            await anyio.sleep(0.05)
+            sdk_adapter.request_ended(transport, 30)
+            assert transport._requests_in_flight == 0
+            assert abs(idle.deadline - (anyio.current_time() + 30)) < 0.01
+
+    anyio.run(go)
