@@ -252,8 +252,12 @@ def cancelled(request_id: Any) -> bytes:
     return _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
 
 
+# json.dumps with options builds an encoder per call; one made once writes the same text.
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, kind: payload}, ensure_ascii=False, separators=(",", ":")).encode()
+    return _compact({"jsonrpc": "2.0", "id": request_id, kind: payload}).encode()
 
 
 async def _send_json(send: Any, body: bytes, session_id: str) -> None:

@@ -95,6 +95,9 @@ class Inbox:
             logger.exception("stdio upstream: a message could not be handled")
 
 
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # as json.dumps would, made once
+
+
 class Pipe:
     """The server's stdin, one JSON-RPC message a line. `write` puts a message in the pipe's buffer and says
     whether the writer may go on (True) or must `drain` first (False: the server is not reading as fast).
@@ -111,7 +114,7 @@ class Pipe:
         if stdin.is_closing():
             raise BrokenPipeError("the server's stdin is closed")
         try:
-            stdin.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            stdin.write(_compact(message).encode() + b"\n")
         except RuntimeError as exc:  # uvloop's word for a write to a closed pipe
             raise BrokenPipeError(str(exc)) from None
         return stdin.transport.get_write_buffer_size() <= self._high

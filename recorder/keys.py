@@ -17,9 +17,13 @@ import json
 from typing import Any
 
 
+# As json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str), the encoder made once.
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
 def canonical(params: dict[str, Any] | None) -> str:
     clean = {k: _number(v) for k, v in (params or {}).items() if k != "_meta"}
-    return json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _canonical_json(clean)
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # what _number returns unchanged, without a call
