@@ -10,6 +10,7 @@ alone; `PRIVATE` lists them and `missing()` says which the installed SDK lacks
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import math
@@ -17,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 from uuid import uuid4
 
-import anyio
 
 from mcp.server.runner import ServerRunner
 from mcp.server.session import ServerSession
@@ -146,7 +146,7 @@ def request_ended(transport: Any, idle_timeout: float) -> None:
     `session_idle_timeout`, which it gave the transport)."""
     transport._requests_in_flight -= 1
     if not transport._requests_in_flight:
-        transport.idle_scope.deadline = anyio.current_time() + idle_timeout
+        transport.idle_scope.deadline = asyncio.get_running_loop().time() + idle_timeout  # anyio's clock, looked up for less
 
 
 class HookedTransport(StreamableHTTPServerTransport):

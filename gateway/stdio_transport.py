@@ -103,21 +103,22 @@ class Pipe:
     whether the writer may go on (True) or must `drain` first (False: the server is not reading as fast).
     A write that need not wait costs no checkpoint: anyio's stream wrapper added two per message."""
 
-    __slots__ = ("_stdin", "_high")
+    __slots__ = ("_stdin", "_transport", "_high")
 
     def __init__(self, stdin: asyncio.StreamWriter) -> None:
         self._stdin = stdin
-        self._high = stdin.transport.get_write_buffer_limits()[1]
+        self._transport = stdin.transport  # written to directly: all the stream's `write` does, less a property
+        self._high = self._transport.get_write_buffer_limits()[1]
 
     def write(self, message: dict[str, Any]) -> bool:
-        stdin = self._stdin
-        if stdin.is_closing():
+        transport = self._transport
+        if transport.is_closing():
             raise BrokenPipeError("the server's stdin is closed")
         try:
-            stdin.write(_compact(message).encode() + b"\n")
+            transport.write(_compact(message).encode() + b"\n")
         except RuntimeError as exc:  # uvloop's word for a write to a closed pipe
             raise BrokenPipeError(str(exc)) from None
-        return stdin.transport.get_write_buffer_size() <= self._high
+        return transport.get_write_buffer_size() <= self._high
 
     async def drain(self) -> None:
         try:
