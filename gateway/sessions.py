@@ -69,6 +69,9 @@ class SessionDirectory:
     def __init__(self, sessions: SessionTable) -> None:
         self.sessions = sessions
 
+    def on_fast_path(self, method: str) -> bool:
+        return False  # the fast path takes only sessions this layer has filed already (gateway.fast_path)
+
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         connection = connection_of(ctx.session)
         session_id = getattr(connection, "session_id", None)

@@ -193,3 +193,41 @@ def test_requests_before_initialized_are_left_to_the_sdk(tmp_path, monkeypatch):
     assert unknown == 404 and served_early == 0  # an unknown session is the SDK's 404, not a fast answer
     # The fast path is on: the same ping in an initialized session it answers itself.
     assert after == {"jsonrpc": "2.0", "id": 2, "result": {}} and server.fast_path.served == 1
+
+
+def test_the_fast_paths_chain_leaves_out_only_the_layers_that_say_they_have_nothing_to_do():
+    """A layer with `on_fast_path(method)` False is not in that method's chain; one without it always is; the
+    order of the others is the server's."""
+    from gateway.fast_path import FastContext, FastPath
+
+    ran = []
+
+    class Layer:
+        def __init__(self, name, wanted=None):
+            self.name = name
+            if wanted is not None:
+                self.on_fast_path = lambda method: method in wanted
+
+        async def __call__(self, ctx, call_next):
+            ran.append(self.name)
+            return await call_next(ctx)
+
+    class Server:
+        cache_hints = {}
+        middleware = [Layer("always"), Layer("calls only", {"tools/call"}), Layer("never", set())]
+
+    async def handler(ctx, _typed):
+        ran.append("handler")
+        return {"content": [{"type": "text", "text": ctx.method}]} if ctx.method == "tools/call" else {"tools": []}
+
+    fast = FastPath(Server(), {"tools/call": handler, "tools/list": handler}, {})
+
+    async def run(method):
+        ran.clear()
+        ctx = FastContext(method, {}, 1, "2025-06-18", None, None)
+        result = await fast._chain(method)(ctx)
+        return list(ran), result
+
+    assert anyio.run(run, "tools/call") == (["always", "calls only", "handler"],
+                                             {"content": [{"type": "text", "text": "tools/call"}]})
+    assert anyio.run(run, "tools/list")[0] == ["always", "handler"]
