@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from contextvars import ContextVar
 from datetime import datetime, timezone
@@ -44,9 +45,10 @@ class ToolCalls(RouterCore):
         if scope is not None:  # a per-server endpoint waits for its server's first start, as lists do
             await self.until_settled(scope)
         view = self.catalog.server_view(scope) if scope is not None else None
-        # A name the catalog lacks during start-up may be a starting server's tool: looked up again once settled.
-        entry = await self.found(lambda: (self.catalog.tools if view is None else view.tools).get(name)
-                                 if isinstance(name, str) else None)
+        entry = (self.catalog.tools if view is None else view.tools).get(name) if isinstance(name, str) else None
+        if entry is None:  # a name the catalog lacks during start-up may be a starting server's tool: looked up again once settled
+            entry = await self.found(lambda: (self.catalog.tools if view is None else view.tools).get(name)
+                                     if isinstance(name, str) else None)
         record = self._new_record(caller, started, entry.exposed if entry else name, arguments, entry)
         if view is not None and entry is None:
             record["server"] = scope
@@ -192,9 +194,16 @@ def _result_text(result: dict[str, Any], limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
+_threads = threading.local()  # each thread's msgpack packer, made once (msgpack.packb makes one per call)
+
+
 def _digest(result: dict[str, Any]) -> str:
     try:
-        data = msgpack.packb(result, use_bin_type=True)
+        packer = _threads.packer
+    except AttributeError:
+        packer = _threads.packer = msgpack.Packer(use_bin_type=True)
+    try:
+        data = packer.pack(result)  # as msgpack.packb(result, use_bin_type=True); a packer that raised is reset
     except OverflowError:  # an integer beyond 64 bits (valid JSON)
         data = json.dumps(result, sort_keys=True, default=str).encode()
     return hashlib.blake2b(data, digest_size=12).hexdigest()

@@ -100,3 +100,31 @@ def test_records_appended_packed_are_read_back_numbered(tmp_path):
         log.append({"seq": None, "tool": "echo", "arguments": {"n": n}})
     store.close()
     assert [(r["seq"], r["arguments"]["n"]) for r in iter_calls(tmp_path / "c")] == [(1, 0), (2, 1), (3, 2)]
+
+
+def test_the_reused_packer_packs_as_msgpack_packb_after_a_failure_and_on_other_threads():
+    """pack() reuses one msgpack packer per thread: what follows a value it could not pack, and what other
+    threads pack at the same time, are packed exactly as msgpack.packb packs them."""
+    import threading
+
+    import msgpack
+
+    values = [{"seq": None, "a": [1, "é", None, 2.5, True]}, {"b": {"c": b"\x00\x01"}}, list(range(300)), "x" * 70_000]
+    assert pack({"big": 2**70, "n": 1}) == msgpack.packb({"big": str(2**70), "n": 1}, use_bin_type=True)
+    with pytest.raises(TypeError):
+        pack({"x": object()})
+    assert [pack(v) for v in values] == [msgpack.packb(v, use_bin_type=True) for v in values]
+    wrong = []
+
+    def packing(offset):
+        for number in range(3000):
+            value = {"n": number + offset, "text": str(number) * (number % 7), "list": [offset] * (number % 5)}
+            if pack(value) != msgpack.packb(value, use_bin_type=True):
+                wrong.append(value)
+
+    threads = [threading.Thread(target=packing, args=(k * 10_000,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
