@@ -162,7 +162,10 @@ class HotLane:
         if not self.at_once():
             return None
         self.started_at_once += 1
-        return eager.start(self._answer(ready, scoped=False))
+        step = eager.start(self._answer(ready, scoped=False))
+        if isinstance(step, eager.Later):  # it waits after all: its session's idle countdown waits with it
+            sdk_adapter.request_waits(ready.transport)
+        return step
 
     async def answer(self, ready: Ready) -> bytes:
         """The JSON-RPC answer's body, made as the pipeline's fast path makes it, with its bookkeeping."""
@@ -182,7 +185,7 @@ class HotLane:
 
     async def _answer(self, ready: Ready, *, scoped: bool) -> bytes:
         hold(ready.session)
-        sdk_adapter.request_began(ready.transport)
+        sdk_adapter.request_began(ready.transport, suspend=scoped)  # run at once (not scoped): see `start`
         try:
             if scoped:
                 body = await self.fast.answer(ready.call, ready.entry)

@@ -106,3 +106,41 @@ def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_served():
             assert abs(idle.deadline - (anyio.current_time() + 30)) < 0.01
 
     anyio.run(go)
+
+
+def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and_a_request_run_at_once_leaves_it():
+    """A request answered in its own turn (suspend=False) does not suspend the countdown; one that then waits does
+    (`request_waits`). At its end a running countdown is moved on only when it has run more than a hundredth of its
+    length (a second at most), so a session is closed after 99% to 100% of its idle time."""
+    import anyio
+    import math
+
+    async def go():
+        transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=10)
+        with anyio.CancelScope() as idle:
+            transport.idle_scope = idle
+            armed = idle.deadline = anyio.current_time() + 10
+            sdk_adapter.request_began(transport, suspend=False)
+            assert idle.deadline == armed  # not suspended: nothing can run out while it is answered
+            sdk_adapter.request_ended(transport, 10)
+            assert idle.deadline == armed  # run for less than 0.1 s (10 s / 100): left as it was
+            await anyio.sleep(0.15)
+            sdk_adapter.request_began(transport, suspend=False)
+            sdk_adapter.request_ended(transport, 10)
+            assert abs(idle.deadline - (anyio.current_time() + 10)) < 0.01  # run for more: restarted
+            sdk_adapter.request_began(transport, suspend=False)
+            sdk_adapter.request_waits(transport)  # it waits after all
+            assert idle.deadline == math.inf
+            sdk_adapter.request_ended(transport, 10)
+            assert abs(idle.deadline - (anyio.current_time() + 10)) < 0.01
+            # a long idle time: moved on once it has run a second, not 1% of it
+            long = StreamableHTTPServerTransport(mcp_session_id="t", idle_timeout=600)
+            with anyio.CancelScope() as other:
+                long.idle_scope = other
+                armed = other.deadline = anyio.current_time() + 600
+                await anyio.sleep(0.2)
+                sdk_adapter.request_began(long, suspend=False)
+                sdk_adapter.request_ended(long, 600)
+                assert other.deadline == armed
+
+    anyio.run(go)
