@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 from uvicorn.protocols.http import httptools_impl
@@ -57,6 +58,10 @@ class _NoEvent:
 
     def set(self) -> None:
         pass
+
+
+_DEFAULTS: dict[int, tuple[Any, bytes, bool]] = {}  # id(uvicorn's server state) -> its default headers, written
+_CLOSES = re.compile(rb"(?im)^connection:[^\r\n]*close")  # a Connection header that closes (any case)
 
 
 class _HotCycle:
@@ -265,21 +270,38 @@ class HotLaneProtocol(HttpToolsProtocol):
             self._respond(cycle, 500, [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21"),
                                        (b"connection", b"close")], b"Internal Server Error")
             return
-        headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json"),
-                   (b"mcp-session-id", ready.call.session_id.encode("latin-1")), *self.hot_lane.extra_headers]
-        self._respond(cycle, 200, headers, body)
+        # The lane's own headers, written as `_respond` writes a header list (none of them a Connection header).
+        block = b"content-length: %d\r\ncontent-type: application/json\r\nmcp-session-id: %b\r\n%b" % (
+            len(body), ready.call.session_id.encode("latin-1"), self.hot_lane.extra_block)
+        self._send(cycle, 200, block, False, body)
 
     def _respond(self, cycle: _HotCycle, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        block = b"".join(b"%b: %b\r\n" % header for header in headers)
+        self._send(cycle, status, block, any(name == b"connection" for name, _ in headers), body)
+
+    def _default_block(self) -> tuple[bytes, bool]:
+        """uvicorn's default headers (date, server) as written, and whether they close the connection: made again
+        only when uvicorn replaces its list (once a second, for the date)."""
+        defaults = self.server_state.default_headers
+        made = _DEFAULTS.get(id(self.server_state))
+        if made is None or made[0] is not defaults:
+            block = b"".join(b"%b: %b\r\n" % header for header in defaults)
+            closes = any(name == b"connection" and b"close" in value.lower() for name, value in defaults)
+            made = _DEFAULTS[id(self.server_state)] = (defaults, block, closes)
+        return made[1], made[2]
+
+    def _send(self, cycle: _HotCycle, status: int, block: bytes, has_connection: bool, body: bytes) -> None:
+        """Write the answer: status line, uvicorn's default headers, `block` (the answer's headers, written;
+        `has_connection`: one of them is a Connection header), then the body."""
         if cycle.disconnected or self.transport.is_closing():
             cycle.response_complete = True
             return
-        content = [httptools_impl.STATUS_LINE[status]]
+        defaults, closes = self._default_block()
+        if closes or (has_connection and _CLOSES.search(block)):
+            cycle.keep_alive = False
         keep_alive = cycle.keep_alive
-        for name, value in (*self.server_state.default_headers, *headers):
-            if name == b"connection" and b"close" in value.lower():
-                keep_alive = cycle.keep_alive = False
-            content += (name, b": ", value, b"\r\n")
-        if not keep_alive and not any(name == b"connection" for name, _ in headers):
+        content = [httptools_impl.STATUS_LINE[status], defaults, block]
+        if not keep_alive and not has_connection:
             content.append(b"connection: close\r\n")
         content += (b"\r\n", body)
         if self.access_log:
