@@ -72,11 +72,7 @@ class _Compiler:
         if "items" in schema:
             item = self.compile(schema["items"])
             checks.append(lambda x: not isinstance(x, list) or all(item(v) for v in x))
-        if not checks:
-            return _always
-        if len(checks) == 1:
-            return checks[0]
-        return lambda x: all(check(x) for check in checks)
+        return _all(checks) if checks else _always
 
 
 def _object_checks(schema: dict[str, Any], compile: Callable[[Any], Check]) -> list[Check]:
@@ -90,13 +86,14 @@ def _object_checks(schema: dict[str, Any], compile: Callable[[Any], Check]) -> l
         raise Unsupported
     extra = schema.get("additionalProperties", True)
     extra_check = compile(extra)
-    if required:
-        names = tuple(required)
-        checks.append(lambda x: not isinstance(x, dict) or all(n in x for n in names))
-    if compiled or extra is not True:
+    names = tuple(required)
+    if compiled or extra is not True:  # `required` and the members' checks in one function: one call, not two
         def members(x: Any) -> bool:
             if not isinstance(x, dict):
                 return True
+            for name in names:
+                if name not in x:
+                    return False
             for key, value in x.items():
                 check = compiled.get(key)
                 if check is None:
@@ -105,7 +102,22 @@ def _object_checks(schema: dict[str, Any], compile: Callable[[Any], Check]) -> l
                     return False
             return True
         checks.append(members)
+    elif names:
+        checks.append(lambda x: not isinstance(x, dict) or all(n in x for n in names))
     return checks
+
+
+def _all(checks: list[Check]) -> Check:
+    """True when every check is: spelled out for the usual two or three (a generator costs more than they do)."""
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda x: first(x) and second(x)
+    if len(checks) == 3:
+        first, second, third = checks
+        return lambda x: first(x) and second(x) and third(x)
+    return lambda x: all(check(x) for check in checks)
 
 
 def _bound_checks(schema: dict[str, Any]) -> list[Check]:
