@@ -26,7 +26,6 @@ fast path files its cancel scope there, so a `notifications/cancelled` cancels i
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
@@ -40,6 +39,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from gateway import sdk_adapter
+from gateway.json_text import compact
 from gateway.request_params import INVALID_PARAMS, plainly_valid
 from gateway.request_context import RequestContext
 from gateway.sessions import SessionTable, connection
@@ -256,12 +256,10 @@ def cancelled(request_id: Any) -> bytes:
     return _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
 
 
-# json.dumps with options builds an encoder per call; one made once writes the same text.
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:
-    return _compact({"jsonrpc": "2.0", "id": request_id, kind: payload}).encode()
+    return compact({"jsonrpc": "2.0", "id": request_id, kind: payload}).encode()
 
 
 async def _send_json(send: Any, body: bytes, session_id: str) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 
 from gateway.errors import RESPONSE_TOO_LARGE
+from gateway.json_text import compact
 
 from gateway.secrets import scrub
 
@@ -95,7 +96,6 @@ class Inbox:
             logger.exception("stdio upstream: a message could not be handled")
 
 
-_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # as json.dumps would, made once
 
 
 class Pipe:
@@ -115,7 +115,7 @@ class Pipe:
         if transport.is_closing():
             raise BrokenPipeError("the server's stdin is closed")
         try:
-            transport.write(_compact(message).encode() + b"\n")
+            transport.write(compact(message).encode() + b"\n")
         except RuntimeError as exc:  # uvloop's word for a write to a closed pipe
             raise BrokenPipeError(str(exc)) from None
         return transport.get_write_buffer_size() <= self._high

@@ -13,17 +13,14 @@ is another request, and a diverging sequence is a miss, never a wrong answer.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
-
-# As json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str), the encoder made once.
-_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+from gateway.json_text import canonical as canonical_json
 
 
 def canonical(params: dict[str, Any] | None) -> str:
     clean = {k: _number(v) for k, v in (params or {}).items() if k != "_meta"}
-    return _canonical_json(clean)
+    return canonical_json(clean)  # json.dumps(clean, sort_keys=True, separators=(',', ':'), ensure_ascii=False, default=str)
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # what _number returns unchanged, without a call
