@@ -64,15 +64,19 @@ class Inbox:
     not a stream the consumer's task reads: that was a task hop and two checkpoints per answer, measured as
     a sixth of a live call's CPU in the gateway."""
 
+    MAX_EARLY = 1000  # messages held before a consumer attaches (it attaches in its first step: a server
+    # writing more than this before that is dropped from, not allowed to grow the gateway's memory)
+
     def __init__(self) -> None:
         self.closed = anyio.Event()
         self._deliver: Callable[[dict[str, Any]], None] | None = None
-        self._early: list[dict[str, Any]] = []
+        self._early: list[dict[str, Any]] | None = []  # None once a consumer has attached (and maybe left)
+        self.dropped = 0  # messages past MAX_EARLY before the consumer attached
 
     def attach(self, deliver: Callable[[dict[str, Any]], None] | None) -> None:
         """Deliver every message to `deliver` from now on (None: drop them, the consumer is gone)."""
         self._deliver = deliver
-        early, self._early = self._early, []
+        early, self._early = self._early or [], None
         for message in early if deliver is not None else ():
             self._hand(deliver, message)
 
@@ -80,10 +84,15 @@ class Inbox:
         if self.closed.is_set():
             return
         deliver = self._deliver
-        if deliver is None:
-            self._early.append(message)
-        else:
+        if deliver is not None:
             self._hand(deliver, message)
+        elif self._early is not None:  # no consumer yet: held for it, up to a bound
+            if len(self._early) < self.MAX_EARLY:
+                self._early.append(message)
+                return
+            if not self.dropped:
+                logger.warning("stdio upstream: %d messages before anyone reads them; dropping the rest", self.MAX_EARLY)
+            self.dropped += 1
 
     def close(self) -> None:
         self.closed.set()
@@ -94,8 +103,6 @@ class Inbox:
             deliver(message)
         except Exception:  # noqa: BLE001 - a consumer's bug must not end the server's connection
             logger.exception("stdio upstream: a message could not be handled")
-
-
 
 
 class Pipe:

@@ -281,3 +281,23 @@ def test_progress_read_with_its_answer_is_handed_over_before_the_answer():
             tg.cancel_scope.cancel()
 
     run(go)
+
+
+def test_an_inbox_holds_a_bounded_number_of_early_messages_and_none_once_its_consumer_left(caplog):
+    """Messages read before the consumer attaches are held for it, in order, up to Inbox.MAX_EARLY (the rest dropped,
+    with one warning); once the consumer has left (attach(None)) nothing more is held."""
+    inbox = Inbox()
+    for number in range(Inbox.MAX_EARLY + 5):
+        inbox.put({"n": number})
+    assert inbox.dropped == 5
+    assert sum("dropping the rest" in r.getMessage() for r in caplog.records) == 1
+    seen = []
+    inbox.attach(seen.append)
+    assert seen == [{"n": n} for n in range(Inbox.MAX_EARLY)]
+    inbox.put({"n": "late"})
+    assert seen[-1] == {"n": "late"}
+    inbox.attach(None)  # the consumer is gone
+    for number in range(3 * Inbox.MAX_EARLY):
+        inbox.put({"n": number})
+    inbox.attach(seen.append)  # a consumer again: nothing was held for it meanwhile
+    assert len(seen) == Inbox.MAX_EARLY + 1
