@@ -72,9 +72,8 @@ class HotLane:
         self.ids = ids
         self.manager = manager
         # With --workers the session's owner answers (no other has it in its tables), and says so as
-        # gateway.worker_routing does: the headers the lane adds to the fast path's.
-        self.extra_headers = [(b"x-mcpgw-worker", str(worker).encode())] if worker is not None else []
-        self.extra_block = b"".join(b"%b: %b\r\n" % header for header in self.extra_headers)  # as written
+        # gateway.worker_routing does: the header the lane adds to the fast path's, as written.
+        self.extra_block = b"x-mcpgw-worker: %d\r\n" % worker if worker is not None else b""
         self.served = 0
         self.started_at_once = 0  # of those, the calls begun in the turn that read them (gateway.eager)
         self.repeated_heads = 0  # of those, the requests whose head repeated the last one, read without the parser
