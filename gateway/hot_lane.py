@@ -122,7 +122,8 @@ class HotLane:
         scope = {"path": path, "query_string": query, "headers": headers}
         if not self.guard.admits_head(scope, ctx.headers):
             return None
-        return _Head(ctx.headers, query, ctx.session_id, path, raw_path, server, endpoint)
+        heads = _Heads([(name, value) for name, value in headers if name != b"content-length"])
+        return _Head(ctx.headers, query, ctx.session_id, path, raw_path, server, endpoint, heads)
 
     def _prepare(self, head: _Head, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
                  length: str | None) -> Ready | None:
@@ -150,7 +151,7 @@ class HotLane:
             return None
         if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and json_answer(ctx, self.policy.sessions))):
             return None
-        call = self.fast.prepare(transport, ctx, message, Request(scope), _Heads(headers))
+        call = self.fast.prepare(transport, ctx, message, Request(scope), head.heads)
         if call is None:
             return None
         entry = self.ids.file(session_id, call.request_id)  # free: checked above, in this same step
@@ -208,6 +209,7 @@ class _Head(NamedTuple):
     raw_path: bytes
     server: str | None  # a per-server endpoint's server, and the path as the client called it
     endpoint: str | None
+    heads: _Heads  # its headers as the fast path's header checks read them (all but its length: see _Heads)
 
 
 _DECLINED = object()  # a repeated head the lane would not take
@@ -225,11 +227,14 @@ def _context(headers: list[tuple[bytes, bytes]], query: bytes) -> RequestContext
 
 class _Heads:
     """A request's headers as the SDK's header checks read them (`request.headers.get`, the first of a
-    repeated name, as Starlette's), from the raw list, without building Starlette's `Headers`."""
-    __slots__ = ("_raw",)
+    repeated name, as Starlette's), from the raw list, without building Starlette's `Headers`. Kept with the
+    lane's verdicts on a head (gateway.repeat_head), so read once per name for all the requests repeating it:
+    made without Content-Length, the one header a repeat changes (the checks read Accept and Content-Type)."""
+    __slots__ = ("_raw", "_read")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         self._raw = raw  # names lowercased by uvicorn
+        self._read: dict[tuple[str, str], str] = {}  # (name, default) -> its value, read once
 
     @property
     def headers(self) -> _Heads:
@@ -238,6 +243,12 @@ class _Heads:
         return self
 
     def get(self, name: str, default: str = "") -> str:
+        value = self._read.get((name, default))
+        if value is None:
+            value = self._read[(name, default)] = self._find(name, default)
+        return value
+
+    def _find(self, name: str, default: str) -> str:
         key = name.lower().encode("latin-1")
         for header, value in self._raw:
             if header == key:

@@ -319,3 +319,5 @@ def test_the_lanes_header_view_reads_as_starlettes():
     ours, theirs = _Heads(raw).headers, Request({"type": "http", "headers": raw}).headers
     for name in ("accept", "Accept", "content-type", "host", "x-none"):
         assert ours.get(name, "") == theirs.get(name, ""), name
+    for name in ("accept", "x-none", "Accept", "x-none"):  # read again (kept once read), with another default too
+        assert ours.get(name, "d") == theirs.get(name, "d") and ours.get(name) == theirs.get(name, ""), name
