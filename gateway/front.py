@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from pydantic import ValidationError
+from starlette.requests import Request
 from mcp.server.caching import CACHEABLE_METHODS, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
@@ -219,6 +220,9 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
     if http is not None:  # decided once per request by the pipeline (gateway.request_context)
         run_id = http.run
         identity = http.caller
+    # per_server.endpoint_of(request), with the context already found
+    endpoint = (http.endpoint or request.scope.get("path", "/mcp")) if http is not None and isinstance(request, Request) \
+        else per_server.endpoint_of(request)
     client = ctx.session.client_params
     meta = (ctx.params or {}).get("_meta") or {}
     caller = Caller(
@@ -227,7 +231,7 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
         session_id=identity,
         client_name=client.client_info.name if client is not None and client.client_info else None,
         protocol_version=ctx.protocol_version,
-        endpoint=per_server.endpoint_of(request),
+        endpoint=endpoint,
     )
     if isinstance(meta, dict) and meta.get("progressToken") is not None:
         caller.on_progress = ctx.session.report_progress
