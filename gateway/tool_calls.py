@@ -206,6 +206,8 @@ def _digest(result: dict[str, Any]) -> str:
         data = packer.pack(result)  # as msgpack.packb(result, use_bin_type=True); a packer that raised is reset
     except OverflowError:  # an integer beyond 64 bits (valid JSON)
         data = json.dumps(result, sort_keys=True, default=str).encode()
+    if len(data) > 1 << 20:
+        del _threads.packer  # msgpack never shrinks a packer's buffer: not kept at the size of a large result
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 

@@ -20,11 +20,18 @@ def _packer() -> msgpack.Packer:
         return packer
 
 
+KEEP_BYTES = 1 << 20  # a packer whose buffer grew past this for one value is dropped: msgpack never shrinks it
+
+
 def pack(value: Any) -> bytes:
+    packer = _packer()
     try:
-        return _packer().pack(value)
+        data = packer.pack(value)
     except OverflowError:  # an integer beyond 64 bits (valid JSON): kept exactly, as its decimal text
-        return _packer().pack(_big_ints_as_text(value))
+        data = packer.pack(_big_ints_as_text(value))
+    if len(data) > KEEP_BYTES:
+        del _threads.packer  # the next value gets a new one, not a buffer the size of the largest ever packed
+    return data
 
 
 def _big_ints_as_text(value: Any) -> Any:

@@ -128,3 +128,23 @@ def test_the_reused_packer_packs_as_msgpack_packb_after_a_failure_and_on_other_t
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+def test_the_reused_packer_does_not_keep_a_large_values_buffer():
+    """msgpack never shrinks a packer's buffer: after a value over KEEP_BYTES, this thread's packer is a new one, so
+    the memory it holds is not the size of the largest value ever packed (PyMem allocations, seen by tracemalloc)."""
+    import tracemalloc
+
+    from gateway.tool_calls import _digest
+
+    pack({"warm": 1})
+    _digest({"warm": 1})
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        large = {"content": [{"type": "text", "text": "x" * 8_000_000}]}
+        assert len(pack(large)) > 8_000_000 and len(_digest(large)) == 24
+        del large
+        assert tracemalloc.get_traced_memory()[0] - before < 2_000_000
+    finally:
+        tracemalloc.stop()
