@@ -60,7 +60,6 @@ class _NoEvent:
         pass
 
 
-_DEFAULTS: dict[int, tuple[Any, bytes, bool]] = {}  # id(uvicorn's server state) -> its default headers, written
 _CLOSES = re.compile(rb"(?im)^connection:[^\r\n]*close")  # a Connection header that closes (any case)
 
 
@@ -89,6 +88,7 @@ class HotLaneProtocol(HttpToolsProtocol):
     _message_head: bytes | None = None  # the head of the request being parsed, when a read began with it whole
     _unread: bytearray | None = None  # a repeated head's request held (not shown to the parser) while its body arrives
     _unread_end = 0  # its length, head and body
+    _defaults: tuple[Any, bytes, bool] = (None, b"", False)  # uvicorn's default headers, written (`_default_block`)
 
     def on_message_begin(self) -> None:
         self._parsing = True
@@ -283,11 +283,11 @@ class HotLaneProtocol(HttpToolsProtocol):
         """uvicorn's default headers (date, server) as written, and whether they close the connection: made again
         only when uvicorn replaces its list (once a second, for the date)."""
         defaults = self.server_state.default_headers
-        made = _DEFAULTS.get(id(self.server_state))
-        if made is None or made[0] is not defaults:
+        made = self._defaults  # kept per connection: made at most once a second for each (a few us)
+        if made[0] is not defaults:
             block = b"".join(b"%b: %b\r\n" % header for header in defaults)
             closes = any(name == b"connection" and b"close" in value.lower() for name, value in defaults)
-            made = _DEFAULTS[id(self.server_state)] = (defaults, block, closes)
+            made = self._defaults = (defaults, block, closes)
         return made[1], made[2]
 
     def _send(self, cycle: _HotCycle, status: int, block: bytes, has_connection: bool, body: bytes) -> None:

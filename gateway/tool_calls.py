@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
 import anyio
-import msgpack
 
 from gateway.catalog import ToolEntry
+from gateway.msgpack_packer import packb
 from gateway.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
 from gateway.router_core import Caller, RouterCore, upstream_meta
 from gateway.upstream import CallOptions
@@ -194,20 +193,11 @@ def _result_text(result: dict[str, Any], limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
-_threads = threading.local()  # each thread's msgpack packer, made once (msgpack.packb makes one per call)
-
-
 def _digest(result: dict[str, Any]) -> str:
     try:
-        packer = _threads.packer
-    except AttributeError:
-        packer = _threads.packer = msgpack.Packer(use_bin_type=True)
-    try:
-        data = packer.pack(result)  # as msgpack.packb(result, use_bin_type=True); a packer that raised is reset
+        data = packb(result)  # as msgpack.packb(result, use_bin_type=True), with a packer kept per thread
     except OverflowError:  # an integer beyond 64 bits (valid JSON)
         data = json.dumps(result, sort_keys=True, default=str).encode()
-    if len(data) > 1 << 20:
-        del _threads.packer  # msgpack never shrinks a packer's buffer: not kept at the size of a large result
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 

@@ -111,11 +111,17 @@ def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_served():
 def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and_a_request_run_at_once_leaves_it():
     """A request answered in its own turn (suspend=False) does not suspend the countdown; one that then waits does
     (`request_waits`). At its end a running countdown is moved on only when it has run more than a hundredth of its
-    length (a second at most), so a session is closed after 99% to 100% of its idle time."""
-    import anyio
+    length (a second at most), so a session is closed after 99% to 100% of its idle time. Time passes on a fake
+    clock: the event loop's, moved on by hand."""
+    import asyncio
     import math
 
+    import anyio
+
     async def go():
+        loop = asyncio.get_running_loop()
+        real, passed = loop.time, [0.0]
+        loop.time = lambda: real() + passed[0]  # anyio's clock and request_ended's both read it
         transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=10)
         with anyio.CancelScope() as idle:
             transport.idle_scope = idle
@@ -124,7 +130,7 @@ def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and
             assert idle.deadline == armed  # not suspended: nothing can run out while it is answered
             sdk_adapter.request_ended(transport, 10)
             assert idle.deadline == armed  # run for less than 0.1 s (10 s / 100): left as it was
-            await anyio.sleep(0.15)
+            passed[0] += 0.11  # past a hundredth of 10 s
             sdk_adapter.request_began(transport, suspend=False)
             sdk_adapter.request_ended(transport, 10)
             assert abs(idle.deadline - (anyio.current_time() + 10)) < 0.01  # run for more: restarted
@@ -138,9 +144,13 @@ def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and
             with anyio.CancelScope() as other:
                 long.idle_scope = other
                 armed = other.deadline = anyio.current_time() + 600
-                await anyio.sleep(0.2)
+                passed[0] += 0.99  # short of a second (more than 1% of 600 s is 6 s)
                 sdk_adapter.request_began(long, suspend=False)
                 sdk_adapter.request_ended(long, 600)
                 assert other.deadline == armed
+                passed[0] += 0.02  # past a second
+                sdk_adapter.request_began(long, suspend=False)
+                sdk_adapter.request_ended(long, 600)
+                assert abs(other.deadline - (anyio.current_time() + 600)) < 0.01
 
-    anyio.run(go)
+    anyio.run(go, backend_options={"loop_factory": asyncio.new_event_loop})  # a loop whose clock can be set
