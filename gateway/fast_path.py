@@ -85,12 +85,19 @@ class FastPath:
         session_id = transport.mcp_session_id
         if not session_id or ctx.session_id != session_id:
             return None
-        session = connection(self.sessions.get(session_id))
-        if session is None or session.client_params is None:
-            return None  # not initialized yet: the SDK answers as it does
-        version = session.protocol_version
-        if version not in HANDSHAKE_PROTOCOL_VERSIONS or _accepts_server_requests(session):
+        entry = self.sessions.get(session_id)
+        session = connection(entry)
+        if session is None:
             return None
+        plain = entry.plain
+        if plain is None:  # decided once per session: what initialize settled does not change
+            if session.client_params is None:
+                return None  # not initialized yet: the SDK answers as it does
+            plain = entry.plain = (session.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+                                   and not _accepts_server_requests(session))
+        if not plain:
+            return None
+        version = session.protocol_version
         if not _qualifies(message):
             return None
         if not self._heads_ok(transport, request if heads is None else heads):

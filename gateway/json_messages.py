@@ -51,6 +51,15 @@ def _loads(body: Any) -> Any:
     """`json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)`, with its decoder made once
     (json.loads builds one per call when given hooks: half of a small message's parse)."""
     if isinstance(body, (bytes, bytearray)):
+        if body[:1] == b"{" and body[1:2] != b"\x00":  # an object in UTF-8 (json.detect_encoding's verdict, sooner)
+            text = body.decode("utf-8", "surrogatepass")
+            try:  # JSONDecoder.decode without its two Python frames and whitespace matches
+                value, end = _SCAN(text, 0)
+            except StopIteration:  # no value where one was due: the decoder's own words for it
+                return _DECODER.decode(text)
+            if end == len(text):
+                return value
+            return _DECODER.decode(text)  # something follows the object: its verdict (whitespace, or extra data)
         encoding = json.detect_encoding(body)
         if encoding not in _UTF8:  # a peer behind us reads UTF-8 only, as RFC 8259 asks of networked JSON
             raise _NotStandard(f"JSON in {encoding.upper()}: send it in UTF-8")
@@ -133,3 +142,4 @@ def _depth_over(value: Any, limit: int) -> bool:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+_SCAN = _DECODER.scan_once

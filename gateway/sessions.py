@@ -56,6 +56,7 @@ class Session:
     used: bool = False  # made a request after initialize
     relay: bool = False  # declared sampling/elicitation/roots: its requests may need a stream
     connection: Any = None  # weak reference to the SDK's Connection, once a request has passed the server
+    plain: bool | None = None  # the fast path's verdict on that connection once initialized (gateway.fast_path)
 
 
 SessionTable = dict[str, Session]

@@ -59,6 +59,9 @@ class CoalescingTransport:
         if pending and not self._transport.is_closing():
             self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
 
+    def is_closing(self) -> bool:  # asked twice per hot answer: not through __getattr__
+        return self._transport.is_closing()
+
     def get_write_buffer_size(self) -> int:
         return self._transport.get_write_buffer_size() + sum(map(len, self._pending or ()))
 
