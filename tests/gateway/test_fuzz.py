@@ -171,7 +171,7 @@ def process_cpu_s(pid: int) -> float:
 
 def test_fuzzed_messages_never_get_a_500_or_a_dropped_connection(gateway_factory, tmp_path):
     cassettes = tmp_path / "cassettes"
-    shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test")
+    shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test", ignore=shutil.ignore_patterns("runs"))
     gateway = gateway_factory("version: 1\nservers:\n" + misbehaving_entry("unused"), "--mode", "replay", "--log-cassette", "fuzz-log")
     port = int(gateway.base.rsplit(":", 1)[1])
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",

@@ -144,7 +144,7 @@ def test_calls_refused_by_the_gateway_are_not_counted_live_in_a_replay(tmp_path)
     # An unknown name and (under enforce) invalid arguments reach no server: a replay that served
     # everything from the cassette must not report "live" calls, in either era.
     cassettes = tmp_path / "cassettes"
-    shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test")
+    shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test", ignore=shutil.ignore_patterns("runs"))
     player = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--validate", "enforce")  # FIXTURE starts nothing in replay
     for mode in ("legacy", "2026-07-28"):
         results = calls(player, [("everything__get-sum", {"a": 1, "b": 2}), ("everything__no-such-tool", {}),
@@ -165,7 +165,14 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
     # `calls export default --log last`, run where the user is, not in the checkout.
     folder = tmp_path / "project"
     folder.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # mcpgw as installed; the folder holds no cassettes/default
+    # mcpgw as a wheel installs it: the recorder package carries its own copy of the default cassette (setup.py), here
+    # a copy made for this test, so the checkout's cassette and the logs of serves run there are never touched.
+    install = tmp_path / "install"
+    shutil.copytree(ROOT / "recorder", install / "recorder", ignore=shutil.ignore_patterns("__pycache__"))
+    shipped = install / "recorder" / "shipped" / "default"
+    shipped.mkdir(parents=True)
+    shutil.copy2(ROOT / "cassettes" / "default" / "data.mdb", shipped / "data.mdb")
+    env = {**os.environ, "PYTHONPATH": f"{install}{os.pathsep}{ROOT}"}  # the folder holds no cassettes/default
     port = free_port()
     log_path = tmp_path / "serve.log"
     with open(log_path, "w") as log:
@@ -193,7 +200,7 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
     assert show.returncode == 0, show.stderr
     (session,) = json.loads(show.stdout)["replays"]
     assert (session["calls"], session["hits"], session["live"]) == (2, 2, 0)
-    for name in ("default", str(ROOT / "cassettes" / "default")):  # by name, and by the path serve printed
+    for name in ("default", str(shipped)):  # by name, and by the path serve printed
         last = here("calls", "export", name, "--log", "last")
         assert last.returncode == 0, last.stderr
         assert [json.loads(line)["run_id"] for line in last.stdout.splitlines()] == ["bare-legacy", "bare-2026-07-28"]
@@ -203,7 +210,7 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
     assert everywhere.returncode == 0 and "1 replay log(s) would be removed" in everywhere.stderr, everywhere.stderr
     pruned = here("cassette", "prune", "default", "--keep", "0")
     assert pruned.returncode == 0 and "1 replay log(s) removed" in pruned.stderr, pruned.stderr
-    assert replay_logs(folder / "cassettes" / "default") == [] and (ROOT / "cassettes" / "default" / "data.mdb").is_file()
+    assert replay_logs(folder / "cassettes" / "default") == [] and (shipped / "data.mdb").is_file()
 
 
 def test_a_cassette_or_log_a_running_gateway_has_open_is_not_removed(tmp_path):

@@ -318,7 +318,7 @@ def test_big_integer_arguments_are_logged_and_recorded(tmp_path):
 def test_a_miss_names_the_difference_deep_inside_the_arguments_in_both_eras(tmp_path):
     # The default cassette's memory session created three entities; one observation asked differently
     # must be named where it is, not cut off inside a 60-character dump of the whole list.
-    shutil.copytree(ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test")
+    shutil.copytree(ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test", ignore=shutil.ignore_patterns("runs"))
     player = start_gateway(tmp_path, FIXTURE, "--mode", "replay")  # replay: FIXTURE starts nothing
     entities = [
         {"entityType": "person", "name": "Ada Lovelace",

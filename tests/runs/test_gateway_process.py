@@ -5,6 +5,7 @@ exits when the process that started it is killed."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,10 +15,19 @@ from runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT
 
 
+def _cassettes(tmp_path):
+    """A copy of the embedded cassette: the gateway's replay log goes beside it, not into the repository."""
+    cassettes = tmp_path / "cassettes"
+    (cassettes / "default").mkdir(parents=True)
+    shutil.copy2(ROOT / "cassettes" / "default" / "data.mdb", cassettes / "default" / "data.mdb")
+    return cassettes
+
+
 def test_stops_on_sigint_when_started_with_sigint_blocked(tmp_path):
+    cassettes = _cassettes(tmp_path)
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        gateway = GatewayProcess(["--cassettes-dir", str(ROOT / "cassettes")], tmp_path / "g.log", die_with_parent=True)
+        gateway = GatewayProcess(["--cassettes-dir", str(cassettes)], tmp_path / "g.log", die_with_parent=True)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     gateway.stop()
@@ -25,12 +35,13 @@ def test_stops_on_sigint_when_started_with_sigint_blocked(tmp_path):
 
 
 def test_exits_with_the_process_that_started_it(tmp_path):
+    cassettes = _cassettes(tmp_path)
     starter = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
         from runs.gateway_process import GatewayProcess
-        g = GatewayProcess(["--cassettes-dir", {str(ROOT / "cassettes")!r}], Path({str(tmp_path / "g.log")!r}), die_with_parent=True)
+        g = GatewayProcess(["--cassettes-dir", {str(cassettes)!r}], Path({str(tmp_path / "g.log")!r}), die_with_parent=True)
         print(g.process.pid, flush=True)
         time.sleep(600)
     """)
