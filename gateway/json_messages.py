@@ -55,11 +55,11 @@ def _loads(body: Any) -> Any:
             text = body.decode("utf-8", "surrogatepass")
             try:  # JSONDecoder.decode without its two Python frames and whitespace matches
                 value, end = _SCAN(text, 0)
-            except StopIteration:  # no value where one was due: the decoder's own words for it
-                return _DECODER.decode(text)
-            if end == len(text):
-                return value
-            return _DECODER.decode(text)  # something follows the object: its verdict (whitespace, or extra data)
+                if end == len(text):
+                    return value
+            except StopIteration:  # no value where one was due
+                pass
+            return _DECODER.decode(text)  # the decoder's own verdict: its words for what is missing or follows
         encoding = json.detect_encoding(body)
         if encoding not in _UTF8:  # a peer behind us reads UTF-8 only, as RFC 8259 asks of networked JSON
             raise _NotStandard(f"JSON in {encoding.upper()}: send it in UTF-8")
