@@ -34,6 +34,7 @@ import anyio
 from starlette.requests import Request
 
 from gateway import eager, per_server, sdk_adapter
+from gateway.commit_batch import Batch
 from gateway.fast_path import HOT_METHODS, FastPath, HotCall, cancelled
 from gateway.http_guard import REFUSED, HttpGuard
 from gateway.request_context import CONTEXT, RequestContext
@@ -65,6 +66,7 @@ class HotLane:
         self.at_once = at_once  # whether a call is answered without waiting (the router's `answers_at_once`)
         self.raw_path = path.encode("latin-1")
         self.servers = servers  # the server ids a per-server endpoint may name
+        self.batch = Batch()  # records of calls answered at once, committed per turn before their answers
         self.fast = fast
         self.policy = policy
         self.guard = guard

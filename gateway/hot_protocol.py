@@ -198,14 +198,17 @@ class HotLaneProtocol(HttpToolsProtocol):
     def _take(self, ready: Any) -> None:
         """Answer a request the lane took: at once when it can (gateway.eager), else from a task."""
         cycle = self.cycle = _HotCycle(self._hot_keep_alive)
+        batch = self.hot_lane.batch
+        batch.collect(self.loop)  # its record is held, committed with the turn's others (gateway.commit_batch)
         try:
             step = self.hot_lane.start(ready)
         except Exception:  # noqa: BLE001 - a bug, raised before the call's first wait
             logger.exception("the hot lane failed to answer a request")
-            self._reply(ready, cycle, None)
-            return
-        if isinstance(step, eager.Done):  # answered in this turn: no task
-            self._reply(ready, cycle, step.value)
+            step = eager.Done(None)
+        finally:
+            batch.stop()
+        if isinstance(step, eager.Done):  # answered in this turn: no task; written once its record is committed
+            batch.after(self._reply, ready, cycle, step.value)
             return
         if step is None:
             task = self.loop.create_task(self._answer(ready, cycle, self.hot_lane.answer(ready)))

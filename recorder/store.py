@@ -7,7 +7,9 @@ so recording costs one commit per batch, not per call. A lone write that must
 be committed before its answer, arriving while nothing else is queued, is
 committed at once on the caller's thread instead: an unsynced LMDB commit of
 one record takes about 12 us, the hand-off to the writer thread and back about
-60 us (measured), and the hand-off also contends for the GIL. Commits are not
+60 us (measured), and the hand-off also contends for the GIL. Appends made while a
+hot call is answered at once are held for the event loop's turn instead, and committed together
+at its end, before those calls' answers are written (gateway.commit_batch). Commits are not
 fsync'ed (`sync=False`): a killed gateway loses nothing already committed,
 since the bytes are in the OS page cache; an orderly close syncs to disk.
 A failing write (full disk, full map) keeps its batch in memory and retries,
@@ -30,6 +32,7 @@ from typing import Any, NamedTuple
 
 import lmdb
 
+from gateway.commit_batch import collecting_batch
 from recorder.codec import pack, unpack
 
 logger = logging.getLogger(__name__)
@@ -140,6 +143,7 @@ class CassetteStore:
         self._count_lock = threading.Lock()
         self._queued = 0  # items handed to the writer thread and not yet committed (or failed)
         self._pending_retry: list[tuple[str, bytes, bytes]] = []
+        self._held: list[tuple[str, bytes | None, Any]] = []  # appends held for the loop turn's batch (gateway.commit_batch)
         self._error: str | None = None
         self._closed = False
         self._writer: threading.Thread | None = None
@@ -184,6 +188,28 @@ class CassetteStore:
     def _enqueue(self, encoded: list[tuple[str, bytes | None, Any]], wait: bool) -> asyncio.Future[None] | None:
         if self._closed:
             raise StoreClosed(f"{self.path}: cassette is closed")
+        if not wait:
+            batch = collecting_batch()
+            if batch is not None:  # a hot call answered at once: committed with the turn's others, before its answer
+                with self._count_lock:
+                    first = not self._held
+                    self._held += encoded
+                if first:
+                    batch.hold(self)
+                return None
+        if self._held:  # held for a batch, so handed in before these: committed first, in one transaction with them
+            with self._count_lock:
+                encoded, self._held = self._held + encoded, []
+        return self._submit(encoded, wait)
+
+    def commit_held(self) -> None:
+        """Commit what was held for a batch (gateway.commit_batch), as an append nobody waits for."""
+        with self._count_lock:
+            held, self._held = self._held, []
+        if held:
+            self._submit(held, False)
+
+    def _submit(self, encoded: list[tuple[str, bytes | None, Any]], wait: bool) -> asyncio.Future[None] | None:
         future = asyncio.get_running_loop().create_future() if wait else None
         if self._commit_inline(encoded, future):
             return future
@@ -293,6 +319,7 @@ class CassetteStore:
         """Flush what is queued, sync to disk, close. Bounded: a stuck writer is abandoned after 10 s."""
         if self._closed:
             return
+        self.commit_held()  # a batch's records whose turn has not ended (a loop stopping): written, not lost
         self._closed = True
         if self._writer is not None:
             self._queue.put(None)

@@ -1,0 +1,220 @@
+"""Calls answered in one event-loop turn share one call-log commit, and no answer leaves before its record.
+
+The batch itself (gateway.commit_batch) with a stand-in store; a real CassetteStore holding appends for a
+batch; and a gateway served in this process (uvicorn, the hot lane, a call log in LMDB) taking eight calls
+that arrive in one turn, its answer writes checked against what the log holds at the moment each is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+
+import anyio
+
+from gateway import commit_batch
+from gateway.catalog import ServerCatalog
+from gateway.commit_batch import Batch, collecting_batch
+from gateway.config import ServerSpec
+from gateway.front import build_http_app, build_server
+from gateway.hot_protocol import HotLaneProtocol
+from gateway.http_app import serve_http
+from gateway.router import Router
+from gateway.settings import Settings
+from gateway.upstream import HandlerUpstream
+from recorder.calllog import CallLog
+from recorder.store import CassetteStore
+
+
+class Holder:
+    def __init__(self, events: list[str], name: str) -> None:
+        self.events, self.name = events, name
+
+    def commit_held(self) -> None:
+        self.events.append(f"commit {self.name}")
+
+
+def test_answers_wait_for_the_turns_commit_and_leave_in_order():
+    events: list[str] = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        batch = Batch()
+        batch.after(events.append, "answer before anything is held")  # nothing held: written at once
+        assert events == ["answer before anything is held"]
+        batch.collect(loop)
+        assert collecting_batch() is batch
+        seen_elsewhere = []
+        thread = threading.Thread(target=lambda: seen_elsewhere.append(collecting_batch()))
+        thread.start()
+        thread.join()
+        assert seen_elsewhere == [None]  # another thread's appends are not held for this loop's batch
+        batch.hold(Holder(events, "a"))
+        batch.hold(Holder(events, "b"))
+        batch.stop()
+        assert collecting_batch() is None
+        batch.after(events.append, "first answer")
+
+        def broken():
+            raise RuntimeError("a connection's write failed")
+
+        batch.after(broken)
+        batch.after(events.append, "second answer")
+        assert events == ["answer before anything is held"]  # held until the turn ends
+        await asyncio.sleep(0)
+        assert events == ["answer before anything is held", "commit a", "commit b", "first answer", "second answer"]
+        batch.after(events.append, "after the commit")  # a new turn: nothing held again
+        assert events[-1] == "after the commit"
+
+    asyncio.run(main())
+
+
+def test_a_store_holds_a_batchs_appends_until_the_turn_ends_and_commits_them_at_once(tmp_path):
+    store = CassetteStore(tmp_path / "log")
+
+    async def main():
+        batch = Batch()
+        batch.collect(asyncio.get_running_loop())
+        try:
+            for number in range(3):
+                store.append("calls", {"seq": None, "n": number})
+        finally:
+            batch.stop()
+        assert store.count("calls") == 0 and store.commits == 0  # held, not committed
+        await asyncio.sleep(0)
+        assert store.count("calls") == 3 and store.commits == 1  # one transaction for the three
+        batch.collect(asyncio.get_running_loop())
+        try:
+            store.append("calls", {"seq": None, "n": 3})
+        finally:
+            batch.stop()
+        store.append("calls", {"seq": None, "n": 4})  # not held, handed in after the held one: committed with it, after it
+        assert store.count("calls") == 5
+        batch.collect(asyncio.get_running_loop())
+        try:
+            store.append("calls", {"seq": None, "n": 5})
+        finally:
+            batch.stop()
+
+    asyncio.run(main())  # the loop ends before its turn does: the store's close still writes what it held
+    store.close()
+    reopened = CassetteStore(tmp_path / "log", create=False, readonly=True)
+    try:
+        records = [record for _, record in reopened.items("calls")]
+    finally:
+        reopened.env.close()
+    assert [(r["seq"], r["n"]) for r in records] == [(i + 1, i) for i in range(6)]
+
+
+class AtOnce(HandlerUpstream):
+    answers_at_once = True  # answers without waiting, as a replay does (gateway.upstream.AnswersAtOnce)
+
+
+async def _add(method, params):
+    return {"content": [{"type": "text", "text": str(sum(params["arguments"].values()))}]}
+
+
+def _post(host: str, message: dict, session: str | None = None) -> bytes:
+    body = json.dumps(message).encode()
+    head = (f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+            f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n")
+    if session:
+        head += f"mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
+    return head.encode() + b"\r\n" + body
+
+
+def _answer(sock: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    size = int(re.search(rb"content-length: (\d+)", head).group(1))
+    while len(body) < size:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_record(tmp_path, monkeypatch):
+    catalog = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "adder", "version": "1"}},
+                            tools=[{"name": "add", "inputSchema": {"type": "object"}}])
+    store = CassetteStore(tmp_path / "log")
+    router = Router([ServerSpec("alpha", "stdio", "x")], {"alpha": AtOnce("alpha", _add, catalog)},
+                    Settings(validate="enforce"), CallLog(store))
+    app = build_http_app(router, build_server(router), "127.0.0.1", response_mode="json")
+    assert app.hot_lane is not None
+
+    # Each hot answer, as it is written: how many records the log holds then, read in a transaction of its own.
+    written: list[tuple[int, int]] = []
+    send = HotLaneProtocol._send
+
+    def checked_send(self, cycle, status, block, has_connection, body):
+        with store.env.begin() as txn:
+            written.append((len(written) + 1, txn.stat(store.dbs["calls"])["entries"]))
+        send(self, cycle, status, block, has_connection, body)
+
+    monkeypatch.setattr(HotLaneProtocol, "_send", checked_send)
+    clients = 8
+    port: list[int] = []
+    results: dict[str, object] = {}
+
+    def client() -> None:  # in a thread of its own: the gateway's loop is this test's main thread
+        try:
+            host = f"127.0.0.1:{port[0]}"
+            socks, sessions = [], []
+            for _ in range(clients):
+                sock = socket.create_connection(("127.0.0.1", port[0]), timeout=20)
+                sock.sendall(_post(host, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
+                session = re.search(rb"mcp-session-id: (\S+)", _answer(sock)).group(1).decode()
+                sock.sendall(_post(host, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
+                assert _answer(sock).startswith(b"HTTP/1.1 202")
+                socks.append(sock)
+                sessions.append(session)
+            for round_ in range(3):
+                commits = store.commits
+                loop.call_soon_threadsafe(time.sleep, 0.3)  # the loop busy while every request arrives: one turn reads them
+                time.sleep(0.1)
+                for number, (sock, session) in enumerate(zip(socks, sessions)):
+                    sock.sendall(_post(host, {"jsonrpc": "2.0", "id": 1 + round_, "method": "tools/call", "params": {
+                        "name": "alpha__add", "arguments": {"a": number, "b": round_}}}, session))
+                answers = [_answer(sock) for sock in socks]
+                results.setdefault("commits", []).append(store.commits - commits)
+                results.setdefault("answers", []).extend(answers)
+            for sock in socks:
+                sock.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            results["error"] = exc
+        finally:
+            loop.call_soon_threadsafe(stop.set)
+
+    async def main():
+        nonlocal loop, stop
+        loop, stop = asyncio.get_running_loop(), anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_http, app, "127.0.0.1", 0, port.append)
+            while not port:
+                await anyio.sleep(0.01)
+            thread = threading.Thread(target=client)
+            thread.start()
+            with anyio.fail_after(60):
+                await stop.wait()
+            tg.cancel_scope.cancel()
+        thread.join(5)
+
+    loop = stop = None
+    anyio.run(main)
+    store.close()
+    assert "error" not in results, results.get("error")
+    answers = results["answers"]
+    assert len(answers) == 3 * clients and all(a.startswith(b"HTTP/1.1 200") for a in answers)
+    assert [json.loads(a.partition(b"\r\n\r\n")[2])["result"]["content"][0]["text"] for a in answers[:clients]] == \
+        [str(number) for number in range(clients)]
+    assert app.hot_lane.started_at_once == 3 * clients  # every call answered in the turn that read it
+    assert max(results["commits"]) < clients and sum(results["commits"]) <= 3 * 2, results["commits"]  # shared
+    # No answer was written before the record of its call was committed.
+    assert len(written) == 3 * clients and all(held >= number for number, held in written), written
+    assert commit_batch.collecting_batch() is None
