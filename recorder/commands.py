@@ -16,7 +16,8 @@ from recorder.cassette import Cassette
 from gateway.console import table_console
 from recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
 from recorder.replay_logs import fidelity, prune, session_logs
-from recorder.store import CassetteFormatError, in_use
+from recorder.cassette_files import in_use
+from recorder.store import CassetteFormatError
 
 CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
 SHIPPED = "default"  # the cassette mcpgw ships and `mcpgw serve` replays

@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 
 from gateway.errors import GatewayError
 from recorder.paths import existing_cassette, is_cassette
-from recorder.store import CassetteFormatError, CassetteStore, in_use
+from recorder.cassette_files import in_use
+from recorder.store import CassetteFormatError, CassetteStore
 
 RUNS_DIR = "runs"
 CHOICES = "recorded, last, all or a session stamp"
