@@ -28,3 +28,12 @@ if [ ! -x "$harness_venv/bin/python" ]; then
   VIRTUAL_ENV="$harness_venv.tmp" uv pip install --quiet -r "$(dirname "$0")/../tests/harness/mcpbench-harness.txt"
   rm -rf "$harness_venv" && mv "$harness_venv.tmp" "$harness_venv"
 fi
+
+# The lock's registry servers the tests start offline (MCP-Bench's unit_converter, medical_calculator, ...: a
+# test runs MCP-Bench's harness against them), into the npm and uv caches, as `mcpgw servers install` fetches
+# them for a user. Into a throwaway mcpgw cache: only the package caches are what the tests need warm.
+echo "fetching the lock's local profile (mcpgw servers install --profile local)" >&2
+scratch_cache=$(mktemp -d)
+MCPGW_CACHE="$scratch_cache" python -m mcpgw.cli servers install --config "$(dirname "$0")/../servers.lock.yaml" \
+  --profile local >/dev/null
+rm -rf "$scratch_cache"
