@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, request_response
@@ -46,6 +47,7 @@ from recorder.state import StateModel
 from recorder.store import StoreWriteError
 from replay.player import HIT, LIVE, Player, Turn
 
+T = TypeVar("T")
 MODEL_SERVER = "@model"  # not a valid server id, so never confused with a tool server's exchanges
 MODEL = StateModel(MODEL_SERVER, tracked=False)  # a conversation is asked whole: no state between requests
 CHAT = "/v1/chat/completions"
@@ -152,13 +154,21 @@ class ModelPassthrough:
         upstream_path = path.removeprefix("/v1")  # --llm-base-url ends in /v1, as OpenAI clients expect
         try:
             if body is not None and body.get("stream"):
-                answer, events = await self.live.stream(upstream_path, body)
+                opened = await _unless_client_leaves(request, self.live.stream(upstream_path, body))
+                if opened is None:
+                    log("live", status=499, error=CLIENT_LEFT)
+                    return _error(499, CLIENT_LEFT, "client_closed_request")
+                answer, events = opened
                 if events is not None:
                     return StreamingResponse(self._relay(events, answer, path, body, key, lane, started, record, log, turn),
                                              status_code=answer.status, media_type="text/event-stream",
                                              headers={"Cache-Control": "no-cache"})
             else:
-                answer = await self.live.send("POST" if body is not None else "GET", upstream_path, raw)
+                answer = await _unless_client_leaves(request, self.live.send("POST" if body is not None else "GET",
+                                                                              upstream_path, raw))
+                if answer is None:
+                    log("live", status=499, error=CLIENT_LEFT)
+                    return _error(499, CLIENT_LEFT, "client_closed_request")  # read by nobody: said for the log's sake
         except ModelUnreachable as exc:
             log("live", status=502, error=str(exc))
             return _error(502, str(exc), "model_unreachable")
@@ -228,6 +238,31 @@ class _Logger:
             server=MODEL_SERVER, path=self.path, body=self.body, run_id=self.caller.run_id, lane=self.caller.lane,
             session_id=self.caller.session_id, client_name=self.caller.client_name, started_at=self.started_at,
             started=self.started, outcome=outcome, answer=answer, status=status, error=error, cassette_key=self.key)))
+
+
+CLIENT_LEFT = "the client closed its connection before the model answered: the model request was cancelled"
+
+
+async def _unless_client_leaves(request: Request, call: Awaitable[T]) -> T | None:
+    """`call`'s value, or None when the client disconnects first: its model request is then cancelled (nobody
+    would read the answer, and a model endpoint bills for it), and the gateway's shutdown does not wait for it."""
+    value: T | None = None
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass  # the body was read whole already: the client's receive has nothing else to say
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        try:
+            value = await call
+        except Exception as exc:  # noqa: BLE001 - raised below as it is, not inside the task group's ExceptionGroup
+            failure = exc
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return value
 
 
 def _foreign_origin(request: Request) -> str | None:

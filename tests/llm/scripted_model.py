@@ -4,7 +4,8 @@ The script maps (strategy, marker) to the replies of one conversation, in order:
 a request belongs to the first marker found in its messages, and its strategy is
 read from its shape (tools -> tc, a stop list -> react, neither -> mcpbench).
 Steps: {"text": ...}, {"tool_calls": [[name, arguments dict or raw text]], "text"?},
-{"status": 500}, {"hold": seconds} (answer nothing that long, or until stopped). A request with "stream": true gets its reply as SSE chunks
+{"status": 500}, {"hold": seconds} (answer nothing that long, or until stopped, or until the caller leaves:
+`abandoned` counts those). A request with "stream": true gets its reply as SSE chunks
 (content in pieces, each tool call's arguments in two pieces, usage last when asked).
 """
 
@@ -20,7 +21,7 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 
@@ -34,6 +35,7 @@ class ScriptedModel:
         self.model = model
         self.turns: Counter[tuple[str, str]] = Counter()
         self.seen: list[dict[str, Any]] = []  # {"authorization", "body"} per request
+        self.abandoned = 0  # requests held ("hold") whose caller closed the connection before the answer
         # Bound and listening before the server thread starts: connections wait in the backlog.
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
@@ -64,6 +66,9 @@ class ScriptedModel:
         if "hold" in step:  # a model too slow for the caller's deadline
             with anyio.move_on_after(step["hold"]):
                 while not self._released.is_set():
+                    if await request.is_disconnected():  # its caller gave up on it: counted, and nothing sent
+                        self.abandoned += 1
+                        return Response(status_code=499)
                     await anyio.sleep(0.05)
         if "status" in step:
             return JSONResponse({"error": {"message": "scripted failure", "type": "server_error"}}, status_code=step["status"])

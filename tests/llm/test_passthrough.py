@@ -5,11 +5,13 @@ over HTTP: recorded with the key kept out of the cassette, replayed with the mod
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import openai
 import pytest
 
+from recorder.calllog import iter_calls
 from recorder.cassette import Cassette
 from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
@@ -140,3 +142,29 @@ def test_live_without_a_model_endpoint_says_how_to_configure_it(tmp_path):
         assert local.status_code == 503
     finally:
         stop_gateway(gateway)
+
+
+def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
+    """A client that gives up on a slow model (its own timeout, Ctrl-C) takes its model request with it: the
+    gateway cancels the request to the model endpoint (nobody would read the answer, and the endpoint bills
+    for it) and logs why, instead of waiting on it, and keeping its own shutdown waiting, for nobody."""
+    script = {("mcpbench", "quiet"): [{"hold": 60}], ("mcpbench", "trickle"): [{"hold": 60}]}
+    with ScriptedModel(script) as model:
+        gateway = start_gateway(tmp_path, FIXTURE, "--mode", "live", "--llm-base-url", model.base_url)
+        try:
+            for marker, stream in (("quiet", False), ("trickle", True)):
+                body = {"model": "scripted-1", "messages": conversation(marker), "stream": stream}
+                with pytest.raises(httpx.TimeoutException):
+                    httpx.post(gateway.base + "/v1/chat/completions", json=body, timeout=1)
+            deadline = time.monotonic() + 20
+            while model.abandoned < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert model.abandoned == 2  # both requests to the model were closed long before their 60 s
+            records = []
+            while len(records) < 2 and time.monotonic() < deadline:
+                records = [r for r in iter_calls(gateway.cassettes / "test") if r.get("server") == "@model"]
+                time.sleep(0.05)
+        finally:
+            stop_gateway(gateway)
+    assert [(r["stream"], r["status"], r["outcome"]) for r in records] == [(False, 499, "live"), (True, 499, "live")]
+    assert all("closed its connection before the model answered" in r["error"] for r in records)
