@@ -69,12 +69,16 @@ def report(path: str, profile: Path, calls: int, cpu_s: float) -> None:
         rows.append((tottime, ncalls, f"{Path(filename).name}:{line} {name}"))
     total = sum(by_area.values())
     print(f"\n== {path}: process CPU {cpu_s / calls * 1e6:.0f} us per call (profiled, with cProfile's overhead: "
-          f"{total / calls * 1e6:.0f} us per call; {calls} calls)")
+          f"{total / calls * 1e6:.0f} us per call; {calls} calls; "
+          f"{sum(ncalls for _, ncalls, _ in rows) / calls:.0f} function calls per call, Python and C)")
     for area, seconds in sorted(by_area.items(), key=lambda kv: -kv[1]):
         print(f"  {area:<44}{seconds / calls * 1e6:>8.0f} us/call {100 * seconds / total:>6.1f}%")
     print("  top functions (own time):")
     for tottime, ncalls, where in sorted(rows, reverse=True)[:12]:
         print(f"    {tottime / calls * 1e6:>7.1f} us/call  {ncalls / calls:>5.1f}x  {where}")
+    print("  most called (per call):")  # in place, each call is a cold frame: fewer of them is what still pays
+    for tottime, ncalls, where in sorted(rows, key=lambda row: -row[1])[:12]:
+        print(f"    {ncalls / calls:>5.1f}x  {tottime / calls * 1e6:>7.1f} us/call  {where}")
 
 
 def main() -> None:
