@@ -28,6 +28,7 @@ from gateway.settings import Settings
 from gateway.upstream import HandlerUpstream
 from recorder.calllog import CallLog
 from recorder.store import CassetteStore
+from tests.gateway.test_write_coalescing import post
 
 
 class Holder:
@@ -118,15 +119,6 @@ async def _add(method, params):
     return {"content": [{"type": "text", "text": str(sum(params["arguments"].values()))}]}
 
 
-def _post(host: str, message: dict, session: str | None = None) -> bytes:
-    body = json.dumps(message).encode()
-    head = (f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-            f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n")
-    if session:
-        head += f"mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
-    return head.encode() + b"\r\n" + body
-
-
 def _answer(sock: socket.socket) -> bytes:
     data = b""
     while b"\r\n\r\n" not in data:
@@ -167,10 +159,10 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
             socks, sessions = [], []
             for _ in range(clients):
                 sock = socket.create_connection(("127.0.0.1", port[0]), timeout=20)
-                sock.sendall(_post(host, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
                 session = re.search(rb"mcp-session-id: (\S+)", _answer(sock)).group(1).decode()
-                sock.sendall(_post(host, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
+                sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
                 assert _answer(sock).startswith(b"HTTP/1.1 202")
                 socks.append(sock)
                 sessions.append(session)
@@ -179,7 +171,7 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
                 loop.call_soon_threadsafe(time.sleep, 0.3)  # the loop busy while every request arrives: one turn reads them
                 time.sleep(0.1)
                 for number, (sock, session) in enumerate(zip(socks, sessions)):
-                    sock.sendall(_post(host, {"jsonrpc": "2.0", "id": 1 + round_, "method": "tools/call", "params": {
+                    sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "id": 1 + round_, "method": "tools/call", "params": {
                         "name": "alpha__add", "arguments": {"a": number, "b": round_}}}, session))
                 answers = [_answer(sock) for sock in socks]
                 results.setdefault("commits", []).append(store.commits - commits)
