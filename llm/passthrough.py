@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -182,28 +182,34 @@ class ModelPassthrough:
         log("recorded" if record else "live", answer)
         return _response(answer)
 
-    async def _relay(self, events: AsyncIterator[str], answer: ModelAnswer, path: str, body: dict[str, Any],
+    async def _relay(self, events: AsyncGenerator[str, None], answer: ModelAnswer, path: str, body: dict[str, Any],
                      key: str, lane: str, started: float, record: bool, log: _Logger,
                      turn: Turn) -> AsyncIterator[bytes]:
         seen: list[str] = []
         try:
-            async for data in events:
-                seen.append(data)
-                yield _sse(data)
-        except ModelUnreachable as exc:  # not an answer: not recorded, and the client is told
-            log("live", status=502, error=str(exc))
-            yield _sse(json.dumps(error_body(str(exc), "model_unreachable")))
-            return
-        answer.events = seen
-        if record:
             try:
-                await self._record(path, body, key, lane, answer, started, turn)
-            except StoreWriteError as exc:
-                log("live", status=500, error=f"recording failed: {exc}")
-                yield _sse(json.dumps(error_body(f"recording failed: {exc}", "cassette_error")))
+                async for data in events:
+                    seen.append(data)
+                    yield _sse(data)
+            except ModelUnreachable as exc:  # not an answer: not recorded, and the client is told
+                log("live", status=502, error=str(exc))
+                yield _sse(json.dumps(error_body(str(exc), "model_unreachable")))
                 return
-        log("recorded" if record else "live", answer)
-        yield _sse(DONE)
+            answer.events = seen
+            if record:
+                try:
+                    await self._record(path, body, key, lane, answer, started, turn)
+                except StoreWriteError as exc:
+                    log("live", status=500, error=f"recording failed: {exc}")
+                    yield _sse(json.dumps(error_body(f"recording failed: {exc}", "cassette_error")))
+                    return
+            log("recorded" if record else "live", answer)
+            yield _sse(DONE)
+        finally:
+            if not log.done:  # closed mid-stream: its client left (Starlette stops the stream of a client that did)
+                log("live", status=499, error=CLIENT_LEFT_MID_STREAM)
+                with anyio.CancelScope(shield=True):
+                    await events.aclose()  # the model's stream is closed with it, not left to the garbage collector
 
     async def _record(self, path: str, body: dict[str, Any] | None, key: str, lane: str, answer: ModelAnswer,
                       started: float, turn: Turn) -> None:
@@ -229,9 +235,11 @@ class _Logger:
                  key: str) -> None:
         self.call_log, self.redact, self.path, self.body, self.caller, self.key = call_log, redact, path, body, caller, key
         self.started_at, self.started = time.time(), time.perf_counter()
+        self.done = False  # its record written
 
     def __call__(self, outcome: str, answer: ModelAnswer | None = None, *, status: int | None = None,
                  error: str | None = None) -> None:
+        self.done = True
         if self.call_log is None:
             return
         self.call_log.append(self.redact(model_record(
@@ -241,6 +249,7 @@ class _Logger:
 
 
 CLIENT_LEFT = "the client closed its connection before the model answered: the model request was cancelled"
+CLIENT_LEFT_MID_STREAM = "the client closed its connection during the model's streamed answer: the stream was closed"
 
 
 async def _unless_client_leaves(request: Request, call: Awaitable[T]) -> T | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpcore
@@ -80,7 +80,7 @@ class LiveModel:
             raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
         return _plain(response.status_code, raw, response.headers.get("content-type", ""))
 
-    async def stream(self, path: str, body: dict[str, Any]) -> tuple[ModelAnswer, AsyncIterator[str] | None]:
+    async def stream(self, path: str, body: dict[str, Any]) -> tuple[ModelAnswer, AsyncGenerator[str, None] | None]:
         """Open a streamed exchange: (answer so far, event iterator). An endpoint that
         answers without a stream (an error, typically) gives a plain answer and no iterator."""
         request = self._client.build_request("POST", path, json=body)
@@ -104,7 +104,7 @@ class LiveModel:
             await self._pool.aclose()
 
 
-async def _events(response: httpx.Response, where: str, limit: int) -> AsyncIterator[str]:
+async def _events(response: httpx.Response, where: str, limit: int) -> AsyncGenerator[str, None]:
     """The `data:` payloads of an SSE stream, up to (not including) [DONE]; cut past `limit` bytes in all."""
     size = 0
     try:

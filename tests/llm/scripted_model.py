@@ -5,7 +5,8 @@ a request belongs to the first marker found in its messages, and its strategy is
 read from its shape (tools -> tc, a stop list -> react, neither -> mcpbench).
 Steps: {"text": ...}, {"tool_calls": [[name, arguments dict or raw text]], "text"?},
 {"status": 500}, {"hold": seconds} (answer nothing that long, or until stopped, or until the caller leaves:
-`abandoned` counts those). A request with "stream": true gets its reply as SSE chunks
+`abandoned` counts those), {"stream_hold": seconds} (streamed: one chunk, then the same wait; a caller that leaves
+mid-stream is counted too). A request with "stream": true gets its reply as SSE chunks
 (content in pieces, each tool call's arguments in two pieces, usage last when asked).
 """
 
@@ -81,6 +82,8 @@ class ScriptedModel:
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         finish = "tool_calls" if calls else "stop"
         ident = f"chatcmpl-{self.turns[key]}"
+        if body.get("stream") and "stream_hold" in step:
+            return StreamingResponse(self._held_stream(ident, step["stream_hold"]), media_type="text/event-stream")
         if body.get("stream"):
             return StreamingResponse(self._chunks(ident, content, calls, finish, usage, body), media_type="text/event-stream")
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -112,6 +115,22 @@ class ScriptedModel:
                     "choices": [], "usage": usage}
             yield f"data: {json.dumps(data)}\n\n".encode()
         yield b"data: [DONE]\n\n"
+
+    async def _held_stream(self, ident: str, seconds: float) -> Any:
+        """One chunk, then nothing for `seconds` (or until stopped): a stream its caller may leave in the middle."""
+        data = {"id": ident, "object": "chat.completion.chunk", "created": 1700000000, "model": self.model,
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": "thinking"}, "finish_reason": None}]}
+        finished = False
+        try:
+            yield f"data: {json.dumps(data)}\n\n".encode()
+            with anyio.move_on_after(seconds):
+                while not self._released.is_set():
+                    await anyio.sleep(0.05)
+            finished = True
+            yield b"data: [DONE]\n\n"
+        finally:
+            if not finished:  # the caller closed the connection mid-stream (the server stopped this generator)
+                self.abandoned += 1
 
     async def models(self, _: Request) -> JSONResponse:
         return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "tests"}]})

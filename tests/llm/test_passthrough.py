@@ -148,7 +148,8 @@ def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
     """A client that gives up on a slow model (its own timeout, Ctrl-C) takes its model request with it: the
     gateway cancels the request to the model endpoint (nobody would read the answer, and the endpoint bills
     for it) and logs why, instead of waiting on it, and keeping its own shutdown waiting, for nobody."""
-    script = {("mcpbench", "quiet"): [{"hold": 60}], ("mcpbench", "trickle"): [{"hold": 60}]}
+    script = {("mcpbench", "quiet"): [{"hold": 60}], ("mcpbench", "trickle"): [{"hold": 60}],
+              ("mcpbench", "halfway"): [{"stream_hold": 60}]}
     with ScriptedModel(script) as model:
         gateway = start_gateway(tmp_path, FIXTURE, "--mode", "live", "--llm-base-url", model.base_url)
         try:
@@ -156,15 +157,21 @@ def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
                 body = {"model": "scripted-1", "messages": conversation(marker), "stream": stream}
                 with pytest.raises(httpx.TimeoutException):
                     httpx.post(gateway.base + "/v1/chat/completions", json=body, timeout=1)
+            # A client that leaves in the middle of a streamed answer: the model's stream is closed too.
+            body = {"model": "scripted-1", "messages": conversation("halfway"), "stream": True}
+            with httpx.stream("POST", gateway.base + "/v1/chat/completions", json=body, timeout=10) as response:
+                first = next(response.iter_lines())
+                assert first.startswith("data:") and "thinking" in first
             deadline = time.monotonic() + 20
-            while model.abandoned < 2 and time.monotonic() < deadline:
+            while model.abandoned < 3 and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert model.abandoned == 2  # both requests to the model were closed long before their 60 s
+            assert model.abandoned == 3  # every request to the model was closed long before its 60 s
             records = []
-            while len(records) < 2 and time.monotonic() < deadline:
+            while len(records) < 3 and time.monotonic() < deadline:
                 records = [r for r in iter_calls(gateway.cassettes / "test") if r.get("server") == "@model"]
                 time.sleep(0.05)
         finally:
             stop_gateway(gateway)
-    assert [(r["stream"], r["status"], r["outcome"]) for r in records] == [(False, 499, "live"), (True, 499, "live")]
-    assert all("closed its connection before the model answered" in r["error"] for r in records)
+    assert [(r["stream"], r["status"], r["outcome"]) for r in records] == [(False, 499, "live")] + [(True, 499, "live")] * 2
+    assert all("closed its connection before the model answered" in r["error"] for r in records[:2])
+    assert "during the model's streamed answer" in records[2]["error"]
