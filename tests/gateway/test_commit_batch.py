@@ -12,7 +12,6 @@ import json
 import re
 import socket
 import threading
-import time
 
 import anyio
 
@@ -168,11 +167,18 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
                 sessions.append(session)
             for round_ in range(3):
                 commits = store.commits
-                loop.call_soon_threadsafe(time.sleep, 0.3)  # the loop busy while every request arrives: one turn reads them
-                time.sleep(0.1)
+                held, sent = threading.Event(), threading.Event()
+
+                def hold_loop() -> None:  # the loop kept busy until every request has arrived: one turn reads them
+                    held.set()
+                    sent.wait(10)
+
+                loop.call_soon_threadsafe(hold_loop)
+                assert held.wait(10)
                 for number, (sock, session) in enumerate(zip(socks, sessions)):
                     sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "id": 1 + round_, "method": "tools/call", "params": {
                         "name": "alpha__add", "arguments": {"a": number, "b": round_}}}, session))
+                sent.set()
                 answers = [_answer(sock) for sock in socks]
                 results.setdefault("commits", []).append(store.commits - commits)
                 results.setdefault("answers", []).extend(answers)
