@@ -78,10 +78,11 @@ class FastPath:
         return True
 
     def prepare(self, transport: Any, ctx: RequestContext, message: dict[str, Any], request: Any,
-                heads: Any = None) -> HotCall | None:
+                heads: Any = None, kept: Kept | None = None) -> HotCall | None:
         """The request as the fast path would answer it, or None when it does not qualify (nothing has run).
         Also what the hot lane (gateway.hot_lane) asks before it answers a request at the HTTP protocol;
-        `heads`: what the header checks read instead of `request` (anything with Starlette's `headers.get`)."""
+        `heads`: what the header checks read instead of `request` (anything with Starlette's `headers.get`);
+        `kept`: what the handlers decide from the request's head, kept for every request repeating it."""
         session_id = transport.mcp_session_id
         if not session_id or ctx.session_id != session_id:
             return None
@@ -111,7 +112,7 @@ class FastPath:
                 _methods.validate_client_request(method, version, params)
             except (ValidationError, KeyError, ValueError):
                 return None  # malformed: the SDK answers with its usual error
-        return HotCall(method, params, request_id, session, version, request, session_id)
+        return HotCall(method, params, request_id, session, version, request, session_id, kept)
 
     def _heads_ok(self, transport: Any, heads: Any) -> bool:
         """The SDK's verdict on the request's Accept and Content-Type (JSON accepted, JSON sent), kept per pair of
@@ -141,7 +142,8 @@ class FastPath:
     async def answer_unscoped(self, call: HotCall) -> bytes:
         """The answer without a cancel scope of its own: for a call run at once (gateway.eager), which nothing can
         cancel before it is answered unless it suspends, and then its task's scope does (gateway.hot_lane)."""
-        body = await self._run(call.method, call.params, call.request_id, call.connection, call.version, call.request)
+        body = await self._run(call.method, call.params, call.request_id, call.connection, call.version, call.request,
+                               call.kept)
         self.served += 1
         return body
 
@@ -168,8 +170,9 @@ class FastPath:
         self._chains[method] = (middleware, call)
         return call
 
-    async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any) -> bytes:
-        ctx = FastContext(method, params, request_id, version, request, connection)
+    async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any,
+                   kept: Kept | None = None) -> bytes:
+        ctx = FastContext(method, params, request_id, version, request, connection, kept)
         try:
             result = await self._chain(method)(ctx)
         except MCPError as exc:
@@ -191,21 +194,36 @@ class HotCall(NamedTuple):
     version: str
     request: Any
     session_id: str
+    kept: Kept | None = None
+
+
+class Kept:
+    """What the handlers decide from a request's head and its session alone (the caller: run id, identity,
+    endpoint, client; the per-server endpoint's server), kept with a head the hot lane keeps (gateway.repeat_head)
+    so it is decided once for every request that repeats it rather than once per request."""
+
+    __slots__ = ("server", "caller")
+
+    def __init__(self, server: str | None) -> None:
+        self.server = server  # gateway.per_server.server_of(request), as the head's path names it
+        self.caller: Any = None  # gateway.front's Caller, made by the first request's handler
 
 
 class FastContext:
     """The parts of the SDK's request context the gateway's handlers read."""
 
-    __slots__ = ("method", "params", "request_id", "protocol_version", "request", "session", "meta")
+    __slots__ = ("method", "params", "request_id", "protocol_version", "request", "session", "meta", "kept")
 
-    def __init__(self, method: str, params: Any, request_id: Any, version: str, request: Any, connection: Any) -> None:
+    def __init__(self, method: str, params: Any, request_id: Any, version: str, request: Any, connection: Any,
+                 kept: Kept | None = None) -> None:
         self.method = method
         self.params = params
         self.request_id = request_id
         self.protocol_version = version
-        self.request = request
+        self.request = request  # None from the hot lane once `kept` holds what the handlers read it for
         self.session = _FastSession(connection)
         self.meta = None
+        self.kept = kept
 
 
 class _FastSession:

@@ -66,45 +66,53 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
         return handler
 
     def caller(ctx: Any) -> Caller:
-        return _caller(router, ctx, default_run)
+        kept = ctx.kept if type(ctx) is fast_path.FastContext else None
+        if kept is None:
+            return _caller(router, ctx, default_run)
+        if kept.caller is None:  # decided by the head and its session: once for every request repeating the head
+            kept.caller = _caller(router, ctx, default_run)
+        return kept.caller
 
-    # `server_of(ctx.request)`: the server of a per-server endpoint (gateway.per_server), None on /mcp.
+    def server_of(ctx: Any) -> str | None:
+        """The server of a per-server endpoint (gateway.per_server), None on /mcp."""
+        kept = ctx.kept if type(ctx) is fast_path.FastContext else None
+        return per_server.server_of(ctx.request) if kept is None else kept.server
+
     async def call_tool(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.call_tool(params, caller(ctx), per_server.server_of(ctx.request))
+        return await router.call_tool(params, caller(ctx), server_of(ctx))
 
     async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         caller(ctx)  # registers the client for list_changed notifications
-        await router.until_settled(per_server.server_of(ctx.request))
-        return router.list_tools(params.get("cursor"), per_server.server_of(ctx.request))
+        server = server_of(ctx)
+        await router.until_settled(server)
+        return router.list_tools(params.get("cursor"), server)
 
     async def list_prompts(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        await router.until_settled(per_server.server_of(ctx.request))
-        return router.list_prompts(params.get("cursor"), per_server.server_of(ctx.request))
+        await router.until_settled(server_of(ctx))
+        return router.list_prompts(params.get("cursor"), server_of(ctx))
 
     async def get_prompt(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.get_prompt(params, caller(ctx), per_server.server_of(ctx.request))
+        return await router.get_prompt(params, caller(ctx), server_of(ctx))
 
     async def list_resources(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        await router.until_settled(per_server.server_of(ctx.request))
-        return router.list_resources(params.get("cursor"), per_server.server_of(ctx.request))
+        await router.until_settled(server_of(ctx))
+        return router.list_resources(params.get("cursor"), server_of(ctx))
 
     async def list_templates(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        await router.until_settled(per_server.server_of(ctx.request))
-        return router.list_resource_templates(params.get("cursor"), per_server.server_of(ctx.request))
+        await router.until_settled(server_of(ctx))
+        return router.list_resource_templates(params.get("cursor"), server_of(ctx))
 
     async def read_resource(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.read_resource(params, caller(ctx), per_server.server_of(ctx.request))
+        return await router.read_resource(params, caller(ctx), server_of(ctx))
 
     async def subscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), True,
-                                      per_server.server_of(ctx.request))
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), True, server_of(ctx))
 
     async def unsubscribe(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), False,
-                                      per_server.server_of(ctx.request))
+        return await router.subscribe(params, caller(ctx), _client_handle(router, ctx), False, server_of(ctx))
 
     async def complete(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.complete(params, caller(ctx), per_server.server_of(ctx.request))
+        return await router.complete(params, caller(ctx), server_of(ctx))
 
     async def set_level(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         _client_handle(router, ctx)
@@ -250,14 +258,16 @@ def _client_handle(router: Router, ctx: Any) -> Any:
 
 
 def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
+    session, request_id = ctx.session, ctx.request_id  # not the context: a kept caller must not keep its request
+
     async def relay(method: str, params: dict[str, Any]) -> dict[str, Any]:
         shapes = _RELAYED.get(method)
         if shapes is None:
             raise MCPError(code=types.METHOD_NOT_FOUND, message=f"{method} is not relayed by the gateway")
         request_model, result_model = shapes
         request = request_model.model_validate({"method": method, "params": params}, by_name=False)
-        result = await ctx.session.send_request(
-            request, result_model, metadata=ServerMessageMetadata(related_request_id=ctx.request_id)
+        result = await session.send_request(
+            request, result_model, metadata=ServerMessageMetadata(related_request_id=request_id)
         )
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 

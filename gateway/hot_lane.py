@@ -35,7 +35,7 @@ from starlette.requests import Request
 
 from gateway import eager, per_server, sdk_adapter
 from gateway.commit_batch import Batch
-from gateway.fast_path import HOT_METHODS, FastPath, HotCall, cancelled
+from gateway.fast_path import HOT_METHODS, FastPath, HotCall, Kept, cancelled
 from gateway.http_guard import REFUSED, HttpGuard
 from gateway.request_context import CONTEXT, RequestContext
 from gateway.repeat_head import RepeatHead
@@ -125,7 +125,7 @@ class HotLane:
         if not self.guard.admits_head(scope, ctx.headers):
             return None
         heads = _Heads([(name, value) for name, value in headers if name != b"content-length"])
-        return _Head(ctx.headers, query, ctx.session_id, path, raw_path, server, endpoint, heads)
+        return _Head(ctx.headers, query, ctx.session_id, path, raw_path, server, endpoint, heads, Kept(server))
 
     def _prepare(self, head: _Head, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
                  length: str | None) -> Ready | None:
@@ -139,10 +139,6 @@ class HotLane:
             decoded = decoded.copy()
             decoded["content-length"] = length
         ctx = RequestContext(decoded, head.query, head.server, head.endpoint)
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                 "method": "POST", "scheme": "http", "path": head.path, "raw_path": head.raw_path,
-                 "query_string": head.query, "root_path": "", "headers": headers, "client": client, "server": server,
-                 CONTEXT: ctx}
         message = self.guard.admits_body(body)
         if message is REFUSED or not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
             return None
@@ -153,7 +149,13 @@ class HotLane:
             return None
         if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and json_answer(ctx, self.policy.sessions))):
             return None
-        call = self.fast.prepare(transport, ctx, message, Request(scope), head.heads)
+        # The handlers read the request only to decide what `kept` keeps (gateway.front's caller): made for the
+        # head's requests until one of them has decided it.
+        request = None if head.kept.caller is not None else Request({
+            "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+            "method": "POST", "scheme": "http", "path": head.path, "raw_path": head.raw_path, "query_string": head.query,
+            "root_path": "", "headers": headers, "client": client, "server": server, CONTEXT: ctx})
+        call = self.fast.prepare(transport, ctx, message, request, head.heads, head.kept)
         if call is None:
             return None
         entry = self.ids.file(session_id, call.request_id)  # free: checked above, in this same step
@@ -212,6 +214,7 @@ class _Head(NamedTuple):
     server: str | None  # a per-server endpoint's server, and the path as the client called it
     endpoint: str | None
     heads: _Heads  # its headers as the fast path's header checks read them (all but its length: see _Heads)
+    kept: Kept  # what the handlers decide from it (its caller): once for all the requests repeating it
 
 
 _DECLINED = object()  # a repeated head the lane would not take

@@ -123,6 +123,10 @@ class CassetteStore:
         self._writer: threading.Thread | None = None
         self.commits = 0
         self.written = 0
+        # The next sequence number per db as our last commit left them, valid in the transaction after it only:
+        # any other writer (a worker, a CLI command) commits in between and moves the environment's txn id on.
+        self._next_seq: dict[str, int] = {}
+        self._next_seq_txn = -1
 
     # -- format ------------------------------------------------------------------
 
@@ -258,7 +262,10 @@ class CassetteStore:
             return None
         try:
             with self.env.begin(write=True) as txn:
-                next_seq: dict[str, int] = {}
+                txn_id = txn.id()
+                # Read from the db's last key only when someone else may have appended since our last commit.
+                next_seq = self._next_seq if txn_id == self._next_seq_txn else {}
+                self._next_seq_txn = -1  # until this one commits
                 for db, key, value in ops:
                     if key is None:  # an append: the next number after what any process wrote
                         if db not in next_seq:
@@ -269,8 +276,10 @@ class CassetteStore:
                         value = with_seq(value, seq) if db == "calls" else pack(value.record if isinstance(value, Packed) else value)
                         txn.put(seq_key(seq), value, db=self.dbs[db])
                     else:
+                        next_seq.pop(db, None)  # a key of its own in a db appended to: its last key read again
                         txn.put(key, value, db=self.dbs[db])
             # Appends are now keyed; a retry after a failure assigns them afresh.
+            self._next_seq, self._next_seq_txn = next_seq, txn_id + 1
             self._pending_retry = []
             self.commits += 1
             self.written += len(ops)

@@ -148,3 +148,27 @@ def test_the_reused_packer_does_not_keep_a_large_values_buffer():
         assert tracemalloc.get_traced_memory()[0] - before < 2_000_000
     finally:
         tracemalloc.stop()
+
+
+def _append_three(path: str) -> None:
+    store = CassetteStore(path)
+    for i in range(3):
+        store.append("calls", {"tag": "B", "i": i})
+    store.close()
+
+
+def test_appends_after_another_process_appended_take_the_numbers_after_its(tmp_path):
+    # The store keeps the next sequence number between its own commits; another process's commit in between
+    # must make it read the last key again, or its next record would overwrite the other's.
+    store = CassetteStore(tmp_path / "c")
+    for i in range(2):
+        store.append("calls", {"tag": "A", "i": i})
+    other = multiprocessing.get_context("spawn").Process(target=_append_three, args=(str(tmp_path / "c"),))
+    other.start()
+    other.join(60)
+    assert other.exitcode == 0
+    for i in range(2, 4):
+        store.append("calls", {"tag": "A", "i": i})
+    store.close()
+    calls = [v for _, v in CassetteStore(tmp_path / "c", create=False, readonly=True).items("calls")]
+    assert [(c["seq"], c["tag"]) for c in calls] == [(1, "A"), (2, "A"), (3, "B"), (4, "B"), (5, "B"), (6, "A"), (7, "A")]
