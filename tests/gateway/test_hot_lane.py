@@ -156,8 +156,10 @@ def _blank(answer: bytes, session: str) -> bytes:
 def log_records(cassette) -> list[dict]:
     records = list(iter_calls(cassette))
     keep = ("tool", "exposed_name", "arguments", "known_tool", "validation", "outcome", "is_error", "error",
-            "result_digest", "cassette_key", "source", "endpoint", "protocol_version", "client_name")
-    return [{k: r.get(k) for k in keep} for r in records]
+            "result_digest", "cassette_key", "source", "endpoint", "protocol_version", "client_name", "run_id")
+    # The caller's fields (the hot lane decides them once per repeated head): the session's own id blanked.
+    return [{k: r.get(k) for k in keep} | {"lane": re.sub(r"session-[^/]+", "session-S", r["lane"] or "")}
+            for r in records]
 
 
 def served(gateway) -> int:
@@ -207,6 +209,10 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
     assert b"connection: close" in on["live"][-1] and b'"text":"Echo: first"' in on["live"][17]
     assert on["live"][16].startswith(b"HTTP/1.1 421")
     assert b'"text":"Echo: per server"' in on["live"][13] and on["live"][14].startswith(b"HTTP/1.1 404")
+    # The run a request names is its own, also when the head before it (kept by the lane) named none.
+    runs = [(r["endpoint"], r["run_id"], r["lane"]) for r in on["replay_log"] if r["arguments"] in ({"message": "per server"},
+                                                                                                   {"message": "query"})]
+    assert runs == [("/servers/every/mcp", "default", "default/session-S"), ("/servers/every/mcp", "r1", "r1")], runs
 
 
 def test_uvicorn_still_has_what_the_lane_reads():
