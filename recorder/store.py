@@ -51,6 +51,10 @@ class StoreWriteError(Exception):
     """A commit failed (full disk, full map): the exchange is not safe on disk."""
 
 
+class SequenceTaken(Exception):
+    """An append's number is not past its db's last key: a commit fails rather than overwrite a record."""
+
+
 def seq_key(seq: int) -> bytes:
     return struct.pack(">Q", seq)
 
@@ -274,7 +278,9 @@ class CassetteStore:
                         seq = next_seq[db]
                         next_seq[db] += 1
                         value = with_seq(value, seq) if db == "calls" else pack(value.record if isinstance(value, Packed) else value)
-                        txn.put(seq_key(seq), value, db=self.dbs[db])
+                        # append: a number not past the db's last key is refused (put says False), never overwritten
+                        if not txn.put(seq_key(seq), value, db=self.dbs[db], append=True):
+                            raise SequenceTaken(f"{db} record number {seq} is taken")
                     else:
                         next_seq.pop(db, None)  # a key of its own in a db appended to: its last key read again
                         txn.put(key, value, db=self.dbs[db])
@@ -285,7 +291,7 @@ class CassetteStore:
             self.written += len(ops)
             self._error = None
             return None
-        except (lmdb.Error, OSError) as exc:
+        except (lmdb.Error, OSError, SequenceTaken) as exc:
             self._error = f"cassette write failing ({type(exc).__name__}: {exc}); {len(ops)} record(s) held in memory, retrying"
             logger.error("%s: %s", self.path, self._error)
             if len(ops) > MAX_PENDING:

@@ -172,3 +172,17 @@ def test_appends_after_another_process_appended_take_the_numbers_after_its(tmp_p
     store.close()
     calls = [v for _, v in CassetteStore(tmp_path / "c", create=False, readonly=True).items("calls")]
     assert [(c["seq"], c["tag"]) for c in calls] == [(1, "A"), (2, "A"), (3, "B"), (4, "B"), (5, "B"), (6, "A"), (7, "A")]
+
+
+def test_an_append_under_a_number_already_taken_fails_and_is_retried_rather_than_overwriting(tmp_path):
+    store = CassetteStore(tmp_path / "c")
+    for i in range(3):
+        store.append("calls", {"i": i})
+    store._next_seq["calls"] = 2  # a stale number, as a wrong guess of what others wrote would be
+    store.append("calls", {"i": "x"})
+    assert "SequenceTaken" in store.health()["error"]  # refused, held for the next commit
+    store.append("calls", {"i": "y"})
+    assert store.health()["error"] is None
+    store.close()
+    calls = [v for _, v in CassetteStore(tmp_path / "c", create=False, readonly=True).items("calls")]
+    assert [(c["seq"], c["i"]) for c in calls] == [(1, 0), (2, 1), (3, 2), (4, "x"), (5, "y")]
