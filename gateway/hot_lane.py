@@ -55,7 +55,7 @@ class Ready:
     session: Session
     transport: Any
     message: dict[str, Any]
-    entry: Any  # its entry in the table of ids in flight, filed when the lane took it
+    entry: Any = None  # its entry in the table of ids in flight (`start` files it: see there)
 
 
 class HotLane:
@@ -158,19 +158,26 @@ class HotLane:
         call = self.fast.prepare(transport, ctx, message, request, head.heads, head.kept)
         if call is None:
             return None
-        entry = self.ids.file(session_id, call.request_id)  # free: checked above, in this same step
-        return Ready(call, session, transport, message, entry)
+        return Ready(call, session, transport, message)  # its id free: checked above
 
     def start(self, ready: Ready) -> eager.Done[bytes] | eager.Later[bytes] | None:
         """The answer made at once (gateway.eager) when nothing it does can wait: `Done` holds it, `Later` the
         rest of a call that suspended after all (for `finish`, in a task). None: make it in a task (`answer`)."""
         if not self.at_once():
+            ready.entry = self._file(ready)
             return None
         self.started_at_once += 1
         step = eager.start(self._answer(ready, scoped=False))
         if isinstance(step, eager.Later):  # it waits after all: its session's idle countdown waits with it
+            # A call answered in this turn has its id in flight only while nothing else can run (nor read the
+            # table): it is filed only if it waits, before anything else runs.
+            ready.entry = self._file(ready)
             sdk_adapter.request_waits(ready.transport)
         return step
+
+    def _file(self, ready: Ready) -> Any:
+        """File the call's id in the table of ids in flight (free since `prepare` found it so, in this same step)."""
+        return self.ids.file(ready.call.session_id, ready.call.request_id)
 
     async def answer(self, ready: Ready) -> bytes:
         """The JSON-RPC answer's body, made as the pipeline's fast path makes it, with its bookkeeping."""
@@ -199,7 +206,8 @@ class HotLane:
         finally:
             sdk_adapter.request_ended(ready.transport, self.manager.session_idle_timeout)
             release(ready.session)
-            self.ids.release(ready.call.session_id, ready.entry)
+            if ready.entry is not None:
+                self.ids.release(ready.call.session_id, ready.entry)
         self.served += 1
         return body
 

@@ -3,6 +3,7 @@ from where it stopped (a future, a bare yield), cancellable there; context varia
 
 import asyncio
 import contextvars
+import types
 
 import anyio
 import pytest
@@ -93,6 +94,7 @@ class _Entry:
 
 class _Call:
     request_id = 7
+    session_id = "s"
 
 
 class _Ready:
@@ -126,3 +128,41 @@ def test_the_hot_lane_files_a_cancel_scope_for_a_call_that_suspended_and_answers
 
     assert asyncio.run(main()) == cancelled(7)
     assert ready.entry.cancel is None and lane.served == 1
+
+
+def test_a_call_begun_at_once_is_in_the_table_of_ids_in_flight_only_if_it_waits():
+    """Answered within the turn, nothing can see its id in flight (nothing else runs): it is not filed. One that
+    waits after all is filed before anything else runs, so a cancellation or a second request with its id finds it."""
+    from gateway.request_ids import InflightIds
+    from gateway.hot_lane import Ready
+
+    lane = HotLane.__new__(HotLane)
+    lane.ids, lane.at_once, lane.started_at_once = InflightIds(None), lambda: True, 0
+    gate: list[asyncio.Future] = []
+
+    async def answer(ready, *, scoped):  # the lane's own `_answer`, reduced to its wait (or none)
+        if gate:
+            await gate[0]
+        return b"answer"
+
+    lane._answer = answer
+
+    async def main() -> None:
+        done = Ready(_Call(), None, None, {})
+        step = lane.start(done)
+        assert isinstance(step, eager.Done) and step.value == b"answer"
+        assert done.entry is None and lane.ids.sessions == {}
+        gate.append(asyncio.get_running_loop().create_future())
+        waits = Ready(_Call(), None, _Transport(), {})
+        step = lane.start(waits)
+        assert isinstance(step, eager.Later)
+        assert waits.entry is not None and lane.ids.sessions == {"s": {"7": waits.entry}}
+        assert waits.transport.idle_scope.deadline == float("inf")  # its session's idle countdown waits with it
+        step.coroutine.close()
+
+    asyncio.run(main())
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.idle_scope = types.SimpleNamespace(deadline=0.0)  # the SDK transport's idle countdown
