@@ -307,7 +307,7 @@ class HotLaneProtocol(HttpToolsProtocol):
         if not keep_alive and not has_connection:
             content.append(b"connection: close\r\n")
         content += (b"\r\n", body)
-        if self.access_log:
+        if self.access_log and self.access_logger.isEnabledFor(logging.INFO):  # its arguments made only if written
             self.access_logger.info('%s - "POST %s HTTP/1.1" %d', "%s:%d" % self.client if self.client else "-",
                                     self.url.decode("latin-1"), status)
         whole = getattr(self.transport, "write_whole", self.transport.write)  # gateway.write_coalescing: no wait

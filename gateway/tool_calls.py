@@ -201,15 +201,25 @@ def _digest(result: dict[str, Any]) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
-_SECOND: list[Any] = [None, ""]  # the last whole second formatted, and its text: two stamps a call, mostly in one second
+# The last whole second formatted (to its decimal point), and the last millisecond's stamp: a call's two stamps
+# often fall in one millisecond. Each a (number, text) pair replaced whole, so a reader never pairs two of them.
+_SECOND: list[tuple[Any, str]] = [(None, "")]
+_MILLI: list[tuple[Any, str]] = [(None, "")]
 
 
 def _iso(ts: float) -> str:
-    """`datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")`, at a third of its cost."""
+    """`datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")`, at a fraction of its cost."""
     second = int(ts // 1)
     micro = round((ts - second) * 1e6)  # as datetime rounds (half to even), then truncates to milliseconds
     if micro >= 1_000_000:
         second, micro = second + 1, micro - 1_000_000
-    if _SECOND[0] != second:
-        _SECOND[:] = [second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")]
-    return f"{_SECOND[1]}.{micro // 1000:03d}+00:00"
+    milli = second * 1000 + micro // 1000
+    last = _MILLI[0]
+    if last[0] == milli:
+        return last[1]
+    made = _SECOND[0]
+    if made[0] != second:
+        made = _SECOND[0] = (second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S."))
+    text = "%s%03d+00:00" % (made[1], micro // 1000)
+    _MILLI[0] = (milli, text)
+    return text

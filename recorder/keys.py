@@ -19,7 +19,7 @@ from gateway.json_text import canonical as canonical_json
 
 
 def canonical(params: dict[str, Any] | None) -> str:
-    clean = {k: _number(v) for k, v in (params or {}).items() if k != "_meta"}
+    clean = {k: v if type(v) in _LEAVES else _number(v) for k, v in (params or {}).items() if k != "_meta"}
     return canonical_json(clean)  # json.dumps(clean, sort_keys=True, separators=(',', ':'), ensure_ascii=False, default=str)
 
 

@@ -68,8 +68,9 @@ class LaneRule:
             if not follows:
                 entries = self.by_lane.get((key, self._bind(lane, cursor, everyone)))
             entries = entries or everyone
-        index = cursor.positions[key]
-        cursor.positions[key] += 1
+        positions = cursor.positions
+        index = positions.get(key, 0)  # not `positions[key]`: a Counter's missing key costs a Python call, twice
+        positions[key] = index + 1
         if index < len(entries):
             return entries[index]
         return entries[-1] if self.past_end == "repeat" else None

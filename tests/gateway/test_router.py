@@ -182,5 +182,7 @@ def test_call_log_stamps_are_datetimes_isoformat_to_the_millisecond():
     edges = [0.0, 0.0005, 0.0004995, 0.9995, 0.9999995, 0.0125, 0.0124995, 0.5]
     stamps = [float(rng.randint(0, 2**31)) + rng.choice(edges) for _ in range(2000)]
     stamps += [rng.uniform(0, 4e9) for _ in range(2000)] + [1795456338.9999996, 1795456339.0]
+    # Runs of stamps a tenth of a millisecond apart, as a call's two are: the last millisecond's text reused.
+    stamps += [base + k * 0.0001 for base in (1795456338.9985, 1795456339.0004995, 2.0) for k in range(40)]
     for ts in stamps:
         assert _iso(ts) == datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds"), ts
