@@ -7,7 +7,7 @@ itself answering over HTTP (the SDK floor); one more row, bench/bare_replay.py, 
 replayed call cannot skip (HTTP, JSON, session, schema check, key, lookup, call-log record, LMDB commit),
 so the gap between it and mcpgw replay is what the gateway's layers cost. Two measures, each in interleaved rounds (every server runs
 at once; each round measures every row back to back, so the VM's drifting speed shifts all rows alike):
-- CPU per call: 8 plain httpx sessions per row (handshake era: initialize, then `tools/call`s), `--calls`
+- CPU per call (and the kernel's part of it, stime): 8 plain httpx sessions per row (handshake era: initialize, then `tools/call`s), `--calls`
   calls per round, made in turns of `--batch` calls that alternate between the rows; the serving process's
   utime+stime from /proc/<pid>/stat around each turn (its own process only, not the upstream it started;
   with --workers the workers too). The client's cost does not enter.
@@ -54,17 +54,21 @@ class Row:
     tree: bool = False  # count the descendants too (the --workers rows: no upstream there, only workers)
     raw: bool = False  # also measured under the raw load
     cpu: list[float] = field(default_factory=list)  # ms per call, per round
+    kernel: list[float] = field(default_factory=list)  # of which stime (the kernel's: sockets, LMDB's writes), per round
     rate: list[float] = field(default_factory=list)  # calls/s under the raw load, per round
     raw_cpu: list[float] = field(default_factory=list)  # server CPU ms per call under the raw load, per round
 
     def cpu_now(self) -> float:
         return group_cpu(self.proc.pid) if self.tree else proc_cpu(self.proc.pid)
 
+    def kernel_now(self) -> float:
+        return 0.0 if self.tree else proc_cpu(self.proc.pid, kernel_only=True)
 
-def proc_cpu(pid: int) -> float:
-    """utime+stime of one process, in seconds."""
+
+def proc_cpu(pid: int, *, kernel_only: bool = False) -> float:
+    """utime+stime of one process (or its stime alone), in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[12]) + (0 if kernel_only else int(fields[11]))) / os.sysconf("SC_CLK_TCK")
 
 
 async def _session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
@@ -117,13 +121,16 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
         for number in range(repeats):
             print(f"round {number + 1} of {repeats}", file=sys.stderr)
             used = {id(row): 0.0 for row in rows}
+            kernel = {id(row): 0.0 for row in rows}
             for turn in range(turns):
                 for row, sessions, heads, sent in opened[turn % len(opened):] + opened[:turn % len(opened)]:
-                    before = row.cpu_now()
+                    before, before_kernel = row.cpu_now(), row.kernel_now()
                     await one_batch(row, sessions, heads, sent)
                     used[id(row)] += row.cpu_now() - before
+                    kernel[id(row)] += row.kernel_now() - before_kernel
             for row in rows:
                 row.cpu.append(used[id(row)] / (turns * per_client * clients) * 1000)
+                row.kernel.append(kernel[id(row)] / (turns * per_client * clients) * 1000)
     finally:
         for _, sessions, _, _ in opened:
             await asyncio.gather(*(c.aclose() for c in sessions))
@@ -211,10 +218,13 @@ def report(rows: list[Row], args: argparse.Namespace) -> None:
           f"{args.calls // args.clients} calls (handshake era); raw load {args.clients} x {args.raw_calls}; "
           f"medians of {args.repeats} interleaved rounds\n")
     raw_cpu = {r.name: statistics.median(r.raw_cpu) for r in rows if r.raw_cpu}
-    print("| row | server CPU ms/call | calls/s (raw load) | server CPU ms/call (raw load) |\n|---|---|---|---|")
+    kernel = {r.name: statistics.median(r.kernel) for r in rows}
+    print("| row | server CPU ms/call | of which kernel | calls/s (raw load) | server CPU ms/call (raw load) |\n"
+          "|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r.name} | {cpu[r.name]:.3f} | {rate[r.name]:.0f} | {raw_cpu[r.name]:.3f} |" if r.name in rate
-              else f"| {r.name} | {cpu[r.name]:.3f} | | |")
+        own = "" if r.tree else f"{kernel[r.name]:.3f}"  # a process tree's kernel share is not followed
+        print(f"| {r.name} | {cpu[r.name]:.3f} | {own} | {rate[r.name]:.0f} | {raw_cpu[r.name]:.3f} |" if r.name in rate
+              else f"| {r.name} | {cpu[r.name]:.3f} | {own} | | |")
     peers = {n: c for n, c in cpu.items() if not n.startswith(("mcpgw", "SDK floor", "bare replay"))}
     leanest = min(peers, key=peers.get)
     floor = cpu[FLOOR]
