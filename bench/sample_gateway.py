@@ -86,7 +86,7 @@ LAYERS = [
     ("SDK session manager", "StreamableHTTPASGIApp.__call__"),
     ("SDK transport", "StreamableHTTPServerTransport.handle_request"),
     ("fast path: checks, envelope, send", "FastPath.try_answer"),
-    ("server middleware + handler", "_OwnWorkTimer.__call__"),
+    ("server middleware + handler", "FastPath._run"),
     ("router (validation, upstream, call log)", ("Router.call_tool", "ToolCalls.call_tool")),
 ]
 

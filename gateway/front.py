@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import time
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -32,7 +31,7 @@ from gateway.errors import GatewayError
 from gateway.http_app import SHUTDOWN_GRACE, GatewayHttpProtocol, bound_port, build_http_app, serve_http  # noqa: F401
 from gateway.request_context import of_request
 from gateway.request_params import describe_invalid
-from gateway.router import UPSTREAM_WAIT, Caller, Router
+from gateway.router import Caller, Router
 from gateway.sdk_adapter import connection_of
 from gateway.secrets import scrub
 from gateway.sessions import SessionDirectory, SessionTable
@@ -146,7 +145,7 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
     sessions: SessionTable = {}  # filled by the HTTP front's session admission (gateway.sessions)
     directory = SessionDirectory(sessions)
     # These replace the SDK's (no-op) OpenTelemetry middleware; they run around its check of a request's params.
-    server.middleware = [_OwnWorkTimer(router), _MalformedCalls(router, caller), directory]
+    server.middleware = [_MalformedCalls(router, caller), directory]
     # The hot requests, for the fast path: the same handlers the SDK calls.
     ping = server.get_request_handler("ping")
     hot = {"tools/call": guarded(call_tool), "tools/list": guarded(list_tools)}
@@ -170,29 +169,6 @@ class GatewayServer(Server[Any]):
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       *args: Any, **kwargs: Any) -> Any:
         return super().create_initialization_options(notification_options or _NOTIFY_ALL, *args, **kwargs)
-
-
-class _OwnWorkTimer:
-    """Times each tools/call through the whole server chain (params checks, handler, result
-    shaping), minus the time spent waiting on the upstream: the gateway's own work."""
-
-    def __init__(self, router: Router) -> None:
-        self.router = router
-
-    def on_fast_path(self, method: str) -> bool:  # gateway.fast_path leaves a layer out where it does nothing
-        return method == "tools/call"
-
-    async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
-        box = [0.0]
-        token = UPSTREAM_WAIT.set(box)
-        started = time.perf_counter()
-        try:
-            return await call_next(ctx)
-        finally:
-            self.router.own_work_s.append(time.perf_counter() - started - box[0])
-            UPSTREAM_WAIT.reset(token)
 
 
 class _MalformedCalls:

@@ -19,9 +19,9 @@ from gateway.forwarding import Forwarding
 from gateway.listing import Listing
 from gateway.router_core import CallSink, Caller, ClientHandle, RouterCore
 from gateway.router_status import StatusReport
-from gateway.tool_calls import UPSTREAM_WAIT, ToolCalls
+from gateway.tool_calls import ToolCalls
 
-__all__ = ["UPSTREAM_WAIT", "CallSink", "Caller", "ClientHandle", "Router", "RouterCore"]
+__all__ = ["CallSink", "Caller", "ClientHandle", "Router", "RouterCore"]
 
 
 class Router(ToolCalls, Forwarding, Listing, StatusReport):

@@ -91,6 +91,7 @@ class RouterCore:
         self._clients: weakref.WeakKeyDictionary[Any, ClientHandle] = weakref.WeakKeyDictionary()
         self.started_at = time.time()
         self.calls_served = 0
+        # Per tools/call, the handler's time less its wait on the upstream (gateway.tool_calls): /status's own_work_us.
         self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
         self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
         self.recording: str | None = None  # the cassette played or recorded (set by the app), shown in /status

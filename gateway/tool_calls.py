@@ -6,26 +6,19 @@ invalid arguments), failed upstream (timeout, crash, replay miss or divergence) 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
-from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
 import anyio
 
 from gateway.catalog import ToolEntry
-from gateway.msgpack_packer import packb
+from gateway.result_digest import result_digest
 from gateway.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
 from gateway.router_core import Caller, RouterCore, upstream_meta
 from gateway.upstream import CallOptions
 from gateway.validation import UNCHECKED
-
-# Seconds the current tools/call spent waiting on its upstream; read by the
-# front's timing middleware to report the gateway's own work per call.
-UPSTREAM_WAIT: ContextVar[list[float] | None] = ContextVar("upstream_wait", default=None)
-
 
 class ToolCalls(RouterCore):
     def tool_input_schema(self, exposed: str) -> dict[str, Any] | None:
@@ -37,6 +30,7 @@ class ToolCalls(RouterCore):
         the call is then the same call as through the namespaced endpoint, but for the record's `endpoint`."""
         started = time.time()
         t0 = time.perf_counter()
+        waited = 0.0  # seconds on the upstream: the rest of the call is the gateway's own work (/status)
         name = params.get("name")
         arguments = params.get("arguments")
         if arguments is None:
@@ -70,21 +64,19 @@ class ToolCalls(RouterCore):
                 record["is_error"] = True
                 text = f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
                 return {"content": [{"type": "text", "text": text}], "isError": True}
-            waited = time.perf_counter()
+            forwarded = time.perf_counter()
             options = self._options(entry.server, caller)
             try:
                 result = await self._forward(entry, params, arguments, options)
             finally:
                 record["source"], record["cassette_key"] = options.source, options.cassette_key
-                waited = time.perf_counter() - waited
+                waited = time.perf_counter() - forwarded
                 record["upstream_ms"] = round(waited * 1000, 3)
-                box = UPSTREAM_WAIT.get()
-                if box is not None:
-                    box[0] = waited
             is_error = bool(result.get("isError"))
             record["is_error"] = is_error
             record["outcome"] = "tool_error" if is_error else "ok"
-            record["result_digest"] = _digest(result)
+            # A replayed result's digest is made once per recorded answer (replay.cassette_upstream).
+            record["result_digest"] = options.result_digest or result_digest(result)
             if self.settings.log_results:  # what the tool returned, for judges reading the log
                 record["result"] = _result_text(result, self.settings.log_results)
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
@@ -115,7 +107,9 @@ class ToolCalls(RouterCore):
         finally:
             ended = time.time()
             record["ended_at"] = _iso(ended)
-            record["latency_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+            took = time.perf_counter() - t0
+            record["latency_ms"] = round(took * 1000, 3)
+            self.own_work_s.append(took - waited)
             self.calls_served += 1
             if self.call_log is not None:
                 self.call_log.append(record)
@@ -191,14 +185,6 @@ def _result_text(result: dict[str, Any], limit: int) -> str:
     text = "\n".join(parts) if parts else json.dumps(result.get("structuredContent", result), ensure_ascii=False,
                                                       sort_keys=True, default=str)
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
-
-
-def _digest(result: dict[str, Any]) -> str:
-    try:
-        data = packb(result)  # as msgpack.packb(result, use_bin_type=True), with a packer kept per thread
-    except OverflowError:  # an integer beyond 64 bits (valid JSON)
-        data = json.dumps(result, sort_keys=True, default=str).encode()
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
 # The last whole second formatted (to its decimal point), and the last millisecond's stamp: a call's two stamps

@@ -43,6 +43,7 @@ class CallOptions:
     source: str = "live"
     cassette_key: str | None = None
     cassette_call: Any = None  # hybrid: the replaying upstream's keyed call (recorder.state.Call), recorded as is
+    result_digest: str | None = None  # the answer's digest (gateway.result_digest), when its upstream knew it already
 
 
 class Upstream(Protocol):

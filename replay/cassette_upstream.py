@@ -30,6 +30,7 @@ from anyio.abc import TaskStatus
 
 from gateway.catalog import ServerCatalog
 from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
+from gateway.result_digest import result_digest
 from gateway.upstream import CallOptions, PerRunInstances, Status, Upstream
 from recorder.codec import pack
 from recorder.lane_table import MAX_LANES
@@ -83,6 +84,9 @@ class CassetteUpstream:
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
+        # id of a recorded result -> (the result, its digest): made at its first replay, not at every one (the
+        # result is held, so its id is not another object's while it is here).
+        self._digests: dict[int, tuple[Any, str]] = {}
 
     # A server the cassette lacks is, in hybrid mode, the live one: its catalog and state (each of its calls
     # misses and goes live, recorded), rather than "unavailable" while its live side runs (and "Unknown tool").
@@ -175,7 +179,12 @@ class CassetteUpstream:
         if "error" in entry:
             error = entry["error"]
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
-        return entry["result"]
+        result = entry["result"]
+        made = self._digests.get(id(result))
+        if made is None or made[0] is not result:
+            made = self._digests[id(result)] = (result, result_digest(result))
+        options.result_digest = made[1]
+        return result
 
     # -- hybrid --------------------------------------------------------------------
 

@@ -86,6 +86,30 @@ def test_call_log_records(tmp_path, mode):
     assert ok["latency_ms"] >= 0 and ok["result_digest"] and ok["input_schema_digest"]
 
 
+def test_own_work_per_call_leaves_out_the_wait_on_the_upstream(tmp_path):
+    """/status's own_work_us: one sample per tools/call (refused ones too), each the call's time less its upstream's."""
+    async def slow(method, params):
+        await anyio.sleep(0.2)
+        return await answer(method, params)
+
+    router, store = make_router(tmp_path)
+    router.upstreams["alpha"] = HandlerUpstream("alpha", slow, make_catalog(["add", "sub"]))
+
+    async def fn(client):
+        await client.call_tool("alpha__add", {"x": 1})
+        await client.call_tool("beta__add", {"x": 1})
+        with pytest.raises(MCPError):
+            await client.call_tool("nobody__add", {"x": 1})
+
+    with_client(router, fn)
+    store.close()
+    own = list(router.own_work_s)
+    latencies = [r["latency_ms"] / 1000 for r in iter_calls(tmp_path / "c")]
+    assert len(own) == 3 and latencies[0] >= 0.2
+    assert all(0 <= mine < 0.1 for mine in own)  # the 0.2 s on alpha's upstream is not the gateway's work
+    assert router.status()["own_work_us"]["n"] == 3
+
+
 def test_benchmark_naming_and_collisions(tmp_path):
     router, store = make_router(tmp_path, Settings(naming="benchmark"))
 

@@ -108,20 +108,22 @@ def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_served():
     anyio.run(go)
 
 
-def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and_a_request_run_at_once_leaves_it():
+def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and_a_request_run_at_once_leaves_it(
+        monkeypatch):
     """A request answered in its own turn (suspend=False) does not suspend the countdown; one that then waits does
     (`request_waits`). At its end a running countdown is moved on only when it has run more than a hundredth of its
     length (a second at most), so a session is closed after 99% to 100% of its idle time. Time passes on a fake
-    clock: the event loop's, moved on by hand."""
+    clock: the event loop's, moved on by hand (the loop's clock reads time.monotonic, as request_ended does)."""
     import asyncio
     import math
+    import time
 
     import anyio
 
     async def go():
-        loop = asyncio.get_running_loop()
-        real, passed = loop.time, [0.0]
-        loop.time = lambda: real() + passed[0]  # anyio's clock and request_ended's both read it
+        assert asyncio.get_running_loop().time.__func__ is asyncio.BaseEventLoop.time  # which reads time.monotonic
+        real, passed = time.monotonic, [0.0]
+        monkeypatch.setattr(time, "monotonic", lambda: real() + passed[0])  # anyio's clock (the loop's) and request_ended's
         transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=10)
         with anyio.CancelScope() as idle:
             transport.idle_scope = idle

@@ -33,3 +33,22 @@ def test_a_tagged_lane_answers_from_its_own_recording_and_others_from_all():
     assert [answer(upstream, "t1~2") for _ in range(3)] == ["09:05 (rerun)", "09:06 (rerun)", "09:06 (rerun)"]
     assert answer(upstream, "t1") == "09:00 (failed attempt)"
     assert [answer(upstream, "someone") for _ in range(2)] == ["09:00 (failed attempt)", "09:05 (rerun)"]
+
+
+def test_each_replayed_answer_carries_its_own_digest_for_the_call_log():
+    """The digest a replayed answer hands the call log (CallOptions.result_digest) is made once per recorded answer:
+    each answer's own, on its first replay and on every later one, never another answer's."""
+    from gateway.result_digest import result_digest
+
+    key = CassetteUpstream("time", None, [], tracked=False).model.keyed("tools/call", PARAMS, "").key
+    upstream = CassetteUpstream("time", None, entries(key), tracked=False)
+
+    async def ask(lane: str) -> tuple[str, str | None, str]:
+        options = CallOptions(lane=lane)
+        result = await upstream.request("tools/call", PARAMS, options)
+        return result["content"][0]["text"], options.result_digest, result_digest(result)
+
+    got = [anyio.run(ask, lane) for lane in ["t1~2", "t1", "t1~2", "t1~2", "x", "x", "x", "x"]]
+    assert {text for text, _, _ in got} == {"09:00 (failed attempt)", "09:05 (rerun)", "09:06 (rerun)"}
+    assert all(told == made for _, told, made in got)
+    assert len({told for _, told, _ in got}) == 3
