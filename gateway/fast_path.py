@@ -70,21 +70,22 @@ class FastPath:
         message = ctx.body  # parsed once, by the guard
         if not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
             return False
-        call = self.prepare(transport, ctx, message, request)
+        call = self.prepare(transport, ctx.session_id, message, request)
         if call is None or ctx.inflight is None:
             self.declined += 1
             return False
         await _send_json(send, await self.answer(call, ctx.inflight), call.session_id)
         return True
 
-    def prepare(self, transport: Any, ctx: RequestContext, message: dict[str, Any], request: Any,
+    def prepare(self, transport: Any, named: str | None, message: dict[str, Any], request: Any,
                 heads: Any = None, kept: Kept | None = None) -> HotCall | None:
         """The request as the fast path would answer it, or None when it does not qualify (nothing has run).
-        Also what the hot lane (gateway.hot_lane) asks before it answers a request at the HTTP protocol;
+        `named`: the session id the request names (its header). Also what the hot lane (gateway.hot_lane) asks
+        before it answers a request at the HTTP protocol;
         `heads`: what the header checks read instead of `request` (anything with Starlette's `headers.get`);
         `kept`: what the handlers decide from the request's head, kept for every request repeating it."""
         session_id = transport.mcp_session_id
-        if not session_id or ctx.session_id != session_id:
+        if not session_id or named != session_id:
             return None
         entry = self.sessions.get(session_id)
         session = connection(entry)

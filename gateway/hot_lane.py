@@ -41,7 +41,7 @@ from gateway.request_context import CONTEXT, RequestContext
 from gateway.repeat_head import RepeatHead
 from gateway.request_ids import InflightIds
 from gateway.sessions import Session, SessionAdmission, hold, release
-from gateway.transport import AnswerPolicy, json_answer
+from gateway.transport import AnswerPolicy, answers_in_json
 
 
 def enabled() -> bool:
@@ -134,28 +134,31 @@ class HotLane:
         transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
         if transport is None:
             return None
-        decoded = head.decoded
-        if length is not None:
-            decoded = decoded.copy()
-            decoded["content-length"] = length
-        ctx = RequestContext(decoded, head.query, head.server, head.endpoint)
         message = self.guard.admits_body(body)
         if message is REFUSED or not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
             return None
-        ctx.message = message
         if "id" not in message or str(message["id"]) in self.ids.sessions.get(session_id, ()):
             return None  # an id in flight: the id layer refuses or aliases it
         if self.policy.fast_path is not self.fast:
             return None
-        if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and json_answer(ctx, self.policy.sessions))):
+        if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and answers_in_json(message, session))):
             return None
-        # The handlers read the request only to decide what `kept` keeps (gateway.front's caller): made for the
-        # head's requests until one of them has decided it.
-        request = None if head.kept.caller is not None else Request({
-            "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-            "method": "POST", "scheme": "http", "path": head.path, "raw_path": head.raw_path, "query_string": head.query,
-            "root_path": "", "headers": headers, "client": client, "server": server, CONTEXT: ctx})
-        call = self.fast.prepare(transport, ctx, message, request, head.heads, head.kept)
+        # The handlers read the request (and its context) only to decide what `kept` keeps (gateway.front's
+        # caller): made for the head's requests until one of them has decided it.
+        request = None
+        if head.kept.caller is None:
+            decoded = head.decoded
+            if length is not None:
+                decoded = decoded.copy()
+                decoded["content-length"] = length
+            ctx = RequestContext(decoded, head.query, head.server, head.endpoint)
+            ctx.message = message
+            request = Request({
+                "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+                "method": "POST", "scheme": "http", "path": head.path, "raw_path": head.raw_path,
+                "query_string": head.query, "root_path": "", "headers": headers, "client": client, "server": server,
+                CONTEXT: ctx})
+        call = self.fast.prepare(transport, session_id, message, request, head.heads, head.kept)
         if call is None:
             return None
         return Ready(call, session, transport, message)  # its id free: checked above
