@@ -20,6 +20,7 @@ from gateway.router_core import Caller, RouterCore, upstream_meta
 from gateway.upstream import CallOptions
 from gateway.validation import UNCHECKED
 
+
 class ToolCalls(RouterCore):
     def tool_input_schema(self, exposed: str) -> dict[str, Any] | None:
         entry = self.catalog.tools.get(exposed)
