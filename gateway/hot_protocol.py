@@ -88,6 +88,9 @@ class HotLaneProtocol(HttpToolsProtocol):
     _message_head: bytes | None = None  # the head of the request being parsed, when a read began with it whole
     _unread: bytearray | None = None  # a repeated head's request held (not shown to the parser) while its body arrives
     _unread_end = 0  # its length, head and body
+    _unread_match: Any = None  # what its head's match found (RepeatHead.match), for when the body is in
+    _unread_since = 0.0  # loop time its head arrived
+    _unread_timer: asyncio.TimerHandle | None = None  # one body deadline check per connection (`_unread_check`)
     _defaults: tuple[Any, bytes, bool] = (None, b"", False)  # uvicorn's default headers, written (`_default_block`)
 
     def on_message_begin(self) -> None:
@@ -116,8 +119,12 @@ class HotLaneProtocol(HttpToolsProtocol):
             if len(unread) < self._unread_end:
                 return
             self._unread = None
-            self._stop_timer()
             data = bytes(unread)
+            matched, self._unread_match = self._unread_match, None
+            if len(data) == self._unread_end and not self.transport.is_closing():  # whole: taken as its head matched
+                if not self._take_matched(self._repeat, data, matched):
+                    self._read(data, True)
+                return
         repeat = self._repeat
         idle = not self._parsing and self._hot_body is None
         if repeat is not None and idle and self._answer_repeat(repeat, data):
@@ -142,13 +149,20 @@ class HotLaneProtocol(HttpToolsProtocol):
         matched = repeat.match(data)
         if matched is None:
             return False
-        headers, body_at, end = matched
+        _, body_at, end = matched
         if len(data) != end:
             if len(data) > end or end - body_at > self.hot_lane.guard.policy.max_body:
                 return False  # more than one request, or a body the guard refuses: the parser's, then uvicorn's
-            self._unread, self._unread_end = bytearray(data), end
-            self._hot_timer = self.loop.call_later(HOT_BODY_WAIT, self._unread_too_slow)
+            self._unread, self._unread_end, self._unread_match = bytearray(data), end, matched
+            self._unread_since = self._last_seen  # this read's time (data_received)
+            if self._unread_timer is None:
+                self._unread_timer = self.loop.call_later(HOT_BODY_WAIT, self._unread_check)
             return True
+        return self._take_matched(repeat, data, matched)
+
+    def _take_matched(self, repeat: RepeatHead, data: bytes, matched: Any) -> bool:
+        """Offer the lane a whole request whose head `repeat` matched; False (nothing done): the parser's."""
+        headers, body_at, _ = matched
         ready = self.hot_lane.prepare(repeat.url, headers, data[body_at:], self.client, self.server, repeat=repeat)
         if ready is None:
             return False
@@ -158,13 +172,27 @@ class HotLaneProtocol(HttpToolsProtocol):
         self._take(ready)
         return True
 
-    def _unread_too_slow(self) -> None:
-        self._hot_timer = None
-        self._read_unread()
+    def _unread_check(self) -> None:
+        """A held body's deadline: HOT_BODY_WAIT after its head, it goes the parser's way. One timer per connection,
+        left armed when a body comes in time (most come within the same millisecond) and checked when it fires,
+        rather than a timer armed and cancelled per request (uvloop's timers cost a few us each)."""
+        self._unread_timer = None
+        if self._unread is None:
+            return  # no body awaited now: the next head held arms it again
+        waited = self.loop.time() - self._unread_since
+        if waited >= HOT_BODY_WAIT:
+            self._read_unread()
+        else:
+            self._unread_timer = self.loop.call_later(HOT_BODY_WAIT - waited, self._unread_check)
+
+    def _stop_unread_timer(self) -> None:
+        if self._unread_timer is not None:
+            self._unread_timer.cancel()
+            self._unread_timer = None
 
     def _read_unread(self) -> None:
         """What was held while a repeated head's body arrived, shown to the parser: it goes on from there."""
-        unread, self._unread = self._unread, None
+        unread, self._unread, self._unread_match = self._unread, None, None
         if unread is not None:
             self._read(bytes(unread), True)
 
@@ -219,15 +247,16 @@ class HotLaneProtocol(HttpToolsProtocol):
 
     def shutdown(self) -> None:
         if self._unread is not None:  # a request arriving, not shown to the parser: shown now, then as below
-            self._stop_timer()
+            self._stop_unread_timer()
             self._read_unread()
         if self._hot_body is not None:  # a request arriving: uvicorn lets it finish, as any it has begun
             self._go_uvicorns_way(complete=False)
         super().shutdown()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._hot_body = self._unread = None
+        self._hot_body = self._unread = self._unread_match = None
         self._stop_timer()
+        self._stop_unread_timer()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None

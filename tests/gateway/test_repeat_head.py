@@ -182,3 +182,30 @@ def test_a_client_sending_head_and_body_apart_gets_its_head_kept(tmp_path):
         assert gateway.status()["hot_lane"]["repeated_heads"] - before == 4  # all but the first
     finally:
         stop_gateway(gateway)
+
+
+@pytest.mark.real  # starts a registry package (npx)
+def test_a_held_body_later_than_the_wait_goes_the_parsers_way_though_a_quick_one_armed_the_deadline(tmp_path):
+    """A connection's held bodies share one deadline check (gateway.hot_protocol `_unread_check`): armed by a body that
+    came in time, it fires before a later head's wait is up, and must wait on for that one rather than let it be."""
+    from gateway import hot_protocol
+
+    gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
+    wait = hot_protocol.HOT_BODY_WAIT
+    try:
+        def late(host: str, session: str) -> list[tuple[bytes, float]]:
+            first, quick, slow = (request(host, call(i, "every__echo", {"message": f"late {i}"}), session) for i in (1, 2, 3))
+            cut = quick.index(b"\r\n\r\n") + 4
+            slow_cut = slow.index(b"\r\n\r\n") + 4
+            return [(first, 0.2),  # its head is kept
+                    (quick[:cut], 0.05), (quick[cut:], 0.3 * wait),  # held, then in time: arms the check, left armed
+                    (slow[:slow_cut], 1.6 * wait),  # held while the check fires (too early for it) and fires again
+                    (slow[slow_cut:], 0.3)]
+
+        before = gateway.status()["hot_lane"]["repeated_heads"]
+        seen = transcript(gateway.url, late)
+        assert all(f"Echo: late {i}".encode() in seen for i in (1, 2, 3)), seen
+        # The quick one read as a repeat; the late one, its wait up, went to the parser (then the lane the usual way).
+        assert gateway.status()["hot_lane"]["repeated_heads"] - before == 1
+    finally:
+        stop_gateway(gateway)
