@@ -38,7 +38,7 @@ from mcp_types import methods as _methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from gateway import sdk_adapter
+from gateway import sdk_adapter, stable_results
 from gateway.json_text import compact
 from gateway.request_params import INVALID_PARAMS, plainly_valid
 from gateway.request_context import RequestContext
@@ -161,6 +161,14 @@ class FastPath:
             result = await handler(ctx, None)
             return sdk_adapter.serialize_result(server, ctx.session.connection, ctx.method, ctx.protocol_version, result)
 
+        async def inner_last(ctx: FastContext) -> dict[str, Any] | bytes:
+            # No layer after it reads the result: a replayed one may stand as its answer's JSON, made once.
+            result = await handler(ctx, None)
+            text = _stable_text(server, ctx.method, ctx.protocol_version, result)
+            if text is not None:
+                return text
+            return sdk_adapter.serialize_result(server, ctx.session.connection, ctx.method, ctx.protocol_version, result)
+
         call: Any = inner
         for layer in reversed(middleware):
             # A layer of ours says when it has nothing to do here (`on_fast_path`): left out of the chain, it costs
@@ -168,6 +176,8 @@ class FastPath:
             needed = getattr(layer, "on_fast_path", None)
             if needed is None or needed(method):
                 call = _bind(layer, call)
+        if call is inner:
+            call = inner_last
         self._chains[method] = (middleware, call)
         return call
 
@@ -176,6 +186,8 @@ class FastPath:
         ctx = FastContext(method, params, request_id, version, request, connection, kept)
         try:
             result = await self._chain(method)(ctx)
+            if type(result) is bytes:  # a replayed result's JSON (`_stable_text`)
+                return _enveloped(request_id, result)
         except MCPError as exc:
             return _envelope(request_id, "error", exc.error.model_dump(by_alias=True, mode="json", exclude_unset=True))
         except ValidationError:  # as the SDK's dispatcher maps it
@@ -286,6 +298,24 @@ def cancelled(request_id: Any) -> bytes:
 
 def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:
     return compact({"jsonrpc": "2.0", "id": request_id, kind: payload}).encode()
+
+
+def _enveloped(request_id: Any, result_text: bytes) -> bytes:
+    """`_envelope(request_id, "result", result)` for a result whose JSON is `result_text`: the same bytes."""
+    return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (compact(request_id).encode(), result_text)
+
+
+def _stable_text(server: Any, method: str, version: str, result: Any) -> bytes | None:
+    """The JSON of a replayed result's answer, made at its first answer and kept with it (gateway.stable_results),
+    when its shape depends on nothing but itself (sdk_adapter's plain shape); None: shape it as usual."""
+    stable = stable_results.known(result)
+    if stable is None or not sdk_adapter.plain_shaping(server, method, version):
+        return None
+    text = stable.plain_text
+    if text is None:
+        shaped = sdk_adapter.plain_text_result(result)
+        text = stable.plain_text = b"" if shaped is None else compact(shaped).encode()
+    return text or None  # b"": not a plain result, shaped by the SDK's way each time
 
 
 async def _send_json(send: Any, body: bytes, session_id: str) -> None:

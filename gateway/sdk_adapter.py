@@ -78,11 +78,17 @@ def serialize_result(server: Any, connection: Any, method: str, version: str, re
 
     The commonest result, a handshake-era tool result of text blocks, is shaped here as the SDK shapes it
     (its pydantic round trip costs 30 us a call): tests/gateway/test_sdk_adapter.py holds the two equal."""
-    if method == "tools/call" and version in HANDSHAKE_PROTOCOL_VERSIONS and method not in server.cache_hints:
+    if plain_shaping(server, method, version):
         shaped = plain_text_result(result)
         if shaped is not None:
             return shaped
     return ServerRunner(server, connection, None)._serialize(method, version, result)
+
+
+def plain_shaping(server: Any, method: str, version: str) -> bool:
+    """Whether `serialize_result` shapes a result of `method` as plain text blocks when it is one (nothing but the
+    result then decides its shape)."""
+    return method == "tools/call" and version in HANDSHAKE_PROTOCOL_VERSIONS and method not in server.cache_hints
 
 
 def plain_text_result(result: Any) -> dict[str, Any] | None:

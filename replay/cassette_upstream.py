@@ -30,7 +30,7 @@ from anyio.abc import TaskStatus
 
 from gateway.catalog import ServerCatalog
 from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
-from gateway.result_digest import result_digest
+from gateway.stable_results import StableResults
 from gateway.upstream import CallOptions, PerRunInstances, Status, Upstream
 from recorder.codec import pack
 from recorder.lane_table import MAX_LANES
@@ -84,9 +84,7 @@ class CassetteUpstream:
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
-        # id of a recorded result -> (the result, its digest): made at its first replay, not at every one (the
-        # result is held, so its id is not another object's while it is here).
-        self._digests: dict[int, tuple[Any, str]] = {}
+        self._stable = StableResults()  # the recorded results answered: their digests (and answer texts) made once
 
     # A server the cassette lacks is, in hybrid mode, the live one: its catalog and state (each of its calls
     # misses and goes live, recorded), rather than "unavailable" while its live side runs (and "Unknown tool").
@@ -180,10 +178,7 @@ class CassetteUpstream:
             error = entry["error"]
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
         result = entry["result"]
-        made = self._digests.get(id(result))
-        if made is None or made[0] is not result:
-            made = self._digests[id(result)] = (result, result_digest(result))
-        options.result_digest = made[1]
+        options.result_digest = self._stable.mark(result).digest
         return result
 
     # -- hybrid --------------------------------------------------------------------

@@ -19,6 +19,7 @@ from gateway.errors import UpstreamRejected
 from gateway.front import build_http_app, build_server
 from gateway.router import Router
 from gateway.settings import Settings
+from gateway.stable_results import StableResults
 from gateway.upstream import HandlerUpstream
 from recorder.calllog import CallLog, iter_calls
 from recorder.store import CassetteStore
@@ -28,12 +29,18 @@ SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required"
 OUTPUT = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
 
 
+REPLAYED = StableResults()
+REPLAYED_RESULT = {"content": [{"type": "text", "text": 'recorded "answer" é\n'}], "isError": False}
+
+
 async def answer(method, params):
     args = params["arguments"]
     if params["name"] == "boom":
         raise UpstreamRejected("alpha", -32000, "upstream refused", {"why": "test"})
     if params["name"] == "structured":
         return {"content": [{"type": "text", "text": "s"}], "structuredContent": {"sum": "not an int"}}
+    if params["name"] == "replayed":  # one result object answered every time, as a replay's (gateway.stable_results)
+        return REPLAYED.mark(REPLAYED_RESULT).result
     return {"content": [{"type": "text", "text": f"{params['name']}:{json.dumps(args, sort_keys=True)} é"}]}
 
 
@@ -42,7 +49,8 @@ def make_app(tmp_path, name, monkeypatch, enabled, response_mode="adaptive"):
     catalog = ServerCatalog(
         {"capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}},
         tools=[{"name": "add", "inputSchema": SCHEMA}, {"name": "boom", "inputSchema": SCHEMA},
-               {"name": "structured", "inputSchema": {"type": "object"}, "outputSchema": OUTPUT}],
+               {"name": "structured", "inputSchema": {"type": "object"}, "outputSchema": OUTPUT},
+               {"name": "replayed", "inputSchema": {"type": "object"}}],
     )
     spec = ServerSpec("alpha", "stdio", "x", title="Alpha")
     store = CassetteStore(tmp_path / name)
@@ -74,6 +82,8 @@ def requests_sequence():
         ("tools/call", {"name": "alpha__add"}, {}),  # no arguments
         ("tools/list", {"cursor": "nope"}, {}),  # bad cursor: error
         ("tools/call", {"name": "alpha__add", "arguments": {"x": 3}, "_meta": {"trace": "t1"}}, {}),
+        ("tools/call", {"name": "alpha__replayed", "arguments": {}}, {}),  # its answer's JSON made here ...
+        ("tools/call", {"name": "alpha__replayed", "arguments": {}}, {}),  # ... and reused here
     ]
     malformed = [  # the SDK's path answers these, fast path on or off
         ("tools/call", {"arguments": {"x": 1}}, {}),
@@ -138,6 +148,7 @@ def test_fast_path_answers_as_the_sdk_does(tmp_path, monkeypatch, response_mode)
     # ... and the unusual ones did not (adaptive answers a request asking for progress with SSE: never offered)
     assert fast_server.fast_path.declined == len(malformed) - (response_mode == "adaptive")
     assert slow_server.fast_path.served == 0
+    assert REPLAYED.mark(REPLAYED_RESULT).plain_text  # the replayed result's answer went as its JSON made once
     for number, (expected, got) in enumerate(zip(slow, fast, strict=True), 1):
         assert got == expected, f"request {number}"
     # Spot checks that the transcript is the interesting one.
@@ -168,7 +179,7 @@ def test_sessions_that_accept_server_requests_keep_the_sdk_path(tmp_path, monkey
 
     body = run(go)
     store.close()
-    assert [t["name"] for t in body["result"]["tools"]] == ["alpha__add", "alpha__boom", "alpha__structured"]
+    assert [t["name"] for t in body["result"]["tools"]] == ["alpha__add", "alpha__boom", "alpha__structured", "alpha__replayed"]
     assert server.fast_path.served == 0 and server.fast_path.declined == 1
 
 
@@ -231,3 +242,39 @@ def test_the_fast_paths_chain_leaves_out_only_the_layers_that_say_they_have_noth
     assert anyio.run(run, "tools/call") == (["always", "calls only", "handler"],
                                              {"content": [{"type": "text", "text": "tools/call"}]})
     assert anyio.run(run, "tools/list")[0] == ["always", "handler"]
+
+
+def test_a_replayed_results_answer_made_once_is_the_answer_made_every_time():
+    """The JSON of a marked (replayed) result, made once and put in its envelope (fast_path._stable_text, _enveloped),
+    is byte for byte the envelope made of the result shaped each time; results it cannot stand for are shaped as usual."""
+    import gc
+    from types import SimpleNamespace
+
+    from gateway import stable_results
+    from gateway.fast_path import _envelope, _enveloped, _stable_text
+    from gateway.sdk_adapter import serialize_result
+
+    server = SimpleNamespace(cache_hints={})
+    plain = [{"content": [{"type": "text", "text": 'a "quoted" é \u2028 line\n'}]},
+             {"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}], "isError": True},
+             {"content": [], "isError": False}]
+    other = [{"content": [{"type": "text", "text": "s"}], "structuredContent": {"a": 1}},
+             {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}]
+    table = StableResults()
+    for result in plain:
+        table.mark(result)
+        for request_id in (1, 0, -5, 2**40, "s1", 'q"é'):
+            text = _stable_text(server, "tools/call", "2025-11-25", result)
+            shaped = serialize_result(server, None, "tools/call", "2025-11-25", result)
+            assert _enveloped(request_id, text) == _envelope(request_id, "result", shaped)
+        assert _stable_text(server, "tools/list", "2025-11-25", result) is None
+        assert _stable_text(SimpleNamespace(cache_hints={"tools/call": 1}), "tools/call", "2025-11-25", result) is None
+    for result in other:
+        table.mark(result)
+        assert _stable_text(server, "tools/call", "2025-11-25", result) is None
+    twin = {"content": [{"type": "text", "text": 'a "quoted" é \u2028 line\n'}]}  # equal, not marked
+    assert _stable_text(server, "tools/call", "2025-11-25", twin) is None
+    marked = plain[0]
+    del table
+    gc.collect()
+    assert stable_results.known(marked) is None  # gone with the table that marked it
