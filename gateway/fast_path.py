@@ -82,7 +82,8 @@ class FastPath:
         """The request as the fast path would answer it, or None when it does not qualify (nothing has run).
         `named`: the session id the request names (its header). Also what the hot lane (gateway.hot_lane) asks
         before it answers a request at the HTTP protocol;
-        `heads`: what the header checks read instead of `request` (anything with Starlette's `headers.get`);
+        `heads`: what the header checks read instead of `request` (Starlette's `headers.get`, and `ok`: their verdict,
+        kept with it once made);
         `kept`: what the handlers decide from the request's head, kept for every request repeating it."""
         session_id = transport.mcp_session_id
         if not session_id or named != session_id:
@@ -102,7 +103,13 @@ class FastPath:
         version = session.protocol_version
         if not _qualifies(message):
             return None
-        if not self._heads_ok(transport, request if heads is None else heads):
+        if heads is None:
+            heads_ok = self._heads_ok(transport, request)
+        else:  # the hot lane's kept head: its headers, but for the length, are the same on every request
+            heads_ok = heads.ok
+            if heads_ok is None:
+                heads_ok = heads.ok = self._heads_ok(transport, heads)
+        if not heads_ok:
             return None
         request_id = message["id"]
         if sdk_adapter.has_answer_stream(transport, str(request_id)):

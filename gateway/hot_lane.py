@@ -41,7 +41,7 @@ from gateway.request_context import CONTEXT, RequestContext
 from gateway.repeat_head import RepeatHead
 from gateway.request_ids import InflightIds
 from gateway.sessions import Session, SessionAdmission, hold, release
-from gateway.transport import AnswerPolicy, answers_in_json
+from gateway.transport import AnswerPolicy
 
 
 def enabled() -> bool:
@@ -141,7 +141,9 @@ class HotLane:
             return None  # an id in flight: the id layer refuses or aliases it
         if self.policy.fast_path is not self.fast:
             return None
-        if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and answers_in_json(message, session))):
+        # Plain JSON answers only (gateway.transport's json_answer: the session relays nothing; the rest it asks - an
+        # id, not initialize, no progress token or envelope _meta - the fast path's own checks ask too, in `prepare`).
+        if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and not session.relay)):
             return None
         # The handlers read the request (and its context) only to decide what `kept` keeps (gateway.front's
         # caller): made for the head's requests until one of them has decided it.
@@ -246,11 +248,12 @@ class _Heads:
     repeated name, as Starlette's), from the raw list, without building Starlette's `Headers`. Kept with the
     lane's verdicts on a head (gateway.repeat_head), so read once per name for all the requests repeating it:
     made without Content-Length, the one header a repeat changes (the checks read Accept and Content-Type)."""
-    __slots__ = ("_raw", "_read")
+    __slots__ = ("_raw", "_read", "ok")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         self._raw = raw  # names lowercased by uvicorn
         self._read: dict[tuple[str, str], str] = {}  # (name, default) -> its value, read once
+        self.ok: bool | None = None  # the fast path's verdict on them (FastPath.prepare), once made
 
     @property
     def headers(self) -> _Heads:

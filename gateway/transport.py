@@ -23,7 +23,7 @@ from typing import Any
 
 from gateway.request_context import RequestContext, context_of
 from gateway.sdk_adapter import HookedTransport
-from gateway.sessions import Session, SessionTable
+from gateway.sessions import SessionTable
 
 _JSON_ANSWER: ContextVar[bool] = ContextVar("mcpgw_json_answer", default=False)
 
@@ -40,18 +40,14 @@ class AnswerPolicy:
 
 def json_answer(ctx: RequestContext, sessions: SessionTable | None) -> bool:
     """May this request be answered with one JSON body (nothing can travel before its answer)?"""
-    session = sessions.get(ctx.session_id) if sessions is not None and ctx.session_id else None
-    return answers_in_json(ctx.body, session)
-
-
-def answers_in_json(message: Any, session: Session | None) -> bool:
-    """`json_answer` for a parsed message and its session's entry in the session table (None: none there)."""
+    message = ctx.body
     if not isinstance(message, dict) or "id" not in message or message.get("method") == "initialize":
         return False  # batches, notifications, unparseable bodies and initialize: the SDK's usual path
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if isinstance(meta, dict) and ("progressToken" in meta or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)):
         return False
+    session = sessions.get(ctx.session_id) if sessions is not None and ctx.session_id else None
     return not (session is not None and session.relay)
 
 
