@@ -150,8 +150,19 @@ class FastPath:
     async def answer_unscoped(self, call: HotCall) -> bytes:
         """The answer without a cancel scope of its own: for a call run at once (gateway.eager), which nothing can
         cancel before it is answered unless it suspends, and then its task's scope does (gateway.hot_lane)."""
-        body = await self._run(call.method, call.params, call.request_id, call.connection, call.version, call.request,
-                               call.kept)
+        request_id = call.request_id
+        ctx = FastContext(call.method, call.params, request_id, call.version, call.request, call.connection, call.kept)
+        try:
+            result = await self._chain(call.method)(ctx)
+        except MCPError as exc:
+            body = _envelope(request_id, "error", exc.error.model_dump(by_alias=True, mode="json", exclude_unset=True))
+        except ValidationError:  # as the SDK's dispatcher maps it
+            body = _envelope(request_id, "error", INVALID_PARAMS)
+        except Exception as exc:  # noqa: BLE001 - as the SDK's dispatcher answers a handler that raised
+            logger.exception("handler for %r raised", call.method)
+            body = _envelope(request_id, "error", {"code": 0, "message": str(exc)})
+        else:  # a replayed result may come as its JSON (`_stable_text`)
+            body = _enveloped(request_id, result) if type(result) is bytes else _envelope(request_id, "result", result)
         self.served += 1
         return body
 
@@ -187,22 +198,6 @@ class FastPath:
             call = inner_last
         self._chains[method] = (middleware, call)
         return call
-
-    async def _run(self, method: str, params: Any, request_id: Any, connection: Any, version: str, request: Any,
-                   kept: Kept | None = None) -> bytes:
-        ctx = FastContext(method, params, request_id, version, request, connection, kept)
-        try:
-            result = await self._chain(method)(ctx)
-            if type(result) is bytes:  # a replayed result's JSON (`_stable_text`)
-                return _enveloped(request_id, result)
-        except MCPError as exc:
-            return _envelope(request_id, "error", exc.error.model_dump(by_alias=True, mode="json", exclude_unset=True))
-        except ValidationError:  # as the SDK's dispatcher maps it
-            return _envelope(request_id, "error", INVALID_PARAMS)
-        except Exception as exc:  # noqa: BLE001 - as the SDK's dispatcher answers a handler that raised
-            logger.exception("handler for %r raised", method)
-            return _envelope(request_id, "error", {"code": 0, "message": str(exc)})
-        return _envelope(request_id, "result", result)
 
 
 class HotCall(NamedTuple):

@@ -77,8 +77,8 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
         kept = ctx.kept if type(ctx) is fast_path.FastContext else None
         return per_server.server_of(ctx.request) if kept is None else kept.server
 
-    async def call_tool(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
-        return await router.call_tool(params, caller(ctx), server_of(ctx))
+    def call_tool(ctx: Any, params: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+        return router.call_tool(params, caller(ctx), server_of(ctx))  # awaited by `guarded`: no coroutine between
 
     async def list_tools(ctx: Any, params: dict[str, Any]) -> dict[str, Any]:
         caller(ctx)  # registers the client for list_changed notifications

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -141,14 +142,15 @@ class ToolCalls(RouterCore):
         assert server is not None
         return ToolEntry(server, name, name, {"name": name}, self.validators.compile({}), None)
 
-    async def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> dict[str, Any]:
-        # Every param passes through (e.g. `task`), with the upstream's own tool name.
+    def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> Awaitable[dict[str, Any]]:
+        # Every param passes through (e.g. `task`), with the upstream's own tool name. (The upstream's coroutine
+        # handed back to be awaited: no coroutine of its own to await it.)
         out = {k: v for k, v in params.items() if k != "_meta"}
         out["name"], out["arguments"] = entry.name, arguments
         meta = upstream_meta(params.get("_meta"))
         if meta:
             out["_meta"] = meta
-        return await self.upstreams[entry.server].request("tools/call", out, options)
+        return self.upstreams[entry.server].request("tools/call", out, options)
 
     def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
         return {
