@@ -6,7 +6,8 @@ it: measured, most of a replayed call's CPU. The hot lane asks every one of them
 would let this request through untouched to the fast path, and if so answers it with the same work
 (the fast path's own `prepare` and `answer`) and the same bookkeeping:
 
-- the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses (`HttpGuard.admits_head`, `admits_body`);
+- the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses as strictly
+  (`HttpGuard.admits_head`, `admits_json`; its JSON-RPC shape the fast path checks, as strictly as the guard);
 - the session: open in the admission table (so owned by this worker) and in the SDK's, which would
   hand it to its transport as it is (`sdk_adapter.session_transport`); the session is held busy, and the
   transport's idle countdown suspended, while the answer is made (`sessions.hold`, `sdk_adapter.request_began`);
@@ -134,8 +135,13 @@ class HotLane:
         transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
         if transport is None:
             return None
-        message = self.guard.admits_body(body)
-        if message is REFUSED or not isinstance(message, dict) or message.get("method") not in HOT_METHODS:
+        # Parsed as the guard parses it; its shape is `prepare`'s to check (the fast path's checks ask all the guard's
+        # shape check asks): a method, first, that is one of the hot ones.
+        message = self.guard.admits_json(body)
+        if message is REFUSED or type(message) is not dict:
+            return None
+        method = message.get("method")
+        if type(method) is not str or method not in HOT_METHODS:
             return None
         if "id" not in message or str(message["id"]) in self.ids.sessions.get(session_id, ()):
             return None  # an id in flight: the id layer refuses or aliases it

@@ -210,6 +210,14 @@ class HttpGuard:
         message, problem = parse_message(body)
         return REFUSED if problem is not None else message
 
+    def admits_json(self, body: bytes) -> Any:
+        """`admits_body` but for the message's shape (jsonrpc, id, method, params), which the caller checks as strictly
+        (the hot lane: the fast path's own checks ask all the shape asks); else `REFUSED`."""
+        if len(body) > self.policy.max_body:
+            return REFUSED
+        value, problem = parse_json(body)
+        return REFUSED if problem is not None else value
+
     def _message_head(self, headers: dict[str, str]) -> tuple[int, int, str] | None:
         """What the head of an MCP POST must say: JSON, and a declared length under the cap."""
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()

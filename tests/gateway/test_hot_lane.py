@@ -157,8 +157,9 @@ def log_records(cassette) -> list[dict]:
     records = list(iter_calls(cassette))
     keep = ("tool", "exposed_name", "arguments", "known_tool", "validation", "outcome", "is_error", "error",
             "result_digest", "cassette_key", "source", "endpoint", "protocol_version", "client_name", "run_id")
-    # The caller's fields (the hot lane decides them once per repeated head): the session's own id blanked.
-    return [{k: r.get(k) for k in keep} | {"lane": re.sub(r"session-[^/]+", "session-S", r["lane"] or "")}
+    # The caller's fields (the hot lane decides them once per repeated head): the session's own id blanked, and a
+    # sessionless client's identity (minted at random by each gateway: gateway.client_identity).
+    return [{k: r.get(k) for k in keep} | {"lane": re.sub(r"(session|client)-[^/]+", r"\1-S", r["lane"] or "")}
             for r in records]
 
 

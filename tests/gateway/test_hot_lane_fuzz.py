@@ -6,7 +6,7 @@ generates the requests instead (a seeded generator, not hypothesis: two gateway 
 across requests, so each case is one request on a live keep-alive connection). It varies what the
 lane's checks read - the path and query, Host, Accept, Content-Type, the session and protocol-version
 headers (missing, wrong, repeated, the other era), Expect, Connection, header case - and the body: the
-JSON-RPC envelope (ids of every JSON type, other versions, extra keys), the params (names, arguments
+JSON-RPC envelope (ids and methods of every JSON type, other versions, extra keys), the params (names, arguments
 of the wrong type, `_meta` with and without a progress token), and its text (whitespace, a repeated
 key, a BOM, a cut, lone surrogates, a batch). Each case goes to three gateways: the lane on, the lane
 off, and the SDK's own path (the fast path off). Live, one process: the answers with the lane on and off
@@ -121,7 +121,8 @@ def _text(rng: Rng) -> str:
 
 
 def _message(rng: Rng, number: int) -> object:
-    method = rng.pick("tools/call", "tools/list", "ping", "resources/list", "tools/cal", "notifications/cancelled")
+    method = rng.pick("tools/call", "tools/list", "ping", "resources/list", "tools/cal", "notifications/cancelled",
+                      7, None, ["tools/call"], {"name": "tools/call"})  # methods not strings: some not even hashable
     message: dict = {"jsonrpc": rng.pick("2.0", "1.0", 2.0, None)}
     ident = rng.pick(number, f"s{number}", 0, -number, 2 ** 70, 1.5, float(number), True, None, [number], "")
     if rng.random() >= rng.odd / 2:
