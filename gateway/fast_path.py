@@ -177,7 +177,7 @@ class FastPath:
 
         async def inner(ctx: FastContext) -> dict[str, Any]:
             result = await handler(ctx, None)
-            return sdk_adapter.serialize_result(server, ctx.session.connection, ctx.method, ctx.protocol_version, result)
+            return sdk_adapter.serialize_result(server, ctx.connection, ctx.method, ctx.protocol_version, result)
 
         async def inner_last(ctx: FastContext) -> dict[str, Any] | bytes:
             # No layer after it reads the result: a replayed one may stand as its answer's JSON, made once.
@@ -185,7 +185,7 @@ class FastPath:
             text = _stable_text(server, ctx.method, ctx.protocol_version, result)
             if text is not None:
                 return text
-            return sdk_adapter.serialize_result(server, ctx.session.connection, ctx.method, ctx.protocol_version, result)
+            return sdk_adapter.serialize_result(server, ctx.connection, ctx.method, ctx.protocol_version, result)
 
         call: Any = inner
         for layer in reversed(middleware):
@@ -227,7 +227,7 @@ class Kept:
 class FastContext:
     """The parts of the SDK's request context the gateway's handlers read."""
 
-    __slots__ = ("method", "params", "request_id", "protocol_version", "request", "session", "meta", "kept")
+    __slots__ = ("method", "params", "request_id", "protocol_version", "request", "connection", "meta", "kept")
 
     def __init__(self, method: str, params: Any, request_id: Any, version: str, request: Any, connection: Any,
                  kept: Kept | None = None) -> None:
@@ -236,9 +236,14 @@ class FastContext:
         self.request_id = request_id
         self.protocol_version = version
         self.request = request  # None from the hot lane once `kept` holds what the handlers read it for
-        self.session = _FastSession(connection)
+        self.connection = connection
         self.meta = None
         self.kept = kept
+
+    @property
+    def session(self) -> _FastSession:
+        # Made when read: a repeated head's call, its caller kept, never reads it.
+        return _FastSession(self.connection)
 
 
 class _FastSession:
