@@ -27,6 +27,8 @@ from typing import Any
 from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from gateway.http_head import HeadRead
+
 from gateway import eager
 from gateway.repeat_head import RepeatHead
 from gateway.stopping import stopped_body, stopped_headers
@@ -74,7 +76,7 @@ class _HotCycle:
         self.message_event = _NoEvent()
 
 
-class HotLaneProtocol(HttpToolsProtocol):
+class HotLaneProtocol(HeadRead):
     hot_lane: Any = None  # gateway.hot_lane.HotLane, set on a subclass by gateway.http_app.serve_http
     _hot_body: bytearray | None = None  # the body of a request held for the lane, while it arrives
     _hot_keep_alive = True
@@ -107,6 +109,7 @@ class HotLaneProtocol(HttpToolsProtocol):
                 and lane.candidate(self.url, self.headers)):
             self._hot_body = bytearray()
             self._hot_keep_alive = self.parser.should_keep_alive()
+            self.head_read()  # the head checks' part of on_headers_complete; uvicorn's waits (`_go_uvicorns_way`)
             return
         super().on_headers_complete()
 

@@ -159,9 +159,11 @@ def build_http_app(
     return wrapped
 
 
-class GatewayHttpProtocol(HeaderDeadlineProtocol, HeadLimitsProtocol, CoalescedWritesProtocol, HotLaneProtocol):
-    """uvicorn's HTTP protocol with a deadline and a size cap for request heads, one send per answer, and the
-    hot lane (last: the head checks run before it holds a request back)."""
+class GatewayHttpProtocol(HotLaneProtocol, HeaderDeadlineProtocol, HeadLimitsProtocol, CoalescedWritesProtocol):
+    """uvicorn's HTTP protocol with the hot lane, a deadline and a size cap for request heads, and one send per answer.
+    The lane reads first: a read it takes whole (a repeated head's request, or a held body's rest: the parser between
+    requests, so no head under way) never reaches the head checks, which would have nothing to count or arm; every
+    other read goes on to them and the parser. A head the lane holds back still gets their bookkeeping (`head_read`)."""
 
 
 def bound_port(uv_server: Any, asked: int) -> int:

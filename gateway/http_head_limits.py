@@ -11,7 +11,7 @@ client gets a 431 and the connection is closed, before anything else reads the r
 from __future__ import annotations
 
 import json
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from gateway.http_head import HeadRead
 
 MAX_HEADERS = 100  # browsers and SDK clients send about 10-20
 MAX_HEAD_BYTES = 64 * 1024  # request line plus headers; nginx's default buffers allow 32 KB
@@ -21,7 +21,7 @@ class _HeadTooLarge(Exception):
     pass
 
 
-class HeadLimitsProtocol(HttpToolsProtocol):
+class HeadLimitsProtocol(HeadRead):
     max_headers = MAX_HEADERS
     max_head_bytes = MAX_HEAD_BYTES
     _in_head = True  # a connection starts with a request head
@@ -52,6 +52,10 @@ class HeadLimitsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head, self._head_bytes = False, 0
         super().on_headers_complete()
+
+    def head_read(self) -> None:
+        self._in_head, self._head_bytes = False, 0
+        super().head_read()
 
     def send_400_response(self, msg: str) -> None:
         if self._head_refusal is not None:

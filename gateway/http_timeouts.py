@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from gateway.http_head import HeadRead
 
 HEADER_TIMEOUT = 10.0  # seconds from connection (or from a request's first byte) to its last header
 
 
-class HeaderDeadlineProtocol(HttpToolsProtocol):
+class HeaderDeadlineProtocol(HeadRead):
     header_timeout = HEADER_TIMEOUT
     _header_timer: asyncio.TimerHandle | None = None
     _head_pending = False  # a request's head has begun and is not complete
@@ -44,6 +44,11 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
         self._head_pending = False
         self._disarm_header_timer()
         super().on_headers_complete()
+
+    def head_read(self) -> None:
+        self._head_pending = False
+        self._disarm_header_timer()
+        super().head_read()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_timer()

@@ -209,3 +209,36 @@ def test_a_held_body_later_than_the_wait_goes_the_parsers_way_though_a_quick_one
         assert gateway.status()["hot_lane"]["repeated_heads"] - before == 1
     finally:
         stop_gateway(gateway)
+
+
+@pytest.mark.real  # starts a registry package (npx)
+def test_after_repeated_heads_a_header_flood_on_the_same_connection_still_gets_431(tmp_path):
+    """The hot lane reads first (gateway.http_app.GatewayHttpProtocol): the reads it takes whole skip the head checks.
+    What comes next on the same connection must still meet them: a flood of header lines, and an endless header
+    line (refused within a read of the byte cap, as on a fresh connection: gateway.http_head_limits)."""
+    gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
+    try:
+        lines = b"".join(b"x-filler-%d: y\r\n" % i for i in range(500))
+        endless = [b"x-big: "] + [b"a" * 1024] * 1000  # up to 1 MB, in 1 KB pieces
+        for pieces in ([lines + b"\r\n"], endless):
+            conn, session = open_session(gateway.url)
+            for i in (1, 2, 3):  # the second and third read as the first's repeats
+                conn.send(request(conn.host, call(i, "every__echo", {"message": f"m{i}"}), session))
+                assert b"Echo: m%d" % i in conn.response()
+            try:
+                conn.send(b"POST /mcp HTTP/1.1\r\nhost: " + conn.host.encode() + b"\r\n")
+                for piece in pieces:
+                    conn.send(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # refused and closed while it was still being sent
+            received = conn.buffer
+            try:
+                while chunk := conn.sock.recv(1 << 16):
+                    received += chunk
+            except ConnectionResetError:
+                pass
+            assert received.startswith(b"HTTP/1.1 431"), received[:200]
+            conn.close()
+        assert gateway.status()["hot_lane"]["repeated_heads"] >= 4
+    finally:
+        stop_gateway(gateway)
