@@ -175,27 +175,23 @@ class FastPath:
             return made[1]
         handler, server = self.handlers[method], self.server
 
-        async def inner(ctx: FastContext) -> dict[str, Any]:
-            result = await handler(ctx, None)
-            return sdk_adapter.serialize_result(server, ctx.connection, ctx.method, ctx.protocol_version, result)
+        # A layer of ours says when it has nothing to do here (`on_fast_path`): left out of the chain, it costs
+        # nothing (a layer costs two coroutines a call); a layer that does not say is always in.
+        layers = [layer for layer in middleware
+                  if (needed := getattr(layer, "on_fast_path", None)) is None or needed(method)]
+        stable = not layers  # no layer reads the handler's result: a replayed one may stand as its answer's JSON
 
-        async def inner_last(ctx: FastContext) -> dict[str, Any] | bytes:
-            # No layer after it reads the result: a replayed one may stand as its answer's JSON, made once.
+        async def inner(ctx: FastContext) -> dict[str, Any] | bytes:
             result = await handler(ctx, None)
-            text = _stable_text(server, ctx.method, ctx.protocol_version, result)
-            if text is not None:
-                return text
+            if stable:
+                text = _stable_text(server, ctx.method, ctx.protocol_version, result)
+                if text is not None:
+                    return text
             return sdk_adapter.serialize_result(server, ctx.connection, ctx.method, ctx.protocol_version, result)
 
         call: Any = inner
-        for layer in reversed(middleware):
-            # A layer of ours says when it has nothing to do here (`on_fast_path`): left out of the chain, it costs
-            # nothing (a layer costs two coroutines a call); a layer that does not say is always in.
-            needed = getattr(layer, "on_fast_path", None)
-            if needed is None or needed(method):
-                call = _bind(layer, call)
-        if call is inner:
-            call = inner_last
+        for layer in reversed(layers):
+            call = _bind(layer, call)
         self._chains[method] = (middleware, call)
         return call
 
