@@ -2,7 +2,7 @@
 
 compare_peers.py measures with the MCP SDK client, which needs 1.4-2 ms of CPU per call and so
 caps every row near what one core of client can send. Here the load comes from bench/raw_load.py
-(about 0.1 ms per call, in its own process), so calls/s shows the server's own capacity:
+(about 0.035 ms of CPU per call, in its own process), so calls/s shows the server's own capacity:
   the SDK floor    bench/echo_server.py answering over HTTP itself (an SDK server, no gateway)
   the null server  bench/null_server.py (canned answers, no MCP work)
   mcpgw replay     the gateway answering from a cassette of the small Python echo server

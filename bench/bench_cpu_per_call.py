@@ -9,9 +9,9 @@ so the gap between it and mcpgw replay is what the gateway's layers cost. Two me
 at once; each round measures every row back to back, so the VM's drifting speed shifts all rows alike):
 - CPU per call (and the kernel's part of it, stime): 8 plain httpx sessions per row (handshake era: initialize, then `tools/call`s), `--calls`
   calls per round, made in turns of `--batch` calls that alternate between the rows; the serving process's
-  utime+stime from /proc/<pid>/stat around each turn (its own process only, not the upstream it started;
-  with --workers the workers too). The client's cost does not enter.
-- calls/s under the raw load (bench/raw_load.py: 8 connections, about 0.1 ms of client CPU per call) for
+  CPU time around each turn (its own process only, not the upstream it started; with --workers the workers
+  too), read from the kernel's per-process CPU clock in nanoseconds (utime+stime from /proc count 10 ms ticks). The client's cost does not enter.
+- calls/s under the raw load (bench/raw_load.py: 8 connections, about 0.035 ms of client CPU per call) for
   the floor, mcpgw replay and mcpgw replay --workers 2, and their server CPU per call under that load (not
   the issue's CPU measure: a turn of the event loop then reads several requests, which share its costs).
 `--before DIR` adds the mcpgw rows once more, run from the code in DIR (e.g. `git archive main | tar -x -C DIR`),
@@ -35,7 +35,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 from bench_gateway import free_port, stop  # noqa: E402
-from compare_peers import group_cpu, peer_env, serve, wait_gateway  # noqa: E402
+from compare_peers import group_cpu, peer_env, precise_cpu, serve, wait_gateway  # noqa: E402
 from raw_load import load  # noqa: E402
 
 PROTOCOL = "2025-11-25"
@@ -59,7 +59,7 @@ class Row:
     raw_cpu: list[float] = field(default_factory=list)  # server CPU ms per call under the raw load, per round
 
     def cpu_now(self) -> float:
-        return group_cpu(self.proc.pid) if self.tree else proc_cpu(self.proc.pid)
+        return group_cpu(self.proc.pid) if self.tree else precise_cpu(self.proc.pid)
 
     def kernel_now(self) -> float:
         return 0.0 if self.tree else proc_cpu(self.proc.pid, kernel_only=True)
