@@ -7,6 +7,13 @@ append (recorder.store) instead of committing it, and the call's answer is held 
 turn's other callbacks have run (one `call_soon`), everything held is committed - one transaction per store
 for all the calls of the turn - and then the held answers are written, in the order they were made.
 
+Group commit: a batch that holds answers waits one more turn of the event loop (`call_soon` again: a poll that
+does not block) while the turn before brought it more, up to EXTRA_TURNS turns or HELD_ANSWERS answers. Calls
+that arrive while a batch is being made (other clients' next requests) then share its commit: measured with
+8 clients, 2.9 calls a commit instead of 1.6, and about 4% less CPU a replayed call (a commit is six writes of
+pages to the file); a lone call waits one poll, a few microseconds. A batch with no answer held (records
+appended outside the lane) commits at the end of its turn, as before.
+
 So every answer still leaves after its record is committed: a client, or any process, that reads the log
 once it has an answer finds the record there, as before. A commit that fails is what it was before too: the
 store keeps the records to retry and says so (/status), and the answers are written.
@@ -20,6 +27,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
+
+EXTRA_TURNS = 3  # turns a batch may wait for more calls after its first, while each brings some
+HELD_ANSWERS = 64  # answers past which a batch commits without waiting for more
 
 
 class Holder(Protocol):
@@ -41,13 +51,15 @@ def collecting_batch() -> Batch | None:
 class Batch:
     """One event loop's batch: the stores holding records, and the answers waiting for their commit."""
 
-    __slots__ = ("_loop", "_holders", "_answers", "_scheduled")
+    __slots__ = ("_loop", "_holders", "_answers", "_scheduled", "_waited", "_seen")
 
     def __init__(self) -> None:
         self._loop: Any = None
         self._holders: dict[Holder, None] = {}  # in the order they first held (a dict: ordered, unique)
         self._answers: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
         self._scheduled = False
+        self._waited = 0  # turns waited for more calls
+        self._seen = 0  # answers held when it last looked
 
     def collect(self, loop: Any) -> None:
         """From now on, appends made on this thread are held for this batch (until `stop`), committed in `loop`."""
@@ -73,7 +85,15 @@ class Batch:
             write(*args)
 
     def commit(self) -> None:
-        """Commit what every store holds, then write the answers that waited for it."""
+        """Commit what every store holds, then write the answers that waited for it; or, while turns bring more
+        answers (see above), wait one more turn for them."""
+        held = len(self._answers)
+        if held != self._seen and self._waited < EXTRA_TURNS and held < HELD_ANSWERS:
+            self._waited += 1
+            self._seen = held
+            self._loop.call_soon(self.commit)
+            return
+        self._waited = self._seen = 0
         self._scheduled = False
         holders, self._holders = self._holders, {}
         answers, self._answers = self._answers, []

@@ -66,9 +66,39 @@ def test_answers_wait_for_the_turns_commit_and_leave_in_order():
         batch.after(events.append, "second answer")
         assert events == ["answer before anything is held"]  # held until the turn ends
         await asyncio.sleep(0)
+        assert events == ["answer before anything is held"]  # the turn brought answers: one more turn for others
+        await asyncio.sleep(0)
         assert events == ["answer before anything is held", "commit a", "commit b", "first answer", "second answer"]
         batch.after(events.append, "after the commit")  # a new turn: nothing held again
         assert events[-1] == "after the commit"
+
+    asyncio.run(main())
+
+
+def test_a_batch_waits_for_more_calls_only_while_turns_bring_them_and_only_so_long():
+    events: list[str] = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        batch = Batch()
+        batch.collect(loop)
+        batch.hold(Holder(events, "log"))
+        batch.stop()
+        for turn in range(commit_batch.EXTRA_TURNS + 3):  # a call answered in every turn, without end
+            if "commit log" in events:
+                break
+            batch.after(events.append, f"answer {turn}")
+            await asyncio.sleep(0)
+        # It waited EXTRA_TURNS turns, each of which brought a call, then committed what it held.
+        assert events == ["commit log"] + [f"answer {turn}" for turn in range(commit_batch.EXTRA_TURNS + 1)]
+        events.clear()
+        batch.collect(loop)
+        batch.hold(Holder(events, "log"))
+        batch.stop()
+        for number in range(commit_batch.HELD_ANSWERS):  # enough answers held: no turn waited for more
+            batch.after(events.append, number)
+        await asyncio.sleep(0)
+        assert events == ["commit log", *range(commit_batch.HELD_ANSWERS)]
 
     asyncio.run(main())
 
