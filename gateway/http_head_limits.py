@@ -4,8 +4,12 @@ uvicorn's httptools protocol keeps every header line of a request until the head
 with no count or size limit (h11's `h11_max_incomplete_event_size` does not apply to
 it), and the bearer token is checked only once the head is whole: a client with no
 token could make the gateway hold hundreds of megabytes. Here the bytes of a head are
-counted as they arrive, and its header lines as they are parsed; past either cap the
-client gets a 431 and the connection is closed, before anything else reads the request.
+counted twice: as they arrive (so an endless header line is cut within one read of the
+cap, before the parser has it whole), and as they are parsed (the request target and
+each header line: so a head over the cap that arrives in one read, which the parser
+finishes within that read, is refused too); and its header lines as they are parsed.
+Past any cap the client gets a 431 and the connection is closed, before anything else
+reads the request.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class HeadLimitsProtocol(HeadRead):
     _in_head = True  # a connection starts with a request head
     _head_bytes = 0
     _header_count = 0
+    _parsed_bytes = 0  # the header lines of the request being parsed, as parsed (with ": " and CRLF)
     _head_refusal: str | None = None
 
     def data_received(self, data: bytes) -> None:
@@ -40,14 +45,25 @@ class HeadLimitsProtocol(HeadRead):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._in_head, self._header_count = True, 0
+        self._in_head, self._header_count, self._parsed_bytes = True, 0, 0
+
+    def on_url(self, url: bytes) -> None:
+        super().on_url(url)
+        if len(self.url) > self.max_head_bytes:
+            self._stop_parsing(f"request head over {self.max_head_bytes} bytes")
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._header_count += 1
         if self._header_count > self.max_headers:
-            self._head_refusal = f"more than {self.max_headers} header lines"
-            raise _HeadTooLarge  # stops the parser; uvicorn answers through send_400_response, below
+            self._stop_parsing(f"more than {self.max_headers} header lines")
+        self._parsed_bytes += len(name) + len(value) + 4
+        if self._parsed_bytes + len(self.url) > self.max_head_bytes:
+            self._stop_parsing(f"request head over {self.max_head_bytes} bytes")
         super().on_header(name, value)
+
+    def _stop_parsing(self, why: str) -> None:
+        self._head_refusal = why
+        raise _HeadTooLarge  # stops the parser; uvicorn answers through send_400_response, below
 
     def on_headers_complete(self) -> None:
         self._in_head, self._head_bytes = False, 0

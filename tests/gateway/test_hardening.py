@@ -158,6 +158,35 @@ def test_header_floods_get_431_and_a_closed_connection(gateway):
         assert ok["result"]["content"][0]["text"] == "Echo: " + "z" * 300_000
 
 
+def test_a_head_over_the_cap_is_refused_however_it_arrives(gateway):
+    """The cap holds for the bytes of the head as parsed, not only as read: a head over it arriving in one read
+    (a first request, or the second on a kept-alive connection, whose read began after the first's end) is
+    refused too, as is a request target over it."""
+    port = int(gateway.base.rsplit(":", 1)[1])
+    usual = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    big_header = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Big: {'a' * 70_000}\r\n\r\n".encode()
+    big_target = f"GET /healthz?{'q' * 70_000} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    for name, request in (("one header", big_header), ("the target", big_target)):
+        assert raw_request(port, request).startswith(b"HTTP/1.1 431"), name
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            sock.sendall(usual)
+            first = b""
+            while b"\r\n\r\n" not in first or not first.rstrip().endswith(b"}"):
+                first += sock.recv(65536)
+            assert first.startswith(b"HTTP/1.1 200"), first[:200]
+            sock.sendall(request)  # on the same connection, its head in one write
+            received = b""
+            try:
+                while chunk := sock.recv(65536):
+                    received += chunk
+            except ConnectionResetError:
+                pass
+        assert received.startswith(b"HTTP/1.1 431"), (name, received[:200])
+    # A head just under the cap still passes.
+    fits = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Big: {'a' * 60_000}\r\n\r\n".encode()
+    assert raw_request(port, fits).startswith(b"HTTP/1.1 200")
+
+
 def test_the_model_endpoint_has_limits_and_answers_in_openai_shape(gateway):
     url = gateway.base + "/v1/chat/completions"
     chat = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
