@@ -305,7 +305,8 @@ def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:
 
 def _enveloped(request_id: Any, result_text: bytes) -> bytes:
     """`_envelope(request_id, "result", result)` for a result whose JSON is `result_text`: the same bytes."""
-    return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (compact(request_id).encode(), result_text)
+    written = b"%d" % request_id if type(request_id) is int else compact(request_id).encode()  # an int: as JSON writes it
+    return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (written, result_text)
 
 
 def _stable_text(server: Any, method: str, version: str, result: Any) -> bytes | None:

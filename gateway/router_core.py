@@ -55,11 +55,12 @@ class Caller:
     relay: RelayFn | None = None
     tagged: bool = False  # the run id came from the client (?run= / X-Run-Id)
     endpoint: str = "/mcp"  # where the call came in: /mcp, /servers/<id>/mcp, /sse, stdio, ... (the call log says)
+    # Replay order and state are kept per run: a tagged run id, else one lane per client. Made once (a caller's
+    # run and identity do not change; it is read twice a call).
+    lane: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def lane(self) -> str:
-        """Replay order and state are kept per run: a tagged run id, else one lane per client."""
-        return self.run_id if self.tagged or not self.session_id else f"{self.run_id}/{self.session_id}"
+    def __post_init__(self) -> None:
+        self.lane = self.run_id if self.tagged or not self.session_id else f"{self.run_id}/{self.session_id}"
 
 
 @dataclass

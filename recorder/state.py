@@ -51,8 +51,13 @@ class StateModel:
 
     def keyed(self, method: str, params: dict[str, Any] | None, history: str) -> Call:
         base = base_key(self.server, method, params)
-        history = history if self.tracked else ""
-        return Call(base, history, with_history(base, history), self.changes_state(method, params))
+        if not self.tracked:
+            return Call(base, "", base, False)
+        if method == "tools/call":  # changes_state's answer, asked of the commonest request without a call
+            changes = (params or {}).get("name") not in self.read_only
+        else:
+            changes = method not in READS
+        return Call(base, history, with_history(base, history), changes)
 
 
 class Call(NamedTuple):

@@ -55,8 +55,7 @@ class SequenceTaken(Exception):
     """An append's number is not past its db's last key: a commit fails rather than overwrite a record."""
 
 
-def seq_key(seq: int) -> bytes:
-    return struct.pack(">Q", seq)
+seq_key = struct.Struct(">Q").pack  # a record's number as its key: 8 bytes, big-endian (so keys sort as numbers)
 
 
 class Packed(NamedTuple):

@@ -109,12 +109,17 @@ class Player:
     def play(self, name: str, method: str, params: dict[str, Any] | None) -> Turn:
         if not self.replays:  # live, record: keyed in request order, as replay will key it
             return Turn(None, self.group.take_call(self.model, method, params, name), LIVE)
-        lane = self.lanes.use(name, lambda: self._new_lane(name))
+        lanes = self.lanes
+        lane = lanes.get(name)
+        if lane is None:
+            lane = lanes.use(name, lambda: self._new_lane(name))
+        else:  # LaneTable.use's way for a known lane, without a closure made per request
+            lanes.move_to_end(name)
         lane.calls += 1
-        call = self.model.keyed(method, params, lane.history)
+        call = self.model.keyed(method, params, lane.shared.history)
         if lane.live:
             return Turn(lane, call, LIVE)
-        if lane.diverged is not None:
+        if lane.shared.diverged is not None:
             return Turn(lane, call, DIVERGED)
         entry = self.rule.take(lane, name, call.key)
         if entry is None:
@@ -125,7 +130,7 @@ class Player:
                                  f"({what(method, params or {})}: not recorded at this point)")
             return Turn(lane, call, MISS, missed=True)
         if call.changes_state:
-            lane.history = call.history_after()
+            lane.shared.history = call.history_after()
             lane.replayed_changes.append(entry)
         return Turn(lane, call, HIT, entry)
 
