@@ -39,7 +39,8 @@ HOT_BODY_WAIT = 1.0  # seconds a held request's body may take before it goes uvi
 
 # uvicorn internals read or driven here: attributes set by HttpToolsProtocol.__init__/connection_made, methods
 UVICORN_SURFACE = ("cycle", "pipeline", "url", "headers", "expect_100_continue", "parser", "server_state", "tasks",
-                   "flow", "client", "server", "access_log", "access_logger", "loop", "transport", "timeout_keep_alive")
+                   "flow", "client", "server", "access_log", "access_logger", "loop", "transport", "timeout_keep_alive",
+                   "timeout_keep_alive_task")
 UVICORN_METHODS = ("on_message_begin", "on_headers_complete", "on_body", "on_message_complete", "on_response_complete",
                    "shutdown", "data_received", "connection_lost", "timeout_keep_alive_handler",
                    "_unset_keepalive_if_required")
@@ -49,6 +50,8 @@ def missing(protocol: Any) -> list[str]:
     """The names above an HttpToolsProtocol instance (connected, a request head begun) lacks, and a missing
     STATUS_LINE."""
     gone = [name for name in UVICORN_SURFACE if not hasattr(protocol, name)]
+    if hasattr(protocol, "flow") and not hasattr(protocol.flow, "read_paused"):
+        gone.append("flow.read_paused")
     gone += [name for name in UVICORN_METHODS if not callable(getattr(HttpToolsProtocol, name, None))]
     if not isinstance(getattr(httptools_impl, "STATUS_LINE", None), dict):
         gone.append("STATUS_LINE")
@@ -94,6 +97,7 @@ class HotLaneProtocol(HeadRead):
     _unread_since = 0.0  # loop time its head arrived
     _unread_timer: asyncio.TimerHandle | None = None  # one body deadline check per connection (`_unread_check`)
     _defaults: tuple[Any, bytes, bool] = (None, b"", False)  # uvicorn's default headers, written (`_default_block`)
+    _logs_answers: bool | None = None  # whether uvicorn's access log writes this connection's answers (asked once)
 
     def on_message_begin(self) -> None:
         self._parsing = True
@@ -115,7 +119,8 @@ class HotLaneProtocol(HeadRead):
 
     def data_received(self, data: bytes) -> None:
         self._last_seen = self.loop.time()
-        self._unset_keepalive_if_required()  # any read stops uvicorn's keep-alive timer, as its own read does
+        if self.timeout_keep_alive_task is not None:  # any read stops uvicorn's keep-alive timer, as its own read does
+            self._unset_keepalive_if_required()
         unread = self._unread
         if unread is not None:  # a repeated head's request, its body arriving: not shown to the parser yet
             unread += data
@@ -339,9 +344,12 @@ class HotLaneProtocol(HeadRead):
         if not keep_alive and not has_connection:
             content.append(b"connection: close\r\n")
         content += (b"\r\n", body)
-        if self.access_log and self.access_logger.isEnabledFor(logging.INFO):  # its arguments made only if written
-            self.access_logger.info('%s - "POST %s HTTP/1.1" %d', "%s:%d" % self.client if self.client else "-",
-                                    self.url.decode("latin-1"), status)
+        logs = self._logs_answers
+        if logs is None:  # asked once per connection
+            logs = self._logs_answers = bool(self.access_log and self.access_logger.isEnabledFor(logging.INFO))
+        if logs:  # its arguments made only if written: uvicorn's five, which its access formatter reads
+            self.access_logger.info('%s - "%s %s HTTP/%s" %d', "%s:%d" % self.client if self.client else "-", "POST",
+                                    self.url.decode("latin-1"), "1.1", status)
         whole = getattr(self.transport, "write_whole", self.transport.write)  # gateway.write_coalescing: no wait
         whole(b"".join(content))
         cycle.response_complete = True
@@ -353,7 +361,9 @@ class HotLaneProtocol(HeadRead):
         # uvicorn's on_response_complete, but for its timer armed per answer (and cancelled by the next read):
         # one check per connection, re-armed for what is left of the idle time.
         self.server_state.total_requests += 1
-        self.flow.resume_reading()
+        flow = self.flow
+        if flow.read_paused:
+            flow.resume_reading()
         self._last_seen = self.loop.time()
         if self._idle_timer is None:
             self._idle_timer = self.loop.call_later(self.timeout_keep_alive, self._idle_check)

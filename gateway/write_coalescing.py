@@ -24,12 +24,15 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 
 class CoalescingTransport:
-    __slots__ = ("_transport", "_loop", "_pending")
+    __slots__ = ("_transport", "_loop", "_pending", "is_closing")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
         self._loop = loop
         self._pending: list[bytes] | None = None  # writes of this step, flushed at its end
+        # The socket transport's own: asked a few times per hot answer, so bound here rather than through a method
+        # of ours (a Python call each time) or __getattr__.
+        self.is_closing = transport.is_closing
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
@@ -58,9 +61,6 @@ class CoalescingTransport:
         pending, self._pending = self._pending, None
         if pending and not self._transport.is_closing():
             self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
-
-    def is_closing(self) -> bool:  # asked twice per hot answer: not through __getattr__
-        return self._transport.is_closing()
 
     def get_write_buffer_size(self) -> int:
         return self._transport.get_write_buffer_size() + sum(map(len, self._pending or ()))

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import threading
 
 import anyio
+
+from uvicorn.logging import AccessFormatter
 
 from gateway import commit_batch
 from gateway.catalog import ServerCatalog
@@ -159,7 +162,28 @@ def _answer(sock: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
+class _Formatted(logging.Handler):
+    """Each record as the handler's formatter writes it, or the formatter's error."""
+
+    def __init__(self, formatter: logging.Formatter) -> None:
+        super().__init__()
+        self.setFormatter(formatter)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(self.format(record))
+        except Exception as exc:  # noqa: BLE001 - what the test reports
+            self.lines.append(f"cannot be formatted: {exc!r}")
+
+
 def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_record(tmp_path, monkeypatch):
+    # The hot lane writes uvicorn's access log line for its answers, as uvicorn's access formatter reads it, when
+    # that log writes INFO (the gateway sets it to WARNING on start; a user's logging config may not): set to INFO,
+    # and the handler added, once the server has started, below.
+    access = logging.getLogger("uvicorn.access")
+    written_log = _Formatted(AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False))
+    monkeypatch.setattr(access, "level", access.level)  # restored after the test
     catalog = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "adder", "version": "1"}},
                             tools=[{"name": "add", "inputSchema": {"type": "object"}}])
     store = CassetteStore(tmp_path / "log")
@@ -185,6 +209,8 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
     def client() -> None:  # in a thread of its own: the gateway's loop is this test's main thread
         try:
             host = f"127.0.0.1:{port[0]}"
+            access.setLevel(logging.INFO)  # after uvicorn's logging config, which replaces the logger's handlers
+            access.addHandler(written_log)
             socks, sessions = [], []
             for _ in range(clients):
                 sock = socket.create_connection(("127.0.0.1", port[0]), timeout=20)
@@ -246,3 +272,7 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
     # No answer was written before the record of its call was committed.
     assert len(written) == 3 * clients and all(held >= number for number, held in written), written
     assert commit_batch.collecting_batch() is None
+    access.removeHandler(written_log)
+    assert not [line for line in written_log.lines if line.startswith("cannot be formatted")], written_log.lines[-3:]
+    answered = [line for line in written_log.lines if line.endswith('"POST /mcp HTTP/1.1" 200 OK')]
+    assert len(answered) >= 3 * clients, written_log.lines[-3:]  # the hot answers (and the handshakes' POSTs)
