@@ -23,7 +23,6 @@ reproduce the recording, the call fails with why.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Coroutine
 from typing import Any, Protocol
 
 import anyio
@@ -128,14 +127,10 @@ class CassetteUpstream:
         """Per lane: calls, whether it diverged (and where), whether it went live."""
         return self.player.lane_report()
 
-    def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Coroutine[Any, Any, dict[str, Any]]:
-        # The coroutine that answers, for the caller to await (no coroutine of its own around it).
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
         if self.fallback is None or not self.model.tracked:
-            return self._answer(method, params, options)
-        return self._answer_in_turn(method, params, options)
-
-    async def _answer_in_turn(self, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+            return await self._answer(method, params, options)
         # Hybrid: a lane's calls reach the live side in the order they came, as recording's do (recorder.lane_gate):
         # a read sent while the lane's write runs live would be answered from the state before it and recorded
         # under the key after it. Each call is keyed once the earlier ones it must follow have finished, so a
