@@ -14,6 +14,11 @@ that arrive while a batch is being made (other clients' next requests) then shar
 pages to the file); a lone call waits one poll, a few microseconds. A batch with no answer held (records
 appended outside the lane) commits at the end of its turn, as before.
 
+A hot call answered from a task (a live call, which waits on its server) joins the batch of the turn in which it
+ends: its task is marked (`collect_in_task`), so the record it appends is held the same way, and its answer is
+written through `after`; several live calls ending in one turn (their servers' answers read together) share a
+commit as well.
+
 So every answer still leaves after its record is committed: a client, or any process, that reads the log
 once it has an answer finds the record there, as before. A commit that fails is what it was before too: the
 store keeps the records to retry and says so (/status), and the answers are written.
@@ -24,6 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
@@ -41,20 +47,28 @@ class _Local(threading.local):
 
 
 _LOCAL = _Local()
+_TASK: ContextVar[Batch | None] = ContextVar("mcpgw_commit_batch", default=None)  # a task's (`collect_in_task`)
 
 
 def collecting_batch() -> Batch | None:
-    """The batch a store appending on this thread hands its records to (None: commit as usual)."""
-    return _LOCAL.batch
+    """The batch a store appending here hands its records to: the one collecting on this thread (a call answered at
+    once), else the current task's (`collect_in_task`), on its loop's thread only; None: commit as usual."""
+    batch = _LOCAL.batch
+    if batch is None:
+        batch = _TASK.get()
+        if batch is not None and batch._thread != threading.get_ident():
+            return None  # a thread the task's context was copied into (to_thread): not the loop's
+    return batch
 
 
 class Batch:
     """One event loop's batch: the stores holding records, and the answers waiting for their commit."""
 
-    __slots__ = ("_loop", "_holders", "_answers", "_scheduled", "_waited", "_seen")
+    __slots__ = ("_loop", "_thread", "_holders", "_answers", "_scheduled", "_waited", "_seen")
 
     def __init__(self) -> None:
         self._loop: Any = None
+        self._thread = 0  # the loop's thread
         self._holders: dict[Holder, None] = {}  # in the order they first held (a dict: ordered, unique)
         self._answers: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
         self._scheduled = False
@@ -65,6 +79,13 @@ class Batch:
         """From now on, appends made on this thread are held for this batch (until `stop`), committed in `loop`."""
         self._loop = loop
         _LOCAL.batch = self
+
+    def collect_in_task(self, loop: Any) -> None:
+        """Appends made by the current task (and the tasks it starts) are held for this batch, committed in `loop`
+        (the task's: called from it)."""
+        self._loop = loop
+        self._thread = threading.get_ident()
+        _TASK.set(self)
 
     @staticmethod
     def stop() -> None:

@@ -293,16 +293,18 @@ class HotLaneProtocol(HeadRead):
             self._hot_timer = None
 
     async def _answer(self, ready: Any, cycle: _HotCycle, answering: Any) -> None:
+        batch = self.hot_lane.batch
+        batch.collect_in_task(self.loop)  # its record is held, committed with its turn's others (gateway.commit_batch)
         try:
             body = await answering
         except asyncio.CancelledError:  # cut off by shutdown: answered as gateway.stopping answers the pipeline's
             body = stopped_body(ready.message)
-            self._respond(cycle, 503, stopped_headers(body), body)
+            batch.after(self._respond, cycle, 503, stopped_headers(body), body)
             return
         except Exception:  # noqa: BLE001 - a bug
             logger.exception("the hot lane failed to answer a request")
             body = None
-        self._reply(ready, cycle, body)
+        batch.after(self._reply, ready, cycle, body)
 
     def _reply(self, ready: Any, cycle: _HotCycle, body: bytes | None) -> None:
         """The answer's body, or None for a call that raised (a bug: uvicorn's answer to an app that raised)."""

@@ -15,6 +15,7 @@ import socket
 import threading
 
 import anyio
+import pytest
 
 from uvicorn.logging import AccessFormatter
 
@@ -74,6 +75,27 @@ def test_answers_wait_for_the_turns_commit_and_leave_in_order():
         assert events == ["answer before anything is held", "commit a", "commit b", "first answer", "second answer"]
         batch.after(events.append, "after the commit")  # a new turn: nothing held again
         assert events[-1] == "after the commit"
+
+    asyncio.run(main())
+
+
+def test_a_tasks_batch_holds_its_appends_there_only():
+    async def main():
+        loop = asyncio.get_running_loop()
+        batch = Batch()
+
+        async def seen() -> object:
+            return collecting_batch()
+
+        async def call() -> tuple[object, object, object]:
+            batch.collect_in_task(loop)
+            inner = await asyncio.create_task(seen())  # a task it starts: its appends held too
+            return await seen(), inner, await asyncio.to_thread(collecting_batch)
+
+        in_task, in_its_task, in_a_thread = await asyncio.create_task(call())
+        assert in_task is batch and in_its_task is batch
+        assert in_a_thread is None  # the context copied into a thread: not the loop's, so not held
+        assert collecting_batch() is None  # another task (this one): as usual
 
     asyncio.run(main())
 
@@ -177,7 +199,13 @@ class _Formatted(logging.Handler):
             self.lines.append(f"cannot be formatted: {exc!r}")
 
 
-def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_record(tmp_path, monkeypatch):
+async def _add_later(method, params):
+    await asyncio.sleep(0)  # waits, as a live server's answer does: the call is answered from a task
+    return await _add(method, params)
+
+
+@pytest.mark.parametrize("at_once", [True, False], ids=["answered at once", "answered from tasks"])
+def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_record(tmp_path, monkeypatch, at_once):
     # The hot lane writes uvicorn's access log line for its answers, as uvicorn's access formatter reads it, when
     # that log writes INFO (the gateway sets it to WARNING on start; a user's logging config may not): set to INFO,
     # and the handler added, once the server has started, below.
@@ -187,7 +215,8 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
     catalog = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "adder", "version": "1"}},
                             tools=[{"name": "add", "inputSchema": {"type": "object"}}])
     store = CassetteStore(tmp_path / "log")
-    router = Router([ServerSpec("alpha", "stdio", "x")], {"alpha": AtOnce("alpha", _add, catalog)},
+    upstream = AtOnce("alpha", _add, catalog) if at_once else HandlerUpstream("alpha", _add_later, catalog)
+    router = Router([ServerSpec("alpha", "stdio", "x")], {"alpha": upstream},
                     Settings(validate="enforce"), CallLog(store))
     app = build_http_app(router, build_server(router), "127.0.0.1", response_mode="json")
     assert app.hot_lane is not None
@@ -267,7 +296,9 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
     assert len(answers) == 3 * clients and all(a.startswith(b"HTTP/1.1 200") for a in answers)
     assert [json.loads(a.partition(b"\r\n\r\n")[2])["result"]["content"][0]["text"] for a in answers[:clients]] == \
         [str(number) for number in range(clients)]
-    assert app.hot_lane.started_at_once == 3 * clients  # every call answered in the turn that read it
+    # Every call answered in the turn that read it, or every one from a task (the calls that end in one turn).
+    assert app.hot_lane.started_at_once == (3 * clients if at_once else 0)
+    assert app.hot_lane.served == 3 * clients
     assert max(results["commits"]) < clients and sum(results["commits"]) <= 3 * 2, results["commits"]  # shared
     # No answer was written before the record of its call was committed.
     assert len(written) == 3 * clients and all(held >= number for number, held in written), written
