@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy
 
-from gateway import fast_path, hot_lane, hot_protocol, tool_calls  # noqa: E402
+from mcpgw.gateway import fast_path, hot_lane, hot_protocol, tool_calls  # noqa: E402
 from mcpgw.cli import main  # noqa: E402
-from recorder import calllog  # noqa: E402
+from mcpgw.recorder import calllog  # noqa: E402
 
 CANNED = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"canned"}],"isError":false}}'
 STAGE = os.environ.get("MCPGW_STAGE", "")

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluator.audit import audit_calls  # noqa: E402
-from evaluator.calllog import group_by_run, read_calls  # noqa: E402
-from evaluator.mcpbench_rules import score_runs  # noqa: E402
-from evaluator.schemas import SchemaChecks  # noqa: E402
+from mcpgw.evaluator.audit import audit_calls  # noqa: E402
+from mcpgw.evaluator.calllog import group_by_run, read_calls  # noqa: E402
+from mcpgw.evaluator.mcpbench_rules import score_runs  # noqa: E402
+from mcpgw.evaluator.schemas import SchemaChecks  # noqa: E402
 
 KEYWORDS = ("required", "type", "enum", "additionalProperties", "maximum")
 OUTCOMES = ("ok",) * 90 + ("tool_error",) * 5 + ("timeout",) * 2 + ("upstream_error",) * 2 + ("miss",)

@@ -45,8 +45,8 @@ def single_tasks(folder: Path) -> Path:
 
 
 def manifest(cassette: Path) -> dict:
-    from recorder.cassette import Cassette
-    from runs.manifest import KIND
+    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.runs.manifest import KIND
 
     opened = Cassette(cassette, create=False, readonly=True)
     try:

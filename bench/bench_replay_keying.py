@@ -18,9 +18,9 @@ import time
 
 import anyio
 
-from gateway.upstream import CallOptions
-from recorder.state import StateModel
-from replay.cassette_upstream import CassetteUpstream
+from mcpgw.gateway.upstream import CallOptions
+from mcpgw.recorder.state import StateModel
+from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 TOOLS = [{"name": "create_entities", "inputSchema": {"type": "object"}},
          {"name": "read_graph", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}]

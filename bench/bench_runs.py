@@ -27,7 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runs.gateway_process import GatewayProcess  # noqa: E402
+from mcpgw.runs.gateway_process import GatewayProcess  # noqa: E402
 from tests.conftest import misbehaving_entry  # noqa: E402
 from tests.llm.scripted_model import ScriptedModel  # noqa: E402
 

@@ -35,9 +35,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gateway.config import ServerSpec, load_config  # noqa: E402
-from lock.install import make_plan  # noqa: E402
-from lock.probe import Probe, probe_servers  # noqa: E402
+from mcpgw.gateway.config import ServerSpec, load_config  # noqa: E402
+from mcpgw.lock.install import make_plan  # noqa: E402
+from mcpgw.lock.probe import Probe, probe_servers  # noqa: E402
 
 MODES = {"a": {}, "b": {"MCPGW_NO_DIRECT": "1"}}
 LABELS = {"a": "installed", "b": "as locked"}

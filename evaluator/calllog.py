@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import InputError
-from evaluator.jsonio import iter_jsonl, kind
+from mcpgw.evaluator.errors import InputError
+from mcpgw.evaluator.jsonio import iter_jsonl, kind
 
 OUTCOMES = frozenset({"ok", "tool_error", "rejected", "upstream_error", "timeout", "miss", "diverged"})
 SOURCES = frozenset({"live", "replay", "simulated"})

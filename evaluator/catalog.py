@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import InputError
-from evaluator.jsonio import Fields, kind, line_of, load_json
-from evaluator.schemas import SchemaChecks
+from mcpgw.evaluator.errors import InputError
+from mcpgw.evaluator.jsonio import Fields, kind, line_of, load_json
+from mcpgw.evaluator.schemas import SchemaChecks
 
 
 def _entry(raw: Any, source: str, path: str, server: str | None = None, exposed: str | None = None) -> dict[str, Any]:

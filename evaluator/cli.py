@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import EvaluatorError, InputError, SourceUnavailable
+from mcpgw.evaluator.errors import EvaluatorError, InputError, SourceUnavailable
 
 DEFAULT_STORE = "judge-recordings"
 RUN_KIND = "agent-run"  # what `mcpgw run` records in its cassette's runs (runs/manifest.py)
@@ -21,7 +21,7 @@ RUN_KIND = "agent-run"  # what `mcpgw run` records in its cassette's runs (runs/
 
 def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Records from --calls (JSONL) and/or --cassette (through the recorder, when installed)."""
-    from evaluator.calllog import check_calls, read_calls
+    from mcpgw.evaluator.calllog import check_calls, read_calls
 
     records: list[dict[str, Any]] = []
     if getattr(args, "calls", None):
@@ -29,7 +29,7 @@ def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
     cassette = getattr(args, "cassette", None)
     if cassette:
         try:
-            from recorder.calllog import iter_calls
+            from mcpgw.recorder.calllog import iter_calls
         except ImportError as exc:
             raise SourceUnavailable(
                 f"--cassette needs the recorder (recorder.calllog.iter_calls), which cannot be imported ({exc}); "
@@ -66,8 +66,8 @@ def drop_duplicates(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cassette_logs(args: argparse.Namespace) -> list[Path]:
     """The call-log folders of --cassette (a name in --cassettes-dir, or a path) that --log picks."""
-    from gateway.errors import GatewayError
-    from recorder.replay_logs import call_log_paths, log_note
+    from mcpgw.gateway.errors import GatewayError
+    from mcpgw.recorder.replay_logs import call_log_paths, log_note
 
     try:
         paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
@@ -129,7 +129,7 @@ def _emit(args: argparse.Namespace, text: str | None, printer: Any = None) -> No
         return
     from rich.console import Console
 
-    from gateway.console import PIPE_WIDTH, table_console
+    from mcpgw.gateway.console import PIPE_WIDTH, table_console
 
     if args.output:
         import io
@@ -165,9 +165,9 @@ def _parse_weights(spec: str | None) -> dict[str, float] | None:
 
 def _templates(specs: list[str]) -> dict[str, Any]:
     """--judge-prompt KIND=FILE for one judge; a bare FILE serves every judge whose placeholders it uses."""
-    from evaluator.errors import JudgeConfigError
-    from evaluator.judges import aspects, outcome, rubric
-    from evaluator.judges.prompting import load_template
+    from mcpgw.evaluator.errors import JudgeConfigError
+    from mcpgw.evaluator.judges import aspects, outcome, rubric
+    from mcpgw.evaluator.judges.prompting import load_template
 
     known = {"agentbench": outcome.FIELDS, "mcpbench": rubric.FIELDS, "mcpeval": aspects.FIELDS}
     out = {}
@@ -189,9 +189,9 @@ def _templates(specs: list[str]) -> dict[str, Any]:
 
 
 def eval_command(args: argparse.Namespace) -> int:
-    from evaluator.pipeline import EvalInputs, evaluate
-    from evaluator.report import print_report, render
-    from evaluator.tasks import PREDICTION_IDS, read_answers, read_labels, read_mcpeval_tasks
+    from mcpgw.evaluator.pipeline import EvalInputs, evaluate
+    from mcpgw.evaluator.report import print_report, render
+    from mcpgw.evaluator.tasks import PREDICTION_IDS, read_answers, read_labels, read_mcpeval_tasks
 
     try:
         run = _from_run(args) if args.run else None
@@ -213,7 +213,7 @@ def eval_command(args: argparse.Namespace) -> int:
             inputs.answers = {**answers, **inputs.answers}
             inputs.calls = [c for c in inputs.calls if c["run_id"] in inputs.answers]
         if args.tools:
-            from evaluator.catalog import read_catalog
+            from mcpgw.evaluator.catalog import read_catalog
 
             inputs.catalog = read_catalog(args.tools)
         if not (inputs.call_log_given or inputs.task_files or inputs.results):
@@ -248,7 +248,7 @@ def eval_command(args: argparse.Namespace) -> int:
 def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
     """--run CASSETTE: the call log is the cassette's; task files, answers and titles come from the
     records `mcpgw run` left in it (answers of later runs win)."""
-    from evaluator.tasks import Answer
+    from mcpgw.evaluator.tasks import Answer
 
     path = Path(args.run)
     if not (path / "data.mdb").exists():
@@ -256,7 +256,7 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
     if not (path / "data.mdb").exists():
         raise SourceUnavailable(f"--run {args.run}: no cassette there (nor in cassettes/)")
     try:
-        from recorder.cassette import Cassette
+        from mcpgw.recorder.cassette import Cassette
     except ImportError as exc:
         raise SourceUnavailable(f"--run needs the recorder ({exc})") from None
     try:
@@ -304,10 +304,10 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
     if not getattr(args, "cassette", None):
         return None
     try:
-        from gateway.errors import GatewayError
-        from recorder.cassette import Cassette
-        from recorder.paths import existing_cassette
-        from recorder.store import CassetteFormatError
+        from mcpgw.gateway.errors import GatewayError
+        from mcpgw.recorder.cassette import Cassette
+        from mcpgw.recorder.paths import existing_cassette
+        from mcpgw.recorder.store import CassetteFormatError
     except ImportError:
         return None
     try:  # drift checks are stored with the recording itself
@@ -322,9 +322,9 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _judge(args: argparse.Namespace) -> Any:
-    from evaluator.judges.client import JudgeClient, JudgeConfig
-    from evaluator.judges.store import open_store
-    from evaluator.judging import JudgeRun
+    from mcpgw.evaluator.judges.client import JudgeClient, JudgeConfig
+    from mcpgw.evaluator.judges.store import open_store
+    from mcpgw.evaluator.judging import JudgeRun
 
     if args.judge_runs < 1 or args.judge_concurrency < 1 or args.judge_timeout <= 0 or args.judge_retries < 0:
         raise ValueError("--judge-runs and --judge-concurrency must be at least 1, --judge-timeout positive, "
@@ -337,8 +337,8 @@ def _judge(args: argparse.Namespace) -> Any:
 
 
 def audit_command(args: argparse.Namespace) -> int:
-    from evaluator import audit as audit_mod
-    from evaluator.report import print_audit, render_audit
+    from mcpgw.evaluator import audit as audit_mod
+    from mcpgw.evaluator.report import print_audit, render_audit
 
     try:
         if args.limit < 0:  # a negative limit would cut rows off the end, as a slice does
@@ -349,7 +349,7 @@ def audit_command(args: argparse.Namespace) -> int:
             raise SourceUnavailable("no call records: give --calls FILE.jsonl or --cassette DIR")
         names = []
         if args.tools:
-            from evaluator.catalog import names as catalog_names, read_catalog
+            from mcpgw.evaluator.catalog import names as catalog_names, read_catalog
 
             names = catalog_names(read_catalog(args.tools))
         report = audit_mod.audit_calls(records, names)

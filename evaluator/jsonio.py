@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluator.errors import InputError
+from mcpgw.evaluator.errors import InputError
 
 
 class LineDict(dict):

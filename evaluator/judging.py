@@ -19,13 +19,13 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator import agentbench
-from evaluator.errors import EvaluatorError, JudgeMiss
-from evaluator.judges import aspects, outcome, rubric
-from evaluator.judges.client import JudgeClient
-from evaluator.judges.prompting import Template
-from evaluator.judges.trace import estimate_rounds, list_tools, render_calls, render_trace
-from evaluator.pipeline import UNKNOWN_MODEL, EvalInputs, Loaded, Progress, RunIndex, predicted_calls
+from mcpgw.evaluator import agentbench
+from mcpgw.evaluator.errors import EvaluatorError, JudgeMiss
+from mcpgw.evaluator.judges import aspects, outcome, rubric
+from mcpgw.evaluator.judges.client import JudgeClient
+from mcpgw.evaluator.judges.prompting import Template
+from mcpgw.evaluator.judges.trace import estimate_rounds, list_tools, render_calls, render_trace
+from mcpgw.evaluator.pipeline import UNKNOWN_MODEL, EvalInputs, Loaded, Progress, RunIndex, predicted_calls
 
 KINDS = ("agentbench", "mcpbench", "mcpeval")
 Key = tuple[str, str, str]  # (judge kind, model, run or task id)

@@ -23,10 +23,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.errors import InputError
-from evaluator.jsonio import Fields, LineDict, iter_jsonl, kind, line_of, load_json
-from evaluator.mcpbench_rules import RATES, Call, aggregate_files, aggregate_tasks, score_calls
-from evaluator.schemas import SchemaChecks
+from mcpgw.evaluator.errors import InputError
+from mcpgw.evaluator.jsonio import Fields, LineDict, iter_jsonl, kind, line_of, load_json
+from mcpgw.evaluator.mcpbench_rules import RATES, Call, aggregate_files, aggregate_tasks, score_calls
+from mcpgw.evaluator.schemas import SchemaChecks
 
 UNKNOWN_MODEL = "unknown"
 TOLERANCE = 1e-9

@@ -29,7 +29,7 @@ from collections.abc import Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.schemas import SchemaChecks
+from mcpgw.evaluator.schemas import SchemaChecks
 
 RATES = ("input_schema_compliance", "valid_tool_name_rate", "execution_success_rate", "valid_call_failure_rate")
 # Per task file, MCP-Bench's saved names -> the per-task field averaged.

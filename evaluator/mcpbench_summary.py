@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.mcpbench_rules import counted, mean_skipping_none
+from mcpgw.evaluator.mcpbench_rules import counted, mean_skipping_none
 
 # MCP-Bench's saved name -> how the call log's per-file value is named (mcpbench_rules.aggregate_tasks).
 COMPARED = ("valid_tool_name_rate", "input_schema_compliance", "tool_call_success_rate", "avg_tool_calls_per_task")

@@ -27,11 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpbench_summary
-from evaluator import mcpeval_match, names
-from evaluator.calllog import group_by_run
-from evaluator.schemas import SchemaChecks
-from evaluator.tasks import (PREDICTION_IDS, Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
+from mcpgw.evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpbench_summary
+from mcpgw.evaluator import mcpeval_match, names
+from mcpgw.evaluator.calllog import group_by_run
+from mcpgw.evaluator.schemas import SchemaChecks
+from mcpgw.evaluator.tasks import (PREDICTION_IDS, Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
                              read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks)
 
 UNKNOWN_MODEL = "unknown"

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.agentbench import normalize_category
-from evaluator.errors import InputError
-from evaluator.jsonio import Fields, iter_jsonl, kind, line_of, load_json, load_records
+from mcpgw.evaluator.agentbench import normalize_category
+from mcpgw.evaluator.errors import InputError
+from mcpgw.evaluator.jsonio import Fields, iter_jsonl, kind, line_of, load_json, load_records
 
 RESIDENT_SERVERS = ("Time MCP",)  # MCP-Bench always connects it
 # MCPEval's analyzer reads a ground-truth id as `id or task_id`, a prediction's as `task_id or id`.

@@ -13,9 +13,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gateway.config import ServerSpec
-from gateway.naming import NameCollision, NamingPolicy, NameTable, shared_names
-from gateway.validation import CompiledSchema, ValidatorCache
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.naming import NameCollision, NamingPolicy, NameTable, shared_names
+from mcpgw.gateway.validation import CompiledSchema, ValidatorCache
 
 _LISTS = {
     "tools": ("tools/list", "tools", "tools"),

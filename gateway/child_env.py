@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from gateway.server_spec import ServerSpec, expand_env
+from mcpgw.gateway.server_spec import ServerSpec, expand_env
 
 # What a child inherits from the gateway: the basics, plus the settings package
 # runners need to reach a registry (certificates, proxies, caches, indexes). Other

@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from gateway.request_context import COOKIE, context_of, of_request
+from mcpgw.gateway.request_context import COOKIE, context_of, of_request
 
 _MAX_CONNECTIONS = 10_000  # remembered connection identities (oldest forgotten first)
 _CONNECTION_TTL = 600.0  # seconds a connection's identity is kept without traffic

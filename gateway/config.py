@@ -19,11 +19,11 @@ from pathlib import Path
 
 import yaml
 
-from gateway.config_fields import DuplicateKey, LineLoader, LineMapping
-from gateway.errors import ConfigError
-from gateway.lock_format import from_lock
-from gateway.mcp_servers_json import from_mcp_servers
-from gateway.server_spec import GatewayConfig, ServerSpec
+from mcpgw.gateway.config_fields import DuplicateKey, LineLoader, LineMapping
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.lock_format import from_lock
+from mcpgw.gateway.mcp_servers_json import from_mcp_servers
+from mcpgw.gateway.server_spec import GatewayConfig, ServerSpec
 
 # ServerSpec and GatewayConfig are what loading returns: most of the code imports them from here.
 __all__ = ["CHECKOUT_LOCK", "LOCK_NAME", "SHIPPED_LOCK", "GatewayConfig", "ServerSpec", "default_lock", "load_config",

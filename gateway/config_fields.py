@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import yaml
 
-from gateway.errors import ConfigError
+from mcpgw.gateway.errors import ConfigError
 
 
 class LineMapping(dict):

@@ -38,11 +38,11 @@ from mcp_types import methods as _methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from gateway import sdk_adapter, stable_results
-from gateway.json_text import compact
-from gateway.request_params import INVALID_PARAMS, plainly_valid
-from gateway.request_context import RequestContext
-from gateway.sessions import SessionTable, connection
+from mcpgw.gateway import sdk_adapter, stable_results
+from mcpgw.gateway.json_text import compact
+from mcpgw.gateway.request_params import INVALID_PARAMS, plainly_valid
+from mcpgw.gateway.request_context import RequestContext
+from mcpgw.gateway.sessions import SessionTable, connection
 
 logger = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from gateway.errors import GatewayError, UnknownTargetError
-from gateway.router_core import Caller, ClientHandle, RouterCore, strip_meta
+from mcpgw.gateway.errors import GatewayError, UnknownTargetError
+from mcpgw.gateway.router_core import Caller, ClientHandle, RouterCore, strip_meta
 
-logger = logging.getLogger("gateway.router")
+logger = logging.getLogger("mcpgw.gateway.router")
 
 
 class Forwarding(RouterCore):

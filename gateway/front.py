@@ -26,17 +26,17 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from gateway import __version__, fast_path, per_server
-from gateway.errors import GatewayError
-from gateway.http_app import SHUTDOWN_GRACE, GatewayHttpProtocol, bound_port, build_http_app, serve_http  # noqa: F401
-from gateway.request_context import of_request
-from gateway.request_params import describe_invalid
-from gateway.router import Caller, Router
-from gateway.sdk_adapter import connection_of
-from gateway.secrets import scrub
-from gateway.sessions import SessionDirectory, SessionTable
-from gateway.stdio_guard import AnsweredIds, CheckedLines, answer_refusals
-from gateway.stopping import exit_now
+from mcpgw.gateway import __version__, fast_path, per_server
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.http_app import SHUTDOWN_GRACE, GatewayHttpProtocol, bound_port, build_http_app, serve_http  # noqa: F401
+from mcpgw.gateway.request_context import of_request
+from mcpgw.gateway.request_params import describe_invalid
+from mcpgw.gateway.router import Caller, Router
+from mcpgw.gateway.sdk_adapter import connection_of
+from mcpgw.gateway.secrets import scrub
+from mcpgw.gateway.sessions import SessionDirectory, SessionTable
+from mcpgw.gateway.stdio_guard import AnsweredIds, CheckedLines, answer_refusals
+from mcpgw.gateway.stopping import exit_now
 
 logger = logging.getLogger(__name__)
 

@@ -34,15 +34,15 @@ from typing import Any, NamedTuple
 import anyio
 from starlette.requests import Request
 
-from gateway import eager, per_server, sdk_adapter
-from gateway.commit_batch import Batch
-from gateway.fast_path import HOT_METHODS, FastPath, HotCall, Kept, cancelled
-from gateway.http_guard import REFUSED, HttpGuard
-from gateway.request_context import CONTEXT, RequestContext
-from gateway.repeat_head import RepeatHead
-from gateway.request_ids import InflightIds
-from gateway.sessions import Session, SessionAdmission, hold, release
-from gateway.transport import AnswerPolicy
+from mcpgw.gateway import eager, per_server, sdk_adapter
+from mcpgw.gateway.commit_batch import Batch
+from mcpgw.gateway.fast_path import HOT_METHODS, FastPath, HotCall, Kept, cancelled
+from mcpgw.gateway.http_guard import REFUSED, HttpGuard
+from mcpgw.gateway.request_context import CONTEXT, RequestContext
+from mcpgw.gateway.repeat_head import RepeatHead
+from mcpgw.gateway.request_ids import InflightIds
+from mcpgw.gateway.sessions import Session, SessionAdmission, hold, release
+from mcpgw.gateway.transport import AnswerPolicy
 
 
 def enabled() -> bool:

@@ -27,11 +27,11 @@ from typing import Any
 from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from gateway.http_head import HeadRead
+from mcpgw.gateway.http_head import HeadRead
 
-from gateway import eager
-from gateway.repeat_head import RepeatHead
-from gateway.stopping import stopped_body, stopped_headers
+from mcpgw.gateway import eager
+from mcpgw.gateway.repeat_head import RepeatHead
+from mcpgw.gateway.stopping import stopped_body, stopped_headers
 
 logger = logging.getLogger(__name__)
 

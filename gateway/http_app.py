@@ -22,23 +22,23 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from gateway import __version__, connection_handoff, hot_lane, per_server, router_api, worker_routing
-from gateway import sse as sse_module
-from gateway.client_identity import ClientIdentity
-from gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
-from gateway.http_head_limits import HeadLimitsProtocol
-from gateway.hot_protocol import HotLaneProtocol
-from gateway.http_timeouts import HeaderDeadlineProtocol
-from gateway.pipeline import Layer, assemble
-from gateway.request_ids import InflightIds
-from gateway.router import Router
-from gateway.sdk_adapter import GatewaySessionManager
-from gateway.secrets import scrub
-from gateway.sessions import SessionAdmission, SessionLimits
-from gateway.sse import SseEndpoints
-from gateway.stopping import exit_now
-from gateway.transport import AnswerPolicy, transport_factory
-from gateway.write_coalescing import CoalescedWritesProtocol
+from mcpgw.gateway import __version__, connection_handoff, hot_lane, per_server, router_api, worker_routing
+from mcpgw.gateway import sse as sse_module
+from mcpgw.gateway.client_identity import ClientIdentity
+from mcpgw.gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+from mcpgw.gateway.http_head_limits import HeadLimitsProtocol
+from mcpgw.gateway.hot_protocol import HotLaneProtocol
+from mcpgw.gateway.http_timeouts import HeaderDeadlineProtocol
+from mcpgw.gateway.pipeline import Layer, assemble
+from mcpgw.gateway.request_ids import InflightIds
+from mcpgw.gateway.router import Router
+from mcpgw.gateway.sdk_adapter import GatewaySessionManager
+from mcpgw.gateway.secrets import scrub
+from mcpgw.gateway.sessions import SessionAdmission, SessionLimits
+from mcpgw.gateway.sse import SseEndpoints
+from mcpgw.gateway.stopping import exit_now
+from mcpgw.gateway.transport import AnswerPolicy, transport_factory
+from mcpgw.gateway.write_coalescing import CoalescedWritesProtocol
 
 SHUTDOWN_GRACE = 5.0  # seconds in-flight HTTP requests get to finish at shutdown
 

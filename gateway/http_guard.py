@@ -35,10 +35,10 @@ from urllib.parse import parse_qs
 
 import anyio
 
-from gateway.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
-from gateway.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
-from gateway.request_context import context_of
-from gateway.stopping import answer_if_stopped
+from mcpgw.gateway.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
+from mcpgw.gateway.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
+from mcpgw.gateway.request_context import context_of
+from mcpgw.gateway.stopping import answer_if_stopped
 
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 REFUSED = object()  # `HttpGuard.admits_body`: the guard would refuse, or read further
@@ -307,7 +307,7 @@ def _origin_host(origin: str) -> str:
 
 def load_token(env_name: str | None, token_file: str | None) -> str | None:
     """The bearer token from an environment variable or a file (first line); None when neither is given."""
-    from gateway.errors import GatewayError
+    from mcpgw.gateway.errors import GatewayError
 
     if env_name and token_file:
         raise GatewayError("give either --auth-token-env or --auth-token-file, not both")
@@ -331,7 +331,7 @@ def load_token(env_name: str | None, token_file: str | None) -> str | None:
 
 def check_exposure(host: str, token: str | None) -> None:
     """Binding beyond loopback without a token would hand every tool to the network: refuse."""
-    from gateway.errors import GatewayError
+    from mcpgw.gateway.errors import GatewayError
 
     if token is None and not is_loopback(host):
         raise GatewayError(f"--host {host} is reachable from other machines; require a bearer token with "

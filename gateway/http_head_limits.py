@@ -15,7 +15,7 @@ reads the request.
 from __future__ import annotations
 
 import json
-from gateway.http_head import HeadRead
+from mcpgw.gateway.http_head import HeadRead
 
 MAX_HEADERS = 100  # browsers and SDK clients send about 10-20
 MAX_HEAD_BYTES = 64 * 1024  # request line plus headers; nginx's default buffers allow 32 KB

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from gateway.child_env import child_env
-from gateway.config import ServerSpec
-from gateway.stdio_transport import LIVE_GROUPS, TERM_GRACE
+from mcpgw.gateway.child_env import child_env
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.stdio_transport import LIVE_GROUPS, TERM_GRACE
 
 
 class NotListening(Exception):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gateway.http_head import HeadRead
+from mcpgw.gateway.http_head import HeadRead
 
 HEADER_TIMEOUT = 10.0  # seconds from connection (or from a request's first byte) to its last header
 

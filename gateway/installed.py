@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gateway.config import ServerSpec
+from mcpgw.gateway.config import ServerSpec
 
 BUILT_MARKER = ".mcpgw-build.json"
 FAILED_MARKER = ".mcpgw-failed.json"

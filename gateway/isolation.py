@@ -22,10 +22,10 @@ from typing import Any
 
 import anyio
 
-from gateway.catalog import ServerCatalog
-from gateway.server_spec import RUN_STATE_VAR, ServerSpec
-from gateway.errors import UpstreamUnavailable
-from gateway.upstream import CallOptions, Status, Upstream
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.server_spec import RUN_STATE_VAR, ServerSpec
+from mcpgw.gateway.errors import UpstreamUnavailable
+from mcpgw.gateway.upstream import CallOptions, Status, Upstream
 
 logger = logging.getLogger(__name__)
 _TOKEN = "${%s}" % RUN_STATE_VAR
@@ -40,7 +40,7 @@ def with_state_dir(spec: ServerSpec, directory: str) -> ServerSpec:
     first pointed at its installed environment, whose record is keyed by the lock's own words
     (with the placeholder), which the substitution would change."""
     if spec.transport == "stdio" and spec.build is None:
-        from gateway.installed import direct_spec
+        from mcpgw.gateway.installed import direct_spec
 
         spec = direct_spec(spec)
 

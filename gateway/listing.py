@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.errors import UnknownTargetError
-from gateway.router_core import RouterCore
+from mcpgw.gateway.errors import UnknownTargetError
+from mcpgw.gateway.router_core import RouterCore
 
 
 class Listing(RouterCore):

@@ -25,13 +25,13 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from gateway import __version__
-from gateway.catalog import ServerCatalog, fetch_catalog, refresh_list
-from gateway.child_env import child_env
-from gateway.deadlines import Deadline, Scoped
-from gateway.server_spec import ServerSpec, expand_env
-from gateway.isolation import state_dir, uses_state_dir, with_state_dir
-from gateway.errors import (
+from mcpgw.gateway import __version__
+from mcpgw.gateway.catalog import ServerCatalog, fetch_catalog, refresh_list
+from mcpgw.gateway.child_env import child_env
+from mcpgw.gateway.deadlines import Deadline, Scoped
+from mcpgw.gateway.server_spec import ServerSpec, expand_env
+from mcpgw.gateway.isolation import state_dir, uses_state_dir, with_state_dir
+from mcpgw.gateway.errors import (
     RESPONSE_TOO_LARGE,
     ResponseTooLarge,
     UpstreamCrashed,
@@ -39,10 +39,10 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from gateway.settings import Settings
-from gateway.stdio_rpc import StdioRpc
-from gateway.stdio_transport import ProcessInfo, stdio_process
-from gateway.upstream import CallOptions, Status
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.stdio_rpc import StdioRpc
+from mcpgw.gateway.stdio_transport import ProcessInfo, stdio_process
+from mcpgw.gateway.upstream import CallOptions, Status
 
 logger = logging.getLogger(__name__)
 
@@ -105,11 +105,11 @@ class LiveUpstream:
                 self._ready.set()
                 return
             if self.spec.build is not None:
-                from gateway.installed import installed_spec
+                from mcpgw.gateway.installed import installed_spec
 
                 built = installed_spec(self.spec)
                 if built is None:
-                    from gateway.installed import failed_info
+                    from mcpgw.gateway.installed import failed_info
 
                     assert self.spec.source is not None
                     failed = failed_info(self.spec)
@@ -120,7 +120,7 @@ class LiveUpstream:
                     return
                 self.spec = built
             elif self.spec.transport == "stdio":
-                from gateway.installed import direct_spec
+                from mcpgw.gateway.installed import direct_spec
 
                 self.spec = direct_spec(self.spec)  # no package resolution at start when installed
             if self.spec.cwd and not os.path.isdir(self.spec.cwd):
@@ -219,7 +219,7 @@ class LiveUpstream:
             self.status.pid = info.pid
             return read, write
         if spec.command:  # a server the gateway runs itself, then reaches at its url
-            from gateway.http_launch import serving
+            from mcpgw.gateway.http_launch import serving
 
             await stack.enter_async_context(serving(spec, self.settings.start_timeout))
         headers = {k: expand_env(v) for k, v in spec.headers.items()}

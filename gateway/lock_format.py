@@ -12,10 +12,10 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from gateway.config_fields import LineMapping, check_keys, line_of, opt_str, str_list, str_map
-from gateway.errors import ConfigError
-from gateway.recipe_syntax import RecipeError, parse_recipe
-from gateway.server_spec import (
+from mcpgw.gateway.config_fields import LineMapping, check_keys, line_of, opt_str, str_list, str_map
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.recipe_syntax import RecipeError, parse_recipe
+from mcpgw.gateway.server_spec import (
     DEFAULT_SEPARATOR,
     ENV_REF_RE,
     FLAGS,
@@ -222,7 +222,7 @@ def check_transport(spec: ServerSpec, source: str, where: str) -> None:
 
 
 def _ignore_rules(entry: LineMapping, source: str, where: str) -> tuple[dict[str, Any], ...]:
-    from gateway.ignore_rules import parse_rules
+    from mcpgw.gateway.ignore_rules import parse_rules
 
     raw = entry.get("ignore")
     if raw is None:

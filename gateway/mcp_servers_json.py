@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from gateway.config_fields import LineMapping
-from gateway.errors import ConfigError
-from gateway.lock_format import check_transport, launch_fields
-from gateway.server_spec import DEFAULT_SEPARATOR, TRANSPORTS, GatewayConfig, ServerSpec
+from mcpgw.gateway.config_fields import LineMapping
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.lock_format import check_transport, launch_fields
+from mcpgw.gateway.server_spec import DEFAULT_SEPARATOR, TRANSPORTS, GatewayConfig, ServerSpec
 
 
 def from_mcp_servers(doc: LineMapping, source: str) -> GatewayConfig:

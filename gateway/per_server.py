@@ -28,12 +28,12 @@ from urllib.parse import unquote
 
 from starlette.requests import Request
 
-from gateway.errors import GatewayError
-from gateway.request_params import INVALID_PARAMS, params_problem
-from gateway.http_errors import send_error
-from gateway.request_context import context_of, of_request
-from gateway.router import Caller, Router
-from gateway.secrets import scrub
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.request_params import INVALID_PARAMS, params_problem
+from mcpgw.gateway.http_errors import send_error
+from mcpgw.gateway.request_context import context_of, of_request
+from mcpgw.gateway.router import Caller, Router
+from mcpgw.gateway.secrets import scrub
 
 _PATH = re.compile(r"^/servers/([^/]+)(/.+)$")
 ONE_SHOT = frozenset({"tools/call", "tools/list", "ping"})

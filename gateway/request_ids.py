@@ -24,8 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.http_errors import replay_body, send_error
-from gateway.request_context import context_of, with_message
+from mcpgw.gateway.http_errors import replay_body, send_error
+from mcpgw.gateway.request_context import context_of, with_message
 
 _ALIAS_PREFIX = "mcpgw-id-"
 

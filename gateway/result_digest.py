@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from gateway.msgpack_packer import packb
+from mcpgw.gateway.msgpack_packer import packb
 
 
 def result_digest(result: dict[str, Any]) -> str:

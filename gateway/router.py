@@ -15,11 +15,11 @@ servers as `gateway.upstream.Upstream`s and uses nothing else of them.
 
 from __future__ import annotations
 
-from gateway.forwarding import Forwarding
-from gateway.listing import Listing
-from gateway.router_core import CallSink, Caller, ClientHandle, RouterCore
-from gateway.router_status import StatusReport
-from gateway.tool_calls import ToolCalls
+from mcpgw.gateway.forwarding import Forwarding
+from mcpgw.gateway.listing import Listing
+from mcpgw.gateway.router_core import CallSink, Caller, ClientHandle, RouterCore
+from mcpgw.gateway.router_status import StatusReport
+from mcpgw.gateway.tool_calls import ToolCalls
 
 __all__ = ["CallSink", "Caller", "ClientHandle", "Router", "RouterCore"]
 

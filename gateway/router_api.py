@@ -31,12 +31,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
-from gateway import client_identity
-from gateway.config import ServerSpec
-from gateway.errors import GatewayError
-from gateway.per_server import unknown_server
-from gateway.router import Caller, Router
-from gateway.secrets import scrub
+from mcpgw.gateway import client_identity
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.per_server import unknown_server
+from mcpgw.gateway.router import Caller, Router
+from mcpgw.gateway.secrets import scrub
 
 LIST_SERVERS = "/v1/list-servers"
 GET_SERVER = "/v1/get-server"

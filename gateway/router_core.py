@@ -19,16 +19,16 @@ from typing import Any, Protocol, Self, TypeVar
 
 import anyio
 
-from gateway.catalog import Catalog, build_catalog
-from gateway.server_spec import ServerSpec
-from gateway.errors import UnknownTargetError, UpstreamUnavailable
-from gateway.naming import NamingPolicy
-from gateway.settings import Settings
-from gateway.upstream import AnswersAtOnce, CallOptions, ProgressFn, RelayFn, Upstream
-from gateway.validation import ValidatorCache
+from mcpgw.gateway.catalog import Catalog, build_catalog
+from mcpgw.gateway.server_spec import ServerSpec
+from mcpgw.gateway.errors import UnknownTargetError, UpstreamUnavailable
+from mcpgw.gateway.naming import NamingPolicy
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.upstream import AnswersAtOnce, CallOptions, ProgressFn, RelayFn, Upstream
+from mcpgw.gateway.validation import ValidatorCache
 
 T = TypeVar("T")
-logger = logging.getLogger("gateway.router")
+logger = logging.getLogger("mcpgw.gateway.router")
 
 # Keys of the 2026-07-28 request envelope: they describe the client's hop to
 # us, not ours to the upstream (a handshake-era server refuses them).

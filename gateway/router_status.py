@@ -6,9 +6,9 @@ import collections
 import time
 from typing import Any
 
-from gateway.server_spec import ServerSpec
-from gateway.router_core import RouterCore
-from gateway.upstream import PerRunInstances
+from mcpgw.gateway.server_spec import ServerSpec
+from mcpgw.gateway.router_core import RouterCore
+from mcpgw.gateway.upstream import PerRunInstances
 
 
 class StatusReport(RouterCore):

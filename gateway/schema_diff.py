@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.schema_normal import (
+from mcpgw.gateway.schema_normal import (
     ANNOTATIONS,
     MAX_DEPTH,
     canonical,

@@ -30,10 +30,10 @@ from typing import Any
 from mcp.server.streamable_http import check_accept_headers
 from starlette.requests import Request
 
-from gateway.http_errors import send_body, send_error
-from gateway.request_context import context_of
-from gateway.request_params import INVALID_PARAMS, params_problem
-from gateway.sdk_adapter import connection_of
+from mcpgw.gateway.http_errors import send_body, send_error
+from mcpgw.gateway.request_context import context_of
+from mcpgw.gateway.request_params import INVALID_PARAMS, params_problem
+from mcpgw.gateway.sdk_adapter import connection_of
 
 logger = logging.getLogger(__name__)
 

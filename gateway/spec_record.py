@@ -8,7 +8,7 @@ import hashlib
 import json
 from typing import Any
 
-from gateway.server_spec import ENV_REF_RE, PLAIN_VALUE_RE, RUN_STATE_VAR, SECRET_NAME_RE, Pin, ServerSpec, Source
+from mcpgw.gateway.server_spec import ENV_REF_RE, PLAIN_VALUE_RE, RUN_STATE_VAR, SECRET_NAME_RE, Pin, ServerSpec, Source
 
 
 def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:

@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, quote
 import mcp_types as types
 from mcp.server.sse import SseServerTransport
 
-from gateway.http_errors import send_error
-from gateway.request_context import context_of
+from mcpgw.gateway.http_errors import send_error
+from mcpgw.gateway.request_context import context_of
 
 STREAM = "/sse"  # GET: the event stream (also /servers/<id>/sse, rewritten here by gateway.per_server.ServerPaths)
 MESSAGES = "/sse/messages"  # POST: its messages (also /servers/<id>/sse/messages)

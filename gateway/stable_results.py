@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from gateway.result_digest import result_digest
+from mcpgw.gateway.result_digest import result_digest
 
 
 class Stable:

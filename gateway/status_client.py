@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from gateway.errors import GatewayError
+from mcpgw.gateway.errors import GatewayError
 
 
 def gateway_base(url: str) -> str:

@@ -25,8 +25,8 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR
 
-from gateway.deadlines import Deadline
-from gateway.stdio_transport import Inbox, Pipe
+from mcpgw.gateway.deadlines import Deadline
+from mcpgw.gateway.stdio_transport import Inbox, Pipe
 
 logger = logging.getLogger(__name__)
 

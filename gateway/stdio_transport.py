@@ -25,10 +25,10 @@ from typing import Any
 
 import anyio
 
-from gateway.errors import RESPONSE_TOO_LARGE
-from gateway.json_text import compact
+from mcpgw.gateway.errors import RESPONSE_TOO_LARGE
+from mcpgw.gateway.json_text import compact
 
-from gateway.secrets import scrub
+from mcpgw.gateway.secrets import scrub
 
 logger = logging.getLogger(__name__)
 

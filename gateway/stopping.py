@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from gateway.errors import GATEWAY_STOPPING
+from mcpgw.gateway.errors import GATEWAY_STOPPING
 
 MESSAGE = "the gateway is stopping (shutdown): this request was cut off; retry once it is back"
 
@@ -73,7 +73,7 @@ async def _answer(send: Any, started: dict[str, Any], request: Any, model: bool)
 
 def exit_now() -> None:
     """A second interrupt: kill the servers and exit at once, without the orderly shutdown."""
-    from gateway.stdio_transport import kill_all_now
+    from mcpgw.gateway.stdio_transport import kill_all_now
 
     print("mcpgw: second interrupt: killing the servers and exiting now", file=sys.stderr)
     kill_all_now()

@@ -14,12 +14,12 @@ from typing import Any
 
 import anyio
 
-from gateway.catalog import ToolEntry
-from gateway.result_digest import result_digest
-from gateway.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
-from gateway.router_core import Caller, RouterCore, upstream_meta
-from gateway.upstream import CallOptions
-from gateway.validation import UNCHECKED
+from mcpgw.gateway.catalog import ToolEntry
+from mcpgw.gateway.result_digest import result_digest
+from mcpgw.gateway.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
+from mcpgw.gateway.router_core import Caller, RouterCore, upstream_meta
+from mcpgw.gateway.upstream import CallOptions
+from mcpgw.gateway.validation import UNCHECKED
 
 
 class ToolCalls(RouterCore):

@@ -21,9 +21,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.request_context import RequestContext, context_of
-from gateway.sdk_adapter import HookedTransport
-from gateway.sessions import SessionTable
+from mcpgw.gateway.request_context import RequestContext, context_of
+from mcpgw.gateway.sdk_adapter import HookedTransport
+from mcpgw.gateway.sessions import SessionTable
 
 _JSON_ANSWER: ContextVar[bool] = ContextVar("mcpgw_json_answer", default=False)
 

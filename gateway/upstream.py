@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 from anyio.abc import TaskStatus
 
-from gateway.catalog import ServerCatalog
+from mcpgw.gateway.catalog import ServerCatalog
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 RelayFn = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]

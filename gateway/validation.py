@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 from jsonschema.validators import validator_for
 
-from gateway.schema_quick import quick_checker
+from mcpgw.gateway.schema_quick import quick_checker
 
 MODES = ("enforce", "audit", "off")
 

@@ -32,7 +32,7 @@ from urllib.parse import quote
 import anyio
 import httptools
 
-from gateway.request_context import context_of
+from mcpgw.gateway.request_context import context_of
 
 # `expect`: this worker has said "100 Continue" and read the whole body already; the owner must not say it again.
 _HOP_HEADERS = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"proxy-connection", b"host",

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from gateway.errors import GatewayError
-from harness.configs import render
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.harness.configs import render
 
 
 def cmd_connect(args: argparse.Namespace) -> int:
-    from gateway.http_guard import load_token
-    from gateway.status_client import fetch_status, gateway_base
+    from mcpgw.gateway.http_guard import load_token
+    from mcpgw.gateway.status_client import fetch_status, gateway_base
 
     token = load_token(args.auth_token_env, args.auth_token_file)
     status = fetch_status(args.gateway, token)

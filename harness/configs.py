@@ -26,7 +26,7 @@ def endpoint(server: str, run: str | None) -> str:
 
 def mcpbench_commands(status: dict[str, Any], base: str, run: str | None) -> dict[str, Any]:
     port = _port(base)
-    hold = f"{sys.executable} -I -m harness.hold"  # -I: a harness folder of the cwd is not imported
+    hold = f"{sys.executable} -I -m mcpgw.harness.hold"  # -I: a harness folder of the cwd is not imported
     out: dict[str, Any] = {}
     for sid, info in sorted(status["servers"].items()):
         name = info.get("title") or sid

@@ -19,7 +19,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from llm.answer import ModelAnswer
+from mcpgw.llm.answer import ModelAnswer
 
 OUTCOMES = ("hit", "miss", "live", "recorded")
 

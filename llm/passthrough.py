@@ -35,17 +35,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, request_response
 
-from gateway import client_identity
-from gateway.router import Caller
-from llm.answer import DONE, ModelAnswer, error_body
-from llm.call_record import model_record
-from llm.miss import describe_model_miss
-from llm.upstream import LiveModel, ModelUnreachable
-from recorder.lane_table import MAX_LANES
-from recorder.redaction import Redactor
-from recorder.state import StateModel
-from recorder.store import StoreWriteError
-from replay.player import HIT, LIVE, Player, Turn
+from mcpgw.gateway import client_identity
+from mcpgw.gateway.router import Caller
+from mcpgw.llm.answer import DONE, ModelAnswer, error_body
+from mcpgw.llm.call_record import model_record
+from mcpgw.llm.miss import describe_model_miss
+from mcpgw.llm.upstream import LiveModel, ModelUnreachable
+from mcpgw.recorder.lane_table import MAX_LANES
+from mcpgw.recorder.redaction import Redactor
+from mcpgw.recorder.state import StateModel
+from mcpgw.recorder.store import StoreWriteError
+from mcpgw.replay.player import HIT, LIVE, Player, Turn
 
 T = TypeVar("T")
 MODEL_SERVER = "@model"  # not a valid server id, so never confused with a tool server's exchanges

@@ -16,7 +16,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from llm.answer import DONE, ModelAnswer
+from mcpgw.llm.answer import DONE, ModelAnswer
 
 
 class ModelUnreachable(Exception):

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import anyio
 
-from gateway.child_env import child_env
-from gateway.config import ServerSpec
-from gateway.installed import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
-from gateway.recipe_syntax import RecipeError, parse_recipe
-from lock.processes import run_process  # one process runner for every install step
-from lock.recipes import build_env, build_steps
-from lock.sources import SourceError, source_tree
+from mcpgw.gateway.child_env import child_env
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.installed import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
+from mcpgw.gateway.recipe_syntax import RecipeError, parse_recipe
+from mcpgw.lock.processes import run_process  # one process runner for every install step
+from mcpgw.lock.recipes import build_env, build_steps
+from mcpgw.lock.sources import SourceError, source_tree
 
 
 @dataclass
@@ -109,7 +109,7 @@ def _gist(tail: str) -> str:
 
 
 async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
-    from lock.probe import probe_servers
+    from mcpgw.lock.probe import probe_servers
 
     runnable = installed_spec(spec, cache, pending=True)
     assert runnable is not None

@@ -18,13 +18,13 @@ from typing import Any
 
 import anyio
 
-from gateway.config import ServerSpec, default_lock
-from gateway.errors import ConfigError
-from gateway.schema_diff import Change, diff_tools
-from lock.locked import Locked, snapshot
-from lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
-from lock.probe import Probe
-from lock.progress import probe_with_progress
+from mcpgw.gateway.config import ServerSpec, default_lock
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.schema_diff import Change, diff_tools
+from mcpgw.lock.locked import Locked, snapshot
+from mcpgw.lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
+from mcpgw.lock.probe import Probe
+from mcpgw.lock.progress import probe_with_progress
 
 STATUSES = ("ok", "compatible", "breaking", "error", "unlocked")
 

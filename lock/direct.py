@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-from lock.launchers import Launch, split_npm_spec, warm_command
+from mcpgw.lock.launchers import Launch, split_npm_spec, warm_command
 
 MARK = "MCPGW-WHERE="
 

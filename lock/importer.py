@@ -33,12 +33,12 @@ from typing import Any
 
 import yaml
 
-from gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
-from gateway.errors import ConfigError, GatewayError
-from gateway.mcp_servers_json import server_id_from_name
-from gateway.server_spec import ENV_REF_RE, SECRET_NAME_RE, SERVER_ID_RE
-from lock.launchers import infer_pin, parse_launch
-from lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
+from mcpgw.gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
+from mcpgw.gateway.errors import ConfigError, GatewayError
+from mcpgw.gateway.mcp_servers_json import server_id_from_name
+from mcpgw.gateway.server_spec import ENV_REF_RE, SECRET_NAME_RE, SERVER_ID_RE
+from mcpgw.lock.launchers import infer_pin, parse_launch
+from mcpgw.lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
 
 SHAPES = {"mcpServers": "Claude Desktop / Cursor", "servers": "VS Code", "mcp": "VS Code settings", "commands": "MCP-Bench"}
 _KNOWN_KEYS = {"command", "args", "cwd", "env", "url", "headers", "type", "transport"}

@@ -26,15 +26,15 @@ from pathlib import Path
 
 import anyio
 
-from gateway.child_env import child_env  # the exact environment the gateway gives the server
-from gateway.config import ServerSpec, default_lock
-from gateway.errors import GatewayError
-from gateway.installed import cache_root, remember
-from lock.bytecode import compile_command
-from lock.direct import direct_argv, locate_command
-from lock.launchers import Launch, infer_pin, parse_launch, warm_command
-from lock.lockfile import DEFAULT_LOCK, open_lock
-from lock.processes import run_process
+from mcpgw.gateway.child_env import child_env  # the exact environment the gateway gives the server
+from mcpgw.gateway.config import ServerSpec, default_lock
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.installed import cache_root, remember
+from mcpgw.lock.bytecode import compile_command
+from mcpgw.lock.direct import direct_argv, locate_command
+from mcpgw.lock.launchers import Launch, infer_pin, parse_launch, warm_command
+from mcpgw.lock.lockfile import DEFAULT_LOCK, open_lock
+from mcpgw.lock.processes import run_process
 
 _OFFLINE = {"npx": {"npm_config_offline": "true"}, "uvx": {"UV_OFFLINE": "1"}}
 _FILESYSTEM = "@modelcontextprotocol/server-filesystem"
@@ -100,8 +100,8 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
     if plan.skip is not None:
         return outcome("skipped", plan.skip)
     if spec.build is not None:
-        from lock.build import build_source
-        from gateway.installed import cache_root
+        from mcpgw.lock.build import build_source
+        from mcpgw.gateway.installed import cache_root
 
         built = await build_source(spec, cache or cache_root(), sources or [], timeout, on_step)
         if built.ok:
@@ -150,7 +150,7 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from lock.sources import sources_dirs
+    from mcpgw.lock.sources import sources_dirs
 
     lock = open_lock(args.config or default_lock() or DEFAULT_LOCK)
     plans = [make_plan(spec) for spec in lock.select(args.profile, args.servers)]
@@ -178,7 +178,7 @@ def check_cache(cache: Path) -> None:
 
 
 async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: list[Path] | None = None) -> list[Outcome]:
-    from lock.progress import progress_bar
+    from mcpgw.lock.progress import progress_bar
 
     limiter = anyio.CapacityLimiter(max(1, jobs))
     results: dict[str, Outcome] = {}

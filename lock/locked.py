@@ -26,11 +26,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.catalog import ServerCatalog
-from gateway.config import ServerSpec
-from gateway.errors import ConfigError
-from gateway.validation import schema_digest
-from lock.launchers import infer_pin
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.validation import schema_digest
+from mcpgw.lock.launchers import infer_pin
 
 KEY = "locked"
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import yaml
 
-from gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
-from gateway.errors import ConfigError
-from lock import DEFAULT_LOCK
-from lock import locked as locked_data
-from lock.locked import Locked
+from mcpgw.gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.lock import DEFAULT_LOCK
+from mcpgw.lock import locked as locked_data
+from mcpgw.lock.locked import Locked
 
 __all__ = ["DEFAULT_LOCK", "LockFile", "open_lock"]
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import anyio
 
-from gateway.catalog import ServerCatalog
-from gateway.config import ServerSpec
-from gateway.live import LiveUpstream
-from gateway.settings import Settings
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.live import LiveUpstream
+from mcpgw.gateway.settings import Settings
 
 
 @dataclass

@@ -10,7 +10,7 @@ import subprocess
 import anyio
 from anyio.streams.text import TextReceiveStream
 
-from lock.direct import MARK
+from mcpgw.lock.direct import MARK
 
 KILL_GRACE = 5.0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from gateway.config import ServerSpec
-from lock.probe import Probe, probe_servers
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.lock.probe import Probe, probe_servers
 
 
 def progress_bar(console: Console | None = None) -> Progress:

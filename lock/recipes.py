@@ -30,8 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.recipe_syntax import Recipe, RecipeError
-from lock.bytecode import compile_command
+from mcpgw.gateway.recipe_syntax import Recipe, RecipeError
+from mcpgw.lock.bytecode import compile_command
 
 
 def uv_binary() -> str:

@@ -15,13 +15,13 @@ from datetime import datetime, timezone
 
 import anyio
 
-from gateway.errors import ConfigError
-from gateway.schema_diff import diff_tools
-from lock.locked import KEY, Locked, render, snapshot
-from lock.lockedit import check_text, set_entry_key, write_atomic
-from lock.lockfile import DEFAULT_LOCK, open_lock
-from lock.probe import Probe
-from lock.progress import probe_with_progress
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.schema_diff import diff_tools
+from mcpgw.lock.locked import KEY, Locked, render, snapshot
+from mcpgw.lock.lockedit import check_text, set_entry_key, write_atomic
+from mcpgw.lock.lockfile import DEFAULT_LOCK, open_lock
+from mcpgw.lock.probe import Probe
+from mcpgw.lock.progress import probe_with_progress
 
 
 @dataclass

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import anyio
 
-from gateway.server_spec import Source
+from mcpgw.gateway.server_spec import Source
 
 TREE_MARKER = ".mcpgw-tree.json"
 ARCHIVE_URL = "https://codeload.github.com/{repo}/tar.gz/{commit}"

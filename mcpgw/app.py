@@ -23,25 +23,25 @@ from pathlib import Path
 
 import anyio
 
-from gateway.config import ServerSpec
-from gateway.errors import CassetteError
-from gateway.front import build_http_app, build_server, serve_http, serve_stdio
-from gateway.http_guard import GuardPolicy, default_allowed_hosts
-from gateway.router import Router
-from gateway.secrets import register as register_secrets
-from gateway.sessions import SessionLimits
-from gateway.settings import Settings
-from gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
-from gateway.upstream import PerRunInstances, ReplayCounters, Upstream
-from llm.passthrough import MODEL_SERVER
-from recorder.calllog import CallLog
-from recorder.cassette import Cassette, Recorded, open_named, open_path
-from recorder.paths import cassette_path, is_cassette
-from recorder.recording import RecordingUpstream
-from recorder.redaction import Redactor
-from recorder.replay_logs import log_home, new_log_path
-from recorder.state import GroupState
-from replay.cassette_upstream import CassetteUpstream
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.errors import CassetteError
+from mcpgw.gateway.front import build_http_app, build_server, serve_http, serve_stdio
+from mcpgw.gateway.http_guard import GuardPolicy, default_allowed_hosts
+from mcpgw.gateway.router import Router
+from mcpgw.gateway.secrets import register as register_secrets
+from mcpgw.gateway.sessions import SessionLimits
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
+from mcpgw.gateway.upstream import PerRunInstances, ReplayCounters, Upstream
+from mcpgw.llm.passthrough import MODEL_SERVER
+from mcpgw.recorder.calllog import CallLog
+from mcpgw.recorder.cassette import Cassette, Recorded, open_named, open_path
+from mcpgw.recorder.paths import cassette_path, is_cassette
+from mcpgw.recorder.recording import RecordingUpstream
+from mcpgw.recorder.redaction import Redactor
+from mcpgw.recorder.replay_logs import log_home, new_log_path
+from mcpgw.recorder.state import GroupState
+from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.upstreams import live_upstream

@@ -7,9 +7,9 @@ import logging
 import sys
 from typing import NoReturn
 
-from gateway import __version__
-from gateway.errors import GatewayError
-from recorder.store import CassetteFormatError
+from mcpgw.gateway import __version__
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.recorder.store import CassetteFormatError
 
 from mcpgw.commands import cassette, connect, drift, evaluate, lock, run, serve, status
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from gateway.errors import GatewayError
-from llm.passthrough import MODEL_SERVER, ModelPassthrough
-from llm.upstream import LiveModel
-from recorder.redaction import Redactor
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.llm.passthrough import MODEL_SERVER, ModelPassthrough
+from mcpgw.llm.upstream import LiveModel
+from mcpgw.recorder.redaction import Redactor
 
 
 def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, default_run: str,

@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gateway.connection_handoff import ConnectionDealer, channel_pair
-from gateway.errors import GatewayError
-from gateway.worker_routing import Workers
+from mcpgw.gateway.connection_handoff import ConnectionDealer, channel_pair
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.worker_routing import Workers
 
 
 def run_parent(argv: list[str], count: int, log_cassette: str, host: str, port: int) -> int:

@@ -15,9 +15,9 @@ from typing import IO, Any
 
 import logging
 
-from recorder.codec import pack
-from recorder.redaction import Redactor
-from recorder.store import CassetteStore
+from mcpgw.recorder.codec import pack
+from mcpgw.recorder.redaction import Redactor
+from mcpgw.recorder.store import CassetteStore
 
 logger = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway import __version__
-from gateway.errors import CassetteError
-from recorder.paths import cassette_path
-from recorder.store import CassetteFormatError, CassetteStore
+from mcpgw.gateway import __version__
+from mcpgw.gateway.errors import CassetteError
+from mcpgw.recorder.paths import cassette_path
+from mcpgw.recorder.store import CassetteFormatError, CassetteStore
 
 
 @dataclass

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgpack
 
-from gateway.msgpack_packer import packb
+from mcpgw.gateway.msgpack_packer import packb
 
 
 def pack(value: Any) -> bytes:

@@ -11,13 +11,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import GatewayError
-from recorder.cassette import Cassette
-from gateway.console import table_console
-from recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
-from recorder.replay_logs import fidelity, prune, session_logs
-from recorder.cassette_files import in_use
-from recorder.store import CassetteFormatError
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.recorder.cassette import Cassette
+from mcpgw.gateway.console import table_console
+from mcpgw.recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
+from mcpgw.recorder.replay_logs import fidelity, prune, session_logs
+from mcpgw.recorder.cassette_files import in_use
+from mcpgw.recorder.store import CassetteFormatError
 
 CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
 SHIPPED = "default"  # the cassette mcpgw ships and `mcpgw serve` replays

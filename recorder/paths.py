@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import GatewayError
+from mcpgw.gateway.errors import GatewayError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 CASSETTE_ENTRIES = {"data.mdb", "lock.mdb", "runs"}  # an LMDB environment, and the replay logs beside it
@@ -68,7 +68,7 @@ def confine(cassettes_dir: Path, path: Path) -> None:
 def check_removable(cassettes_dir: Path, path: Path, *, named_by_path: bool = False) -> None:
     """Refuse to remove anything but a cassette directory: inside the cassettes folder, or, when the
     operator named it by its path, wherever it is; never a symlink, never a folder holding anything else."""
-    from recorder.store import CassetteDamaged, CassetteFormatError, CassetteStore
+    from mcpgw.recorder.store import CassetteDamaged, CassetteFormatError, CassetteStore
 
     path = Path(path)
     if path.is_symlink():
@@ -97,7 +97,7 @@ def existing_cassette(cassettes_dir: Path, name: str) -> Path:
     path = cassette_path(cassettes_dir, name)
     if is_cassette(path):
         return path
-    from recorder.embedded import NAME, shipped_default
+    from mcpgw.recorder.embedded import NAME, shipped_default
 
     if name == NAME and shipped_default() is not None:  # what a bare `mcpgw serve` replays from any folder
         return shipped_default()

@@ -15,13 +15,13 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from gateway.catalog import ServerCatalog
-from gateway.errors import CassetteError, UpstreamRejected
-from gateway.upstream import CallOptions, Status, Upstream
-from recorder.cassette import Cassette
-from recorder.redaction import Redactor
-from recorder.state import GroupState, StateModel, read_only_tools
-from recorder.store import StoreWriteError
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.errors import CassetteError, UpstreamRejected
+from mcpgw.gateway.upstream import CallOptions, Status, Upstream
+from mcpgw.recorder.cassette import Cassette
+from mcpgw.recorder.redaction import Redactor
+from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
+from mcpgw.recorder.store import StoreWriteError
 
 
 class RecordingUpstream:

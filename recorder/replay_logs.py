@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gateway.errors import GatewayError
-from recorder.paths import existing_cassette, is_cassette
-from recorder.cassette_files import in_use
-from recorder.store import CassetteFormatError, CassetteStore
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.recorder.paths import existing_cassette, is_cassette
+from mcpgw.recorder.cassette_files import in_use
+from mcpgw.recorder.store import CassetteFormatError, CassetteStore
 
 RUNS_DIR = "runs"
 CHOICES = "recorded, last, all or a session stamp"

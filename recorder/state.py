@@ -20,9 +20,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from recorder.keys import base_key, chain, with_history
-from recorder.lane_gate import LaneGates
-from recorder.lane_table import MAX_LANES, LaneTable
+from mcpgw.recorder.keys import base_key, chain, with_history
+from mcpgw.recorder.lane_gate import LaneGates
+from mcpgw.recorder.lane_table import MAX_LANES, LaneTable
 
 # Requests that only read: they never move a server's state forward.
 READS = frozenset({"resources/read", "prompts/get", "completion/complete", "resources/list",

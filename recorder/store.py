@@ -30,9 +30,9 @@ from typing import Any, NamedTuple
 
 import lmdb
 
-from gateway.commit_batch import collecting_batch
-from recorder.cassette_files import CassetteDamaged, CassetteFormatError, check_data_file
-from recorder.codec import pack, unpack
+from mcpgw.gateway.commit_batch import collecting_batch
+from mcpgw.recorder.cassette_files import CassetteDamaged, CassetteFormatError, check_data_file
+from mcpgw.recorder.codec import pack, unpack
 
 logger = logging.getLogger(__name__)
 

@@ -28,17 +28,17 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskStatus
 
-from gateway.catalog import ServerCatalog
-from gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
-from gateway.stable_results import StableResults
-from gateway.upstream import CallOptions, PerRunInstances, Status, Upstream
-from recorder.codec import pack
-from recorder.lane_table import MAX_LANES
-from recorder.redaction import MASK
-from recorder.state import GroupState, StateModel, read_only_tools
-from replay.compare import Rules, compare_results, parse_rules
-from replay.nearest import describe_miss, nearest
-from replay.player import DIVERGED, LIVE, MISS, Lane, Player, Turn, what
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
+from mcpgw.gateway.stable_results import StableResults
+from mcpgw.gateway.upstream import CallOptions, PerRunInstances, Status, Upstream
+from mcpgw.recorder.codec import pack
+from mcpgw.recorder.lane_table import MAX_LANES
+from mcpgw.recorder.redaction import MASK
+from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
+from mcpgw.replay.compare import Rules, compare_results, parse_rules
+from mcpgw.replay.nearest import describe_miss, nearest
+from mcpgw.replay.player import DIVERGED, LIVE, MISS, Lane, Player, Turn, what
 
 
 class LiveFallback(Upstream, Protocol):

@@ -20,12 +20,12 @@ from typing import Any
 
 import anyio
 
-from gateway.config import ServerSpec
-from gateway.errors import GatewayError
-from gateway.settings import Settings
-from gateway.upstream import CallOptions, PerRunInstances, Upstream
-from recorder.cassette import Recorded
-from replay.compare import Difference, IgnoreRule, Rules, compare_results, propose_rules
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.upstream import CallOptions, PerRunInstances, Upstream
+from mcpgw.recorder.cassette import Recorded
+from mcpgw.replay.compare import Difference, IgnoreRule, Rules, compare_results, propose_rules
 
 MakeUpstream = Callable[[ServerSpec, Settings], Upstream]
 CatalogDiff = Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any]]

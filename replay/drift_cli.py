@@ -11,12 +11,12 @@ from typing import Any
 
 import anyio
 
-from gateway.config import load_config
-from gateway.errors import GatewayError
-from gateway.settings import Settings
-from gateway.spec_record import spec_from_dict
-from replay.compare import parse_rules
-from replay.drift import CatalogDiff, DriftReport, MakeUpstream, run_drift
+from mcpgw.gateway.config import load_config
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.spec_record import spec_from_dict
+from mcpgw.replay.compare import parse_rules
+from mcpgw.replay.drift import CatalogDiff, DriftReport, MakeUpstream, run_drift
 
 LOCK_FILE = "servers.lock.yaml"  # what `mcpgw serve` and `drift --learn`'s advice use
 
@@ -24,7 +24,7 @@ LOCK_FILE = "servers.lock.yaml"  # what `mcpgw serve` and `drift --learn`'s advi
 def cmd_drift(args: argparse.Namespace, make_upstream: MakeUpstream, catalog_diff: CatalogDiff | None) -> int:
     """The composition root (mcpgw/commands/drift.py) gives the live upstreams, as `serve` builds them,
     and the catalog classification of `lock check`."""
-    from recorder.cassette import open_named
+    from mcpgw.recorder.cassette import open_named
 
     settings = Settings(cassettes_dir=Path(args.cassettes_dir), call_timeout=args.call_timeout)
     cassette = open_named(settings.cassettes_dir, args.cassette, create=False)
@@ -100,7 +100,7 @@ async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], r
                make_upstream: MakeUpstream, catalog_diff: CatalogDiff | None) -> DriftReport:
     from rich.progress import Progress
 
-    logging.getLogger("gateway.isolation").setLevel(logging.WARNING)  # a line per recorded run's instance is noise here
+    logging.getLogger("mcpgw.gateway.isolation").setLevel(logging.WARNING)  # a line per recorded run's instance is noise here
     with Progress(transient=True, disable=args.json or not sys.stderr.isatty()) as progress:
         task = progress.add_task("re-issuing recorded calls", total=None)
 
@@ -115,7 +115,7 @@ async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], r
 def print_report(report: DriftReport) -> None:
     from rich.table import Table
 
-    from gateway.console import table_console
+    from mcpgw.gateway.console import table_console
 
     console = table_console()
     summary = report.summary()

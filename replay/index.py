@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from recorder.codec import pack
-from recorder.keys import base_key, with_history
-from recorder.redaction import MASK
-from recorder.state import Call, StateModel
+from mcpgw.recorder.codec import pack
+from mcpgw.recorder.keys import base_key, with_history
+from mcpgw.recorder.redaction import MASK
+from mcpgw.recorder.state import Call, StateModel
 
 _MASK_BYTES = MASK.encode()
 

@@ -30,10 +30,10 @@ from typing import Any
 
 import anyio
 
-from recorder.lane_table import MAX_LANES, LaneTable
-from recorder.state import Call, GroupLane, GroupState, StateModel
-from replay.index import build_index
-from replay.lanes import Cursor, LaneRule
+from mcpgw.recorder.lane_table import MAX_LANES, LaneTable
+from mcpgw.recorder.state import Call, GroupLane, GroupState, StateModel
+from mcpgw.replay.index import build_index
+from mcpgw.replay.lanes import Cursor, LaneRule
 
 HIT, MISS, DIVERGED, LIVE = "hit", "miss", "diverged", "live"
 MODES = ("live", "record", "replay", "hybrid")

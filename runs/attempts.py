@@ -44,7 +44,7 @@ def plan(status: dict[str, Any], bases: list[str]) -> dict[str, int]:
 
 def highest_attempts(cassette: Path, bases: set[str]) -> dict[str, int]:
     """base -> highest attempt with exchanges recorded in `cassette` (read-only, while the gateway writes)."""
-    from recorder.store import CassetteStore
+    from mcpgw.recorder.store import CassetteStore
 
     if not (cassette / "data.mdb").exists():
         return {}
@@ -69,8 +69,8 @@ def highest_attempts(cassette: Path, bases: set[str]) -> dict[str, int]:
 
 def final_attempts(cassette: Path) -> dict[str, int]:
     """base -> the attempt whose answer the latest run of that task kept (from the cassette's manifests)."""
-    from recorder.cassette import Cassette
-    from runs.manifest import KIND
+    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.runs.manifest import KIND
 
     recording = Cassette(cassette, create=False, readonly=True)
     try:

@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from recorder.cassette import Cassette
-from recorder.codec import pack
+from mcpgw.recorder.cassette import Cassette
+from mcpgw.recorder.codec import pack
 
 PARTS_SUFFIX = ".parts"
 

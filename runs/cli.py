@@ -10,8 +10,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gateway.errors import GatewayError
-from runs.report import Progress, summary
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.runs.report import Progress, summary
 
 MODES = ("record", "replay", "live", "hybrid")
 STRATEGY_NAMES = ("mcpbench", "react", "tc")  # runs.strategies.STRATEGIES' keys, named here so `--help` imports no strategy
@@ -20,12 +20,12 @@ STRATEGY_NAMES = ("mcpbench", "react", "tc")  # runs.strategies.STRATEGIES' keys
 def cmd_run(args: argparse.Namespace) -> int:
     import anyio
 
-    from evaluator.errors import EvaluatorError
-    from runs.gateway_process import GatewayProcess
-    from runs.attempts import plan
-    from runs.manifest import write_manifest
-    from runs.runner import RunOptions, run_tasks
-    from runs.tasks import load_tasks
+    from mcpgw.evaluator.errors import EvaluatorError
+    from mcpgw.runs.gateway_process import GatewayProcess
+    from mcpgw.runs.attempts import plan
+    from mcpgw.runs.manifest import write_manifest
+    from mcpgw.runs.runner import RunOptions, run_tasks
+    from mcpgw.runs.tasks import load_tasks
 
     for name in ("concurrency", "max_rounds"):
         if getattr(args, name) < 1:
@@ -48,7 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                "each task id is one run: give each task file once")
         seen[task.task_id] = task.source
     if args.answers:
-        from runs.answers import check_answers_path
+        from mcpgw.runs.answers import check_answers_path
 
         check_answers_path(Path(args.answers), args.tasks)
     if args.task_id:
@@ -65,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                          seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries,
                          distraction_count=args.distraction_count, distraction_seed=args.distraction_seed)
     if args.ray is not None:
-        from runs.ray_fanout import run_on_ray
+        from mcpgw.runs.ray_fanout import run_on_ray
 
         return run_on_ray(args, tasks, options, *_serve_args(args))
     process = None

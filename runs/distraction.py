@@ -12,8 +12,8 @@ import random
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from runs.tasks import RunTask
-    from runs.tools import ServerNames
+    from mcpgw.runs.tasks import RunTask
+    from mcpgw.runs.tools import ServerNames
 
 DEFAULT_COUNT = 10  # MCP-Bench's --distraction-count default
 DEFAULT_SEED = 0

@@ -25,13 +25,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import GatewayError
-from runs.answers import FINISHED, AnswersFile, read_finished
-from runs.attempts import final_attempts, highest_attempts
-from runs.cassette_parts import merge_parts, part_paths, parts_dir
-from runs.report import Progress, summary
-from runs.runner import RunOptions, RunResult
-from runs.tasks import RunTask
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.runs.answers import FINISHED, AnswersFile, read_finished
+from mcpgw.runs.attempts import final_attempts, highest_attempts
+from mcpgw.runs.cassette_parts import merge_parts, part_paths, parts_dir
+from mcpgw.runs.report import Progress, summary
+from mcpgw.runs.runner import RunOptions, RunResult
+from mcpgw.runs.tasks import RunTask
 
 LOST_LIMIT = 3  # attempts lost with their node before a task is given up as an error
 
@@ -91,7 +91,7 @@ def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptio
     target = cassettes / log_name
     recording = None
     if args.mode in ("replay", "hybrid"):
-        from recorder.paths import cassette_path
+        from mcpgw.recorder.paths import cassette_path
 
         recording = cassette_path(cassettes, args.cassette).resolve()
         if not (recording / "data.mdb").is_file():
@@ -109,7 +109,7 @@ def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptio
         finally:
             fanout.stop_gateways()
         merge_parts(target)
-        from runs.manifest import write_manifest
+        from mcpgw.runs.manifest import write_manifest
 
         status = fanout.status
         write_manifest(target, {
@@ -139,7 +139,7 @@ class _Fanout:
     def start_gateways(self) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from runs.ray_node import NodeGateway
+        from mcpgw.runs.ray_node import NodeGateway
 
         cpus = self.args.ray_task_cpus
         nodes = sorted((n for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= cpus),
@@ -207,7 +207,7 @@ class _Fanout:
     def run(self, tasks: list[RunTask], answers_path: Path, progress: Any) -> RunResult:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from runs.ray_node import NoGatewayHere, run_task
+        from mcpgw.runs.ray_node import NoGatewayHere, run_task
 
         prefix = self.options.run_prefix
         kept = read_finished(answers_path)
@@ -233,7 +233,7 @@ class _Fanout:
             pending[chosen.remote(task, self.options, attempt, dict(self.gateways), time.time())] = (task, attempt, lost)
 
         def lost_answer(task: RunTask, attempt: int, why: str) -> dict[str, Any]:
-            from runs.attempts import run_id_of
+            from mcpgw.runs.attempts import run_id_of
 
             return {"run_id": run_id_of(prefix + task.task_id, attempt), "task_id": task.task_id, "attempt": attempt,
                     "model": f"{self.options.model}/{self.options.strategy}", "strategy": self.options.strategy,

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from gateway.errors import GatewayError
-from runs.gateway_process import GatewayProcess
-from runs.runner import RunOptions, run_one
-from runs.tasks import RunTask
-from runs.tools import ServerNames
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.runs.gateway_process import GatewayProcess
+from mcpgw.runs.runner import RunOptions, run_one
+from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tools import ServerNames
 
 UP = ("ready",)
 

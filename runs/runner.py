@@ -11,13 +11,13 @@ from typing import Any
 import anyio
 import httpx
 
-from runs.answers import AnswersFile, read_finished
-from runs.attempts import run_id_of
-from runs.distraction import DEFAULT_COUNT, DEFAULT_SEED, offered_servers
-from runs.model import ChatModel, ModelFailed, ModelMiss
-from runs.strategies import STRATEGIES
-from runs.tasks import RunTask
-from runs.tools import ServerNames, TaskTools, mcp_url
+from mcpgw.runs.answers import AnswersFile, read_finished
+from mcpgw.runs.attempts import run_id_of
+from mcpgw.runs.distraction import DEFAULT_COUNT, DEFAULT_SEED, offered_servers
+from mcpgw.runs.model import ChatModel, ModelFailed, ModelMiss
+from mcpgw.runs.strategies import STRATEGIES
+from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tools import ServerNames, TaskTools, mcp_url
 
 
 @dataclass

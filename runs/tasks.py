@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import InputError
-from evaluator.tasks import RESIDENT_SERVERS, detect_kind, read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks
+from mcpgw.evaluator.errors import InputError
+from mcpgw.evaluator.tasks import RESIDENT_SERVERS, detect_kind, read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks
 
 
 @dataclass

@@ -43,7 +43,7 @@ def import_everything() -> int:
         for f in (Path(str(p)) for p in importlib.metadata.files("mcpgw") or [])
         if f.suffix == ".py" and f.stem != "__main__" and not f.parts[0].endswith(".dist-info")
     )  # __main__ modules run a command when imported
-    for name in ("lock", "evaluator.judges", "evaluator.report", "recorder.embedded"):
+    for name in ("mcpgw.lock", "mcpgw.evaluator.judges", "mcpgw.evaluator.report", "mcpgw.recorder.embedded"):
         if name not in modules:
             fail(f"{name} is not in the wheel")
     for name in modules:
@@ -64,7 +64,7 @@ def free_port() -> int:
 
 def recorded_call(shipped: Path) -> dict:
     """The first recorded tools/call of a stateless server: it replays the same in any run."""
-    from recorder.cassette import Cassette
+    from mcpgw.recorder.cassette import Cassette
 
     cassette = Cassette(shipped, create=False, readonly=True)
     try:
@@ -119,7 +119,7 @@ def live_from_the_shipped_lock(mcpgw: Path) -> None:
     """The banner's own advice works from an empty folder, with the lock installed with the wheel:
     `mcpgw servers install --profile local`, then `mcpgw serve --mode live --profile local`, every server of
     the profile ready (the packages come from the registries, or the caches the CI's fetch left warm)."""
-    from gateway.config import SHIPPED_LOCK, default_lock, load_config
+    from mcpgw.gateway.config import SHIPPED_LOCK, default_lock, load_config
 
     with tempfile.TemporaryDirectory(prefix="mcpgw-wheel-lock-") as home:
         cwd = os.getcwd()
@@ -146,7 +146,7 @@ def live_from_the_shipped_lock(mcpgw: Path) -> None:
 
 def main() -> None:
     count = import_everything()
-    from recorder.embedded import PACKAGED, shipped_default
+    from mcpgw.recorder.embedded import PACKAGED, shipped_default
 
     shipped = shipped_default()
     if shipped != PACKAGED:

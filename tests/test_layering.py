@@ -1,27 +1,88 @@
 """The layering stays visible: the core imports none of the features, and no package cycle exists.
 
-gateway/   the core: upstreams, router, catalog, validation, front (imports only itself)
-recorder/, replay/, evaluator/, ...   features built on the core
-lock/      installing, building, refreshing, checking: imports the core; recorder/ and replay/ (the
-           record and replay the gateway serves) import it no more than gateway/ does
+Every part installs under one import name, `mcpgw` (setup.py maps the folders):
+gateway/   mcpgw.gateway, the core: upstreams, router, catalog, validation, front (imports only itself)
+recorder/, replay/, evaluator/, ...   mcpgw.recorder, ...: features built on the core
+lock/      mcpgw.lock: installing, building, refreshing, checking: imports the core; recorder/ and
+           replay/ (the record and replay the gateway serves) import it no more than gateway/ does
 mcpgw/     the composition root: the only package that may import all of them
+
+Imports are read from the source: absolute ones, relative ones (resolved against the importing
+module) and `importlib.import_module("...")` / `__import__("...")` with a literal name.
 """
 
 from __future__ import annotations
 
 import ast
-
+from pathlib import Path
 
 from tests.conftest import ROOT
 
-CORE = "gateway"
 ROOT_PACKAGE = "mcpgw"
+PARTS = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock")  # setup.py's PARTS
+CORE = "gateway"
 LOCK = "lock"
 NOT_IMPORTING_LOCK = ("gateway", "recorder", "replay")  # what serving needs; `lock` builds on it
+NOT_OURS = {".venv", "build", "dist", "__pycache__", "node_modules", ".git"}
 
 
 def packages() -> set[str]:
+    """The folders that are packages: the parts and the root."""
     return {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists() and p.name != "tests"}
+
+
+def import_name(path: Path) -> str:
+    """The dotted name a source file imports as (gateway/x.py -> mcpgw.gateway.x)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    if parts and parts[0] in PARTS:
+        parts.insert(0, ROOT_PACKAGE)
+    return ".".join(parts)
+
+
+def room(name: str) -> str | None:
+    """The package (a part, or the root) an imported name belongs to, None when it is not ours."""
+    pieces = name.split(".")
+    if pieces[0] != ROOT_PACKAGE:
+        return None
+    return pieces[1] if len(pieces) > 1 and pieces[1] in PARTS else ROOT_PACKAGE
+
+
+def imported_names(tree: ast.AST, module: str = "", is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in a module: statements at any depth (inside
+    functions too), relative ones resolved against `module`, and `importlib.import_module("...")` /
+    `__import__("...")` with a literal name."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom):
+            anchor = module.split(".") if is_package else module.split(".")[:-1]
+            base = anchor[: len(anchor) - (node.level - 1)]
+            stem = ".".join(base + ([node.module] if node.module else []))
+            if node.module:
+                found.append((node.lineno, stem))
+            else:  # from . import x: each name may be a module
+                found += [(node.lineno, f"{stem}.{alias.name}") for alias in node.names]
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
+                   or isinstance(node.func, ast.Name) and node.func.id in ("__import__", "import_module"))):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def package_sources() -> dict[str, Path]:
+    """module name -> source, for every module of every package (the parts and the root)."""
+    return {import_name(path): path for package in packages() for path in (ROOT / package).rglob("*.py")
+            if "__pycache__" not in path.parts}
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    return imported_names(ast.parse(path.read_text(), str(path)), import_name(path), path.name == "__init__.py")
 
 
 def imports_by_package() -> dict[str, dict[str, list[str]]]:
@@ -30,19 +91,29 @@ def imports_by_package() -> dict[str, dict[str, list[str]]]:
     graph: dict[str, dict[str, list[str]]] = {name: {} for name in ours}
     for package in ours:
         for path in (ROOT / package).rglob("*.py"):
-            tree = ast.parse(path.read_text(), str(path))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    targets = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    targets = [node.module]
-                else:
-                    continue
-                for target in targets:
-                    top = target.split(".")[0]
-                    if top in ours and top != package:
-                        graph[package].setdefault(top, []).append(str(path.relative_to(ROOT)))
+            for _, target in imports_of(path):
+                top = room(target)
+                if top in ours and top != package:
+                    graph[package].setdefault(top, []).append(str(path.relative_to(ROOT)))
     return graph
+
+
+def every_python_file() -> list[Path]:
+    return [path for path in ROOT.rglob("*.py") if not NOT_OURS & set(path.relative_to(ROOT).parts)]
+
+
+def test_nothing_imports_a_part_by_its_folder_name():
+    """One import name: `gateway`, `llm`, `runs` ... are other projects' names on PyPI, and a
+    missed one would work here (the repository root is on sys.path) and fail in the wheel."""
+    stale = [f"{path.relative_to(ROOT)}:{line} imports {name}" for path in every_python_file()
+             for line, name in imports_of(path) if name.split(".")[0] in PARTS]
+    assert stale == [], stale
+
+
+def test_the_scan_resolves_relative_imports():
+    source = "from . import naming\nfrom .catalog import Catalog\nfrom ..recorder import store\n"
+    names = [name for _, name in imported_names(ast.parse(source), "mcpgw.gateway.router")]
+    assert names == ["mcpgw.gateway.naming", "mcpgw.gateway.catalog", "mcpgw.recorder"]
 
 
 def test_the_core_imports_no_feature_package():
@@ -76,29 +147,12 @@ def test_every_package_is_in_the_drawing():
     assert packages() - {ROOT_PACKAGE} <= set(MAY_IMPORT), packages() - {ROOT_PACKAGE} - set(MAY_IMPORT)
 
 
-def imported_names(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, absolute module name) of every import in a module: statements at any depth (inside
-    functions too) and `importlib.import_module("...")` / `__import__("...")` with a literal name."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)
-              and (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-                   or isinstance(node.func, ast.Name) and node.func.id in ("__import__", "import_module"))):
-            found.append((node.lineno, node.args[0].value))
-    return found
-
-
 def lock_imports(package: str) -> list[str]:
     """file:line of each import of the `lock` package (or a module of it) inside `package`."""
     hits = []
     for path in sorted((ROOT / package).rglob("*.py")):
-        for line, name in imported_names(ast.parse(path.read_text(), str(path))):
-            if name == LOCK or name.startswith(LOCK + "."):
+        for line, name in imports_of(path):
+            if room(name) == LOCK:
                 hits.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
     return hits
 
@@ -118,14 +172,14 @@ def test_the_lock_scan_sees_imports_inside_functions_and_by_name():
     source = (
         "import json\n"
         "def start():\n"
-        "    from lock.install import make_plan\n"
+        "    from mcpgw.lock.install import make_plan\n"
         "    import importlib\n"
-        "    importlib.import_module('lock.check')\n"
-        "    __import__('lock')\n"
-        "    from locked import x\n"  # a different name that only starts alike
+        "    importlib.import_module('mcpgw.lock.check')\n"
+        "    __import__('mcpgw.lock')\n"
+        "    from mcpgw.locked import x\n"  # a different name that only starts alike
     )
     names = [name for _, name in imported_names(ast.parse(source))]
-    assert {n for n in names if n == LOCK or n.startswith(LOCK + ".")} == {"lock.install", "lock.check", "lock"}
+    assert {n for n in names if room(n) == LOCK} == {"mcpgw.lock.install", "mcpgw.lock.check", "mcpgw.lock"}
 
 
 def test_only_the_composition_root_imports_it():
@@ -154,12 +208,8 @@ def test_the_package_graph_has_no_cycle():
 
 
 def module_imports() -> dict[str, set[str]]:
-    """module -> the project modules it imports, function-level imports included."""
-    modules = {}
-    for package in packages():
-        for path in (ROOT / package).rglob("*.py"):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    """module -> the project modules it imports, function-level and relative imports included."""
+    modules = package_sources()
 
     def resolve(name: str) -> str | None:
         while name and name not in modules:
@@ -168,11 +218,13 @@ def module_imports() -> dict[str, set[str]]:
 
     edges: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                (_, base), = imported_names(ast.Module(body=[node], type_ignores=[]), module, path.name == "__init__.py")
+                names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Call)):
+                names = [name for _, name in imported_names(ast.Module(body=[ast.Expr(node)] if isinstance(node, ast.Call) else [node], type_ignores=[]), module, path.name == "__init__.py")]
             else:
                 continue
             for name in names:
@@ -185,7 +237,7 @@ def module_imports() -> dict[str, set[str]]:
 
 def test_no_module_cycle_even_through_imports_inside_functions():
     edges = module_imports()
-    assert "lock.install" in edges and "lock.build" in edges["lock.install"]  # lock/ is in the graph
+    assert "mcpgw.lock.install" in edges and "mcpgw.lock.build" in edges["mcpgw.lock.install"]  # lock/ is in the graph
     done: set[str] = set()
     cycles = []
 

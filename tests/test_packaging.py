@@ -36,29 +36,37 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
 
 
 def tree_modules() -> set[str]:
-    """Every .py file of every package in the repository (a package: a top-level folder with __init__.py)."""
+    """Every .py file of every package in the repository (a package: a top-level folder with
+    __init__.py), named where the wheel puts it: mcpgw/ as it is, every other folder under mcpgw/."""
     found = set()
     for init in ROOT.glob("*/__init__.py"):
         if init.parent.name in NOT_SHIPPED:
             continue
         for source in init.parent.rglob("*.py"):
             if "__pycache__" not in source.parts:
-                found.add(source.relative_to(ROOT).as_posix())
+                path = source.relative_to(ROOT).as_posix()
+                found.add(path if path.startswith("mcpgw/") else f"mcpgw/{path}")
     return found
+
+
+def test_the_wheel_installs_one_top_level_name(wheel):
+    """`gateway`, `llm`, `runs`, `lock` ... are other projects' names on PyPI: the wheel installs only `mcpgw`."""
+    tops = {name.split("/")[0] for name in wheel.namelist()}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"mcpgw"}, tops
 
 
 def test_wheel_holds_every_module_of_the_tree(wheel):
     names = set(wheel.namelist())
     expected = tree_modules()
-    for package in ("lock/__init__.py", "evaluator/judges/__init__.py", "evaluator/report/__init__.py",
-                    "recorder/embedded.py"):
+    for package in ("mcpgw/lock/__init__.py", "mcpgw/evaluator/judges/__init__.py",
+                    "mcpgw/evaluator/report/__init__.py", "mcpgw/recorder/embedded.py", "mcpgw/cli.py"):
         assert package in expected
-    assert expected - names == set(), "in the tree but not in the wheel (add the package to pyproject.toml's include)"
+    assert expected - names == set(), "in the tree but not in the wheel (a new top-level folder needs its name in setup.py's PARTS)"
     assert not any(name.startswith("tests/") for name in names)
 
 
 def test_wheel_carries_the_default_cassette_byte_for_byte(wheel):
-    shipped = wheel.read("recorder/shipped/default/data.mdb")
+    shipped = wheel.read("mcpgw/recorder/shipped/default/data.mdb")
     assert shipped == (ROOT / "cassettes" / "default" / "data.mdb").read_bytes()
     assert not any(name.endswith("lock.mdb") for name in wheel.namelist())
 

@@ -9,7 +9,7 @@ Every exchange goes through `client.JudgeClient`, which records it in a
 deterministic and free, and `offline` re-scores from recordings only.
 """
 
-from evaluator.judges.client import JudgeClient, JudgeConfig
-from evaluator.judges.store import JsonlStore, LmdbStore, MemoryStore, open_store
+from mcpgw.evaluator.judges.client import JudgeClient, JudgeConfig
+from mcpgw.evaluator.judges.store import JsonlStore, LmdbStore, MemoryStore, open_store
 
 __all__ = ["JudgeClient", "JudgeConfig", "JsonlStore", "LmdbStore", "MemoryStore", "open_store"]

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.judges.client import JudgeClient
-from evaluator.judges.parsing import extract_object, number_in
-from evaluator.judges.prompting import Template
+from mcpgw.evaluator.judges.client import JudgeClient
+from mcpgw.evaluator.judges.parsing import extract_object, number_in
+from mcpgw.evaluator.judges.prompting import Template
 
 TRAJECTORY = {
     "planning": "did the agent break the task into sensible steps before and while acting",

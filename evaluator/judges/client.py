@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.errors import JudgeConfigError, JudgeMiss, JudgeUnavailable
-from evaluator.judges.store import JudgeStore, MemoryStore, exchange_key
+from mcpgw.evaluator.errors import JudgeConfigError, JudgeMiss, JudgeUnavailable
+from mcpgw.evaluator.judges.store import JudgeStore, MemoryStore, exchange_key
 
 _TRANSIENT_STATUS = {408, 409, 429}
 

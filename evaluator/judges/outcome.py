@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.judges.client import JudgeClient
-from evaluator.judges.parsing import parse_pass_fail
-from evaluator.judges.prompting import Template
+from mcpgw.evaluator.judges.client import JudgeClient
+from mcpgw.evaluator.judges.parsing import parse_pass_fail
+from mcpgw.evaluator.judges.prompting import Template
 
 FIELDS = {"query", "reference_answer", "answer"}
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.errors import JudgeConfigError
+from mcpgw.evaluator.errors import JudgeConfigError
 
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 SPLIT_MARK = "---user---"

@@ -22,9 +22,9 @@ import hashlib
 import random
 from typing import Any
 
-from evaluator.judges.client import JudgeClient
-from evaluator.judges.parsing import extract_object, number_in
-from evaluator.judges.prompting import Template
+from mcpgw.evaluator.judges.client import JudgeClient
+from mcpgw.evaluator.judges.parsing import extract_object, number_in
+from mcpgw.evaluator.judges.prompting import Template
 
 RUNS = 5
 FIELDS = {"fuzzy_task", "concrete_task", "dependency_analysis", "final_answer", "rounds", "trace", "tools", "rubric"}

@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from evaluator.errors import StoreError
+from mcpgw.evaluator.errors import StoreError
 
 FORMAT_VERSION = 1
 

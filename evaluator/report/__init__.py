@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.report.html import html_audit, html_report
-from evaluator.report.text import json_text, markdown_audit, markdown_report, print_audit, print_report
+from mcpgw.evaluator.report.html import html_audit, html_report
+from mcpgw.evaluator.report.text import json_text, markdown_audit, markdown_report, print_audit, print_report
 
 FORMATS = ("terminal", "json", "markdown", "html")
 

@@ -11,9 +11,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from evaluator.agentbench import CATEGORIES
-from evaluator.report import charts
-from evaluator.report.tables import Section, all_sections, audit as audit_section, audit_examples, cell, plural
+from mcpgw.evaluator.agentbench import CATEGORIES
+from mcpgw.evaluator.report import charts
+from mcpgw.evaluator.report.tables import Section, all_sections, audit as audit_section, audit_examples, cell, plural
 
 MAX_TOOL_BARS = 40
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.agentbench import CATEGORIES
+from mcpgw.evaluator.agentbench import CATEGORIES
 
 # Short headers for the six categories; tables explain SS/MS in a note.
 SHORT_CATEGORY = {c: f"{'SS' if c.startswith('single') else 'MS'} {c.split('/')[1].split('-')[0]}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpgw.commands import lazy, DEFAULT_URL
-from harness.configs import FORMATS
+from mcpgw.harness.configs import FORMATS
 
 
 def register(sub: Any) -> None:
@@ -23,4 +23,4 @@ def register(sub: Any) -> None:
     connect.add_argument("--auth-token-env", metavar="VAR", help="the gateway's bearer token, from this variable")
     connect.add_argument("--auth-token-file", metavar="FILE")
     connect.add_argument("-o", "--output", help="file to write (default: stdout)")
-    connect.set_defaults(func=lazy("harness.cli", "cmd_connect"))
+    connect.set_defaults(func=lazy("mcpgw.harness.cli", "cmd_connect"))

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from mcpgw.commands import lazy
-from evaluator.cli import DEFAULT_STORE
+from mcpgw.evaluator.cli import DEFAULT_STORE
 
 
 def register(subparsers: Any) -> None:
@@ -52,12 +52,12 @@ def register(subparsers: Any) -> None:
                        help="seconds per judge request (default 60)")
     judge.add_argument("--judge-retries", type=int, default=3, metavar="N",
                        help="retries after a transient failure (default 3)")
-    ev.set_defaults(func=lazy("evaluator.cli", "eval_command"))
+    ev.set_defaults(func=lazy("mcpgw.evaluator.cli", "eval_command"))
 
     au = subparsers.add_parser("audit", help="per-tool call-validity audit of a call log",
                                description="Which tools are called wrongly, and how.")
     _common(au)
-    from evaluator.audit import SORT_KEYS
+    from mcpgw.evaluator.audit import SORT_KEYS
 
     au.add_argument("--sort", choices=SORT_KEYS, default="invalid_rate",
                     help="column to sort by (default invalid_rate)")
@@ -66,7 +66,7 @@ def register(subparsers: Any) -> None:
                     help="exit 1 when a tool falls below, e.g. validity=0.95,success=0.9 (metrics: validity, "
                          "success, no_error)")
     au.add_argument("--limit", type=int, default=50, metavar="N", help="rows in the terminal table (default 50)")
-    au.set_defaults(func=lazy("evaluator.cli", "audit_command"))
+    au.set_defaults(func=lazy("mcpgw.evaluator.cli", "audit_command"))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -22,11 +22,11 @@ def register(sub: Any) -> None:
     imp.add_argument("--lock", default=DEFAULT_LOCK, help=f"lock file to add to, created if missing (default: {DEFAULT_LOCK})")
     imp.add_argument("--profile", help="also add the imported servers to this profile (created if missing)")
     imp.add_argument("--base-dir", help="MCP-Bench shape: where relative 'cwd's are anchored (default: the file's directory)")
-    imp.set_defaults(func=lazy("lock.importer", "cmd_import"))
+    imp.set_defaults(func=lazy("mcpgw.lock.importer", "cmd_import"))
 
     for name, help_text, module, function in (
-        ("refresh", "start the servers and write what each offers under its 'locked:' key", "lock.refresh", "cmd_refresh"),
-        ("check", "compare the live servers with their 'locked:' data; exit 1 on breaking drift", "lock.check", "cmd_check"),
+        ("refresh", "start the servers and write what each offers under its 'locked:' key", "mcpgw.lock.refresh", "cmd_refresh"),
+        ("check", "compare the live servers with their 'locked:' data; exit 1 on breaking drift", "mcpgw.lock.check", "cmd_check"),
     ):
         parser = actions.add_parser(name, help=help_text)
         _selection(parser)
@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     install.add_argument("--sources", metavar="DIR", default=None,
                          help="folder(s) holding owner+repo@commit.tar.gz archives or directories, looked up "
                               "before any download (default: $MCPGW_SOURCES)")
-    install.set_defaults(func=lazy("lock.install", "cmd_install"))
+    install.set_defaults(func=lazy("mcpgw.lock.install", "cmd_install"))
 
 
 def _seconds(text: str) -> float:

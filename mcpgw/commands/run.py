@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from mcpgw.commands import lazy
-from runs.cli import MODES, STRATEGY_NAMES
+from mcpgw.runs.cli import MODES, STRATEGY_NAMES
 
 
 def register(sub: Any) -> None:
-    from llm.options import add_model_options
-    from runs.distraction import DEFAULT_COUNT, DEFAULT_SEED
+    from mcpgw.llm.options import add_model_options
+    from mcpgw.runs.distraction import DEFAULT_COUNT, DEFAULT_SEED
 
     run = sub.add_parser("run", help="run benchmark tasks with a model through the gateway (recorded or replayed)",
                          description="Drive tasks through the gateway's /mcp and /v1 with an agent strategy. "
@@ -61,4 +61,4 @@ def register(sub: Any) -> None:
     serve.add_argument("--call-timeout", type=float, default=60.0)
     serve.add_argument("--port", type=int, help="port of the gateway it starts (default: a free one)")
     add_model_options(serve, log_results=4000)  # runs keep tool results by default: the judge reads them
-    run.set_defaults(func=lazy("runs.cli", "cmd_run"))
+    run.set_defaults(func=lazy("mcpgw.runs.cli", "cmd_run"))

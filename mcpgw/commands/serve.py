@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import GatewayError
+from mcpgw.gateway.errors import GatewayError
 from mcpgw.commands import DEFAULT_CONFIG
 
 
@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     serve.add_argument("--run", default="default",
                        help="run id for calls whose client gives none (?run= / X-Run-Id); each such client, on /mcp "
                             "and /v1 alike, replays in a lane of its own under it (<run>/client-<id>)")
-    from llm.options import add_model_options
+    from mcpgw.llm.options import add_model_options
 
     add_model_options(serve)
     edge = serve.add_argument_group("security (README: Security)")
@@ -82,7 +82,7 @@ def register(sub: Any) -> None:
     serve.add_argument("--worker-channel", help=argparse.SUPPRESS)  # FD: the connections the parent deals
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
-    from recorder.paths import add_dir_option
+    from mcpgw.recorder.paths import add_dir_option
 
     add_dir_option(serve)
 
@@ -92,8 +92,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     from mcpgw.app import Gateway
-    from gateway.config import default_lock, load_config
-    from gateway.settings import Settings
+    from mcpgw.gateway.config import default_lock, load_config
+    from mcpgw.gateway.settings import Settings
 
     import re
 
@@ -102,7 +102,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             re.compile(pattern)
         except re.error as exc:
             raise GatewayError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from None
-    from gateway.http_guard import check_exposure, load_token
+    from mcpgw.gateway.http_guard import check_exposure, load_token
 
     token = load_token(args.auth_token_env, args.auth_token_file)
     for name, value in (("--max-sessions", args.max_sessions), ("--max-sessions-per-client", args.max_sessions_per_client),
@@ -128,7 +128,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         check_port_free(args.host, args.port)
     if args.config:  # a broken file is refused first, and alone
         load_config(args.config)
-    from recorder.embedded import default_cassette
+    from mcpgw.recorder.embedded import default_cassette
 
     embedded = default_cassette(Path(args.cassettes_dir))  # the user's own cassettes/default, else the installed one
     mode = args.mode or default_mode(args, embedded)
@@ -209,7 +209,7 @@ def check_port_free(host: str, port: int) -> None:
 
 def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
     """The mode when --mode is not given, said out loud: never a silent switch to starting servers."""
-    from recorder.paths import cassette_path, is_cassette
+    from mcpgw.recorder.paths import cassette_path, is_cassette
 
     given = [flag for flag, value in (("--config", args.config), ("--profile", args.profile), ("--servers", args.servers)) if value]
     if given:
@@ -229,13 +229,13 @@ def _serve_workers(args: argparse.Namespace) -> int:
 
     from mcpgw.app import open_cassette, replay_log_path
     from mcpgw.workers import run_parent
-    from gateway.settings import Settings
-    from recorder.cassette import open_path
-    from recorder.paths import cassette_path
+    from mcpgw.gateway.settings import Settings
+    from mcpgw.recorder.cassette import open_path
+    from mcpgw.recorder.paths import cassette_path
 
     if args.workers < 1:
         raise GatewayError(f"--workers {args.workers}: needs at least 1")
-    from recorder.embedded import default_cassette
+    from mcpgw.recorder.embedded import default_cassette
 
     cassettes_dir = Path(args.cassettes_dir)
     embedded = default_cassette(cassettes_dir)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import GatewayError
+from mcpgw.gateway.errors import GatewayError
 from mcpgw.commands import DEFAULT_URL
 
 
@@ -29,16 +29,16 @@ def register(sub: Any) -> None:
     export.add_argument("-o", "--output", help="file to write (default: stdout)")
     export.set_defaults(func=cmd_calls_export)
 
-    from recorder.paths import add_dir_option
-    from recorder.replay_logs import add_log_option
+    from mcpgw.recorder.paths import add_dir_option
+    from mcpgw.recorder.replay_logs import add_log_option
 
     add_dir_option(export)
     add_log_option(export)
 
 
 def cmd_servers(args: argparse.Namespace) -> int:
-    from gateway.http_guard import load_token
-    from gateway.status_client import fetch_status
+    from mcpgw.gateway.http_guard import load_token
+    from mcpgw.gateway.status_client import fetch_status
 
     status = fetch_status(args.url, load_token(args.auth_token_env, args.auth_token_file))
     if args.json:
@@ -51,7 +51,7 @@ def cmd_servers(args: argparse.Namespace) -> int:
 def print_status(status: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from gateway.console import table_console
+    from mcpgw.gateway.console import table_console
 
     table = Table(title=f"mcpgw: {status['tools']} tools, mode {status['mode']}, validate {status['validate']}")
     for column in ("server", "state", "tools", "restarts", "server info", "built from", "reason"):
@@ -72,9 +72,9 @@ def print_status(status: dict[str, Any]) -> None:
 
 
 def cmd_calls_export(args: argparse.Namespace) -> int:
-    from recorder.calllog import export_jsonl
-    from recorder.replay_logs import call_log_paths, log_note
-    from recorder.store import CassetteFormatError
+    from mcpgw.recorder.calllog import export_jsonl
+    from mcpgw.recorder.replay_logs import call_log_paths, log_note
+    from mcpgw.recorder.store import CassetteFormatError
 
     paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
     count = 0

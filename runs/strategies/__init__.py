@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from runs.strategies.base import Outcome
-from runs.strategies.mcpbench import solve as mcpbench
-from runs.strategies.react import solve as react
-from runs.strategies.tc import solve as tc
+from mcpgw.runs.strategies.base import Outcome
+from mcpgw.runs.strategies.mcpbench import solve as mcpbench
+from mcpgw.runs.strategies.react import solve as react
+from mcpgw.runs.strategies.tc import solve as tc
 
 Strategy = Callable[..., Awaitable[Outcome]]
 STRATEGIES: dict[str, Strategy] = {"tc": tc, "react": react, "mcpbench": mcpbench}

@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 
-from runs.model import ChatModel, parse_arguments
-from runs.strategies.base import Outcome, cut, describe_tools
-from runs.tasks import RunTask
-from runs.tools import TaskTools
+from mcpgw.runs.model import ChatModel, parse_arguments
+from mcpgw.runs.strategies.base import Outcome, cut, describe_tools
+from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tools import TaskTools
 
 PLAN = """You are working on a task with tools. Decide what to do in this round.
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from runs.model import ChatModel, parse_arguments
-from runs.strategies.base import Outcome, cut, describe_tools
-from runs.tasks import RunTask
-from runs.tools import TaskTools
+from mcpgw.runs.model import ChatModel, parse_arguments
+from mcpgw.runs.strategies.base import Outcome, cut, describe_tools
+from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tools import TaskTools
 
 PROMPT = """Solve the task below. You can use these tools:
 

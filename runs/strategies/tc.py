@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from runs.model import ChatModel, parse_arguments
-from runs.strategies.base import Outcome
-from runs.tasks import RunTask
-from runs.tools import TaskTools
+from mcpgw.runs.model import ChatModel, parse_arguments
+from mcpgw.runs.strategies.base import Outcome
+from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tools import TaskTools
 
 SYSTEM = ("You complete the user's task using the functions you are given. Use them for any fact, lookup or "
           "computation you need, and check what they return. When you have everything, reply with the final "

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.judges.aspects import TRAJECTORY
-from evaluator.judges.rubric import SCORE_KEYS
+from mcpgw.evaluator.judges.aspects import TRAJECTORY
+from mcpgw.evaluator.judges.rubric import SCORE_KEYS
 from tests.evaluator.conftest import call
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],

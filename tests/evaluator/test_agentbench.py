@@ -1,6 +1,6 @@
 import pytest
 
-from evaluator.agentbench import CATEGORIES, normalize_category, pass_rates
+from mcpgw.evaluator.agentbench import CATEGORIES, normalize_category, pass_rates
 
 
 @pytest.mark.parametrize("label, expected", [

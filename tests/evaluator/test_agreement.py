@@ -2,7 +2,7 @@
 
 import pytest
 
-from evaluator.agreement import (all_raters_agreement, cohens_kappa, fleiss_kappa, judge_vs_humans, majority,
+from mcpgw.evaluator.agreement import (all_raters_agreement, cohens_kappa, fleiss_kappa, judge_vs_humans, majority,
                                  percentage_agreement)
 
 P, F = True, False

@@ -1,6 +1,6 @@
 import pytest
 
-from evaluator.audit import audit_calls, check_thresholds, parse_thresholds, percentile, sort_tools
+from mcpgw.evaluator.audit import audit_calls, check_thresholds, parse_thresholds, percentile, sort_tools
 from tests.evaluator.conftest import call
 
 

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from evaluator.calllog import check_calls, group_by_run, read_calls
-from evaluator.errors import InputError
+from mcpgw.evaluator.calllog import check_calls, group_by_run, read_calls
+from mcpgw.evaluator.errors import InputError
 from tests.evaluator.conftest import call
 
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from evaluator.catalog import read_catalog, schema_checks
-from evaluator.errors import InputError
+from mcpgw.evaluator.catalog import read_catalog, schema_checks
+from mcpgw.evaluator.errors import InputError
 
 
 def test_broken_entries_do_not_refuse_the_catalog(tmp_path):

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from evaluator import cli
+from mcpgw.evaluator import cli
 from mcpgw import cli as mcpgw_cli
 from mcpgw.commands import evaluate
 from tests.evaluator import scenario
@@ -156,14 +156,14 @@ def test_registration_wires_eval_and_audit_to_the_evaluator():
 
 
 def test_cassette_without_recorder_is_explained(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "recorder.calllog", None)  # import fails as if not installed
+    monkeypatch.setitem(sys.modules, "mcpgw.recorder.calllog", None)  # import fails as if not installed
     assert mcpgw_cli.main(["audit", "--cassette", str(tmp_path)]) == 2
     assert "--cassette needs the recorder" in capsys.readouterr().err
 
 
 def test_cassette_through_the_recorder(tmp_path, capsys):
-    import recorder.calllog as calllog  # required dependencies: a broken install fails here, it does not skip
-    import recorder.store as store_mod
+    import mcpgw.recorder.calllog as calllog  # required dependencies: a broken install fails here, it does not skip
+    import mcpgw.recorder.store as store_mod
     store = store_mod.CassetteStore(tmp_path / "cassette")
     log = calllog.CallLog(store)
     for i in range(3):

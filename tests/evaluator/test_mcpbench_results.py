@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from evaluator.errors import InputError
-from evaluator.mcpbench_results import Scorer, read_results, score_results, tools_from_catalog
-from evaluator.mcpbench_rules import aggregate_tasks, score_calls
+from mcpgw.evaluator.errors import InputError
+from mcpgw.evaluator.mcpbench_results import Scorer, read_results, score_results, tools_from_catalog
+from mcpgw.evaluator.mcpbench_rules import aggregate_tasks, score_calls
 
 SEARCH = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 TOOLS = {
@@ -26,7 +26,7 @@ def execution(tool, parameters, success=True, server=None):
 
 
 def rescore(executions, tools=TOOLS, **task):
-    from evaluator.mcpbench_results import ResultTask
+    from mcpgw.evaluator.mcpbench_results import ResultTask
 
     defaults = dict(task_id="t", model="m", status="completed", available_tools=tools, planning_json_compliance=1.0,
                     total_rounds=None, evaluation=None)
@@ -48,13 +48,13 @@ def test_the_gateway_verdict_keeps_json_schema_semantics_for_absent_arguments(tm
     # where MCP-Bench's rescoring (above) lets a None through. A tools/call without arguments, through the router:
     import anyio
 
-    from gateway.catalog import ServerCatalog
-    from gateway.config import ServerSpec
-    from gateway.router import Caller, Router
-    from gateway.settings import Settings
-    from gateway.upstream import HandlerUpstream
-    from recorder.calllog import CallLog, iter_calls
-    from recorder.store import CassetteStore
+    from mcpgw.gateway.catalog import ServerCatalog
+    from mcpgw.gateway.config import ServerSpec
+    from mcpgw.gateway.router import Caller, Router
+    from mcpgw.gateway.settings import Settings
+    from mcpgw.gateway.upstream import HandlerUpstream
+    from mcpgw.recorder.calllog import CallLog, iter_calls
+    from mcpgw.recorder.store import CassetteStore
 
     async def answer(method, params):
         return {"content": [{"type": "text", "text": "found"}]}
@@ -278,7 +278,7 @@ def test_results_with_saved_summary_beside_the_tasks_are_rescored(tmp_path):
     # Some runners save the summary next to the per-task results; the tasks are what is read.
     data = {"final_metrics": {"m1": {"accuracy_metrics": {}}}, "run_metadata": {},
             "task_run_results": {"m1": [runner_task("a", [execution("Search:find", {"q": "x"})])]}}
-    from evaluator.mcpbench_results import results_kind
+    from mcpgw.evaluator.mcpbench_results import results_kind
 
     assert results_kind(data, "r.json") == "mcpbench"
     assert [t.task_id for t in read_results(write(tmp_path, "r.json", data))] == ["a"]

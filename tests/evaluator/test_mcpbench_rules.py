@@ -2,8 +2,8 @@
 
 import pytest
 
-from evaluator.mcpbench_rules import aggregate_tasks, mean_skipping_none, score_runs, task_metrics
-from evaluator.schemas import SchemaChecks
+from mcpgw.evaluator.mcpbench_rules import aggregate_tasks, mean_skipping_none, score_runs, task_metrics
+from mcpgw.evaluator.schemas import SchemaChecks
 from tests.evaluator.conftest import call
 
 INVALID = {"valid": False, "errors": [{"path": "$.n", "message": "x", "keyword": "type"}]}

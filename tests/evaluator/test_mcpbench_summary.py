@@ -1,6 +1,6 @@
 """MCP-Bench's saved metrics file checked against call-log values (evaluator.mcpbench_summary)."""
 
-from evaluator.mcpbench_summary import compare, is_summary
+from mcpgw.evaluator.mcpbench_summary import compare, is_summary
 
 SAVED = {"valid_tool_name_rate": 1.0, "input_schema_compliance": 0.5, "tool_call_success_rate": 1.0,
          "avg_tool_calls_per_task": 2.0, "task_completion_score": 6.0}

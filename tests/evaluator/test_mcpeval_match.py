@@ -2,7 +2,7 @@
 
 import pytest
 
-from evaluator.mcpeval_match import (compare_parameters, lcs_length, match_both, match_task, match_tasks, normalize,
+from mcpgw.evaluator.mcpeval_match import (compare_parameters, lcs_length, match_both, match_task, match_tasks, normalize,
                                      summarize, values_equal)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from evaluator.names import bare_tool
-from evaluator.pipeline import EvalInputs, evaluate
-from evaluator.tasks import Answer
+from mcpgw.evaluator.names import bare_tool
+from mcpgw.evaluator.pipeline import EvalInputs, evaluate
+from mcpgw.evaluator.tasks import Answer
 
 TITLES = {"unit_converter": "Unit Converter"}
 

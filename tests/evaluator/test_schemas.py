@@ -1,6 +1,6 @@
 import pytest
 
-from evaluator.schemas import SchemaChecks, compile_check, schema_digest
+from mcpgw.evaluator.schemas import SchemaChecks, compile_check, schema_digest
 
 OBJ = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}
 

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from evaluator.errors import InputError
-from evaluator.tasks import (detect_kind, parse_label, read_agentbench_tasks, read_answers, read_labels,
+from mcpgw.evaluator.errors import InputError
+from mcpgw.evaluator.tasks import (detect_kind, parse_label, read_agentbench_tasks, read_answers, read_labels,
                              read_mcpbench_tasks, read_mcpeval_tasks)
 
 MCPBENCH = {

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from gateway.errors import UPSTREAM_TIMEOUT
+from mcpgw.gateway.errors import UPSTREAM_TIMEOUT
 from tests.conftest import misbehaving_entry, pid_alive
 
 CONFIG = "version: 1\nservers:\n" + "".join(
@@ -279,7 +279,7 @@ def post(gateway, message: dict, headers: dict | None = None) -> dict:
 def export(gateway, count: int) -> list[dict]:
     """The call log, read while the gateway runs (LMDB readers do not block the writer), once it
     holds at least `count` records with an outcome: the writer thread commits after the answer."""
-    from recorder.calllog import iter_calls
+    from mcpgw.recorder.calllog import iter_calls
 
     deadline = time.monotonic() + 10
     records: list[dict] = []

@@ -19,18 +19,18 @@ import pytest
 
 from uvicorn.logging import AccessFormatter
 
-from gateway import commit_batch
-from gateway.catalog import ServerCatalog
-from gateway.commit_batch import Batch, collecting_batch
-from gateway.config import ServerSpec
-from gateway.front import build_http_app, build_server
-from gateway.hot_protocol import HotLaneProtocol
-from gateway.http_app import serve_http
-from gateway.router import Router
-from gateway.settings import Settings
-from gateway.upstream import HandlerUpstream
-from recorder.calllog import CallLog
-from recorder.store import CassetteStore
+from mcpgw.gateway import commit_batch
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.commit_batch import Batch, collecting_batch
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.front import build_http_app, build_server
+from mcpgw.gateway.hot_protocol import HotLaneProtocol
+from mcpgw.gateway.http_app import serve_http
+from mcpgw.gateway.router import Router
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.upstream import HandlerUpstream
+from mcpgw.recorder.calllog import CallLog
+from mcpgw.recorder.store import CassetteStore
 from tests.gateway.test_write_coalescing import post
 
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import load_config, parse_config
-from gateway.errors import ConfigError
+from mcpgw.gateway.config import load_config, parse_config
+from mcpgw.gateway.errors import ConfigError
 
 GOOD = """version: 1
 separator: "__"
@@ -102,7 +102,7 @@ def test_missing_file_and_unknown_profile(tmp_path):
 
 
 def test_the_default_lock_is_the_users_own_first_then_the_installed_one(tmp_path, monkeypatch):
-    from gateway.config import CHECKOUT_LOCK, SHIPPED_LOCK, default_lock
+    from mcpgw.gateway.config import CHECKOUT_LOCK, SHIPPED_LOCK, default_lock
 
     monkeypatch.chdir(tmp_path)
     assert default_lock() in (SHIPPED_LOCK, CHECKOUT_LOCK)  # an empty folder: the lock installed with mcpgw

@@ -13,16 +13,16 @@ import anyio
 import httpx
 import pytest
 
-from gateway.catalog import ServerCatalog
-from gateway.config import ServerSpec
-from gateway.errors import UpstreamRejected
-from gateway.front import build_http_app, build_server
-from gateway.router import Router
-from gateway.settings import Settings
-from gateway.stable_results import StableResults
-from gateway.upstream import HandlerUpstream
-from recorder.calllog import CallLog, iter_calls
-from recorder.store import CassetteStore
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.errors import UpstreamRejected
+from mcpgw.gateway.front import build_http_app, build_server
+from mcpgw.gateway.router import Router
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.stable_results import StableResults
+from mcpgw.gateway.upstream import HandlerUpstream
+from mcpgw.recorder.calllog import CallLog, iter_calls
+from mcpgw.recorder.store import CassetteStore
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
@@ -209,7 +209,7 @@ def test_requests_before_initialized_are_left_to_the_sdk(tmp_path, monkeypatch):
 def test_the_fast_paths_chain_leaves_out_only_the_layers_that_say_they_have_nothing_to_do():
     """A layer with `on_fast_path(method)` False is not in that method's chain; one without it always is; the
     order of the others is the server's."""
-    from gateway.fast_path import FastContext, FastPath
+    from mcpgw.gateway.fast_path import FastContext, FastPath
 
     ran = []
 
@@ -250,9 +250,9 @@ def test_a_replayed_results_answer_made_once_is_the_answer_made_every_time():
     import gc
     from types import SimpleNamespace
 
-    from gateway import stable_results
-    from gateway.fast_path import _envelope, _enveloped, _stable_text
-    from gateway.sdk_adapter import serialize_result
+    from mcpgw.gateway import stable_results
+    from mcpgw.gateway.fast_path import _envelope, _enveloped, _stable_text
+    from mcpgw.gateway.sdk_adapter import serialize_result
 
     server = SimpleNamespace(cache_hints={})
     plain = [{"content": [{"type": "text", "text": 'a "quoted" é \u2028 line\n'}]},

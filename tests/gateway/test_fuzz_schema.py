@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.gateway.test_hardening import CONFIG
 from tests.gateway.test_http_edges import answers, open_session, tool_call
 

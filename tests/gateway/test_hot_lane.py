@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from gateway import hot_protocol
-from recorder.calllog import iter_calls
+from mcpgw.gateway import hot_protocol
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import start_gateway, stop_gateway
 
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
@@ -319,7 +319,7 @@ def test_a_connection_idle_after_a_hot_answer_is_closed_as_uvicorn_closes_it(tmp
 def test_the_lanes_header_view_reads_as_starlettes():
     from starlette.requests import Request
 
-    from gateway.hot_lane import _Heads
+    from mcpgw.gateway.hot_lane import _Heads
 
     raw = [(b"host", b"x"), (b"accept", b"application/json"), (b"accept", b"text/html"),
            (b"content-type", b"application/json; charset=utf-8")]

@@ -11,8 +11,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from gateway.config import parse_config
-from gateway.http_launch import NotListening, serving
+from mcpgw.gateway.config import parse_config
+from mcpgw.gateway.http_launch import NotListening, serving
 from tests.conftest import FIXTURES, free_port, pid_alive, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from gateway.json_messages import MAX_DEPTH, _DECODER, parse_json
+from mcpgw.gateway.json_messages import MAX_DEPTH, _DECODER, parse_json
 
 
 def _reference(body: bytes):

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from gateway.json_text import canonical, compact
+from mcpgw.gateway.json_text import canonical, compact
 
 
 def _value(rng: random.Random, depth: int = 0):

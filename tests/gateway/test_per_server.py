@@ -21,8 +21,8 @@ import pytest
 from mcp import Client, ClientSession
 from mcp.client.sse import sse_client
 
-from evaluator.calllog import check_record
-from recorder.calllog import iter_calls
+from mcpgw.evaluator.calllog import check_record
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 

@@ -23,7 +23,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import FIXTURES, ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import export, run
 from tests.gateway.test_real_servers import list_and_convert_over_stdio

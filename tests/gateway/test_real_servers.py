@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, pid_alive, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 

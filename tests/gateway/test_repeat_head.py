@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from gateway.repeat_head import RepeatHead
+from mcpgw.gateway.repeat_head import RepeatHead
 from tests.conftest import start_gateway, stop_gateway
 from tests.gateway.test_hot_lane import CONFIG, call, open_session, request
 
@@ -188,7 +188,7 @@ def test_a_client_sending_head_and_body_apart_gets_its_head_kept(tmp_path):
 def test_a_held_body_later_than_the_wait_goes_the_parsers_way_though_a_quick_one_armed_the_deadline(tmp_path):
     """A connection's held bodies share one deadline check (gateway.hot_protocol `_unread_check`): armed by a body that
     came in time, it fires before a later head's wait is up, and must wait on for that one rather than let it be."""
-    from gateway import hot_protocol
+    from mcpgw.gateway import hot_protocol
 
     gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
     wait = hot_protocol.HOT_BODY_WAIT

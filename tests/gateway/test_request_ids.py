@@ -7,8 +7,8 @@ import json
 
 import anyio
 
-from gateway.request_context import context_of
-from gateway.request_ids import InflightIds
+from mcpgw.gateway.request_context import context_of
+from mcpgw.gateway.request_ids import InflightIds
 
 
 class Transport:

@@ -13,13 +13,13 @@ from mcp.server.runner import ServerRunner
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 
-from gateway import sdk_adapter
-from gateway.front import build_server
-from gateway.http_app import build_http_app
-from gateway.router import Router
-from gateway.settings import Settings
-from recorder.calllog import CallLog
-from recorder.store import CassetteStore
+from mcpgw.gateway import sdk_adapter
+from mcpgw.gateway.front import build_server
+from mcpgw.gateway.http_app import build_http_app
+from mcpgw.gateway.router import Router
+from mcpgw.gateway.settings import Settings
+from mcpgw.recorder.calllog import CallLog
+from mcpgw.recorder.store import CassetteStore
 
 GATEWAY = Path(sdk_adapter.__file__).parent
 

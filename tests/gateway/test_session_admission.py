@@ -5,8 +5,8 @@ import uuid
 
 import anyio
 
-from gateway.request_context import context_of
-from gateway.sessions import SessionAdmission, SessionLimits
+from mcpgw.gateway.request_context import context_of
+from mcpgw.gateway.sessions import SessionAdmission, SessionLimits
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}

@@ -243,7 +243,7 @@ def test_sigterm_stops_it_while_stdin_stays_open(tmp_path):
 def test_a_tools_call_refused_as_malformed_is_in_the_call_log(tmp_path):
     """The SDK refuses `arguments` that are not an object (-32602) before any handler runs; over stdio, as over
     HTTP, the call log still has the call, refused, with the tool's verdict on its arguments."""
-    from recorder.calllog import iter_calls
+    from mcpgw.recorder.calllog import iter_calls
 
     lines = [INIT, {"jsonrpc": "2.0", "method": "notifications/initialized"},
              {**SUM, "id": 2, "params": {"name": "everything__get-sum", "arguments": "1 + 2"}}]

@@ -8,9 +8,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from gateway.deadlines import Deadline, Scoped
-from gateway.stdio_rpc import StdioRpc
-from gateway.stdio_transport import Inbox
+from mcpgw.gateway.deadlines import Deadline, Scoped
+from mcpgw.gateway.stdio_rpc import StdioRpc
+from mcpgw.gateway.stdio_transport import Inbox
 
 
 class ToClient:

@@ -15,19 +15,19 @@ from typing import Any
 import anyio
 import pytest
 
-from gateway.catalog import ServerCatalog
-from gateway.config import ServerSpec
-from gateway.isolation import PerRunUpstream
-from gateway.live import LiveUpstream
-from gateway.errors import ReplayMiss
-from gateway.router import Caller, Router
-from gateway.settings import Settings
-from gateway.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
-from recorder.calllog import CallLog
-from recorder.cassette import Cassette
-from recorder.recording import RecordingUpstream
-from recorder.redaction import Redactor
-from replay.cassette_upstream import CassetteUpstream
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.isolation import PerRunUpstream
+from mcpgw.gateway.live import LiveUpstream
+from mcpgw.gateway.errors import ReplayMiss
+from mcpgw.gateway.router import Caller, Router
+from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
+from mcpgw.recorder.calllog import CallLog
+from mcpgw.recorder.cassette import Cassette
+from mcpgw.recorder.recording import RecordingUpstream
+from mcpgw.recorder.redaction import Redactor
+from mcpgw.replay.cassette_upstream import CassetteUpstream
 from tests.gateway.test_bad_input import run
 
 

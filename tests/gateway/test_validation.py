@@ -1,4 +1,4 @@
-from gateway.validation import ValidatorCache, schema_digest
+from mcpgw.gateway.validation import ValidatorCache, schema_digest
 
 SCHEMA = {
     "type": "object",

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from recorder.calllog import iter_calls
-from runs.gateway_process import GatewayProcess
+from mcpgw.recorder.calllog import iter_calls
+from mcpgw.runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT, SNAPSHOTS
 from tests.harness.mcpbench_model import MCPBenchModel
 

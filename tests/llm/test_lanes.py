@@ -3,8 +3,8 @@ clients): a replay lane answers from one recorded lane in that lane's order."""
 
 from __future__ import annotations
 
-from llm.passthrough import CHAT, MODEL
-from replay.player import HIT, Player
+from mcpgw.llm.passthrough import CHAT, MODEL
+from mcpgw.replay.player import HIT, Player
 
 
 def body(key: str) -> dict:

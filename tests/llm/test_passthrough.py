@@ -11,8 +11,8 @@ import httpx
 import openai
 import pytest
 
-from recorder.calllog import iter_calls
-from recorder.cassette import Cassette
+from mcpgw.recorder.calllog import iter_calls
+from mcpgw.recorder.cassette import Cassette
 from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
 

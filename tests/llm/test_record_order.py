@@ -13,7 +13,7 @@ import anyio
 import pytest
 from starlette.applications import Starlette
 
-from llm.passthrough import CHAT, ModelPassthrough
+from mcpgw.llm.passthrough import CHAT, ModelPassthrough
 from tests.replay.test_one_player import CHAT_BODY, model_entries
 
 

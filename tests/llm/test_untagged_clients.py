@@ -10,7 +10,7 @@ import threading
 import httpx
 import openai
 
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
 from tests.llm.test_passthrough import FIXTURE, TOOLS, conversation

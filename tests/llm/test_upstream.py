@@ -9,7 +9,7 @@ import json
 import anyio
 import pytest
 
-from llm.upstream import LiveModel, ModelUnreachable
+from mcpgw.llm.upstream import LiveModel, ModelUnreachable
 
 
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")

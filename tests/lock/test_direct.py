@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from lock.direct import direct_argv, locate_command
-from lock.launchers import parse_launch
+from mcpgw.lock.direct import direct_argv, locate_command
+from mcpgw.lock.launchers import parse_launch
 
 
 def test_uvx_runs_the_command_from_the_environment_it_reports(tmp_path):

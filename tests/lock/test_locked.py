@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from gateway.catalog import ServerCatalog
-from gateway.errors import ConfigError
-from gateway.server_spec import Pin, ServerSpec
-from lock.locked import catalog_digest, parse, render, snapshot
+from mcpgw.gateway.catalog import ServerCatalog
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.server_spec import Pin, ServerSpec
+from mcpgw.lock.locked import catalog_digest, parse, render, snapshot
 
 AWKWARD = {
     "type": "object",

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import parse_config
-from gateway.errors import GatewayError
-from lock.lockedit import add_servers, add_to_profile, scalar, server_indent, set_entry_key
+from mcpgw.gateway.config import parse_config
+from mcpgw.gateway.errors import GatewayError
+from mcpgw.lock.lockedit import add_servers, add_to_profile, scalar, server_indent, set_entry_key
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPBENCH = (ROOT / "servers.lock.yaml").read_text()

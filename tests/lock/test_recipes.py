@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.config import parse_config
-from gateway.errors import ConfigError
-from gateway.recipe_syntax import RecipeError, parse_recipe
-from lock.recipes import build_env, build_steps
+from mcpgw.gateway.config import parse_config
+from mcpgw.gateway.errors import ConfigError
+from mcpgw.gateway.recipe_syntax import RecipeError, parse_recipe
+from mcpgw.lock.recipes import build_env, build_steps
 
 COMMIT = "09e52332b22428bf891be59047e01cb9adc063b4"
 

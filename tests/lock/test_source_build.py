@@ -16,11 +16,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gateway.config import parse_config
-from gateway.installed import build_dir, built_info, installed_spec
-from gateway.server_spec import Source
-from lock.build import _gist
-from lock.sources import SourceError, source_tree
+from mcpgw.gateway.config import parse_config
+from mcpgw.gateway.installed import build_dir, built_info, installed_spec
+from mcpgw.gateway.server_spec import Source
+from mcpgw.lock.build import _gist
+from mcpgw.lock.sources import SourceError, source_tree
 from tests.conftest import BUILT, MISBEHAVING, ROOT, install_servers, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 from tests.lock.helpers import call_in_order

@@ -38,7 +38,7 @@ def test_every_command_has_a_handler_that_imports():
 
 
 def test_a_handler_that_does_not_import_is_an_error_not_a_missing_command():
-    broken = LazyHandler("evaluator.cli", "no_such_command")
+    broken = LazyHandler("mcpgw.evaluator.cli", "no_such_command")
     try:
         broken.resolve()
     except AttributeError:

@@ -27,7 +27,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from recorder.cassette import Cassette, Recorded
+from mcpgw.recorder.cassette import Cassette, Recorded
 from tests.conftest import ROOT, RunningGateway, free_port, pid_alive, stop_gateway
 from tests.gateway.test_hot_lane_fuzz import dechunk
 from tests.replay.test_default_cassette import (
@@ -181,7 +181,7 @@ def test_a_forwarded_request_that_expects_100_continue_gets_its_answer(workers):
 def test_the_forwarders_parser_passes_over_an_interim_answer():
     import httptools
 
-    from gateway.worker_routing import _Answer
+    from mcpgw.gateway.worker_routing import _Answer
 
     answer = _Answer()
     answer.parser = httptools.HttpResponseParser(answer)
@@ -225,7 +225,7 @@ def test_an_untagged_newcomer_keeps_its_lane(workers):
 def test_the_call_log_sits_with_the_cassette_it_replays(workers):
     """As a single process keeps it: one session folder under cassettes/<name>/runs/, which
     both workers append to; the recording itself is not written."""
-    from recorder.calllog import iter_calls
+    from mcpgw.recorder.calllog import iter_calls
 
     gateway, _, home = workers
     entry = next(e for e in session_lane(home) if e["method"] == "tools/call")

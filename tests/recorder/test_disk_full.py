@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from recorder.store import CassetteStore, StoreWriteError
+from mcpgw.recorder.store import CassetteStore, StoreWriteError
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recorder import embedded
+from mcpgw.recorder import embedded
 
 
 def test_own_default_comes_first_then_the_packaged_then_the_checkout(tmp_path, monkeypatch):

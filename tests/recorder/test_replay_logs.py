@@ -13,9 +13,9 @@ import time
 
 import httpx
 
-from recorder.calllog import CallLog
-from recorder.replay_logs import fidelity, prune, replay_logs
-from recorder.store import CassetteStore
+from mcpgw.recorder.calllog import CallLog
+from mcpgw.recorder.replay_logs import fidelity, prune, replay_logs
+from mcpgw.recorder.store import CassetteStore
 from tests.conftest import ROOT, RunningGateway, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.replay.test_record_replay import calls
 

@@ -8,8 +8,8 @@ import multiprocessing
 import lmdb
 import pytest
 
-from recorder.codec import pack, unpack
-from recorder.store import CassetteFormatError, CassetteStore
+from mcpgw.recorder.codec import pack, unpack
+from mcpgw.recorder.store import CassetteFormatError, CassetteStore
 
 
 def _append_from_process(path: str, tag: str) -> None:
@@ -78,8 +78,8 @@ def test_a_failing_commit_is_reported_to_the_waiter_and_not_retried(tmp_path):
 def test_a_record_packed_once_gets_its_number_written_in_as_packing_it_again_would():
     """The call log packs a record once (for its size) and hands the bytes to the store, which writes the sequence
     number into them: the bytes equal packing the record with its number, for any size of map and number."""
-    from recorder.codec import pack, unpack
-    from recorder.store import Packed, with_seq
+    from mcpgw.recorder.codec import pack, unpack
+    from mcpgw.recorder.store import Packed, with_seq
 
     small = {"seq": None, "tool": "echo", "arguments": {"message": "hé"}}
     large = {"seq": None, **{f"field{i}": i for i in range(30)}}  # a map of more than 15 keys: another header
@@ -92,7 +92,7 @@ def test_a_record_packed_once_gets_its_number_written_in_as_packing_it_again_wou
 
 
 def test_records_appended_packed_are_read_back_numbered(tmp_path):
-    from recorder.calllog import CallLog, iter_calls
+    from mcpgw.recorder.calllog import CallLog, iter_calls
 
     store = CassetteStore(tmp_path / "c")
     log = CallLog(store)
@@ -135,7 +135,7 @@ def test_the_reused_packer_does_not_keep_a_large_values_buffer():
     the memory it holds is not the size of the largest value ever packed (PyMem allocations, seen by tracemalloc)."""
     import tracemalloc
 
-    from gateway.result_digest import result_digest as _digest
+    from mcpgw.gateway.result_digest import result_digest as _digest
 
     pack({"warm": 1})
     _digest({"warm": 1})

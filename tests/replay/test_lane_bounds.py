@@ -10,9 +10,9 @@ import tracemalloc
 
 import anyio
 
-from gateway.upstream import CallOptions
-from recorder.lane_table import LaneTable
-from replay.cassette_upstream import CassetteUpstream
+from mcpgw.gateway.upstream import CallOptions
+from mcpgw.recorder.lane_table import LaneTable
+from mcpgw.replay.cassette_upstream import CassetteUpstream
 from tests.llm.test_lanes import INTERLEAVED, model_lanes, answers
 from tests.replay.test_own_lane import PARAMS, entries
 

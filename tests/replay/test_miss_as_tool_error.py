@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import start_gateway, stop_gateway
 from tests.replay.test_record_replay import assert_succeeded, calls
 

@@ -13,12 +13,12 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from gateway.errors import ReplayDiverged, ReplayMiss
-from gateway.upstream import CallOptions
-from llm.passthrough import CHAT, MODEL, ModelPassthrough
-from recorder.state import StateModel
-from replay import player as player_module
-from replay.cassette_upstream import CassetteUpstream
+from mcpgw.gateway.errors import ReplayDiverged, ReplayMiss
+from mcpgw.gateway.upstream import CallOptions
+from mcpgw.llm.passthrough import CHAT, MODEL, ModelPassthrough
+from mcpgw.recorder.state import StateModel
+from mcpgw.replay import player as player_module
+from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 TOOL = {"name": "get_time", "arguments": {"timezone": "UTC"}}
 OTHER_TOOL = {"name": "get_time", "arguments": {"timezone": "Europe/Paris"}}

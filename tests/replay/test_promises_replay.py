@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 

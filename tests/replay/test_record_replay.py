@@ -15,8 +15,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from recorder.cassette import Cassette
-from recorder.calllog import iter_calls
+from mcpgw.recorder.cassette import Cassette
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 

@@ -17,9 +17,9 @@ import sys
 
 import pytest
 
-from evaluator.cli import _from_run
+from mcpgw.evaluator.cli import _from_run
 from mcpgw.cli import main
-from recorder.calllog import iter_calls
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
 from tests.runs.scripts import PLANS, tc_steps

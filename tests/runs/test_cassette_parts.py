@@ -4,8 +4,8 @@ lane in its recorded order, and replay logs kept beside an existing cassette sur
 
 from __future__ import annotations
 
-from recorder.cassette import Cassette
-from runs.cassette_parts import merge_parts, parts_dir
+from mcpgw.recorder.cassette import Cassette
+from mcpgw.runs.cassette_parts import merge_parts, parts_dir
 
 
 def exchange(lane: str, key: str, n: int) -> dict:

@@ -11,11 +11,11 @@ import re
 import pytest
 
 from mcpgw.cli import main
-from recorder.calllog import iter_calls
-from runs.distraction import draw, offered_servers
-from runs.gateway_process import GatewayProcess
-from runs.tasks import RunTask
-from runs.tools import ServerNames
+from mcpgw.recorder.calllog import iter_calls
+from mcpgw.runs.distraction import draw, offered_servers
+from mcpgw.runs.gateway_process import GatewayProcess
+from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tools import ServerNames
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from mcpgw.cli import main
-from recorder.calllog import iter_calls
-from recorder.store import CassetteStore
-from runs.gateway_process import GatewayProcess
+from mcpgw.recorder.calllog import iter_calls
+from mcpgw.recorder.store import CassetteStore
+from mcpgw.runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
 from tests.runs.scripts import TASK_IDS, script

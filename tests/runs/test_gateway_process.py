@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-from runs.gateway_process import GatewayProcess
+from mcpgw.runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT
 
 
@@ -40,7 +40,7 @@ def test_exits_with_the_process_that_started_it(tmp_path):
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from runs.gateway_process import GatewayProcess
+        from mcpgw.runs.gateway_process import GatewayProcess
         g = GatewayProcess(["--cassettes-dir", {str(cassettes)!r}], Path({str(tmp_path / "g.log")!r}), die_with_parent=True)
         print(g.process.pid, flush=True)
         time.sleep(600)

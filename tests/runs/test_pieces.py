@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from runs.answers import AnswersFile, read_finished
-from runs.model import parse_arguments
-from runs.strategies.mcpbench import read_plan
-from runs.strategies.react import parse_turn
-from runs.tools import ServerNames
+from mcpgw.runs.answers import AnswersFile, read_finished
+from mcpgw.runs.model import parse_arguments
+from mcpgw.runs.strategies.mcpbench import read_plan
+from mcpgw.runs.strategies.react import parse_turn
+from mcpgw.runs.tools import ServerNames
 
 
 def test_react_turns():
@@ -62,7 +62,7 @@ def test_answers_resume_keeps_finished_tasks_only(tmp_path):
 
 
 def test_attempts_have_run_ids_of_their_own_and_resume_by_task(tmp_path):
-    from runs.attempts import base_of, run_id_of
+    from mcpgw.runs.attempts import base_of, run_id_of
 
     assert run_id_of("tc/t1", 1) == "tc/t1" and run_id_of("tc/t1", 3) == "tc/t1~3"
     assert base_of({"run_id": "tc/t1~3", "attempt": 3}) == base_of({"run_id": "tc/t1"}) == "tc/t1"
@@ -77,9 +77,9 @@ def test_attempts_have_run_ids_of_their_own_and_resume_by_task(tmp_path):
 
 
 def test_the_next_attempt_counts_every_lane_in_the_cassette_and_replay_takes_the_final_one(tmp_path):
-    from recorder.cassette import Cassette
-    from runs.attempts import plan
-    from runs.manifest import write_manifest
+    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.runs.attempts import plan
+    from mcpgw.runs.manifest import write_manifest
 
     cassette = Cassette(tmp_path / "rec")
     # t1: attempts 1 and 3 recorded (3 was cut short by Ctrl-C: no answer line, no manifest); "t2~x" is no attempt.

@@ -66,8 +66,8 @@ def test_record_and_replay_across_nodes_equal_one_machine(tmp_path):
 
 
 def timings(cassette) -> dict:
-    from recorder.cassette import Cassette
-    from runs.manifest import KIND
+    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.runs.manifest import KIND
 
     opened = Cassette(cassette, create=False, readonly=True)
     try:
@@ -172,14 +172,14 @@ def one_line(result: subprocess.CompletedProcess) -> str:
 
 
 def test_an_address_nobody_answers_at_is_one_line(tmp_path):
-    from runs.gateway_process import free_port
+    from mcpgw.runs.gateway_process import free_port
 
     tasks = single_server_tasks(tmp_path)
     result = mcpgw_run(tasks, tmp_path / "a.jsonl", tmp_path / "c", "--mode", "replay", "--cassette", "x",
                        "--ray", f"127.0.0.1:{free_port()}", timeout=60)
     assert "no cassette 'x'" in one_line(result)
     (tmp_path / "c").mkdir()
-    from recorder.cassette import Cassette
+    from mcpgw.recorder.cassette import Cassette
 
     Cassette(tmp_path / "c" / "x").close()
     result = mcpgw_run(tasks, tmp_path / "a.jsonl", tmp_path / "c", "--mode", "replay", "--cassette", "x",

@@ -79,12 +79,12 @@ def test_strategy_choices_are_the_strategies_and_help_imports_none():
     import subprocess
     import sys
 
-    from runs.cli import STRATEGY_NAMES
-    from runs.strategies import STRATEGIES
+    from mcpgw.runs.cli import STRATEGY_NAMES
+    from mcpgw.runs.strategies import STRATEGIES
 
     assert sorted(STRATEGY_NAMES) == sorted(STRATEGIES)
     probe = ("import sys\nfrom mcpgw.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m.startswith('runs.strategies')))")
+             "print(sorted(m for m in sys.modules if m.startswith('mcpgw.runs.strategies')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-500:] + out.stderr[-500:]
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from evaluator.judges.aspects import COMPLETION, TRAJECTORY, judge_trajectory_and_completion
-from evaluator.judges.client import JudgeClient, JudgeConfig
+from mcpgw.evaluator.judges.aspects import COMPLETION, TRAJECTORY, judge_trajectory_and_completion
+from mcpgw.evaluator.judges.client import JudgeClient, JudgeConfig
 
 
 def answer(body):

@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
-from evaluator.errors import JudgeConfigError, JudgeMiss, JudgeUnavailable
-from evaluator.judges.client import JudgeClient, JudgeConfig
-from evaluator.judges.store import LmdbStore, MemoryStore
+from mcpgw.evaluator.errors import JudgeConfigError, JudgeMiss, JudgeUnavailable
+from mcpgw.evaluator.judges.client import JudgeClient, JudgeConfig
+from mcpgw.evaluator.judges.store import LmdbStore, MemoryStore
 
 MESSAGES = [{"role": "user", "content": "Is 2+2 four?"}]
 

@@ -2,9 +2,9 @@
 
 import asyncio
 
-from evaluator.judges.client import JudgeClient, JudgeConfig
-from evaluator.judges.outcome import judge_outcome
-from evaluator.judges.prompting import load_template
+from mcpgw.evaluator.judges.client import JudgeClient, JudgeConfig
+from mcpgw.evaluator.judges.outcome import judge_outcome
+from mcpgw.evaluator.judges.prompting import load_template
 
 
 def judge(fake, key_env, **kwargs):

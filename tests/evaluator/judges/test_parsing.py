@@ -1,6 +1,6 @@
 import pytest
 
-from evaluator.judges.parsing import extract_object, number_in, parse_pass_fail
+from mcpgw.evaluator.judges.parsing import extract_object, number_in, parse_pass_fail
 
 
 def test_extract_object_from_noisy_text():

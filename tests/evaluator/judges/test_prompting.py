@@ -1,7 +1,7 @@
 import pytest
 
-from evaluator.errors import JudgeConfigError
-from evaluator.judges.prompting import Template, load_template
+from mcpgw.evaluator.errors import JudgeConfigError
+from mcpgw.evaluator.judges.prompting import Template, load_template
 
 
 def test_only_known_placeholders_are_filled():

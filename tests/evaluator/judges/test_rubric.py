@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from evaluator.judges.client import JudgeClient, JudgeConfig
-from evaluator.judges.rubric import RUBRIC, SCORE_KEYS, combine, judge_rubric, shuffled_rubric
-from evaluator.judges.store import MemoryStore
+from mcpgw.evaluator.judges.client import JudgeClient, JudgeConfig
+from mcpgw.evaluator.judges.rubric import RUBRIC, SCORE_KEYS, combine, judge_rubric, shuffled_rubric
+from mcpgw.evaluator.judges.store import MemoryStore
 
 VALUES = {"fuzzy_task": "Help me plan a trip", "concrete_task": "Find 3 parks in CA and their weather",
           "dependency_analysis": "parks -> weather", "final_answer": "Yosemite, 20C", "rounds": 3,

@@ -1,7 +1,7 @@
 import pytest
 
-from evaluator.errors import StoreError
-from evaluator.judges.store import JsonlStore, LmdbStore, MemoryStore, exchange_key, open_store
+from mcpgw.evaluator.errors import StoreError
+from mcpgw.evaluator.judges.store import JsonlStore, LmdbStore, MemoryStore, exchange_key, open_store
 
 VALUE = {"text": "PASS", "usage": {"total_tokens": 3}, "params": {"temperature": 0.0}}
 

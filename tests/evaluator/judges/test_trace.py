@@ -1,4 +1,4 @@
-from evaluator.judges.trace import call_line, estimate_rounds, list_tools, render_calls, render_trace
+from mcpgw.evaluator.judges.trace import call_line, estimate_rounds, list_tools, render_calls, render_trace
 from tests.evaluator.conftest import call
 
 

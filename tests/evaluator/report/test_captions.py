@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from evaluator.report import render
-from evaluator.report.html import score_charts
-from evaluator.report.tables import drift
+from mcpgw.evaluator.report import render
+from mcpgw.evaluator.report.html import score_charts
+from mcpgw.evaluator.report.tables import drift
 from tests.evaluator.report.test_html import minimal_report
 from tests.evaluator.conftest import call
 

@@ -1,9 +1,9 @@
 import re
 from html.parser import HTMLParser
 
-from evaluator.audit import audit_calls
-from evaluator.report import charts, render, render_audit
-from evaluator.report.html import MAX_TOOL_BARS
+from mcpgw.evaluator.audit import audit_calls
+from mcpgw.evaluator.report import charts, render, render_audit
+from mcpgw.evaluator.report.html import MAX_TOOL_BARS
 from tests.evaluator.conftest import call
 
 
@@ -60,7 +60,7 @@ def test_chart_primitives():
 
 
 def test_newcomer_wording_unknown_names_one_record_and_an_uncoloured_cross_server_share():
-    from evaluator.pipeline import EvalInputs, evaluate
+    from mcpgw.evaluator.pipeline import EvalInputs, evaluate
 
     records = [call(), call(known_tool=False, server=None, tool=None, exposed_name="time__now")]
     audit = render_audit(audit_calls(records), "html")

@@ -2,10 +2,10 @@ import io
 
 from rich.console import Console
 
-from evaluator.audit import audit_calls
-from evaluator.report import render
-from evaluator.report.tables import all_sections, cell
-from evaluator.report.text import print_report
+from mcpgw.evaluator.audit import audit_calls
+from mcpgw.evaluator.report import render
+from mcpgw.evaluator.report.tables import all_sections, cell
+from mcpgw.evaluator.report.text import print_report
 from tests.evaluator.conftest import call
 
 
