@@ -57,6 +57,7 @@ def from_lock(doc: LineMapping, source: str) -> GatewayConfig:
 _SERVER_KEYS = {
     "transport", "command", "args", "cwd", "env", "url", "headers", "pin",
     "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation", "state_group", "source", "build",
+    "simulate",
 }
 
 
@@ -81,6 +82,10 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
     isolation = entry.get("isolation")
     if isolation is not None and isolation not in ISOLATION:
         raise ConfigError(source, line_of(entry, "isolation"), f"{where}: isolation must be one of {ISOLATION}, got {isolation!r}")
+    simulate = entry.get("simulate")
+    if simulate is not None and simulate != "allowed":
+        raise ConfigError(source, line_of(entry, "simulate"), f"{where}: simulate must be 'allowed' (a replay may then "
+                          f"simulate this server's misses though it is not stateless), got {simulate!r}")
     timeout = entry.get("timeout")
     if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
                                 or not 0 < timeout < math.inf):  # YAML's .inf and .nan are floats
@@ -100,6 +105,7 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         state_group=opt_str(entry, "state_group", source, where),
         source=_source(entry, source, where),
         build=_build(entry, source, where),
+        simulate=simulate,
         line=line,
     )
     check_transport(spec, source, where)

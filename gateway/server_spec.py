@@ -78,6 +78,7 @@ class ServerSpec:
     state_group: str | None = None  # servers that share state (one directory) share one replay history
     source: Source | None = None  # built from this commit by `mcpgw servers install`
     build: dict[str, Any] | None = None  # the build recipe (python | node | steps), see lock.recipes
+    simulate: str | None = None  # "allowed": a replay may simulate its misses though it is not stateless
     line: int = 0
 
     @property
@@ -93,6 +94,11 @@ class ServerSpec:
     @property
     def stateful(self) -> bool:
         return "stateful" in self.flags
+
+    @property
+    def may_simulate(self) -> bool:
+        """A replay's miss may be answered by a simulator: a stateless server, or one whose lock entry allows it."""
+        return not self.tracked or self.simulate == "allowed"
 
     @property
     def tracked(self) -> bool:

@@ -29,6 +29,16 @@ class Settings:
     past_end: str = "repeat"
     run_idle_timeout: float = 300.0  # seconds after which a run's own server instances (isolation: run) stop  # replay: what a lane answers past its recorded end (repeat | miss)
     page_size: int = 200
+    # A replay's misses (replay/answer_sources.py): what answers a call the recording lacks, after an equivalent
+    # recording (same arguments once the tool's schema defaults are filled in) was looked for.
+    on_miss: str = "refuse"  # refuse | live (what --mode hybrid means) | simulate
+    overlay: str | None = None  # cassette a replay adds to (live and simulated answers, the model's own exchanges)
+    model_mode: str | None = None  # the model side's mode when not the tools' (live: forward and record into the overlay)
+    simulator_base_url: str | None = None  # OpenAI-compatible endpoint that simulates a miss's answer
+    simulator_model: str | None = None
+    simulator_key_env: str | None = None
+    simulator_timeout: float = 60.0  # seconds for one simulated answer (a hanging simulator is a miss, not a hang)
+    label_in_result: bool = False  # a replayed result's _meta says where its answer came from
     # HTTP answers: "adaptive" = plain JSON unless the request may need a stream (progress, relays);
     # "sse" = always a stream; "json" = never (no mid-call progress or relays over HTTP).
     response_mode: str = "adaptive"

@@ -25,6 +25,7 @@ def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
         "hide_tools": sorted(spec.hide_tools), "title": spec.title, "ignore": [dict(r) for r in spec.ignore],
         "isolation": spec.isolation, "state_group": spec.state_group,
         **({"source": dict(vars(spec.source)), "build": spec.build} if spec.source else {}),
+        **({"simulate": spec.simulate} if spec.simulate else {}),  # only when set: older entries' digests hold
     }
 
 
@@ -38,6 +39,7 @@ def spec_from_dict(data: dict[str, Any]) -> ServerSpec:
         ignore=tuple(data.get("ignore") or ()), isolation=data.get("isolation"),
         state_group=data.get("state_group"),
         source=Source(**data["source"]) if data.get("source") else None, build=data.get("build"),
+        simulate=data.get("simulate"),
     )
 
 

@@ -72,6 +72,8 @@ class ToolCalls(RouterCore):
                 result = await self._forward(entry, params, arguments, options)
             finally:
                 record["source"], record["cassette_key"] = options.source, options.cassette_key
+                if options.note is not None:  # a simulated answer: which simulator, shown which recordings
+                    record["simulator"] = options.note
                 waited = time.perf_counter() - forwarded
                 record["upstream_ms"] = round(waited * 1000, 3)
             is_error = bool(result.get("isError"))
@@ -175,7 +177,7 @@ class ToolCalls(RouterCore):
             "error": None,
             "result_digest": None,
             "cassette_key": None,
-            "source": None,  # "live" or "replay" once forwarded; a call refused here reached no server
+            "source": None,  # where its answer came from (replay.answer_sources); a call refused here reached no server
             "input_schema_digest": entry.input.digest if entry else None,
             "upstream_ms": None,
             "endpoint": caller.endpoint,

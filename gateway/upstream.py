@@ -44,6 +44,7 @@ class CallOptions:
     cassette_key: str | None = None
     cassette_call: Any = None  # hybrid: the replaying upstream's keyed call (recorder.state.Call), recorded as is
     result_digest: str | None = None  # the answer's digest (gateway.result_digest), when its upstream knew it already
+    note: dict[str, Any] | None = None  # a simulated answer's making (replay.answer_sources), for its call record
 
 
 class Upstream(Protocol):

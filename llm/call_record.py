@@ -39,7 +39,8 @@ def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id:
         "model": (body or {}).get("model"), "stream": bool((body or {}).get("stream")),
         "outcome": outcome, "status": status, "is_error": status is None or status >= 400,
         "error": error if error is not None else _error_of(answer),
-        "cassette_key": cassette_key, "source": "replay" if outcome == "hit" else "live",
+        "cassette_key": cassette_key,
+        "source": "recorded" if outcome == "hit" else "missed" if outcome in ("miss", "diverged") else "live",
     }
     tokens = usage_of(answer) if answer is not None else None
     if tokens is not None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 
 from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.errors import CassetteError
+from mcpgw.gateway.errors import CassetteError, GatewayError
 from mcpgw.gateway.front import build_http_app, build_server, serve_http, serve_stdio
 from mcpgw.gateway.http_guard import GuardPolicy, default_allowed_hosts
 from mcpgw.gateway.router import Router
@@ -41,9 +41,11 @@ from mcpgw.recorder.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.replay_logs import log_home, new_log_path
 from mcpgw.recorder.state import GroupState
+from mcpgw.replay.answer_sources import Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 from mcpgw.model_wiring import model_passthrough
+from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
 from mcpgw.upstreams import live_upstream
 
 logger = logging.getLogger("mcpgw")
@@ -80,13 +82,25 @@ class Gateway:
         if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
             # Nothing to replay yet: every call would miss and go live, which is what record does.
             self.mode = settings.mode = "record"
+            settings.on_miss = "refuse"  # nothing to miss: every call is live and recorded
             self.notes.append(f"hybrid: cassette {settings.cassette or 'default'!r} does not exist yet, so this session "
                               "starts it (every call goes live and is recorded); the next hybrid serve replays it")
+        check_answer_settings(settings)
+        self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
+        self.simulation: Simulation | None = None
+        given = {s.id: s for s in specs}  # the user's lock says which servers may be simulated
         if self.mode in ("replay", "hybrid"):
-            # Replay never writes into what it plays; hybrid records its misses into it.
+            # Replay never writes into what it plays; hybrid records its misses into it, unless an overlay takes them.
             self.cassette = open_cassette(settings, settings.cassette or "default", create=False,
-                                          readonly=self.mode == "replay")
+                                          readonly=self.mode == "replay" or settings.overlay is not None)
             self.recorded = self.cassette.load()
+            if settings.overlay:
+                try:
+                    self.overlay = open_overlay(settings, self.cassette)
+                except GatewayError:
+                    self.cassette.close()
+                    raise
+                self.recorded = layered(self.recorded, self.overlay.load())
             recorded_specs = [spec_from_dict(d) for d in self.recorded.info.get("servers", {}).values()]
             if self.mode == "replay" and specs:
                 unrecorded = sorted({s.id for s in specs} - {s.id for s in recorded_specs})
@@ -132,15 +146,18 @@ class Gateway:
         self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
                                                                    max_value=settings.max_logged_value,
                                                                    max_bytes=settings.max_call_log_bytes))
+        self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
         for spec in specs:
-            upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
+            upstreams[spec.id] = self._upstream(spec, redact_patterns or [], given.get(spec.id, spec))
         self.router.recording = str(self.cassette.path) if self.cassette is not None else None
         self.server = build_server(self.router, default_run)
-        # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side.
-        self.model = model_passthrough(settings, self.mode, self.cassette, self.recorded, default_run, redact_patterns,
+        # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side (unless --model-mode says
+        # otherwise; with an overlay, the model's exchanges are the overlay's: mcpgw.overlay.model_side).
+        model_mode, model_cassette, model_entries = model_side(settings, self.mode, self.cassette, self.overlay, self.recorded)
+        self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
                                        self.router.call_log, secrets=secrets)
 
-    def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Upstream:
+    def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
         # every tracked server too, so a run that goes live gets a fresh instance to catch up.
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
@@ -166,7 +183,7 @@ class Gateway:
             assert self.cassette is not None
             inner = live(catalog_changed)
             holder["up"] = RecordingUpstream(
-                inner, self.cassette, tracked=spec.tracked, group=self._group(spec),
+                inner, self.overlay or self.cassette, tracked=spec.tracked, group=self._group(spec),
                 redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
             )
             if self.mode == "record" and isinstance(inner, PerRunInstances):
@@ -186,6 +203,10 @@ class Gateway:
             spec.id, self.recorded.catalogs.get(spec.id), self.recorded.by_server.get(spec.id, []),
             tracked=as_recorded.tracked, legacy_stateful=as_recorded.stateful, past_end=self.settings.past_end,
             fallback=fallback, ignore=spec.ignore, group=self._group(as_recorded), max_lanes=self.settings.max_lanes,
+            # simulated only where no state can be misrepresented: keyed stateless, or a lock entry that allows it
+            simulation=self.simulation if not as_recorded.tracked or "allowed" in (user_spec.simulate, as_recorded.simulate)
+            else None,
+            label_in_result=self.settings.label_in_result,
         )
         if fallback is not None and isinstance(fallback.inner, PerRunInstances):
             fallback.inner.on_idle_stop = played.instance_stopped  # the run's next miss catches a fresh one up again
@@ -257,6 +278,9 @@ class Gateway:
                          f"See what: mcpgw cassette show {self.cassette.path.name}")
             lines.append("  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
                          "recording is refused from then on, never answered from another state")
+            lines.append(f"  a miss (after an equivalent recording was looked for) is {ON_MISS_SAID[self.settings.on_miss]}"
+                         + (f"; what this run adds goes into overlay {self.overlay.path} (the played cassette is "
+                            "not written)" if self.overlay is not None else ""))
             lines.append("  to go live instead: mcpgw serve --mode live [--profile P]  (servers of servers.lock.yaml)")
         for name, info in sorted(status["servers"].items()):
             reason = f" ({info['reason']})" if info.get("reason") else ""
@@ -279,11 +303,23 @@ class Gateway:
                 for lane, report in upstream.lane_report().items():
                     if report["diverged"] or report["live"]:
                         lanes.setdefault(lane, {})[name] = report
+            extra: dict[str, Any] = {}
+            if self.overlay is not None:
+                extra["overlay"] = self.overlay.path.name
+            if self.simulation is not None:
+                extra["simulated"] = {"made": self.simulation.made, "failed": self.simulation.failed,
+                                      "gateway_ms": round(self.simulation.gateway_ms, 3),
+                                      "model": self.simulation.simulator.model}
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
                                           "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
-                                          "model": self.model.stats()})
-        for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():  # noqa: B007
+                                          "model": self.model.stats(), "on_miss": self.settings.on_miss, **extra})
+        for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
+
+
+ON_MISS_SAID = {"refuse": "refused", "live": "answered live and recorded",
+                "simulate": "answered by the simulator where the server may be simulated (stateless, or "
+                            "`simulate: allowed`), else refused"}
 
 
 def _session_name(mode: str) -> str:

@@ -6,12 +6,12 @@ import os
 from typing import Any
 
 from mcpgw.gateway.errors import GatewayError
-from mcpgw.llm.passthrough import MODEL_SERVER, ModelPassthrough
+from mcpgw.llm.passthrough import ModelPassthrough
 from mcpgw.llm.upstream import LiveModel
 from mcpgw.recorder.redaction import Redactor
 
 
-def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, default_run: str,
+def model_passthrough(settings: Any, mode: str, cassette: Any, entries: list[dict[str, Any]], default_run: str,
                       redact_patterns: list[str] | None, call_log: Any = None,
                       secrets: list[str] | None = None) -> ModelPassthrough:
     """Always built: without --llm-base-url, live/record answer 503 saying how to configure it,
@@ -26,7 +26,7 @@ def model_passthrough(settings: Any, mode: str, cassette: Any, recorded: Any, de
     live = LiveModel(settings.llm_base_url, key, max_answer_bytes=settings.llm_max_answer_bytes) if settings.llm_base_url and mode != "replay" else None
     return ModelPassthrough(
         mode, live, cassette=cassette if mode in ("record", "hybrid") else None,
-        recorded_entries=recorded.by_server.get(MODEL_SERVER, []) if recorded is not None else None,
+        recorded_entries=entries,
         redact=Redactor([*(secrets or []), *([key] if key else [])], redact_patterns), default_run=default_run, past_end=settings.past_end,
         call_log=call_log, max_lanes=settings.max_lanes,
     )

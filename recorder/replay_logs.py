@@ -112,15 +112,18 @@ def iter_records(path: Path, db: str) -> Iterator[dict[str, Any]]:
 def fidelity(path: Path) -> dict[str, Any]:
     """How faithfully one session was served from the cassette, from its call records.
 
-    hits: answered from the recording (ok or tool_error, source replay; model exchanges: hit); misses: outcome
-    `miss`; diverged lanes: distinct run ids with a `diverged` call; live: answered live.
+    hits: answered from the recording, exactly or equivalently (ok or tool_error, source recorded or equivalent;
+    "replay" in logs older than the answer sources; model exchanges: hit); misses: outcome `miss`; diverged
+    lanes: distinct run ids with a `diverged` call; live: answered live; simulated: answered by the simulator;
+    sources: every record's source, counted (replay.answer_sources).
     """
-    calls = hits = misses = live = 0
+    calls = hits = misses = live = simulated = 0
     diverged: set[str] = set()
+    sources: dict[str, int] = {}
     for record in iter_records(path, "calls"):
         calls += 1
         outcome, source = record.get("outcome"), record.get("source")
-        if outcome in ("ok", "tool_error", "hit") and source == "replay":  # hit: a model exchange
+        if outcome in ("ok", "tool_error", "hit") and source in FROM_THE_RECORDING:  # hit: a model exchange
             hits += 1
         elif outcome == "miss":
             misses += 1
@@ -128,11 +131,19 @@ def fidelity(path: Path) -> dict[str, Any]:
             diverged.add(str(record.get("run_id")))
         if source == "live":
             live += 1
+        elif source == "simulated":
+            simulated += 1
+        if source is not None:
+            sources[source] = sources.get(source, 0) + 1
     runs = list(iter_records(path, "runs"))
     summary = runs[-1] if runs else {}
     return {"log": path.name, "path": str(path), "mode": summary.get("mode") or path.name.rsplit("-", 1)[-1],
             "started": summary.get("started"), "ended": summary.get("ended"), "calls": calls, "hits": hits,
-            "misses": misses, "diverged_lanes": len(diverged), "live": live}
+            "misses": misses, "diverged_lanes": len(diverged), "live": live, "simulated": simulated,
+            "sources": sources}
+
+
+FROM_THE_RECORDING = frozenset({"recorded", "equivalent", "replay"})  # "replay": logs made before the answer sources
 
 
 class Pruned(NamedTuple):

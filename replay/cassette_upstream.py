@@ -38,7 +38,10 @@ from mcpgw.recorder.redaction import MASK
 from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
 from mcpgw.replay.compare import Rules, compare_results, parse_rules
 from mcpgw.replay.nearest import describe_miss, nearest
-from mcpgw.replay.player import DIVERGED, LIVE, MISS, Lane, Player, Turn, what
+from mcpgw.replay.answer_sources import ANSWERED_AS, EQUIVALENT, MISSED, RECORDED, SIMULATED, Simulation, label_all, with_label
+from mcpgw.replay.answer_sources import LIVE as LIVE_SOURCE
+from mcpgw.replay.equivalence import Equivalents
+from mcpgw.replay.player import DIVERGED, LIVE, MISS, SIMULATE, Lane, Player, Turn, what
 
 
 class LiveFallback(Upstream, Protocol):
@@ -63,6 +66,9 @@ class CassetteUpstream:
         ignore: Any = (),
         group: GroupState | None = None,
         max_lanes: int = MAX_LANES,
+        equivalents: bool = True,
+        simulation: Simulation | None = None,
+        label_in_result: bool = False,
     ) -> None:
         self.name = name
         self.server_entries = server_entries
@@ -70,8 +76,13 @@ class CassetteUpstream:
         self.fallback = fallback
         self.recorded_catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
         self.model = StateModel(name, tracked, read_only_tools(self.recorded_catalog.tools if self.recorded_catalog else None))
+        label_all(server_entries)
+        self.simulation = simulation  # --on-miss simulate, for a server that may be simulated
+        self.label_in_result = label_in_result
         self.player = Player(self.model, server_entries, mode="hybrid" if fallback is not None else "replay", past_end=past_end,
-                             legacy_stateful=legacy_stateful, group=group, max_lanes=max_lanes)
+                             legacy_stateful=legacy_stateful, group=group, max_lanes=max_lanes,
+                             simulates=simulation is not None,
+                             equivalents=Equivalents(name, self._input_schema) if equivalents else None)
         self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
         self.replay_status = Status("ready" if self.recorded_catalog else "unavailable")
         if self.recorded_catalog is not None:
@@ -94,10 +105,21 @@ class CassetteUpstream:
             return self.fallback.catalog
         return self.recorded_catalog
 
+    def _tool(self, name: str) -> dict[str, Any] | None:
+        catalog = self.recorded_catalog
+        if catalog is None:
+            return None
+        return next((t for t in catalog.tools if isinstance(t, dict) and t.get("name") == name), None)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self._tool(name)
+        schema = tool.get("inputSchema") if tool else None
+        return schema if isinstance(schema, dict) else None
+
     @property
     def answers_at_once(self) -> bool:
-        # A hit, a miss and a divergence are all answered from memory and LMDB; with a live fallback a miss waits.
-        return self.fallback is None
+        # A hit, a miss and a divergence are all answered from memory and LMDB; a live or simulated miss waits.
+        return self.fallback is None and self.simulation is None
 
     @property
     def status(self) -> Status:
@@ -146,12 +168,15 @@ class CassetteUpstream:
         turn = self.player.play(options.lane, method, params)
         lane, call = turn.lane, turn.call
         assert lane is not None  # this player replays
-        options.source, options.cassette_key = "replay", call.key
+        options.source, options.cassette_key = MISSED, call.key
         label = params.get("name") or method
         if turn.outcome == LIVE:
             if turn.missed:
                 self.misses[label] += 1
             return await self._live(turn, method, params, options)
+        if turn.outcome == SIMULATE:
+            self.misses[label] += 1
+            return await self._simulate(turn, method, params, options)
         if turn.outcome == DIVERGED:
             self.diverged[label] += 1
             raise ReplayDiverged(
@@ -179,7 +204,33 @@ class CassetteUpstream:
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
         result = entry["result"]
         options.result_digest = self._stable.mark(result).digest
+        # (an entry's label, when it has one other than `recorded`, was set as it was loaded or taken: label_all)
+        options.source = source = EQUIVALENT if turn.equivalent else entry.get(ANSWERED_AS) or RECORDED
+        if source == SIMULATED:  # played again: which simulator made it, shown which recordings
+            options.note = entry.get("simulator")
+        if self.label_in_result:
+            return with_label(result, options.source)
         return result
+
+    async def _simulate(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+        """--on-miss simulate: the simulator's answer, kept in the overlay; a miss (and the divergence rule) without one."""
+        assert self.simulation is not None and turn.lane is not None
+        tool = self._tool(str(params.get("name"))) if method == "tools/call" else None
+        try:
+            if tool is None:
+                raise ReplayMiss(describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
+                                               self.model.tracked and bool(turn.lane.history))
+                                 + "; only tools/call answers of tools in the recorded catalog are simulated",
+                                 data={"server": self.name, "method": method, "key": turn.call.key})
+            result, entry = await self.simulation.answer(self.name, tool, turn.call, method, params,
+                                                         self.server_entries, options)
+        except ReplayMiss:
+            self.player.diverge(turn.lane, turn.call, method, params)
+            raise
+        self.player.took_live(turn, options.lane, entry)  # asked again, it replays what was simulated
+        options.source = SIMULATED
+        options.result_digest = self._stable.mark(result).digest
+        return with_label(result, SIMULATED) if self.label_in_result else result
 
     # -- hybrid --------------------------------------------------------------------
 
@@ -192,13 +243,14 @@ class CassetteUpstream:
                     await self._catch_up(lane, options)
                     lane.live = True
         options.cassette_call = call  # recorded under the key replay computes, history included
+        options.source = LIVE_SOURCE  # whatever the live side answers, errors included
         result = await self.fallback.request(method, params, options)
         # As a recorded entry is, for what replays it: a later catch-up re-sends it (its method and params).
         entry = {"key": call.key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
-                 "method": method, "params": params, "result": result, "lane": options.lane}
+                 "method": method, "params": params, "result": result, "lane": options.lane, ANSWERED_AS: LIVE_SOURCE}
         self.player.took_live(turn, options.lane, entry)  # what this lane asks again replays what it just took live
-        options.source = "live"
-        return result
+        options.source = LIVE_SOURCE
+        return with_label(result, LIVE_SOURCE) if self.label_in_result else result
 
     async def _catch_up(self, lane: Lane, options: CallOptions) -> None:
         """Bring a fresh live instance to the state the lane reached in the recording."""

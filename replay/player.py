@@ -21,6 +21,12 @@ request, and the key it is recorded or replayed under:
     live      (live, record; hybrid misses, and lanes that went live) the live side
               answers; `records` says whether it is written into the cassette, and
               `took_live` makes a hybrid lane's live answer its recording from then on.
+    simulate  (replay with `simulates`) nothing recorded answers it, and a simulator may:
+              the lane has not diverged (yet); `took_live` keeps what was simulated,
+              `diverge` applies the divergence rule when the simulator gave nothing.
+Before any of the last four, a call the recording holds in an equivalent form (the same
+call once the tool's schema defaults are filled in: replay.equivalence) is a hit, marked
+`equivalent`, and the lane goes on as the recording did.
 The caller owns the rest: the answer's shape, the live side, the counters.
 """
 
@@ -32,10 +38,11 @@ import anyio
 
 from mcpgw.recorder.lane_table import MAX_LANES, LaneTable
 from mcpgw.recorder.state import Call, GroupLane, GroupState, StateModel
+from mcpgw.replay.equivalence import Equivalents
 from mcpgw.replay.index import build_index
 from mcpgw.replay.lanes import Cursor, LaneRule
 
-HIT, MISS, DIVERGED, LIVE = "hit", "miss", "diverged", "live"
+HIT, MISS, DIVERGED, LIVE, SIMULATE = "hit", "miss", "diverged", "live", "simulate"
 MODES = ("live", "record", "replay", "hybrid")
 
 
@@ -81,17 +88,19 @@ class Turn:
     """What `play` decided for one request; `missed`: the cassette was asked and had no answer
     (a replay miss, or a hybrid miss taken live)."""
 
-    __slots__ = ("lane", "call", "outcome", "entry", "missed")
+    __slots__ = ("lane", "call", "outcome", "entry", "missed", "equivalent")
 
     def __init__(self, lane: Lane | None, call: Call, outcome: str, entry: dict[str, Any] | None = None,
-                 missed: bool = False) -> None:
+                 missed: bool = False, equivalent: bool = False) -> None:
         self.lane, self.call, self.outcome, self.entry, self.missed = lane, call, outcome, entry, missed
+        self.equivalent = equivalent  # a hit on the recording of an equivalent call (replay.equivalence)
 
 
 class Player:
     def __init__(self, model: StateModel, entries: list[dict[str, Any]] | None, *, mode: str = "replay",
                  past_end: str = "repeat", bind_strangers: bool = False, legacy_stateful: bool = False,
-                 group: GroupState | None = None, max_lanes: int = MAX_LANES) -> None:
+                 group: GroupState | None = None, max_lanes: int = MAX_LANES, simulates: bool = False,
+                 equivalents: Equivalents | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
         self.model = model
@@ -99,6 +108,8 @@ class Player:
         self.replays = mode in ("replay", "hybrid")
         self.records = mode in ("record", "hybrid")
         self.hybrid = mode == "hybrid"
+        self.simulates = simulates and mode == "replay"  # a miss goes to the simulator before it is refused
+        self.equivalents = equivalents  # None: only exact recordings answer
         entries = entries or []
         self.rule = LaneRule(build_index(entries, model, legacy_stateful=legacy_stateful), past_end,
                              bind_strangers=bind_strangers)
@@ -122,17 +133,31 @@ class Player:
         if lane.shared.diverged is not None:
             return Turn(lane, call, DIVERGED)
         entry = self.rule.take(lane, name, call.key)
+        equivalent = False
+        if entry is None and self.equivalents is not None:  # only a miss pays for this
+            recorded_key = self.equivalents.find(self.rule.by_key, method, params, lane.shared.history)
+            if recorded_key is not None:
+                entry = self.rule.take(lane, name, recorded_key)
+                if entry is not None:  # the lane goes on as the recording did: its history takes the recorded call
+                    call = Call(entry.get("base", call.base), call.history, recorded_key, call.changes_state)
+                    equivalent = True
         if entry is None:
             if self.hybrid:
                 return Turn(lane, call, LIVE, missed=True)
-            if call.changes_state:  # the divergence rule
-                lane.diverged = (f"call {lane.calls} to server {self.model.server!r} "
-                                 f"({what(method, params or {})}: not recorded at this point)")
+            if self.simulates:
+                return Turn(lane, call, SIMULATE, missed=True)
+            self.diverge(lane, call, method, params)
             return Turn(lane, call, MISS, missed=True)
         if call.changes_state:
             lane.shared.history = call.history_after()
             lane.replayed_changes.append(entry)
-        return Turn(lane, call, HIT, entry)
+        return Turn(lane, call, HIT, entry, equivalent=equivalent)
+
+    def diverge(self, lane: Lane, call: Call, method: str, params: dict[str, Any] | None) -> None:
+        """The divergence rule: a miss on a call that may change state means the lane left the recording."""
+        if call.changes_state:
+            lane.diverged = (f"call {lane.calls} to server {self.model.server!r} "
+                             f"({what(method, params or {})}: not recorded at this point)")
 
     def _new_lane(self, name: str) -> Lane:
         lane = Lane(self.group.lane(name))
@@ -146,6 +171,8 @@ class Player:
         if turn.lane is None:  # not replaying: nothing to follow
             return
         self.rule.add(turn.lane, name, turn.call.key, entry)
+        if self.equivalents is not None:
+            self.equivalents.add(turn.call.key, entry)
         if turn.call.changes_state:
             turn.lane.history = turn.call.history_after()
             turn.lane.replayed_changes.append(entry)  # a later catch-up (its instance stopped idle) re-sends it too

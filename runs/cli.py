@@ -57,8 +57,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise GatewayError(f"--task-id {', '.join(unknown)}: not in the task files")
         tasks = [t for t in tasks if t.task_id in set(args.task_id)]
     tasks = tasks[: args.limit] if args.limit is not None else tasks
-    if not args.gateway and args.mode != "replay" and not args.llm_base_url:
-        raise GatewayError(f"--mode {args.mode} needs the model endpoint: --llm-base-url URL "
+    if not args.gateway and (args.mode != "replay" or args.model_mode in ("live", "hybrid")) and not args.llm_base_url:
+        raise GatewayError(f"--mode {args.mode}{' --model-mode ' + args.model_mode if args.model_mode else ''} needs the "
+                           "model endpoint: --llm-base-url URL "
                            "(and --llm-key-env VAR naming the variable that holds its key)")
     options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
                          task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
@@ -126,4 +127,15 @@ def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
         out += ["--llm-base-url", args.llm_base_url]
     if args.llm_key_env:
         out += ["--llm-key-env", args.llm_key_env]
-    return out, log_name
+    return out + _answer_arguments(args), log_name
+
+
+def _answer_arguments(args: argparse.Namespace) -> list[str]:
+    """What answers a replay's misses and where additions go (mcpgw.commands.answer_options), passed on to serve."""
+    out = ["--on-miss", args.on_miss, "--simulator-timeout", str(args.simulator_timeout)]
+    for flag, value in (("--overlay", args.overlay), ("--model-mode", args.model_mode),
+                        ("--simulator-base-url", args.simulator_base_url), ("--simulator-model", args.simulator_model),
+                        ("--simulator-key-env", args.simulator_key_env)):
+        if value:
+            out += [flag, value]
+    return out + (["--label-in-result"] if args.label_in_result else [])

@@ -61,4 +61,7 @@ def register(sub: Any) -> None:
     serve.add_argument("--call-timeout", type=float, default=60.0)
     serve.add_argument("--port", type=int, help="port of the gateway it starts (default: a free one)")
     add_model_options(serve, log_results=4000)  # runs keep tool results by default: the judge reads them
+    from mcpgw.commands.answer_options import add_answer_options
+
+    add_answer_options(run)
     run.set_defaults(func=lazy("mcpgw.runs.cli", "cmd_run"))

@@ -60,6 +60,9 @@ def register(sub: Any) -> None:
     from mcpgw.llm.options import add_model_options
 
     add_model_options(serve)
+    from mcpgw.commands.answer_options import add_answer_options
+
+    add_answer_options(serve)
     edge = serve.add_argument_group("security (README: Security)")
     edge.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                       help="also accept this Host/Origin name (loopback names and --host always are)")
@@ -135,6 +138,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cassette = args.cassette
     if mode == "replay" and cassette in (None, "default") and embedded is not None:
         cassette = str(embedded.resolve())  # played read-only in place; the call log stays in --cassettes-dir
+    from mcpgw.commands.answer_options import answer_settings
+
+    answers = answer_settings(args, mode)
+    if mode == "replay" and answers["on_miss"] == "live":
+        mode = "hybrid"  # the same thing, by today's name
     specs = []
     separator = "__"
     if mode != "replay" or args.config:
@@ -178,6 +186,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         session_idle_timeout=args.session_idle_timeout,
         max_logged_value=args.max_logged_value,
         max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
+        **answers,
     )
     workers = channel = None
     if args.worker:

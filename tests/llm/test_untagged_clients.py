@@ -78,7 +78,7 @@ def test_untagged_openai_clients_each_replay_their_own_answers(tmp_path):
     assert missed is not None and "model replay miss in run 'suite/client-" in missed
     log = [r for r in iter_calls(tmp_path / "cassettes" / "log1") if r["server"] == "@model"]
     assert [r["outcome"] for r in log] == ["hit"] * 10 + ["miss"] and log[-1]["status"] == 409
-    assert {r["source"] for r in log[:10]} == {"replay"} and all(r["lane"].startswith("suite/client-") for r in log)
+    assert {r["source"] for r in log[:10]} == {"recorded"} and all(r["lane"].startswith("suite/client-") for r in log)
 
     # Replay 2: all four at once.
     replay = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--log-cassette", "log2")

@@ -56,7 +56,7 @@ def test_replays_keep_their_logs_in_the_cassette_readable_by_name_or_path(tmp_pa
     last = mcpgw("calls", "export", "c", *where, "--log", "last")
     assert last.returncode == 0, last.stderr
     records = [json.loads(line) for line in last.stdout.splitlines()]
-    assert [(r["run_id"], r["outcome"], r["source"]) for r in records] == [("agent1", "ok", "replay"), ("agent1", "miss", "replay")]
+    assert [(r["run_id"], r["outcome"], r["source"]) for r in records] == [("agent1", "ok", "recorded"), ("agent1", "miss", "missed")]
     every = mcpgw("calls", "export", str(cassettes / "c"), "--log", "all")
     assert len(every.stdout.splitlines()) == 1 + 1 + 2
     recorded = mcpgw("calls", "export", "c", *where)
@@ -155,7 +155,7 @@ def test_calls_refused_by_the_gateway_are_not_counted_live_in_a_replay(tmp_path)
     (log,) = replay_logs(cassettes / "test")
     records = [json.loads(line) for line in mcpgw("calls", "export", "test", "--cassettes-dir", str(cassettes),
                                                   "--log", "last").stdout.splitlines()]
-    assert [(r["outcome"], r["source"]) for r in records] == [("ok", "replay"), ("rejected", None), ("rejected", None)] * 2
+    assert [(r["outcome"], r["source"]) for r in records] == [("ok", "recorded"), ("rejected", None), ("rejected", None)] * 2
     counts = fidelity(log)
     assert (counts["calls"], counts["hits"], counts["live"]) == (6, 2, 0)
 

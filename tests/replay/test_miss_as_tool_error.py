@@ -51,4 +51,4 @@ def test_a_miss_is_a_tool_error_with_the_flag_and_a_json_rpc_error_without(tmp_p
     logs = sorted(tmp_path.glob("*/cassettes/rec/runs/*-replay"))
     assert len(logs) == 3
     for log in logs:
-        assert [(r["outcome"], r["source"]) for r in iter_calls(log)] == [("ok", "replay"), ("miss", "replay")]
+        assert [(r["outcome"], r["source"]) for r in iter_calls(log)] == [("ok", "recorded"), ("miss", "missed")]

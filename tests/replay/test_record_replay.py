@@ -99,7 +99,7 @@ def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
     assert "replay miss" in miss and "'echo'" in miss and "server 'fx'" in miss
     assert 'message: recorded "alpha", asked "gamma"' in miss
     log = list(iter_calls(tmp_path / "cassettes" / "log"))
-    assert [r["outcome"] for r in log] == ["ok", "miss"] and log[0]["source"] == "replay" and log[0]["cassette_key"]
+    assert [r["outcome"] for r in log] == ["ok", "miss"] and log[0]["source"] == "recorded" and log[1]["source"] == "missed" and log[0]["cassette_key"]
 
     hybrid = start_gateway(tmp_path / "h", FIXTURE, "--mode", "hybrid", "--cassette", "c",
                            "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
@@ -150,7 +150,7 @@ def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path)
     assert_succeeded(out)
     assert out[0]["content"][0]["text"] == "echo: alpha"
     assert json.loads(out[1]["content"][0]["text"])["target"]["timezone"] == "Asia/Tokyo", out[1]
-    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["replay", "live"]
+    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["recorded", "live"]
 
     again = start_gateway(tmp_path / "a", FIXTURE + TIME_ENTRY, "--mode", "replay", "--cassette", "c",
                           "--cassettes-dir", cassettes, "--log-cassette", "alog")
@@ -159,7 +159,7 @@ def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path)
     finally:
         stop_gateway(again)
     assert replayed == out[1:]  # hybrid recorded the new server's catalog and its call
-    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "alog")] == ["replay"]
+    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "alog")] == ["recorded"]
 
 
 STATELESS_FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx", extra="    flags: [stateless]\n")
@@ -297,7 +297,7 @@ def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path):
     stop_gateway(hybrid)
     assert [r["content"][0]["text"] for r in first] == ["echo: a", "count 1", "echo: a"]
     # After the live counter call the history differs from the recording: the second echo goes live too.
-    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["replay", "live", "live"]
+    assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["recorded", "live", "live"]
     player = start_gateway(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",
                            "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "plog")
     again = calls(player, session, run_id="s2")

@@ -171,7 +171,7 @@ def test_hybrid_catches_up_a_fresh_instance_and_matches_a_live_run(tmp_path):
         stop_gateway(hybrid)
     assert texts(answers) == texts(truth)
     sources = [r["source"] for r in iter_calls(cassettes / "log-hy")]
-    assert sources == ["replay"] * 6 + ["live"] * 10
+    assert sources == ["recorded"] * 6 + ["live"] * 10
 
     # What hybrid recorded makes the changed session replayable offline.
     again = replayer(tmp_path, "again", cassettes)

@@ -1,0 +1,123 @@
+"""The overlay: what a replay adds to a recording, kept apart from it (--overlay NAME).
+
+A replay evaluating another model on a recording (model B on model A's tools)
+adds answers the recording lacks: live ones (--on-miss live), simulated ones
+(--on-miss simulate), and model B's own exchanges (--model-mode live). They go
+into the overlay, a cassette of its own in the cassettes folder, layered over
+the base, which is opened read-only and never written. Played again (base +
+overlay, the simulator and model B stopped), the overlay answers what it
+answered: a simulated answer is simulated once.
+
+The model's side of an overlay is the evaluated model's own: with an overlay,
+the model's exchanges are replayed (or recorded) from the overlay alone, never
+from the base (which holds model A's, and a first prompt both models share
+would otherwise get model A's answer).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from mcpgw.gateway.errors import CassetteError, GatewayError
+from mcpgw.gateway.settings import Settings
+from mcpgw.llm.passthrough import MODEL_SERVER
+from mcpgw.recorder.cassette import Cassette, Recorded, open_named
+from mcpgw.recorder.redaction import Redactor
+from mcpgw.replay.answer_sources import Simulation, mark_overlay
+from mcpgw.replay.simulator import SIMULATOR_SERVER, Simulator, SimulatorConfig
+
+ON_MISS = ("refuse", "live", "simulate")
+MODEL_MODES = ("replay", "hybrid", "live")
+
+
+def check_answer_settings(settings: Settings) -> None:
+    """Contradictions and missing pieces, said before anything starts."""
+    if settings.on_miss not in ON_MISS:
+        raise GatewayError(f"--on-miss {settings.on_miss!r}: expected one of {', '.join(ON_MISS)}")
+    if settings.model_mode is not None and settings.model_mode not in MODEL_MODES:
+        raise GatewayError(f"--model-mode {settings.model_mode!r}: expected one of {', '.join(MODEL_MODES)}")
+    replaying = settings.mode in ("replay", "hybrid")
+    if (settings.overlay or settings.on_miss != "refuse" or settings.model_mode) and not replaying:
+        raise GatewayError("--overlay, --on-miss and --model-mode shape a replay: use them with --mode replay (or hybrid)")
+    if settings.mode == "hybrid" and settings.on_miss == "simulate":
+        raise GatewayError("--mode hybrid takes misses live; --on-miss simulate simulates them: choose one")
+    if settings.on_miss == "simulate":
+        if not settings.overlay:
+            raise GatewayError("--on-miss simulate needs --overlay NAME: simulated answers are kept there, so the next "
+                               "replay gives the same answers without the simulator")
+        if not settings.simulator_base_url or not settings.simulator_model:
+            raise GatewayError("--on-miss simulate needs --simulator-base-url URL and --simulator-model NAME "
+                               "(any OpenAI-compatible chat endpoint; --simulator-key-env VAR for its key)")
+    if settings.model_mode in ("live", "hybrid") and not settings.llm_base_url:
+        raise GatewayError(f"--model-mode {settings.model_mode} needs the model endpoint: --llm-base-url URL")
+
+
+def open_overlay(settings: Settings, base: Cassette) -> Cassette:
+    """The overlay cassette, made if new, inside the cassettes folder; refused when it is the base or another base's."""
+    assert settings.overlay is not None
+    overlay = open_named(settings.cassettes_dir, settings.overlay, create=True)
+    if overlay.path.resolve() == base.path.resolve():
+        overlay.close()
+        raise CassetteError(f"--overlay {settings.overlay!r} is the cassette being played; an overlay is a cassette of "
+                            "its own (the base is never written)")
+    info = overlay.info()
+    base_info = base.info()
+    made_over = info.get("overlay_of")
+    this_base = {"name": base.path.name, "created": base_info.get("created")}
+    if made_over is not None and made_over != this_base:
+        overlay.close()
+        raise CassetteError(f"overlay {settings.overlay!r} was made over cassette {made_over.get('name')!r} "
+                            f"(created {made_over.get('created')}), not over {this_base['name']!r} "
+                            f"(created {this_base['created']}): its answers belong to that recording")
+    if made_over is None:
+        if info.get("servers") or any(True for _ in overlay.store.items("exchanges")):
+            overlay.close()
+            raise CassetteError(f"cassette {settings.overlay!r} is a recording, not an overlay: name a new one")
+        overlay.store.put("meta", b"info", {**info, "overlay_of": this_base, "servers": {}})
+    return overlay
+
+
+def layered(base: Recorded, overlay: Recorded) -> Recorded:
+    """The base's recording with the overlay's answers after it (each labelled with what made it); the model's
+    exchanges are the overlay's alone (see the module's docstring)."""
+    by_server = {server: list(entries) for server, entries in base.by_server.items() if server != MODEL_SERVER}
+    exchanges = {key: list(entries) for key, entries in base.exchanges.items()}
+    for server, entries in overlay.by_server.items():
+        if server == SIMULATOR_SERVER:  # the simulator's own exchanges: kept for the record, never an answer
+            continue
+        by_server.setdefault(server, []).extend(mark_overlay(entries) if server != MODEL_SERVER else entries)
+    for key, entries in overlay.exchanges.items():
+        exchanges.setdefault(key, []).extend(e for e in entries if e.get("server") != SIMULATOR_SERVER)
+    merged = Recorded(base.info, base.catalogs, exchanges)
+    merged.by_server.update(by_server)
+    return merged
+
+
+def model_side(settings: Settings, mode: str, base: Cassette | None, overlay: Cassette | None,
+               recorded: Recorded | None) -> tuple[str, Cassette | None, list[dict[str, Any]]]:
+    """The model passthrough's mode, the cassette it records into, and the exchanges it replays."""
+    entries = list(recorded.by_server.get(MODEL_SERVER, [])) if recorded is not None else []
+    model_mode = settings.model_mode or ("hybrid" if mode == "hybrid" else mode)
+    if overlay is not None:
+        if model_mode == "live":  # model B answers, each exchange recorded into the overlay
+            return "record", overlay, []
+        return model_mode, overlay if model_mode == "hybrid" else None, entries
+    if model_mode == "live":
+        return "live", None, []
+    return model_mode, base if model_mode in ("record", "hybrid") else None, entries
+
+
+def simulation(settings: Settings, overlay: Cassette | None, secrets: list[str],
+               patterns: list[str] | None) -> Simulation | None:
+    if settings.on_miss != "simulate":
+        return None
+    assert overlay is not None and settings.simulator_base_url and settings.simulator_model
+    key = None
+    if settings.simulator_key_env:
+        key = os.environ.get(settings.simulator_key_env)
+        if not key:
+            raise GatewayError(f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set")
+    config = SimulatorConfig(settings.simulator_base_url, settings.simulator_model, key, settings.simulator_timeout)
+    # the servers' declared values and the simulator's key never reach the overlay's bytes
+    return Simulation(Simulator(config), overlay, Redactor([*secrets, *([key] if key else [])], patterns))
