@@ -23,7 +23,7 @@ from mcpgw.evaluator.errors import InputError
 from mcpgw.evaluator.jsonio import iter_jsonl, kind
 
 OUTCOMES = frozenset({"ok", "tool_error", "rejected", "upstream_error", "timeout", "miss", "diverged"})
-SOURCES = frozenset({"live", "replay", "simulated"})
+SOURCES = frozenset({"recorded", "equivalent", "live", "simulated", "missed", "replay"})  # replay: older logs
 _VALID_VALUES = (True, False, None)
 MODEL_SERVER = "@model"  # the gateway's pseudo-server of model exchanges (llm.passthrough)
 

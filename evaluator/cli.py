@@ -188,6 +188,12 @@ def _templates(specs: list[str]) -> dict[str, Any]:
     return out
 
 
+def _share(value: float | None) -> float | None:
+    if value is not None and not 0 <= value <= 1:
+        raise SourceUnavailable(f"--max-simulated-share {value}: a share between 0 and 1 (0.2 = 20%)")
+    return value
+
+
 def eval_command(args: argparse.Namespace) -> int:
     from mcpgw.evaluator.pipeline import EvalInputs, evaluate
     from mcpgw.evaluator.report import print_report, render
@@ -207,6 +213,7 @@ def eval_command(args: argparse.Namespace) -> int:
             results=list(args.results),
             tasks_by=args.tasks_by,
             call_log_given=bool(args.calls or args.cassette),
+            max_simulated_share=_share(getattr(args, "max_simulated_share", None)),
         )
         if run is not None:
             answers, inputs.titles = run

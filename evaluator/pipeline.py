@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgw.evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpbench_summary
-from mcpgw.evaluator import mcpeval_match, names
+from mcpgw.evaluator import mcpeval_match, names, provenance
 from mcpgw.evaluator.calllog import group_by_run
 from mcpgw.evaluator.schemas import SchemaChecks
 from mcpgw.evaluator.tasks import (PREDICTION_IDS, Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
@@ -67,6 +67,8 @@ class EvalInputs:
     prediction_sets: list[dict[str, McpEvalTask]] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # server id -> benchmark name (the lock's titles)
     tasks_by: str = "run"  # what one task is in the call log: a run id, or a run's MCP session (calllog.group_by_run)
+    max_simulated_share: float | None = None  # tasks with more simulated answers are marked (evaluator.provenance)
+    provenance: bool = True  # False: the second, real-environment pass (no provenance of its own)
 
 
 @dataclass
@@ -357,8 +359,11 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
                                   "pass rates need the MCP-Eval judge")
     if inputs.labels is not None:
         report["agreement"] = _agreement(report, inputs.labels, index)
+    if inputs.calls and inputs.provenance:
+        provenance.add_provenance(report, inputs, runs, index, evaluate)
     report["elapsed_s"] = round(time.perf_counter() - started, 3)
     return report
+
 
 
 def _kinds(loaded: Loaded) -> list[tuple[str, str]]:

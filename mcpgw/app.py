@@ -109,6 +109,10 @@ class Gateway:
                                       "(--mode hybrid serves them live and records them)")
             if not specs or self.mode == "replay":
                 specs = recorded_specs
+            else:  # hybrid: every server the cassette recorded (as the lock says to start it, if it names it), and
+                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool
+                chosen = {s.id for s in specs}
+                specs = specs + [s for s in recorded_specs if s.id not in chosen and s.id in self.recorded.catalogs]
             if only:
                 specs = [s for s in specs if s.id in only]
             if not self.recorded.catalogs:

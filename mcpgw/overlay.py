@@ -23,6 +23,7 @@ from mcpgw.gateway.errors import CassetteError, GatewayError
 from mcpgw.gateway.settings import Settings
 from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.recorder.cassette import Cassette, Recorded, open_named
+from mcpgw.recorder.paths import cassette_path
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.replay.answer_sources import Simulation, mark_overlay
 from mcpgw.replay.simulator import SIMULATOR_SERVER, Simulator, SimulatorConfig
@@ -56,11 +57,10 @@ def check_answer_settings(settings: Settings) -> None:
 def open_overlay(settings: Settings, base: Cassette) -> Cassette:
     """The overlay cassette, made if new, inside the cassettes folder; refused when it is the base or another base's."""
     assert settings.overlay is not None
-    overlay = open_named(settings.cassettes_dir, settings.overlay, create=True)
-    if overlay.path.resolve() == base.path.resolve():
-        overlay.close()
+    if cassette_path(settings.cassettes_dir, settings.overlay, write=True).resolve() == base.path.resolve():
         raise CassetteError(f"--overlay {settings.overlay!r} is the cassette being played; an overlay is a cassette of "
                             "its own (the base is never written)")
+    overlay = open_named(settings.cassettes_dir, settings.overlay, create=True)
     info = overlay.info()
     base_info = base.info()
     made_over = info.get("overlay_of")

@@ -108,11 +108,15 @@ def iter_calls(cassette_dir: str | Path) -> Iterator[dict[str, Any]]:
         store.env.close()
 
 
-def export_jsonl(cassette_dir: str | Path, out: IO[str], run_id: str | None = None) -> int:
+def export_jsonl(cassette_dir: str | Path, out: IO[str], run_id: str | None = None,
+                 sources: dict[str, int] | None = None) -> int:
+    """Write the records as JSON lines; `sources`, when given, counts where their answers came from."""
     count = 0
     for record in iter_calls(cassette_dir):
         if run_id is not None and record.get("run_id") != run_id:
             continue
+        if sources is not None and record.get("source"):
+            sources[record["source"]] = sources.get(record["source"], 0) + 1
         out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         count += 1
     return count

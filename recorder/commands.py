@@ -39,11 +39,18 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
     info = cassette.info()
     tools: Counter[str] = Counter()
     methods: Counter[str] = Counter()
+    made_by: Counter[str] = Counter()  # an overlay's answers: live or simulated (replay.answer_sources)
     for _, entry in cassette.store.items("exchanges"):
         methods[entry["method"]] += 1
         if entry["method"] == "tools/call":
             tools[f"{entry['server']}:{(entry.get('params') or {}).get('name')}"] += 1
-    outcomes: Counter[str] = Counter(r.get("outcome") for _, r in cassette.store.items("calls"))
+            made_by[entry.get("source") or "live"] += 1
+    outcomes: Counter[str] = Counter()
+    sources: Counter[str] = Counter()  # where each logged call's answer came from
+    for _, record in cassette.store.items("calls"):
+        outcomes[record.get("outcome")] += 1
+        if record.get("source"):
+            sources[record["source"]] += 1
     catalogs = {k.decode(): v for k, v in cassette.store.items("catalog")}
     recorded = [c["provenance"].get("recorded_at") for c in catalogs.values() if c.get("provenance")]
     size = sum(p.stat().st_size for p in cassette.path.glob("*.mdb"))
@@ -66,6 +73,9 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
         "tool_calls": dict(sorted(tools.items())),
         "calls": sum(outcomes.values()),
         "call_outcomes": dict(outcomes),
+        "call_sources": dict(sources),
+        "tool_answers_made_by": dict(made_by),
+        "overlay_of": info.get("overlay_of"),
         "runs": [r for r in runs if r.get("kind") == "replay"],
         "last_drift": drift[-1] if drift else None,
         "bytes": size,
@@ -163,6 +173,10 @@ def _fidelity_text(row: dict[str, Any]) -> str:
             f"{row['live']} live")
 
 
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def _folder_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.glob("*.mdb"))
 
@@ -187,6 +201,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     console = table_console()
     console.print(f"[bold]{summary['name']}[/] ({summary['path']}): recorded {_when(summary['recorded_at'])}, "
                   f"{summary['exchanges']} exchanges, {summary['calls']} call records, {_kib(summary['bytes'])}")
+    if summary["overlay_of"]:
+        console.print(f"an overlay over cassette {summary['overlay_of'].get('name')!r}: its tool answers were made "
+                      f"{_counted(summary['tool_answers_made_by'])}")
+    if summary["call_sources"]:
+        console.print(f"answer sources of its call records: {_counted(summary['call_sources'])}")
     drift = summary["last_drift"]
     console.print(f"freshness: last drift check {_when(drift.get('ended')) if drift else 'never'}"
                   + (f", {drift.get('changed', 0)} changed / {drift.get('calls', 0)} calls" if drift else ""))
@@ -198,12 +217,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     console.print(f"replay logs kept with the cassette: {len(replays)}"
                   + (" (read one: mcpgw calls export NAME --log last|STAMP)" if replays else ""))
     if replays:
-        fidelity_table = Table("replay log", "mode", "calls", "hits", "misses", "diverged lanes", "live")
+        fidelity_table = Table("replay log", "mode", "calls", "hits", "misses", "diverged lanes", "live", "simulated")
         for row in replays:
             if "error" in row:
-                fidelity_table.add_row(row["log"], f"[red]{row['error']}[/]", "", "", "", "", "")
+                fidelity_table.add_row(row["log"], f"[red]{row['error']}[/]", "", "", "", "", "", "")
                 continue
-            fidelity_table.add_row(row["log"], row["mode"], *(str(row[k]) for k in ("calls", "hits", "misses", "diverged_lanes", "live")))
+            fidelity_table.add_row(row["log"], row["mode"], *(str(row[k]) for k in
+                                                              ("calls", "hits", "misses", "diverged_lanes", "live", "simulated")))
         console.print(fidelity_table)
     servers = Table("server", "server info", "tools in catalog")
     for sid, s in summary["servers"].items():

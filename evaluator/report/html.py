@@ -127,8 +127,29 @@ def _page(title: str, body: list[str], subtitle: str) -> str:
             + "\n".join(body) + "\n</body></html>\n")
 
 
+SOURCE_COLOURS = {"recorded": "#2e7d32", "equivalent": "#66bb6a", "live": "#1565c0", "simulated": "#ef6c00",
+                  "missed": "#9e9e9e"}
+
+
+def provenance_chart(data: Mapping[str, Any]) -> str:
+    """A bar per task: its tool answers by source, simulated in orange."""
+    rows = []
+    for run_id, row in data["tasks"].items():
+        total = row["answered"] or 1
+        parts = "".join(f'<span title="{escape(name)}: {n}" style="display:inline-block;height:12px;width:{300 * n / total:.1f}px;'
+                        f'background:{SOURCE_COLOURS.get(name, "#555")}"></span>' for name, n in row["sources"].items())
+        mark = " &#9888;" if row["over_max"] else ""
+        rows.append(f"<tr><td>{escape(run_id)}{mark}</td><td>{parts}</td><td>{100 * row['simulated_share']:.0f}% "
+                    "simulated</td></tr>")
+    legend = " ".join(f'<span style="color:{c}">&#9632;</span> {escape(n)}' for n, c in SOURCE_COLOURS.items())
+    return (f"<h3>Where each task's tool answers came from</h3><p>{legend}</p>"
+            f"<table class=\"provenance\">{''.join(rows)}</table>")
+
+
 def html_report(report: Mapping[str, Any]) -> str:
     body = ["<h2>Charts</h2>"]
+    if (report.get("provenance") or {}).get("totals"):
+        body.append(provenance_chart(report["provenance"]))
     if report.get("audit"):
         body.append(tool_validity_chart(report["audit"]))
     if report.get("servers"):

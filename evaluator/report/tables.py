@@ -297,8 +297,40 @@ def drift(report: Mapping[str, Any]) -> Section | None:
     return section
 
 
+def provenance(report: Mapping[str, Any]) -> list[Section]:
+    """Where each task's tool answers came from, and the rule metrics over the real environment's tasks."""
+    data = report.get("provenance")
+    if not data or not data["totals"]:
+        return []
+    names = list(data["totals"])
+    section = Section("Answer sources per task (replay.answer_sources)", [
+        ("task", "text"), *((name, "int") for name in names), ("simulated share", "share"), ("over max", "text")],
+        key="provenance")
+    for run_id, row in data["tasks"].items():
+        section.rows.append([run_id, *(row["sources"].get(name, 0) for name in names), row["simulated_share"],
+                             "yes" if row["over_max"] else ""])
+    section.rows.append(["all tasks", *(data["totals"][name] for name in names), data["simulated_share"], ""])
+    if data["simulated_tasks"]:
+        section.notes.append(f"{plural(len(data['simulated_tasks']), 'task')} rest partly on simulated answers (a "
+                             "language model's guess at what a tool would say); metrics over the other tasks follow.")
+    out = [section]
+    real = report.get("real_environment")
+    if real and report.get("mcpbench_rules"):
+        side = Section("MCP-Bench rule metrics: all tasks vs tasks answered from the real environment only", [
+            ("model", "text"), ("metric", "text"), ("all tasks", "rate"), ("real environment only", "rate")],
+            key="real_environment")
+        for model, result in report["mcpbench_rules"].items():
+            mine = (real.get("mcpbench_rules") or {}).get(model)
+            for metric in _RULES:
+                side.rows.append([model, metric, result["overall"].get(metric),
+                                  mine["overall"].get(metric) if mine else None])
+        side.notes.append(f"left out of the second column: {', '.join(real['tasks_left_out'])}")
+        out.append(side)
+    return out
+
+
 def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> list[Section]:
-    out: list[Section | None] = [overview(report), *rule_metrics(report), *matching(report), pass_rates(report),
+    out: list[Section | None] = [overview(report), *provenance(report), *rule_metrics(report), *matching(report), pass_rates(report),
                                  rubric(report), judgements(report), agreement(report), servers(report),
                                  audit(report, audit_limit), audit_examples(report, audit_limit), drift(report)]
     return [s for s in out if s is not None]

@@ -26,6 +26,9 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--tasks-by", choices=("run", "session"), default="run",
                     help="what one task is in the call log: a run id (default), or each MCP session of a run "
                          "(MCP-Bench's runner through per-server endpoints: a session per server and task)")
+    ev.add_argument("--max-simulated-share", type=float, metavar="X",
+                    help="mark tasks whose share of simulated tool answers exceeds X (0-1; a replay's --on-miss "
+                         "simulate); every report shows the answer sources per task either way")
     ev.add_argument("--labels", metavar="FILE.jsonl", help="human pass/fail labels, for judge agreement")
     ev.add_argument("--weights", metavar="SPEC", help="MCPEval score weights, e.g. name=0.4,params=0.4,order=0.2")
     ev.add_argument("--task-servers-only", action="store_true",

@@ -83,8 +83,9 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise GatewayError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     try:
+        sources: dict[str, int] = {}
         for path in paths:
-            count += export_jsonl(path, out, args.run)
+            count += export_jsonl(path, out, args.run, sources)
     except CassetteFormatError as exc:
         raise GatewayError(str(exc)) from None
     except BrokenPipeError:  # `| head`: the reader has all it wants
@@ -95,6 +96,9 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
         if args.output:
             out.close()
     print(f"exported {count} call record(s) from {', '.join(map(str, paths))}", file=sys.stderr)
+    if sources:  # where the answers came from (replay.answer_sources): what a score over them rests on
+        print("answer sources: " + ", ".join(f"{n} {s}" for s, n in sorted(sources.items(), key=lambda i: -i[1])),
+              file=sys.stderr)
     note = log_note(paths[0], args.log, Path(args.cassettes_dir))
     if note:
         print(f"mcpgw: {note}", file=sys.stderr)

@@ -53,9 +53,10 @@ def tool_records(log: Path) -> list[dict]:
     return [{k: r.get(k) for k in keep} for r in iter_calls(log) if r["server"] != "@model"]
 
 
-def run_b(queries: Path, cassettes: Path, answers: Path, log: str, *more: str, env=None) -> subprocess.CompletedProcess:
+def run_b(queries: Path, cassettes: Path, answers: Path, log: str, *more: str, env=None,
+          overlay: str = "B1") -> subprocess.CompletedProcess:
     return mcpgw("run", str(queries), "--model", "model-b", "--strategy", "tc", "--mode", "replay",
-                 "--cassettes-dir", str(cassettes), "--cassette", "A", "--overlay", "B1", "--answers", str(answers),
+                 "--cassettes-dir", str(cassettes), "--cassette", "A", "--overlay", overlay, "--answers", str(answers),
                  "--log-cassette", log, "--concurrency", "1", "--max-rounds", "5", *more, env=env)
 
 
@@ -113,3 +114,34 @@ def test_model_b_on_model_a_recording_every_answer_labelled_and_replayed_offline
         store.env.close()
     assert servers.count("@simulator") == 2 and servers.count("@model") >= 10
     assert sorted(s for s in servers if not s.startswith("@")) == ["math_mcp", "unit_converter"]
+
+    # The evaluator: answer sources per task, and the metrics again without the tasks that rest on simulation
+    report_path = tmp_path / "report.json"
+    evaluated = mcpgw("eval", "--cassette", str(cassettes / "b-again"), "--max-simulated-share", "0.5",
+                      "--format", "json", "-o", str(report_path))
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    report = json.loads(report_path.read_text())
+    found = report["provenance"]
+    assert {run: row["sources"] for run, row in found["tasks"].items()} == \
+        {task: {s: sources.count(s) for s in dict.fromkeys(sources)} for task, sources in B_SOURCES.items()}
+    assert found["simulated_tasks"] == found["over_max"] == ["drone", "sum"]
+    real = report["real_environment"]
+    assert real["tasks_left_out"] == ["drone", "sum"]
+    (model,) = report["mcpbench_rules"]
+    all_tasks = set(report["mcpbench_rules"][model]["tasks"])
+    assert all_tasks - set(real["mcpbench_rules"][model]["tasks"]) == {"drone", "sum"}
+    html = mcpgw("eval", "--cassette", str(cassettes / "b-again"), "--format", "html", "-o", str(tmp_path / "r.html"))
+    assert html.returncode == 0 and "Where each task's tool answers came from" in (tmp_path / "r.html").read_text()
+
+    # The same model with --on-miss live (another overlay): the novel calls go to the real servers, labelled live,
+    # the stateful one included (a fresh instance caught up); the base is still untouched
+    model_b = ScriptedModel(model_script(B_CALLS, "B"), model="model-b").start()
+    try:
+        live = run_b(queries, cassettes, tmp_path / "b-live.jsonl", "b-live", "--model-mode", "live",
+                     "--llm-base-url", model_b.base_url, "--on-miss", "live", env=env, overlay="B2")
+    finally:
+        model_b.stop()
+    assert live.returncode == 0, live.stderr[-3000:]
+    assert tool_sources(cassettes / "b-live") == {**B_SOURCES, "memory": ["live", "live"], "drone": ["live"],
+                                                  "sum": ["live"]}
+    assert digest(base) == before
