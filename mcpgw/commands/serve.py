@@ -250,6 +250,9 @@ def _serve_workers(args: argparse.Namespace) -> int:
     embedded = default_cassette(cassettes_dir)
     if (args.mode or default_mode(args, embedded)) != "replay" or args.stdio:
         raise GatewayError("--workers needs --mode replay over HTTP (live and record keep one process per server)")
+    if args.on_miss != "refuse" or args.model_mode or args.overlay:
+        raise GatewayError("--workers replays only: --on-miss, --model-mode and --overlay need one process (each "
+                           "would add to the overlay on its own)")
     check_port_free(args.host, args.port)
     if args.log_cassette:
         log_name = args.log_cassette
