@@ -44,7 +44,29 @@ def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id:
     tokens = usage_of(answer) if answer is not None else None
     if tokens is not None:
         record["tokens"] = tokens
+    finished = finish_reasons(answer) if answer is not None else None
+    if finished:  # why the model stopped (tool_calls, stop, length): what a trace of the run shows per turn
+        record["finish_reasons"] = finished
     return record
+
+
+def finish_reasons(answer: ModelAnswer) -> list[str] | None:
+    """The `finish_reason` of each choice of a plain answer, or those the streamed chunks carried, in order."""
+    if isinstance(answer.body, dict) and isinstance(answer.body.get("choices"), list):
+        found = [c.get("finish_reason") for c in answer.body["choices"] if isinstance(c, dict)]
+    else:
+        found = []
+        for data in answer.events or ():
+            if '"finish_reason"' not in data:
+                continue
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                continue
+            choices = chunk.get("choices") if isinstance(chunk, dict) else None
+            found += [c.get("finish_reason") for c in choices or () if isinstance(c, dict)]
+    reasons = [r for r in found if isinstance(r, str)]
+    return reasons or None
 
 
 def usage_of(answer: ModelAnswer) -> dict[str, int] | None:

@@ -44,6 +44,7 @@ from mcpgw.recorder.state import GroupState
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 from mcpgw.model_wiring import model_passthrough
+from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.upstreams import live_upstream
 
 logger = logging.getLogger("mcpgw")
@@ -72,6 +73,7 @@ class Gateway:
         self.started = time.time()
         self.notes: list[str] = []  # said at start: why this mode, where the call log goes
         self._closed = False
+        self.telemetry: Any = None  # telemetry.switch.Telemetry when traces or /metrics are asked for
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
         self.workers: Any = None  # gateway.worker_routing.Workers when this process is one of --workers N
         self.worker_channel: Any = None  # then also: the socket its connections are dealt on (mcpgw.workers)
@@ -132,6 +134,10 @@ class Gateway:
         self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
                                                                    max_value=settings.max_logged_value,
                                                                    max_bytes=settings.max_call_log_bytes))
+
+        if wanted(settings):  # else the call log is the router's sink as it is: nothing added to a call
+            self.telemetry = Telemetry(settings)
+            self.router.call_log = self.telemetry.observe(self.router.call_log)
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
         self.router.recording = str(self.cassette.path) if self.cassette is not None else None
@@ -204,8 +210,11 @@ class Gateway:
                             model_max_body=s.llm_max_body_bytes, model_body_timeout=s.llm_body_timeout)
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
         app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
-                             response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None), guard=guard, limits=limits,
+                             response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
+                             + (self.telemetry.routes() if self.telemetry else []), guard=guard, limits=limits,
                              workers=self.workers, default_run=self.default_run)
+        if self.telemetry is not None:
+            self.telemetry.status = app.status_body
         sockets = None
         if self.workers is not None:
             from mcpgw.workers import worker_sockets
@@ -282,6 +291,8 @@ class Gateway:
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
                                           "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
                                           "model": self.model.stats()})
+        if self.telemetry is not None:  # every run's root span ends, and what is queued is sent (bounded wait)
+            self.telemetry.close()
         for cassette in {id(c): c for c in (self.cassette, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 

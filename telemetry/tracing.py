@@ -1,0 +1,127 @@
+"""Spans of finished call-log records, sent with the OpenTelemetry SDK (batching processor, bounded queue).
+
+One trace per run: each lane (a run id, or one client's lane under it) gets a root span `run <lane>` when its
+first record comes; every tool call and model exchange of the lane is a child of it, with its recorded times.
+A root ends (and is exported) when its lane has been idle `idle_s`, when more than `max_open` lanes are open
+(the oldest ends), and at shutdown; its end is its last child's end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from mcpgw.telemetry.spans import SpanShape, root_attributes, shape
+
+SERVICE = "mcpgw"
+
+
+@dataclass
+class _Root:
+    span: Any
+    context: Any
+    last_end_ns: int
+    touched: float  # monotonic seconds of its last record
+
+
+class Tracing:
+    def __init__(self, exporter: SpanExporter, *, content: bool = False, idle_s: float = 300.0, max_open: int = 1000,
+                 max_queue: int = 4096, batch_delay_ms: float = 1000.0, clock: Any = None) -> None:
+        import time
+
+        self.clock = clock or time.monotonic
+        self.content, self.idle_s, self.max_open = content, idle_s, max_open
+        self.provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+        self.processor = BatchSpanProcessor(exporter, max_queue_size=max_queue, schedule_delay_millis=batch_delay_ms,
+                                            max_export_batch_size=min(512, max_queue))
+        self.provider.add_span_processor(self.processor)
+        self.tracer = self.provider.get_tracer("mcpgw.telemetry")
+        self.roots: OrderedDict[str, _Root] = OrderedDict()
+        self.lock = threading.Lock()
+        self.closed = False
+        self._stop = threading.Event()
+        self._reaper: threading.Thread | None = None
+
+    def start_reaper(self) -> None:
+        """Ends idle runs' roots in the background (a gateway may sit idle after its last run for hours)."""
+        def loop() -> None:
+            while not self._stop.wait(min(30.0, max(0.5, self.idle_s / 4))):
+                self.end_idle()
+        self._reaper = threading.Thread(target=loop, name="mcpgw-trace-roots", daemon=True)
+        self._reaper.start()
+
+    # -- records -------------------------------------------------------------------------
+
+    def observe(self, record: dict[str, Any]) -> None:
+        """A finished record's span, under its lane's root. Never raises (a call must not fail for its span)."""
+        if self.closed:
+            return
+        try:
+            made = shape(record, content=self.content)
+            lane = str(record.get("lane") or record.get("run_id") or "default")
+            root = self._root(lane, record.get("run_id"), made.start_ns, made.end_ns)
+            self.emit(made, root.context)
+        except Exception:  # noqa: BLE001
+            import logging
+
+            logging.getLogger("mcpgw.telemetry").exception("mcpgw: a span could not be made; the call is unaffected")
+
+    def emit(self, made: SpanShape, parent: Any) -> None:
+        span = self.tracer.start_span(made.name, context=parent, kind=SpanKind.CLIENT, attributes=made.attributes,
+                                      start_time=made.start_ns)
+        if made.error is not None:
+            span.set_status(Status(StatusCode.ERROR, made.error[:1000]))
+        span.end(end_time=made.end_ns)
+
+    def _root(self, lane: str, run_id: Any, start_ns: int, end_ns: int) -> _Root:
+        now = self.clock()
+        ended: list[_Root] = []
+        with self.lock:
+            root = self.roots.get(lane)
+            if root is not None:
+                self.roots.move_to_end(lane)
+                root.last_end_ns, root.touched = max(root.last_end_ns, end_ns), now
+            else:
+                span = self.tracer.start_span(f"run {lane}", context=None, kind=SpanKind.SERVER,
+                                              attributes=root_attributes(lane, run_id), start_time=start_ns)
+                root = self.roots[lane] = _Root(span, trace.set_span_in_context(span), end_ns, now)
+                while len(self.roots) > self.max_open:
+                    ended.append(self.roots.popitem(last=False)[1])
+            while self.roots:  # the least recently used first: stop at the first one still busy
+                oldest = next(iter(self.roots.values()))
+                if now - oldest.touched < self.idle_s or oldest is root:
+                    break
+                ended.append(self.roots.popitem(last=False)[1])
+        for old in ended:
+            old.span.end(end_time=old.last_end_ns)
+        return root
+
+    def end_idle(self) -> None:
+        now = self.clock()
+        with self.lock:
+            idle = [lane for lane, r in self.roots.items() if now - r.touched >= self.idle_s]
+            ended = [self.roots.pop(lane) for lane in idle]
+        for old in ended:
+            old.span.end(end_time=old.last_end_ns)
+
+    def close(self, timeout_ms: int = 5000) -> None:
+        """End every open root and send what is queued (bounded wait), then stop the exporter."""
+        if self.closed:
+            return
+        self.closed = True
+        self._stop.set()
+        with self.lock:
+            ended = list(self.roots.values())
+            self.roots.clear()
+        for old in ended:
+            old.span.end(end_time=old.last_end_ns)
+        self.processor.force_flush(timeout_ms)
+        self.provider.shutdown()
