@@ -15,7 +15,7 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -34,12 +34,17 @@ class _Root:
 
 class Tracing:
     def __init__(self, exporter: SpanExporter, *, content: bool = False, idle_s: float = 300.0, max_open: int = 1000,
-                 max_queue: int = 4096, batch_delay_ms: float = 1000.0, clock: Any = None) -> None:
+                 max_queue: int = 4096, batch_delay_ms: float = 1000.0, record_time: bool = False) -> None:
         import time
 
-        self.clock = clock or time.monotonic
+        # Idle is measured on the wall clock live, and on the records' own times when a recorded log is replayed as
+        # traces (`export`): a lane's records an idle time apart are two runs there as they were two live.
+        self.clock = time.monotonic
+        self.record_time = record_time
         self.content, self.idle_s, self.max_open = content, idle_s, max_open
-        self.provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+        # Attribute values cut at 16 KiB (opt-in content can be large; the call log caps its strings at 64 KiB).
+        self.provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}),
+                                       span_limits=SpanLimits(max_attribute_length=16 * 1024))
         self.processor = BatchSpanProcessor(exporter, max_queue_size=max_queue, schedule_delay_millis=batch_delay_ms,
                                             max_export_batch_size=min(512, max_queue))
         self.provider.add_span_processor(self.processor)
@@ -82,7 +87,7 @@ class Tracing:
         span.end(end_time=made.end_ns)
 
     def _root(self, lane: str, run_id: Any, start_ns: int, end_ns: int) -> _Root:
-        now = self.clock()
+        now = start_ns / 1e9 if self.record_time else self.clock()
         ended: list[_Root] = []
         with self.lock:
             root = self.roots.get(lane)
