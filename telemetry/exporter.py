@@ -38,10 +38,19 @@ class OnceWarningExporter(SpanExporter):
         self.inner, self.where = inner, where
         self.failing = False
         self.failed_batches = 0
+        self.abandoned = False
+
+    def abandon(self) -> None:
+        """At shutdown, with the collector failing: drop what is left at once (the SDK's shutdown also ends a
+        retry's backoff wait), so a dead collector does not hold the gateway's exit for its timeout."""
+        self.abandoned = True
+        self.inner.shutdown()
         for name in QUIET:
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if self.abandoned:
+            return SpanExportResult.FAILURE
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # noqa: BLE001 - an exporter's bug must not end the processor's thread

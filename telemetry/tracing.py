@@ -45,6 +45,7 @@ class Tracing:
         # Attribute values cut at 16 KiB (opt-in content can be large; the call log caps its strings at 64 KiB).
         self.provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}),
                                        span_limits=SpanLimits(max_attribute_length=16 * 1024))
+        self.exporter = exporter
         self.processor = BatchSpanProcessor(exporter, max_queue_size=max_queue, schedule_delay_millis=batch_delay_ms,
                                             max_export_batch_size=min(512, max_queue))
         self.provider.add_span_processor(self.processor)
@@ -117,8 +118,9 @@ class Tracing:
         for old in ended:
             old.span.end(end_time=old.last_end_ns)
 
-    def close(self, timeout_ms: int = 5000) -> None:
-        """End every open root and send what is queued (bounded wait), then stop the exporter."""
+    def close(self, timeout_ms: int = 3000) -> None:
+        """End every open root and send what is queued, then stop the exporter: all within `timeout_ms` (a stuck
+        collector is left to its daemon thread, and the spans still queued are lost, said once)."""
         if self.closed:
             return
         self.closed = True
@@ -128,5 +130,19 @@ class Tracing:
             self.roots.clear()
         for old in ended:
             old.span.end(end_time=old.last_end_ns)
-        self.processor.force_flush(timeout_ms)
-        self.provider.shutdown()
+        if getattr(self.exporter, "failing", False):  # telemetry.exporter.OnceWarningExporter
+            self.exporter.abandon()
+
+        def finish() -> None:
+            self.processor.force_flush(timeout_ms)
+            self.provider.shutdown()
+
+        closing = threading.Thread(target=finish, name="mcpgw-trace-close", daemon=True)
+        closing.start()
+        closing.join(timeout_ms / 1000 + 0.5)
+        if closing.is_alive() and not getattr(self.exporter, "failing", False):  # else said already
+            import logging
+
+            self.exporter.failing = True  # one line about it: the exporter, failing later, says nothing more
+            logging.getLogger("mcpgw.telemetry").warning(
+                "mcpgw: the trace collector did not take the last spans in %.1f s; they are dropped", timeout_ms / 1000)
