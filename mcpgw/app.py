@@ -138,6 +138,8 @@ class Gateway:
         if wanted(settings):  # else the call log is the router's sink as it is: nothing added to a call
             self.telemetry = Telemetry(settings)
             self.router.call_log = self.telemetry.observe(self.router.call_log)
+            if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta
+                self.router.trace_calls = self.telemetry.tracing.begin
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [])
         self.router.recording = str(self.cassette.path) if self.cassette is not None else None

@@ -33,20 +33,27 @@ def configured(endpoint: str | None) -> bool:
                 or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 
 
+def quiet() -> None:
+    """The SDK's exporter loggers turned down: each of them by name (some are not children of the others' names
+    in the logging tree, depending on import order)."""
+    for name in [*QUIET, *list(logging.root.manager.loggerDict)]:
+        if name.startswith(QUIET):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 class OnceWarningExporter(SpanExporter):
     def __init__(self, inner: SpanExporter, where: str) -> None:
         self.inner, self.where = inner, where
         self.failing = False
         self.failed_batches = 0
         self.abandoned = False
+        quiet()
 
     def abandon(self) -> None:
         """At shutdown, with the collector failing: drop what is left at once (the SDK's shutdown also ends a
         retry's backoff wait), so a dead collector does not hold the gateway's exit for its timeout."""
         self.abandoned = True
         self.inner.shutdown()
-        for name in QUIET:
-            logging.getLogger(name).setLevel(logging.CRITICAL)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if self.abandoned:

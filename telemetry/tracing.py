@@ -16,12 +16,40 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from mcpgw.telemetry.spans import SpanShape, root_attributes, shape
+from mcpgw.telemetry.spans import SpanShape, epoch_ns, root_attributes, shape
 
 SERVICE = "mcpgw"
+
+
+class _ChosenIds(RandomIdGenerator):
+    """Random ids, but a span whose id was chosen before it was made (told to its server while the call ran,
+    `Tracing.begin`) gets that id: set on this thread just before the span is started."""
+
+    def __init__(self) -> None:
+        self.chosen = threading.local()
+
+    def generate_span_id(self) -> int:
+        chosen = getattr(self.chosen, "span_id", None)
+        if chosen is not None:
+            self.chosen.span_id = None
+            return chosen
+        return super().generate_span_id()
+
+
+_PROPAGATOR = TraceContextTextMapPropagator()
+
+
+def remote_parent(traceparent: Any) -> Any:
+    """The OpenTelemetry context of a W3C `traceparent` a client sent, or None when it is not a valid one."""
+    if not isinstance(traceparent, str):
+        return None
+    context = _PROPAGATOR.extract({"traceparent": traceparent})
+    return context if trace.get_current_span(context).get_span_context().is_valid else None
 
 
 @dataclass
@@ -43,7 +71,8 @@ class Tracing:
         self.record_time = record_time
         self.content, self.idle_s, self.max_open = content, idle_s, max_open
         # Attribute values cut at 16 KiB (opt-in content can be large; the call log caps its strings at 64 KiB).
-        self.provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}),
+        self.ids = _ChosenIds()
+        self.provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}), id_generator=self.ids,
                                        span_limits=SpanLimits(max_attribute_length=16 * 1024))
         self.exporter = exporter
         self.processor = BatchSpanProcessor(exporter, max_queue_size=max_queue, schedule_delay_millis=batch_delay_ms,
@@ -66,21 +95,49 @@ class Tracing:
 
     # -- records -------------------------------------------------------------------------
 
+    def begin(self, record: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """A tools/call about to be forwarded (gateway.tool_calls, `trace_calls`): its span's id chosen now and noted
+        in the record, and `params` with `_meta.traceparent` naming that span, for the server to continue the
+        trace (the MCP semantic conventions' propagation). Under the client's own `traceparent` when it sent one."""
+        try:
+            meta = params.get("_meta")
+            sent = meta.get("traceparent") if isinstance(meta, dict) else None
+            parent = remote_parent(sent)
+            if parent is not None:
+                record["client_traceparent"] = sent
+                trace_id = trace.get_current_span(parent).get_span_context().trace_id
+            else:
+                now = epoch_ns(record.get("started_at")) or 0
+                root = self._root(str(record.get("lane") or record.get("run_id") or "default"), record.get("run_id"),
+                                  now, now)
+                trace_id = root.span.get_span_context().trace_id
+            span_id = self.ids.generate_span_id()
+            record["span_id"] = format(span_id, "016x")
+            return {**params, "_meta": {**(meta if isinstance(meta, dict) else {}),
+                                        "traceparent": f"00-{trace_id:032x}-{span_id:016x}-01"}}
+        except Exception:  # noqa: BLE001 - the call goes on without trace context
+            return params
+
     def observe(self, record: dict[str, Any]) -> None:
-        """A finished record's span, under its lane's root. Never raises (a call must not fail for its span)."""
+        """A finished record's span, under its lane's root, or the client's span when it sent a `traceparent`.
+        Never raises (a call must not fail for its span)."""
         if self.closed:
             return
         try:
             made = shape(record, content=self.content)
-            lane = str(record.get("lane") or record.get("run_id") or "default")
-            root = self._root(lane, record.get("run_id"), made.start_ns, made.end_ns)
-            self.emit(made, root.context)
+            parent = remote_parent(record.get("client_traceparent"))
+            if parent is None:
+                lane = str(record.get("lane") or record.get("run_id") or "default")
+                parent = self._root(lane, record.get("run_id"), made.start_ns, made.end_ns).context
+            chosen = record.get("span_id") if not self.record_time else None  # an export makes new ids
+            self.emit(made, parent, int(chosen, 16) if isinstance(chosen, str) else None)
         except Exception:  # noqa: BLE001
             import logging
 
             logging.getLogger("mcpgw.telemetry").exception("mcpgw: a span could not be made; the call is unaffected")
 
-    def emit(self, made: SpanShape, parent: Any) -> None:
+    def emit(self, made: SpanShape, parent: Any, span_id: int | None = None) -> None:
+        self.ids.chosen.span_id = span_id
         span = self.tracer.start_span(made.name, context=parent, kind=SpanKind.CLIENT, attributes=made.attributes,
                                       start_time=made.start_ns)
         if made.error is not None:

@@ -4,6 +4,7 @@ counts (read with prometheus_client's own parser), and calls unaffected by a col
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 
@@ -132,3 +133,34 @@ def test_a_collector_down_failing_or_stuck_leaves_calls_unaffected(tmp_path, col
     said = [line for line in gateway.log().splitlines() if any(words in line for words in DROPPED)]
     assert len(said) == 1, said  # stuck: its request times out (5 s), and that is said once too
     assert "Traceback" not in gateway.log()
+
+
+CLIENT_TRACE, CLIENT_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+
+def test_the_server_gets_the_call_span_in_meta_and_a_client_traceparent_is_joined(tmp_path):
+    async def go(url: str) -> list[dict]:
+        with anyio.fail_after(60):
+            async with Client(url, mode="legacy") as client:
+                plain = await client.call_tool("talk__meta", {})
+                joined = await client.call_tool("talk__meta", {}, meta={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01",
+                                                                        "custom": "kept"})
+        return [json.loads(r.content[0].text) for r in (plain, joined)]
+
+    with Receiver() as receiver:
+        gateway = start_gateway(tmp_path, CONFIG, "--otlp-endpoint", receiver.url)
+        try:
+            plain, joined = anyio.run(go, gateway.url + "?run=r2")
+        finally:
+            stop_gateway(gateway)
+        receiver.wait_for(lambda r: len(r.spans) == 3)
+    _, plain_trace, plain_span, _ = plain["traceparent"].split("-")
+    _, joined_trace, joined_span, _ = joined["traceparent"].split("-")
+    assert joined_trace == CLIENT_TRACE and joined["custom"] == "kept"
+    spans = {s["span_id"]: s for s in receiver.spans}
+    root = next(s for s in receiver.spans if s["name"] == "run r2")
+    # the span the server was told of is the call's own span, under the run's root ...
+    assert spans[plain_span]["trace_id"] == plain_trace == root["trace_id"] and spans[plain_span]["parent_id"] == root["span_id"]
+    # ... or, when the client sent its own traceparent, under the client's span, in the client's trace
+    assert spans[joined_span]["trace_id"] == CLIENT_TRACE and spans[joined_span]["parent_id"] == CLIENT_SPAN
+    assert spans[joined_span]["name"] == spans[plain_span]["name"] == "tools/call talk__meta"
