@@ -131,6 +131,7 @@ class ModelPassthrough:
         turn = self.player.play(lane, path, body or {})
         key = turn.call.key
         log = _Logger(self.call_log, self.redact, path, body, caller, key)
+        log.traceparent = request.headers.get("traceparent")  # a client's trace context: its span joins it
         if turn.outcome == HIT:
             assert turn.entry is not None
             self.hits += 1
@@ -236,6 +237,7 @@ class _Logger:
         self.call_log, self.redact, self.path, self.body, self.caller, self.key = call_log, redact, path, body, caller, key
         self.started_at, self.started = time.time(), time.perf_counter()
         self.done = False  # its record written
+        self.traceparent: str | None = None
 
     def __call__(self, outcome: str, answer: ModelAnswer | None = None, *, status: int | None = None,
                  error: str | None = None) -> None:
@@ -245,7 +247,8 @@ class _Logger:
         self.call_log.append(self.redact(model_record(
             server=MODEL_SERVER, path=self.path, body=self.body, run_id=self.caller.run_id, lane=self.caller.lane,
             session_id=self.caller.session_id, client_name=self.caller.client_name, started_at=self.started_at,
-            started=self.started, outcome=outcome, answer=answer, status=status, error=error, cassette_key=self.key)))
+            started=self.started, outcome=outcome, answer=answer, status=status, error=error, cassette_key=self.key,
+            traceparent=self.traceparent)))
 
 
 CLIENT_LEFT = "the client closed its connection before the model answered: the model request was cancelled"

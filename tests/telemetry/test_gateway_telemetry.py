@@ -164,3 +164,34 @@ def test_the_server_gets_the_call_span_in_meta_and_a_client_traceparent_is_joine
     # ... or, when the client sent its own traceparent, under the client's span, in the client's trace
     assert spans[joined_span]["trace_id"] == CLIENT_TRACE and spans[joined_span]["parent_id"] == CLIENT_SPAN
     assert spans[joined_span]["name"] == spans[plain_span]["name"] == "tools/call talk__meta"
+
+
+def test_model_exchanges_as_genai_spans_and_a_client_traceparent_header_joined(tmp_path):
+    from tests.llm.scripted_model import ScriptedModel
+    from tests.runs.scripts import script
+
+    body = {"model": "scripted-1", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+            "messages": [{"role": "user", "content": "Convert the temperature of Reactor X"}]}
+    model = ScriptedModel(script()).start()
+    try:
+        with Receiver() as receiver:
+            gateway = start_gateway(tmp_path, CONFIG, "--otlp-endpoint", receiver.url, "--llm-base-url", model.base_url)
+            try:
+                first = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json=body, timeout=30)
+                second = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json=body, timeout=30,
+                                    headers={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"})
+                assert first.status_code == second.status_code == 200, (first.text, second.text)
+            finally:
+                stop_gateway(gateway)
+            receiver.wait_for(lambda r: len(r.spans) == 3)
+    finally:
+        model.stop()
+    root = next(s for s in receiver.spans if s["name"] == "run m1")
+    chats = sorted((s for s in receiver.spans if s["name"] == "chat scripted-1"), key=lambda s: s["start"])
+    assert chats[0]["parent_id"] == root["span_id"] and chats[0]["trace_id"] == root["trace_id"]
+    assert chats[1]["parent_id"] == CLIENT_SPAN and chats[1]["trace_id"] == CLIENT_TRACE
+    a = chats[0]["attributes"]
+    assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.request.model"] == "scripted-1"
+    assert a["gen_ai.provider.name"] == "openai" and a["mcpgw.outcome"] == "live"
+    assert a["gen_ai.response.finish_reasons"] == [first.json()["choices"][0]["finish_reason"]]
+    assert a["gen_ai.usage.input_tokens"] == first.json()["usage"]["prompt_tokens"] > 0
