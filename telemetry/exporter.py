@@ -28,11 +28,6 @@ def traces_url(endpoint: str | None) -> str | None:
     return None
 
 
-def configured(endpoint: str | None) -> bool:
-    return bool(endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-                or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
-
-
 def quiet() -> None:
     """The SDK's exporter loggers turned down: each of them by name (some are not children of the others' names
     in the logging tree, depending on import order)."""

@@ -195,3 +195,33 @@ def test_model_exchanges_as_genai_spans_and_a_client_traceparent_header_joined(t
     assert a["gen_ai.provider.name"] == "openai" and a["mcpgw.outcome"] == "live"
     assert a["gen_ai.response.finish_reasons"] == [first.json()["choices"][0]["finish_reason"]]
     assert a["gen_ai.usage.input_tokens"] == first.json()["usage"]["prompt_tokens"] > 0
+
+
+def test_replay_hits_and_misses_in_metrics_equal_the_replay_log(tmp_path, monkeypatch):
+    from mcpgw.recorder.replay_logs import call_log_paths
+
+    monkeypatch.setenv("MY_API_KEY", API_KEY)
+    recording = start_gateway(tmp_path / "rec", CONFIG, "--mode", "record")
+    try:
+        calls(recording.url + "?run=r1", [("talk__echo", {"message": "hi"}), ("talk__counter", {})])
+    finally:
+        stop_gateway(recording)
+    cassettes = recording.cassettes
+    replaying = start_gateway(tmp_path / "rec", CONFIG, "--mode", "replay", "--metrics")
+    try:
+        results = calls(replaying.url + "?run=r1", [("talk__echo", {"message": "hi"}), ("talk__echo", {"message": "new"}),
+                                                    ("talk__counter", {})])
+        scraped = httpx.get(replaying.base + "/metrics", timeout=10).text
+    finally:
+        stop_gateway(replaying)
+    # the new message is a miss; after it the run has left the recording: the next call is refused (diverged)
+    assert [ok for _, ok in results] == [False, None, None], results
+    records = [r for path in call_log_paths(cassettes, "test", "last") for r in iter_calls(path)]
+    sources = Counter(r["outcome"] if r["outcome"] in ("miss", "diverged") else
+                      {"replay": "replayed"}.get(r["source"], r["source"]) for r in records)
+    families = {f.name: f for f in text_string_to_metric_families(scraped)}
+    served = {s.labels["source"]: s.value for s in families["mcpgw_replay"].samples if s.name == "mcpgw_replay_total"}
+    assert served == dict(sources) and {"replayed", "miss"} <= set(served), (served, sources)
+    outcomes = {s.labels["outcome"]: s.value for s in families["mcpgw_tool_calls"].samples
+                if s.name == "mcpgw_tool_calls_total"}
+    assert outcomes == dict(Counter(r["outcome"] for r in records))
