@@ -97,7 +97,6 @@ def tool_span(record: dict[str, Any], *, content: bool = False) -> SpanShape:
     if outcome not in ("ok", None):
         _put(a, "error.type", outcome)
     _put(a, "openinference.span.kind", "TOOL")
-    _put(a, "tool.name", str(name))
     _put(a, "mcpgw.run_id", record.get("run_id"))
     _put(a, "mcpgw.lane", record.get("lane"))
     _put(a, "mcpgw.server", record.get("server"))
@@ -115,8 +114,7 @@ def tool_span(record: dict[str, Any], *, content: bool = False) -> SpanShape:
     _put(a, "mcpgw.answer_source", answer_source(record))
     _put(a, "mcpgw.cassette_key", record.get("cassette_key"))
     _put(a, "mcpgw.result_digest", record.get("result_digest"))
-    latency, upstream = record.get("latency_ms"), record.get("upstream_ms")
-    _put(a, "mcpgw.latency_ms", latency)
+    latency, upstream = record.get("latency_ms"), record.get("upstream_ms")  # the latency is the span's duration
     _put(a, "mcpgw.upstream_ms", upstream)
     if isinstance(latency, (int, float)):
         _put(a, "mcpgw.own_ms", round(latency - (upstream or 0.0), 3))
@@ -171,7 +169,6 @@ def model_span(record: dict[str, Any], *, content: bool = False) -> SpanShape:  
     _put(a, "mcpgw.answer_source", {"hit": "replayed"}.get(record.get("outcome"), record.get("outcome")))
     _put(a, "mcpgw.cassette_key", record.get("cassette_key"))
     _put(a, "mcpgw.stream", record.get("stream"))
-    _put(a, "mcpgw.latency_ms", record.get("latency_ms"))
     error = record.get("error") if record.get("is_error") else None
     return SpanShape(f"{op} {model}" if model else op, start, end, a, error)
 

@@ -29,6 +29,7 @@ class Telemetry:
             self.tracing = Tracing(otlp_exporter(settings.otlp_endpoint), content=settings.trace_content,
                                    idle_s=settings.run_idle_timeout, max_open=settings.max_lanes)
             self.tracing.start_reaper()
+            self.tracing.start_maker()
         if settings.metrics:
             from mcpgw.telemetry.metrics import Metrics
 

@@ -121,5 +121,6 @@ def test_the_queue_is_bounded_while_the_collector_holds_every_request():
             tracing.observe(tool_record("a", "2026-11-28T10:00:00.000+00:00", arguments={"i": i}))
         queue = tracing.processor._batch_processor._queue  # the SDK's deque: spans past its length are dropped
         assert queue.maxlen == 256 and len(queue) <= 256
+        assert tracing._pending.maxlen == 256  # and the records waiting for the span maker's thread
         receiver.released.set()
         tracing.close(timeout_ms=2000)
