@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from mcpgw.gateway.settings import Settings
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.telemetry.observed import ObservedCallLog
+from mcpgw.telemetry.observed import ObservedCallLog, mask_of
 
 
 def wanted(settings: Settings) -> bool:
@@ -36,6 +36,8 @@ class Telemetry:
             self.metrics = Metrics(status=lambda: self.status() if self.status is not None else {})
 
     def observe(self, call_log: CallLog) -> ObservedCallLog:
+        if self.tracing is not None:
+            self.tracing.mask = mask_of(call_log)
         observers = [part.observe for part in (self.tracing, self.metrics) if part is not None]
         return ObservedCallLog(call_log, observers)
 

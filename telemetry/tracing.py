@@ -62,13 +62,15 @@ class _Root:
 
 class Tracing:
     def __init__(self, exporter: SpanExporter, *, content: bool = False, idle_s: float = 300.0, max_open: int = 1000,
-                 max_queue: int = 4096, batch_delay_ms: float = 1000.0, record_time: bool = False) -> None:
+                 max_queue: int = 4096, batch_delay_ms: float = 1000.0, record_time: bool = False,
+                 mask: Any = None) -> None:
         import time
 
         # Idle is measured on the wall clock live, and on the records' own times when a recorded log is replayed as
         # traces (`export`): a lane's records an idle time apart are two runs there as they were two live.
         self.clock = time.monotonic
         self.record_time = record_time
+        self.mask = mask  # the call log's masking: no declared key reaches a span (done on the maker's thread)
         self.content, self.idle_s, self.max_open = content, idle_s, max_open
         # Attribute values cut at 16 KiB (opt-in content can be large; the call log caps its strings at 64 KiB).
         self.ids = _ChosenIds()
@@ -150,6 +152,8 @@ class Tracing:
         """A finished record's span, under its lane's root, or the client's span when it sent a `traceparent`.
         Never raises (a call must not fail for its span)."""
         try:
+            if self.mask is not None:
+                record = self.mask(record)
             made = shape(record, content=self.content)
             parent = remote_parent(record.get("client_traceparent"))
             if parent is None:

@@ -12,7 +12,7 @@ from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.store import CassetteStore
 from mcpgw.telemetry.exporter import otlp_exporter
-from mcpgw.telemetry.observed import ObservedCallLog
+from mcpgw.telemetry.observed import ObservedCallLog, mask_of
 from mcpgw.telemetry.spans import epoch_ns
 from mcpgw.telemetry.tracing import Tracing
 from tests.telemetry.receiver import Receiver
@@ -81,7 +81,7 @@ def test_content_attributes_only_when_asked_and_secrets_masked_as_in_the_call_lo
     store = CassetteStore(tmp_path / "c", create=True)
     log = CallLog(store, Redactor([SECRET], None))
     with Receiver() as receiver:
-        tracing = Tracing(otlp_exporter(receiver.url), content=True)
+        tracing = Tracing(otlp_exporter(receiver.url), content=True, mask=mask_of(log))
         sink = ObservedCallLog(log, [tracing.observe])
         sink.append(tool_record("a", "2026-11-28T10:00:00.000+00:00", arguments={"key": SECRET, "q": "x"},
                                 result=f"your key is {SECRET}", error=None))
