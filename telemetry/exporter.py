@@ -37,8 +37,8 @@ def quiet() -> None:
 
 
 class OnceWarningExporter(SpanExporter):
-    def __init__(self, inner: SpanExporter, where: str) -> None:
-        self.inner, self.where = inner, where
+    def __init__(self, inner: SpanExporter, where: str, warn: bool = True) -> None:
+        self.inner, self.where, self.warn = inner, where, warn  # warn=False: the caller reports failures itself
         self.failing = False
         self.failed_batches = 0
         self.abandoned = False
@@ -63,7 +63,9 @@ class OnceWarningExporter(SpanExporter):
             self.failed_batches += 1
             if not self.failing:
                 self.failing = True
-                logger.warning("mcpgw: traces to %s are being dropped (%s); calls are not affected", self.where, why)
+                if self.warn:
+                    logger.warning("mcpgw: traces to %s are being dropped (%s); calls are not affected", self.where,
+                                   why)
         elif self.failing:
             self.failing = False
             logger.info("mcpgw: traces to %s are exported again (%d batch(es) dropped)", self.where, self.failed_batches)
@@ -76,8 +78,8 @@ class OnceWarningExporter(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
 
-def otlp_exporter(endpoint: str | None, timeout: float = 5.0) -> OnceWarningExporter:
+def otlp_exporter(endpoint: str | None, timeout: float = 5.0, warn: bool = True) -> OnceWarningExporter:
     url = traces_url(endpoint)
     where = url or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
     timeout_env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
-    return OnceWarningExporter(OTLPSpanExporter(endpoint=url, timeout=None if timeout_env else timeout), where)
+    return OnceWarningExporter(OTLPSpanExporter(endpoint=url, timeout=None if timeout_env else timeout), where, warn)

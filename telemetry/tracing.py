@@ -179,6 +179,9 @@ class Tracing:
         ended: list[_Root] = []
         with self.lock:
             root = self.roots.get(lane)
+            if root is not None and now - root.touched >= self.idle_s:  # back after its idle time: another run
+                ended.append(self.roots.pop(lane))
+                root = None
             if root is not None:
                 self.roots.move_to_end(lane)
                 root.last_end_ns, root.touched = max(root.last_end_ns, end_ns), now
