@@ -27,7 +27,8 @@ OUTCOMES = ("hit", "miss", "live", "recorded")
 def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id: str, lane: str, session_id: str,
                  client_name: str | None, started_at: float, started: float, outcome: str,
                  answer: ModelAnswer | None = None, status: int | None = None, error: str | None = None,
-                 cassette_key: str | None = None, traceparent: str | None = None) -> dict[str, Any]:
+                 cassette_key: str | None = None, traceparent: str | None = None,
+                 span_id: str | None = None) -> dict[str, Any]:
     """`started_at` is wall time, `started` the perf_counter reading of the same moment."""
     status = answer.status if answer is not None else status
     record: dict[str, Any] = {
@@ -46,6 +47,8 @@ def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id:
         record["tokens"] = tokens
     if traceparent:  # the client's W3C trace context (header): a trace of the run puts this exchange under it
         record["client_traceparent"] = traceparent
+    if span_id:  # the span id the model endpoint was told of (traces on): the exchange's span takes it
+        record["span_id"] = span_id
     finished = finish_reasons(answer) if answer is not None else None
     if finished:  # why the model stopped (tool_calls, stop, length): what a trace of the run shows per turn
         record["finish_reasons"] = finished

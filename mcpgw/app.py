@@ -147,6 +147,8 @@ class Gateway:
         # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side.
         self.model = model_passthrough(settings, self.mode, self.cassette, self.recorded, default_run, redact_patterns,
                                        self.router.call_log, secrets=secrets)
+        if self.telemetry is not None and self.telemetry.tracing is not None:  # the model endpoint gets its span too
+            self.model.trace_exchange = self.telemetry.tracing.begin_exchange
 
     def _upstream(self, spec: ServerSpec, patterns: list[str]) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode

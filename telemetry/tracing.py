@@ -102,27 +102,38 @@ class Tracing:
     # -- records -------------------------------------------------------------------------
 
     def begin(self, record: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        """A tools/call about to be forwarded (gateway.tool_calls, `trace_calls`): its span's id chosen now and noted
-        in the record, and `params` with `_meta.traceparent` naming that span, for the server to continue the
-        trace (the MCP semantic conventions' propagation). Under the client's own `traceparent` when it sent one."""
+        """A tools/call about to be forwarded (gateway.tool_calls, `trace_calls`): `params` with `_meta.traceparent`
+        naming the call's span, for the server to continue the trace (the MCP semantic conventions'
+        propagation). Under the client's own `_meta.traceparent` when it sent one."""
         try:
             meta = params.get("_meta")
-            sent = meta.get("traceparent") if isinstance(meta, dict) else None
-            parent = remote_parent(sent)
-            if parent is not None:
-                record["client_traceparent"] = sent
-                trace_id = trace.get_current_span(parent).get_span_context().trace_id
-            else:
-                now = epoch_ns(record.get("started_at")) or 0
-                root = self._root(str(record.get("lane") or record.get("run_id") or "default"), record.get("run_id"),
-                                  now, now)
-                trace_id = root.span.get_span_context().trace_id
-            span_id = self.ids.generate_span_id()
-            record["span_id"] = format(span_id, "016x")
-            return {**params, "_meta": {**(meta if isinstance(meta, dict) else {}),
-                                        "traceparent": f"00-{trace_id:032x}-{span_id:016x}-01"}}
+            traceparent = self.context_for(record, meta.get("traceparent") if isinstance(meta, dict) else None)
+            return {**params, "_meta": {**(meta if isinstance(meta, dict) else {}), "traceparent": traceparent}}
         except Exception:  # noqa: BLE001 - the call goes on without trace context
             return params
+
+    def begin_exchange(self, record: dict[str, Any]) -> str | None:
+        """A model exchange about to be forwarded (llm.passthrough, `trace_exchange`): the `traceparent` header for
+        the model endpoint, naming the exchange's span (under the client's `client_traceparent` if any)."""
+        try:
+            return self.context_for(record, record.get("client_traceparent"))
+        except Exception:  # noqa: BLE001
+            return None
+
+    def context_for(self, record: dict[str, Any], sent: Any) -> str:
+        """The W3C traceparent of the span `record` will be: its id chosen now and noted in the record
+        (`span_id`), in the client's trace when `sent` is a valid traceparent, else in its lane's."""
+        parent = remote_parent(sent)
+        if parent is not None:
+            record["client_traceparent"] = sent
+            trace_id = trace.get_current_span(parent).get_span_context().trace_id
+        else:
+            now = epoch_ns(record.get("started_at")) or 0
+            root = self._root(str(record.get("lane") or record.get("run_id") or "default"), record.get("run_id"), now, now)
+            trace_id = root.span.get_span_context().trace_id
+        span_id = self.ids.generate_span_id()
+        record["span_id"] = format(span_id, "016x")
+        return f"00-{trace_id:032x}-{span_id:016x}-01"
 
     def observe(self, record: dict[str, Any]) -> None:
         """A finished record, handed to the span maker's thread (the SDK's span, its attributes' checks: ~80 us of

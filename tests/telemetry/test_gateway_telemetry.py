@@ -180,16 +180,22 @@ def test_model_exchanges_as_genai_spans_and_a_client_traceparent_header_joined(t
                 first = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json=body, timeout=30)
                 second = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json=body, timeout=30,
                                     headers={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"})
-                assert first.status_code == second.status_code == 200, (first.text, second.text)
+                streamed = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json={**body, "stream": True},
+                                      timeout=30)
+                assert first.status_code == second.status_code == streamed.status_code == 200, (first.text, second.text)
             finally:
                 stop_gateway(gateway)
-            receiver.wait_for(lambda r: len(r.spans) == 3)
+            receiver.wait_for(lambda r: len(r.spans) == 4)
     finally:
         model.stop()
     root = next(s for s in receiver.spans if s["name"] == "run m1")
     chats = sorted((s for s in receiver.spans if s["name"] == "chat scripted-1"), key=lambda s: s["start"])
+    assert len(chats) == 3 and chats[2]["parent_id"] == root["span_id"] and chats[2]["attributes"]["mcpgw.stream"]
     assert chats[0]["parent_id"] == root["span_id"] and chats[0]["trace_id"] == root["trace_id"]
     assert chats[1]["parent_id"] == CLIENT_SPAN and chats[1]["trace_id"] == CLIENT_TRACE
+    # the model endpoint was told of each exchange's own span (W3C traceparent header)
+    told = [seen["traceparent"].split("-") for seen in model.seen]
+    assert [(t[1], t[2]) for t in told] == [(c["trace_id"], c["span_id"]) for c in chats]
     a = chats[0]["attributes"]
     assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.request.model"] == "scripted-1"
     assert a["gen_ai.provider.name"] == "openai" and a["mcpgw.outcome"] == "live"
