@@ -124,3 +124,16 @@ def test_the_queue_is_bounded_while_the_collector_holds_every_request():
         assert tracing._pending.maxlen == 256  # and the records waiting for the span maker's thread
         receiver.released.set()
         tracing.close(timeout_ms=2000)
+
+
+def test_the_azure_route_and_other_model_paths_name_their_operation_and_provider():
+    from mcpgw.telemetry.spans import model_span
+
+    azure = model_span({**model_record("a", "2026-11-28T10:00:00.000+00:00"),
+                        "method": "/openai/deployments/gpt-4o/chat/completions", "model": "gpt-4o"})
+    assert azure.name == "chat gpt-4o" and azure.attributes["gen_ai.provider.name"] == "azure.ai.openai"
+    embeddings = model_span({**model_record("a", "2026-11-28T10:00:00.000+00:00"), "method": "/v1/embeddings"})
+    assert embeddings.attributes["gen_ai.operation.name"] == "embeddings"
+    failed = model_span({**model_record("a", "2026-11-28T10:00:00.000+00:00"), "status": 500, "is_error": True,
+                         "error": "HTTP 500"})
+    assert failed.attributes["error.type"] == "500" and failed.error == "HTTP 500"
