@@ -18,7 +18,7 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 CASSETTE = Path("cassettes") / "default" / "data.mdb"
 # The folders that are subpackages of mcpgw (mcpgw/ itself is the root package).
-PARTS = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock")
+PARTS = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock", "telemetry")
 
 
 def packages_and_folders() -> tuple[list[str], dict[str, str]]:

@@ -100,7 +100,7 @@ def build_http_app(
             app = worker_routing.WorkerRouting(app, workers)
         sse_routes.append(Route(sse_path, app))
 
-    async def status(_: Request) -> JSONResponse:
+    def status_body() -> dict[str, Any]:
         body = {**router.status(), "http": {
             "sessions": admission.stats(), "refused": dict(outer[HttpGuard].refused), "one_shot": one_shot.served,
             "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
@@ -111,7 +111,10 @@ def build_http_app(
                                 "repeated_heads": hot.repeated_heads}
         if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
             body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
-        return JSONResponse(scrub(body))
+        return scrub(body)
+
+    async def status(_: Request) -> JSONResponse:
+        return JSONResponse(status_body())
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})
@@ -150,6 +153,7 @@ def build_http_app(
         lifespan=lifespan,
     )
     wrapped, outer = assemble(app, outer_layers(guard, (path, sse_module.STREAM, sse_module.MESSAGES)))
+    wrapped.status_body = status_body  # what /status says, for other readers of it (telemetry's /metrics)
     if policy.fast_path is not None and hot_lane.enabled():
         # What the HTTP protocol answers itself (gateway.hot_protocol); serve_http hands it over.
         wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy, guard=outer[HttpGuard],

@@ -96,6 +96,9 @@ class RouterCore:
         self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
         self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
         self.recording: str | None = None  # the cassette played or recorded (set by the app), shown in /status
+        # Set by the app when traces are exported (telemetry.tracing.Tracing.begin): given a call's record and params,
+        # notes its span's ids in the record and returns the params with `_meta.traceparent` for the upstream.
+        self.trace_calls: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
         self._settled: anyio.Event | None = None  # set in `running` once every first start has ended
         self._at_once: tuple[int, bool] = (-1, False)  # (upstreams counted, whether all answer at once)
 

@@ -59,3 +59,8 @@ class Settings:
     # The call log (recorder/calllog.py).
     max_logged_value: int = 64 * 1024  # bytes: a longer string in a call record is kept as size + digest
     max_call_log_bytes: int = 1 << 30  # the call log stops growing here (status says so)
+    # Telemetry (telemetry/; README: Traces and metrics): off unless asked for, and then nothing of it on a call's path.
+    otlp_endpoint: str | None = None  # OTLP/HTTP base URL (spans to <URL>/v1/traces); the OTEL_EXPORTER_OTLP_* vars too
+    otlp_env: bool = False  # export to where the OTEL_EXPORTER_OTLP_* variables say, without --otlp-endpoint
+    trace_content: bool = False  # arguments and results (masked) as span attributes
+    metrics: bool = False  # GET /metrics in Prometheus text format

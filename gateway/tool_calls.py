@@ -66,6 +66,8 @@ class ToolCalls(RouterCore):
                 record["is_error"] = True
                 text = f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
                 return {"content": [{"type": "text", "text": text}], "isError": True}
+            if self.trace_calls is not None:  # traces on: the server gets our span as its parent (MCP's _meta)
+                params = self.trace_calls(record, params)
             forwarded = time.perf_counter()
             options = self._options(entry.server, caller)
             try:

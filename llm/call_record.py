@@ -27,7 +27,8 @@ OUTCOMES = ("hit", "miss", "live", "recorded")
 def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id: str, lane: str, session_id: str,
                  client_name: str | None, started_at: float, started: float, outcome: str,
                  answer: ModelAnswer | None = None, status: int | None = None, error: str | None = None,
-                 cassette_key: str | None = None) -> dict[str, Any]:
+                 cassette_key: str | None = None, traceparent: str | None = None,
+                 span_id: str | None = None) -> dict[str, Any]:
     """`started_at` is wall time, `started` the perf_counter reading of the same moment."""
     status = answer.status if answer is not None else status
     record: dict[str, Any] = {
@@ -45,7 +46,35 @@ def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id:
     tokens = usage_of(answer) if answer is not None else None
     if tokens is not None:
         record["tokens"] = tokens
+    if traceparent:  # the client's W3C trace context (header): a trace of the run puts this exchange under it
+        record["client_traceparent"] = traceparent
+    if span_id:  # the span id the model endpoint was told of (traces on): the exchange's span takes it
+        record["span_id"] = span_id
+    finished = finish_reasons(answer) if answer is not None else None
+    if finished:  # why the model stopped (tool_calls, stop, length): what a trace of the run shows per turn
+        record["finish_reasons"] = finished
     return record
+
+
+def finish_reasons(answer: ModelAnswer) -> list[str] | None:
+    """The `finish_reason` of each choice of a plain answer, or those the streamed chunks carried, in order."""
+    if isinstance(answer.body, dict) and isinstance(answer.body.get("choices"), list):
+        found = [c.get("finish_reason") for c in answer.body["choices"] if isinstance(c, dict)]
+    else:  # from the end: the reason comes in the last chunks (every chunk names the key, null until then)
+        found = []
+        for data in reversed(answer.events or ()):
+            if '"finish_reason"' not in data:
+                continue
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                continue
+            choices = chunk.get("choices") if isinstance(chunk, dict) else None
+            found = [c.get("finish_reason") for c in choices or () if isinstance(c, dict)]
+            if any(isinstance(r, str) for r in found):
+                break
+    reasons = [r for r in found if isinstance(r, str)]
+    return reasons or None
 
 
 def usage_of(answer: ModelAnswer) -> dict[str, int] | None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -76,6 +77,9 @@ class ModelPassthrough:
         self.hits = 0
         self.misses = 0
         self.forwarded = 0
+        # Set by the app when traces are exported (telemetry.tracing.Tracing.begin_exchange): a forwarded exchange's
+        # span chosen up front (noted in the record it is given), its traceparent sent to the model endpoint.
+        self.trace_exchange: Callable[[dict[str, Any]], str | None] | None = None
 
     def routes(self, mint: Any = None) -> list[Route]:
         """The same client identity as /mcp: an untagged client gets a lane of its own (`mint`: with
@@ -131,6 +135,7 @@ class ModelPassthrough:
         turn = self.player.play(lane, path, body or {})
         key = turn.call.key
         log = _Logger(self.call_log, self.redact, path, body, caller, key)
+        log.traceparent = request.headers.get("traceparent")  # a client's trace context: its span joins it
         if turn.outcome == HIT:
             assert turn.entry is not None
             self.hits += 1
@@ -152,9 +157,12 @@ class ModelPassthrough:
         record = self.player.records
         started = time.perf_counter()
         upstream_path = path.removeprefix("/v1")  # --llm-base-url ends in /v1, as OpenAI clients expect
+        traceparent = None
+        if self.trace_exchange is not None:
+            traceparent = self.trace_exchange(log.trace_seed())
         try:
             if body is not None and body.get("stream"):
-                opened = await _unless_client_leaves(request, self.live.stream(upstream_path, body))
+                opened = await _unless_client_leaves(request, self.live.stream(upstream_path, body, traceparent))
                 if opened is None:
                     log("live", status=499, error=CLIENT_LEFT)
                     return _error(499, CLIENT_LEFT, "client_closed_request")
@@ -165,7 +173,7 @@ class ModelPassthrough:
                                              headers={"Cache-Control": "no-cache"})
             else:
                 answer = await _unless_client_leaves(request, self.live.send("POST" if body is not None else "GET",
-                                                                              upstream_path, raw))
+                                                                              upstream_path, raw, traceparent))
                 if answer is None:
                     log("live", status=499, error=CLIENT_LEFT)
                     return _error(499, CLIENT_LEFT, "client_closed_request")  # read by nobody: said for the log's sake
@@ -236,6 +244,14 @@ class _Logger:
         self.call_log, self.redact, self.path, self.body, self.caller, self.key = call_log, redact, path, body, caller, key
         self.started_at, self.started = time.time(), time.perf_counter()
         self.done = False  # its record written
+        self.traceparent: str | None = None
+        self.trace: dict[str, Any] = {}  # the span id and trace context chosen for it (trace_seed), put in its record
+
+    def trace_seed(self) -> dict[str, Any]:
+        """What the tracer needs to choose this exchange's span: lane, run, start, the client's traceparent."""
+        self.trace = {"lane": self.caller.lane, "run_id": self.caller.run_id, "started_at": datetime.fromtimestamp(self.started_at, timezone.utc).isoformat(timespec="milliseconds"),
+                      "client_traceparent": self.traceparent}
+        return self.trace
 
     def __call__(self, outcome: str, answer: ModelAnswer | None = None, *, status: int | None = None,
                  error: str | None = None) -> None:
@@ -245,7 +261,8 @@ class _Logger:
         self.call_log.append(self.redact(model_record(
             server=MODEL_SERVER, path=self.path, body=self.body, run_id=self.caller.run_id, lane=self.caller.lane,
             session_id=self.caller.session_id, client_name=self.caller.client_name, started_at=self.started_at,
-            started=self.started, outcome=outcome, answer=answer, status=status, error=error, cassette_key=self.key)))
+            started=self.started, outcome=outcome, answer=answer, status=status, error=error, cassette_key=self.key,
+            traceparent=self.trace.get("client_traceparent", self.traceparent), span_id=self.trace.get("span_id"))))
 
 
 CLIENT_LEFT = "the client closed its connection before the model answered: the model request was cancelled"

@@ -47,12 +47,14 @@ class LiveModel:
             self._headers.append((b"authorization", f"Bearer {api_key}".encode()))
         self._timeouts = {"connect": 10.0, "read": timeout, "write": timeout, "pool": timeout}
 
-    async def send(self, method: str, path: str, body: bytes | None) -> ModelAnswer:
-        """A plain (non-streamed) exchange; `body` is the client's JSON request, forwarded as sent."""
+    async def send(self, method: str, path: str, body: bytes | None, traceparent: str | None = None) -> ModelAnswer:
+        """A plain (non-streamed) exchange; `body` is the client's JSON request, forwarded as sent. `traceparent`:
+        the exchange's span when traces are exported, sent on as the W3C header."""
         if self._pool is None:
-            return await self._send_httpx(method, path, body)
+            return await self._send_httpx(method, path, body, traceparent)
+        headers = self._headers if traceparent is None else [*self._headers, (b"traceparent", traceparent.encode())]
         try:
-            async with self._pool.stream(method.encode(), (self.base_url + path).encode(), headers=self._headers,
+            async with self._pool.stream(method.encode(), (self.base_url + path).encode(), headers=headers,
                                          content=body, extensions={"timeout": self._timeouts}) as response:
                 raw = await self._capped(response.aiter_stream())
         except _TRANSPORT_ERRORS as exc:
@@ -71,8 +73,10 @@ class LiveModel:
             parts.append(chunk)
         return b"".join(parts)
 
-    async def _send_httpx(self, method: str, path: str, body: bytes | None) -> ModelAnswer:
-        headers = {"Content-Type": "application/json"} if body is not None else None
+    async def _send_httpx(self, method: str, path: str, body: bytes | None, traceparent: str | None = None) -> ModelAnswer:
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if traceparent is not None:
+            headers["traceparent"] = traceparent
         try:
             async with self._client.stream(method, path, content=body, headers=headers) as response:
                 raw = await self._capped(response.aiter_bytes())
@@ -80,10 +84,12 @@ class LiveModel:
             raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
         return _plain(response.status_code, raw, response.headers.get("content-type", ""))
 
-    async def stream(self, path: str, body: dict[str, Any]) -> tuple[ModelAnswer, AsyncGenerator[str, None] | None]:
+    async def stream(self, path: str, body: dict[str, Any],
+                     traceparent: str | None = None) -> tuple[ModelAnswer, AsyncGenerator[str, None] | None]:
         """Open a streamed exchange: (answer so far, event iterator). An endpoint that
         answers without a stream (an error, typically) gives a plain answer and no iterator."""
-        request = self._client.build_request("POST", path, json=body)
+        request = self._client.build_request("POST", path, json=body,
+                                             headers={"traceparent": traceparent} if traceparent is not None else None)
         try:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:

@@ -46,6 +46,7 @@ from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
+from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.upstreams import live_upstream
 
 logger = logging.getLogger("mcpgw")
@@ -74,6 +75,7 @@ class Gateway:
         self.started = time.time()
         self.notes: list[str] = []  # said at start: why this mode, where the call log goes
         self._closed = False
+        self.telemetry: Any = None  # telemetry.switch.Telemetry when traces or /metrics are asked for
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
         self.workers: Any = None  # gateway.worker_routing.Workers when this process is one of --workers N
         self.worker_channel: Any = None  # then also: the socket its connections are dealt on (mcpgw.workers)
@@ -151,6 +153,12 @@ class Gateway:
                                                                    max_value=settings.max_logged_value,
                                                                    max_bytes=settings.max_call_log_bytes))
         self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
+
+        if wanted(settings):  # else the call log is the router's sink as it is: nothing added to a call
+            self.telemetry = Telemetry(settings)
+            self.router.call_log = self.telemetry.observe(self.router.call_log)
+            if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta
+                self.router.trace_calls = self.telemetry.tracing.begin
         for spec in specs:
             upstreams[spec.id] = self._upstream(spec, redact_patterns or [], given.get(spec.id, spec))
         self.router.recording = str(self.cassette.path) if self.cassette is not None else None
@@ -160,6 +168,8 @@ class Gateway:
         model_mode, model_cassette, model_entries = model_side(settings, self.mode, self.cassette, self.overlay, self.recorded)
         self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
                                        self.router.call_log, secrets=secrets)
+        if self.telemetry is not None and self.telemetry.tracing is not None:  # the model endpoint gets its span too
+            self.model.trace_exchange = self.telemetry.tracing.begin_exchange
 
     def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
@@ -229,8 +239,11 @@ class Gateway:
                             model_max_body=s.llm_max_body_bytes, model_body_timeout=s.llm_body_timeout)
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
         app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
-                             response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None), guard=guard, limits=limits,
+                             response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
+                             + (self.telemetry.routes() if self.telemetry else []), guard=guard, limits=limits,
                              workers=self.workers, default_run=self.default_run)
+        if self.telemetry is not None:
+            self.telemetry.status = app.status_body
         sockets = None
         if self.workers is not None:
             from mcpgw.workers import worker_sockets
@@ -317,6 +330,8 @@ class Gateway:
             self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
                                           "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
                                           "model": self.model.stats(), "on_miss": self.settings.on_miss, **extra})
+        if self.telemetry is not None:  # every run's root span ends, and what is queued is sent (bounded wait)
+            self.telemetry.close()
         for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 

@@ -29,6 +29,15 @@ if [ ! -x "$harness_venv/bin/python" ]; then
   rm -rf "$harness_venv" && mv "$harness_venv.tmp" "$harness_venv"
 fi
 
+# Arize Phoenix (PyPI), the OTLP collector the telemetry tests send traces to and read back, in its own environment.
+phoenix_venv=$(python3 "$(dirname "$0")/phoenix_venv.py")
+if [ ! -x "$phoenix_venv/bin/phoenix" ]; then
+  echo "creating the Arize Phoenix environment in $phoenix_venv" >&2
+  uv venv --quiet --python "$(command -v python3)" "$phoenix_venv.tmp"
+  VIRTUAL_ENV="$phoenix_venv.tmp" uv pip install --quiet -r "$(dirname "$0")/../tests/telemetry/phoenix.txt"
+  rm -rf "$phoenix_venv" && mv "$phoenix_venv.tmp" "$phoenix_venv"
+fi
+
 # The lock's registry servers the tests start offline (MCP-Bench's unit_converter, medical_calculator, ...: a
 # test runs MCP-Bench's harness against them), into the npm and uv caches, as `mcpgw servers install` fetches
 # them for a user. Into a throwaway mcpgw cache: only the package caches are what the tests need warm.

@@ -19,7 +19,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 ROOT_PACKAGE = "mcpgw"
-PARTS = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock")  # setup.py's PARTS
+PARTS = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock", "telemetry")  # setup.py's PARTS
 CORE = "gateway"
 LOCK = "lock"
 NOT_IMPORTING_LOCK = ("gateway", "recorder", "replay")  # what serving needs; `lock` builds on it
@@ -133,6 +133,7 @@ MAY_IMPORT = {
     "harness": {"gateway"},
     "lock": {"gateway", "recorder"},
     "runs": {"gateway", "recorder", "evaluator"},
+    "telemetry": {"gateway", "recorder"},  # spans and metrics of call-log records; wired in by mcpgw/ only
 }
 
 

@@ -59,7 +59,8 @@ def test_wheel_holds_every_module_of_the_tree(wheel):
     names = set(wheel.namelist())
     expected = tree_modules()
     for package in ("mcpgw/lock/__init__.py", "mcpgw/evaluator/judges/__init__.py",
-                    "mcpgw/evaluator/report/__init__.py", "mcpgw/recorder/embedded.py", "mcpgw/cli.py"):
+                    "mcpgw/evaluator/report/__init__.py", "mcpgw/recorder/embedded.py", "mcpgw/cli.py",
+                    "mcpgw/telemetry/__init__.py"):
         assert package in expected
     assert expected - names == set(), "in the tree but not in the wheel (a new top-level folder needs its name in setup.py's PARTS)"
     assert not any(name.startswith("tests/") for name in names)

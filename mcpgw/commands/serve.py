@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,13 @@ def register(sub: Any) -> None:
     serve.add_argument("--worker", help=argparse.SUPPRESS)  # K/N: set by the --workers parent
     serve.add_argument("--worker-dir", help=argparse.SUPPRESS)
     serve.add_argument("--worker-channel", help=argparse.SUPPRESS)  # FD: the connections the parent deals
+    seen = serve.add_argument_group("traces and metrics (README: Traces and metrics)")
+    seen.add_argument("--otlp-endpoint", metavar="URL",
+                      help="send OpenTelemetry traces (OTLP/HTTP protobuf) to URL/v1/traces: a root span per run, a span "
+                           "per tool call and model exchange; OTEL_EXPORTER_OTLP_ENDPOINT set works as this flag")
+    seen.add_argument("--trace-content", action="store_true",
+                      help="also put tool arguments and results (secrets masked) on the spans (opt-in content)")
+    seen.add_argument("--metrics", action="store_true", help="serve GET /metrics in Prometheus text format")
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
     from mcpgw.recorder.paths import add_dir_option
@@ -188,6 +196,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
         **answers,
     )
+    settings.otlp_endpoint, settings.trace_content, settings.metrics = args.otlp_endpoint, args.trace_content, args.metrics
+    settings.otlp_env = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    if args.otlp_endpoint and not args.otlp_endpoint.startswith(("http://", "https://")):
+        raise GatewayError(f"--otlp-endpoint takes an http(s) base URL (spans go to URL/v1/traces), not {args.otlp_endpoint!r}")
     workers = channel = None
     if args.worker:
         from mcpgw.workers import parse_worker, worker_channel

@@ -24,9 +24,13 @@ def register(sub: Any) -> None:
     calls_sub = calls.add_subparsers(metavar="action")
     export = calls_sub.add_parser("export", help="write a cassette's call log")
     export.add_argument("cassette", help="cassette name (in --cassettes-dir) or path")
-    export.add_argument("--format", choices=("jsonl",), default="jsonl")
+    export.add_argument("--format", choices=("jsonl", "otlp"), default="jsonl",
+                        help="jsonl: one record a line; otlp: the runs as OpenTelemetry traces sent to --to")
     export.add_argument("--run", help="only this run id")
     export.add_argument("-o", "--output", help="file to write (default: stdout)")
+    export.add_argument("--to", metavar="URL", help="--format otlp: the collector's OTLP/HTTP base URL "
+                                                    "(spans go to URL/v1/traces; e.g. Phoenix: http://127.0.0.1:6006)")
+    export.add_argument("--trace-content", action="store_true", help="--format otlp: arguments and results on the spans")
     export.set_defaults(func=cmd_calls_export)
 
     from mcpgw.recorder.paths import add_dir_option
@@ -77,6 +81,10 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
     from mcpgw.recorder.store import CassetteFormatError
 
     paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
+    if args.format == "otlp":
+        return _export_otlp(args, paths)
+    if args.to:
+        raise GatewayError("--to is where --format otlp sends traces; jsonl goes to -o FILE or stdout")
     count = 0
     try:
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
@@ -105,3 +113,19 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
     return 0
 
 
+
+
+def _export_otlp(args: argparse.Namespace, paths: list[Path]) -> int:
+    from mcpgw.recorder.store import CassetteFormatError
+    from mcpgw.telemetry.export import export_otlp
+
+    if not args.to or not args.to.startswith(("http://", "https://")):
+        raise GatewayError("--format otlp needs --to URL: the collector's OTLP/HTTP base URL (e.g. http://127.0.0.1:6006)")
+    if args.output:
+        raise GatewayError("--format otlp sends to --to; -o is for jsonl")
+    try:
+        count = export_otlp(paths, args.to, args.run, content=args.trace_content)
+    except CassetteFormatError as exc:
+        raise GatewayError(str(exc)) from None
+    print(f"sent {count} call record(s) from {', '.join(map(str, paths))} as traces to {args.to}", file=sys.stderr)
+    return 0

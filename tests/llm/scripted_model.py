@@ -59,7 +59,8 @@ class ScriptedModel:
 
     async def chat(self, request: Request) -> Any:
         body = await request.json()
-        self.seen.append({"authorization": request.headers.get("authorization"), "body": body})
+        self.seen.append({"authorization": request.headers.get("authorization"), "body": body,
+                          "traceparent": request.headers.get("traceparent")})
         key, step = self.step_for(body)
         if step is None:
             return JSONResponse({"error": {"message": "no script for this conversation", "type": "invalid_request_error"}},
