@@ -15,7 +15,7 @@ from mcpgw.gateway.errors import GatewayError
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.gateway.console import table_console
 from mcpgw.recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
-from mcpgw.recorder.replay_logs import fidelity, prune, session_logs
+from mcpgw.recorder.replay_logs import fidelity, iter_records, prune, session_logs
 from mcpgw.recorder.cassette_files import in_use
 from mcpgw.recorder.store import CassetteFormatError
 
@@ -106,8 +106,13 @@ def replay_stats(cassettes_dir: Path, cassette: Path, sessions: list[dict[str, A
 
 
 def replay_fidelity(cassette: Path, cassettes_dir: Path | None = None) -> list[dict[str, Any]]:
-    """One row per replay/hybrid session of the cassette, oldest first, from its logs (`session_logs`)."""
+    """One row per replay/hybrid session of the cassette, oldest first, from its logs (`session_logs`); first,
+    the cassette's own call records when it is itself a replay's log (`--log-cassette`)."""
     rows = []
+    own = fidelity(cassette)
+    replayed = any(run.get("kind") == "replay" for run in iter_records(cassette, "runs"))  # its session's summary
+    if replayed or own["hits"] or own["misses"] or own["simulated"] or own["diverged_lanes"]:
+        rows.append({**own, "log": "(this cassette: a --log-cassette log)"})
     for path in session_logs(cassette, cassettes_dir):
         try:
             rows.append(fidelity(path))
