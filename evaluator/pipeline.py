@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgw.evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules
-from mcpgw.evaluator import mcpeval_match, names
+from mcpgw.evaluator import mcpeval_crosscheck, mcpeval_match, names
 from mcpgw.evaluator.calllog import group_by_run
 from mcpgw.evaluator.results_files import load_results, result_kind, summary_checks
 from mcpgw.evaluator.schemas import SchemaChecks
@@ -331,7 +331,13 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
     if loaded.mcpeval:
         report["mcpeval_match"] = tool_matching(runs, index, loaded, inputs, prediction_sets)
+        if not prediction_sets:
+            report["warnings"] += [mcpeval_crosscheck.no_task_runs(p, list(loaded.mcpeval[p]), list(runs))
+                                   for p, by_model in report["mcpeval_match"].items() if not by_model]
         report["warnings"] += mcpeval_match.analyzer_weights(inputs.weights)[1]
+    if prediction_sets and inputs.call_log_given:
+        report["mcpeval_crosscheck"], said = mcpeval_crosscheck.crosscheck(prediction_sets, inputs.calls, inputs.titles)
+        report["warnings"] += said
     if judge is not None:
         report.update(judge.run(runs, index, loaded, inputs, progress))
     if loaded.agentbench and judge is None:
