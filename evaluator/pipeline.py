@@ -60,6 +60,7 @@ class EvalInputs:
     labels: dict[str, list[bool | None]] | None = None
     catalog: list[dict[str, Any]] = field(default_factory=list)
     weights: dict[str, float] | None = None
+    thresholds: dict[str, float] = field(default_factory=dict)  # MCPEval's flexible_param / flexible_order
     task_servers_only: bool = False  # MCP-Bench: a valid name must also be on one of the task's servers
     recheck_schemas: bool = False  # re-validate every call against the catalog's schemas, ignoring verdicts
     results: list[str] = field(default_factory=list)  # a harness's own result files (MCP-Bench, MCPEval)
@@ -227,7 +228,7 @@ def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loa
                 if task_id in gt:
                     by_model.setdefault(index.model_of[run_id], {})[task_id] = predicted_calls(runs.get(run_id, []))
         weights, _ = mcpeval_match.analyzer_weights(inputs.weights)
-        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights)
+        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights, thresholds=inputs.thresholds)
                      for model, preds in sorted(by_model.items())}
     return out
 
