@@ -256,6 +256,8 @@ def test_cassette_show_counts_a_log_cassettes_own_hits_and_misses(tmp_path):
     assert show["replays"][0]["log"].startswith("(this cassette")
     text = mcpgw("cassette", "show", "test-replay", "--cassettes-dir", str(cassettes)).stdout
     assert "hits 2, misses 1" in text, text
+    recorded = json.loads(mcpgw("cassette", "show", "test", "--cassettes-dir", str(cassettes), "--json").stdout)
+    assert (recorded["replay"]["hits"], recorded["replay"]["misses"]) == (2, 1), recorded["replay"]  # its summary
 
 
 def test_fidelity_takes_the_new_answer_sources(tmp_path):
