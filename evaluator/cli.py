@@ -163,6 +163,19 @@ def _parse_weights(spec: str | None) -> dict[str, float] | None:
     return out
 
 
+def _thresholds(args: argparse.Namespace) -> dict[str, float]:
+    """MCPEval's --param-threshold / --order-threshold under its own names; each a score from 0 to 1."""
+    out = {}
+    for option, key in (("param_threshold", "flexible_param"), ("order_threshold", "flexible_order")):
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if not 0 <= value <= 1:
+            raise ValueError(f"--{option.replace('_', '-')}: a score from 0 to 1, got {value:g}")
+        out[key] = value
+    return out
+
+
 def _templates(specs: list[str]) -> dict[str, Any]:
     """--judge-prompt KIND=FILE for one judge; a bare FILE serves every judge whose placeholders it uses."""
     from mcpgw.evaluator.errors import JudgeConfigError
@@ -208,6 +221,7 @@ def eval_command(args: argparse.Namespace) -> int:
             predictions=read_mcpeval_tasks(args.predictions, PREDICTION_IDS) if args.predictions else None,
             labels=read_labels(args.labels) if args.labels else None,
             weights=_parse_weights(args.weights),
+            thresholds=_thresholds(args),
             task_servers_only=args.task_servers_only,
             recheck_schemas=args.recheck_schemas,
             results=list(args.results),

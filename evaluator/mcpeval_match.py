@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from mcpgw.evaluator import mcpeval_analysis
+
 DEFAULT_WEIGHTS = {"name": 0.4, "params": 0.4, "order": 0.2}
 DEFAULT_THRESHOLDS = {"flexible_param": 0.6, "flexible_order": 0.5}
 MODES = ("strict", "flexible")
@@ -264,6 +266,7 @@ def match_tasks(
     return {
         "summary": summarize(tasks.values()),
         "summary_metrics": analysis_summary(tasks),
+        **mcpeval_analysis.analysis(tasks, ground_truth, predictions),  # the analyzer's detail sections
         "tasks": tasks,
         "unpredicted_tasks": [t for t in ground_truth if t not in predictions],
         "unknown_predictions": [t for t in predictions if t not in ground_truth],

@@ -27,11 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgw.evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules, mcpbench_summary
-from mcpgw.evaluator import mcpeval_match, names, provenance
+from mcpgw.evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules
+from mcpgw.evaluator import mcpeval_crosscheck, mcpeval_match, names, provenance
 from mcpgw.evaluator.calllog import group_by_run
+from mcpgw.evaluator.results_files import load_results, result_kind, summary_checks
 from mcpgw.evaluator.schemas import SchemaChecks
-from mcpgw.evaluator.tasks import (PREDICTION_IDS, Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
+from mcpgw.evaluator.tasks import (Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
                              read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks)
 
 UNKNOWN_MODEL = "unknown"
@@ -59,6 +60,7 @@ class EvalInputs:
     labels: dict[str, list[bool | None]] | None = None
     catalog: list[dict[str, Any]] = field(default_factory=list)
     weights: dict[str, float] | None = None
+    thresholds: dict[str, float] = field(default_factory=dict)  # MCPEval's flexible_param / flexible_order
     task_servers_only: bool = False  # MCP-Bench: a valid name must also be on one of the task's servers
     recheck_schemas: bool = False  # re-validate every call against the catalog's schemas, ignoring verdicts
     results: list[str] = field(default_factory=list)  # a harness's own result files (MCP-Bench, MCPEval)
@@ -143,7 +145,7 @@ def _fill_digests(calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> N
 
 
 def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
-                 inputs: EvalInputs, checks: Any, answered: set[str]) -> dict[str, Any]:
+                 inputs: EvalInputs, checks: Any, answered: set[str], warnings: list[str] | None = None) -> dict[str, Any]:
     """Per model: MCP-Bench's rule metrics per task file (or one pseudo-file: the call log).
     `answered`: runs of the answers file; those without calls are zero-call tasks."""
     reported = {run_id: {"planning_json_compliance": a.planning_json_compliance, "total_rounds": a.rounds}
@@ -164,7 +166,9 @@ def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, load
                                 servers_by_run[run_id] = task.available_servers
                 if chosen:
                     files[path] = chosen
-            if not files:
+            if not files:  # said, not skipped silently: an empty comparison looks like "nothing to compare"
+                if warnings is not None:
+                    warnings.append(_no_task_matched(model, loaded, mine, inputs.tasks_by))
                 continue
         else:
             files = {"call log": sorted(r for r in mine if r in runs or r in answered)}
@@ -175,36 +179,15 @@ def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, load
     return out
 
 
-def load_results(paths: list[str]) -> tuple[dict[str, list[mcpbench_results.ResultTask]], list[dict[str, McpEvalTask]]]:
-    """Each harness result file: MCP-Bench per-task results, or MCPEval evaluation results."""
-    mcpbench: dict[str, list[mcpbench_results.ResultTask]] = {}
-    mcpeval: list[dict[str, McpEvalTask]] = []
-    for path in paths:
-        data = mcpbench_results.load_document(path)
-        if mcpbench_summary.is_summary(data):
-            continue  # checked against the call log (summary_checks), not re-scored
-        if mcpbench_results.results_kind(data, path) == "mcpbench":
-            mcpbench[path] = mcpbench_results.read_results(path, data)
-        else:
-            mcpeval.append(read_mcpeval_tasks(path, id_keys=PREDICTION_IDS))
-    return mcpbench, mcpeval
+def _no_task_matched(model: str, loaded: Loaded, runs: list[str], tasks_by: str) -> str:
+    task_ids = sorted({t.task_id for tasks in loaded.mcpbench.values() for t in tasks})
+    return (f"model {model}: none of its {len(runs)} run(s) (by {tasks_by}: {_some(sorted(runs))}) has the id of a task "
+            f"in {', '.join(loaded.mcpbench)} ({len(task_ids)} task id(s): {_some(task_ids)}), so MCP-Bench's rules "
+            "over those tasks have nothing to score; without --tasks they score every run of the call log")
 
 
-def summary_checks(paths: list[str], rules: Mapping[str, Any] | None) -> dict[str, Any]:
-    """MCP-Bench's saved metrics files among --results: what they say, and (with a call log) whether the
-    call log's MCP-Bench rules give the same, per model of the call log."""
-    out: dict[str, Any] = {}
-    for path in paths:
-        data = mcpbench_results.load_document(path)
-        if not mcpbench_summary.is_summary(data):
-            continue
-        reported = {k: v for k, v in data.items() if isinstance(v, (int, float))}
-        if rules is None:
-            out[path] = {"reported": {"reported": reported}}
-            continue
-        out[path] = {model: {"reported": reported, **mcpbench_summary.compare(reported, entry["overall"], entry["tasks"])}
-                     for model, entry in rules.items()}
-    return out
+def _some(ids: list[str], n: int = 3) -> str:
+    return ", ".join(repr(i) for i in ids[:n]) + (f", ... ({len(ids) - n} more)" if len(ids) > n else "") or "none"
 
 
 def merge_rules(rules: dict[str, Any], scored: Mapping[str, dict[str, Any]]) -> None:
@@ -247,7 +230,7 @@ def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loa
                 if task_id in gt:
                     by_model.setdefault(index.model_of[run_id], {})[task_id] = predicted_calls(runs.get(run_id, []))
         weights, _ = mcpeval_match.analyzer_weights(inputs.weights)
-        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights)
+        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights, thresholds=inputs.thresholds)
                      for model, preds in sorted(by_model.items())}
     return out
 
@@ -320,7 +303,7 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "inputs": {"calls": len(inputs.calls), "runs": len(runs), "answers": len(inputs.answers),
                    "task_files": {p: k for p, k in _kinds(loaded)}, "catalog_tools": len(inputs.catalog),
-                   "results": {p: ("mcpbench" if p in results else "mcpeval") for p in inputs.results}},
+                   "results": {p: result_kind(p) for p in inputs.results}},
         "models": index.models(),
         "warnings": [],
     }
@@ -328,7 +311,7 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         report["audit"] = audit.audit_calls(inputs.calls, catalog_mod.names(inputs.catalog))
         report["servers"] = server_success(report["audit"])
     if inputs.calls or inputs.call_log_given:
-        report["mcpbench_rules"] = rule_metrics(runs, index, loaded, inputs, checks, answered)
+        report["mcpbench_rules"] = rule_metrics(runs, index, loaded, inputs, checks, answered, report["warnings"])
         unmatched = unmatched_servers(runs, index, loaded)
         if unmatched:
             report["warnings"].append(unmatched)
@@ -351,7 +334,13 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
     if loaded.mcpeval:
         report["mcpeval_match"] = tool_matching(runs, index, loaded, inputs, prediction_sets)
+        if not prediction_sets:
+            report["warnings"] += [mcpeval_crosscheck.no_task_runs(p, list(loaded.mcpeval[p]), list(runs))
+                                   for p, by_model in report["mcpeval_match"].items() if not by_model]
         report["warnings"] += mcpeval_match.analyzer_weights(inputs.weights)[1]
+    if prediction_sets and inputs.call_log_given:
+        report["mcpeval_crosscheck"], said = mcpeval_crosscheck.crosscheck(prediction_sets, inputs.calls, inputs.titles)
+        report["warnings"] += said
     if judge is not None:
         report.update(judge.run(runs, index, loaded, inputs, progress))
     if loaded.agentbench and judge is None:

@@ -54,11 +54,7 @@ def from_lock(doc: LineMapping, source: str) -> GatewayConfig:
     return GatewayConfig(source, servers, profiles, default, separator)
 
 
-_SERVER_KEYS = {
-    "transport", "command", "args", "cwd", "env", "url", "headers", "pin",
-    "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation", "state_group", "source", "build",
-    "simulate",
-}
+_LAUNCH_KEYS = {"transport", "command", "args", "cwd", "env", "url", "headers"}
 
 
 def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -> ServerSpec:
@@ -67,12 +63,29 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         raise ConfigError(source, line, f"{where}: ids are 1-40 characters of [A-Za-z0-9_.-] and may not contain the separator {separator!r}")
     if not isinstance(entry, LineMapping):
         raise ConfigError(source, line, f"{where}: expected a mapping")
-    check_keys(entry, _SERVER_KEYS, source, where)
+    check_keys(entry, _LAUNCH_KEYS | LOCK_FIELDS, source, where)
     if "command" not in entry and "url" not in entry:
         raise ConfigError(source, line, f"{where}: needs a 'command' (stdio) or a 'url' (http, sse)")
     transport = entry.get("transport", "stdio" if "command" in entry else "http")
     if transport not in TRANSPORTS:
         raise ConfigError(source, line_of(entry, "transport"), f"{where}: transport must be one of {TRANSPORTS}, got {transport!r}")
+    spec = ServerSpec(
+        **launch_fields(entry, source, where),
+        **lock_fields(entry, source, where),
+        id=sid,
+        transport=transport,
+        line=line,
+    )
+    check_transport(spec, source, where)
+    return spec
+
+
+LOCK_FIELDS = {"pin", "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation", "state_group",
+               "source", "build", "simulate"}  # what a server entry says beyond how to start it; mcpServers JSON accepts them too
+
+
+def lock_fields(entry: LineMapping, source: str, where: str) -> dict[str, Any]:
+    """The lock's per-server fields (flags, timeout, state_group, ...), checked: shared with the mcpServers JSON."""
     flags = str_list(entry, "flags", source, where)
     bad = [f for f in flags if f not in FLAGS]
     if bad:
@@ -91,25 +104,19 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
                                 or not 0 < timeout < math.inf):  # YAML's .inf and .nan are floats
         raise ConfigError(source, line_of(entry, "timeout"), f"{where}: timeout must be a positive, finite number of seconds "
                           f"(got {timeout!r}; leave it out for the gateway's --call-timeout)")
-    spec = ServerSpec(
-        **launch_fields(entry, source, where),
-        id=sid,
-        transport=transport,
-        pin=_pin(entry, source, where),
-        flags=frozenset(flags),
-        timeout=float(timeout) if timeout is not None else None,
-        hide_tools=frozenset(str_list(entry, "hide_tools", source, where)),
-        title=opt_str(entry, "title", source, where),
-        ignore=_ignore_rules(entry, source, where),
-        isolation=isolation,
-        state_group=opt_str(entry, "state_group", source, where),
-        source=_source(entry, source, where),
-        build=_build(entry, source, where),
-        simulate=simulate,
-        line=line,
-    )
-    check_transport(spec, source, where)
-    return spec
+    return {
+        "pin": _pin(entry, source, where),
+        "flags": frozenset(flags),
+        "timeout": float(timeout) if timeout is not None else None,
+        "hide_tools": frozenset(str_list(entry, "hide_tools", source, where)),
+        "title": opt_str(entry, "title", source, where),
+        "ignore": _ignore_rules(entry, source, where),
+        "isolation": isolation,
+        "state_group": opt_str(entry, "state_group", source, where),
+        "source": _source(entry, source, where),
+        "build": _build(entry, source, where),
+        "simulate": simulate,
+    }
 
 
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")

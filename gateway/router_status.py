@@ -23,6 +23,9 @@ class StatusReport(RouterCore):
             spec = self.specs.get(name)
             if spec is not None:
                 info["built_from"] = _built_from(spec)
+                if spec.hide_tools and upstream.catalog is not None:  # listed by the server, not served: counted apart
+                    info["hidden_tools"] = sorted(t.get("name") for t in upstream.catalog.tools
+                                                  if t.get("name") in spec.hide_tools)
             problems = upstream.catalog.problems if upstream.catalog is not None else None
             if problems:  # optional lists the server refused: reported, not fatal
                 info["list_problems"] = list(problems)
@@ -31,6 +34,7 @@ class StatusReport(RouterCore):
             "servers": servers,
             "settled": self.settled,
             "tools": len(self.catalog.tools),
+            "hidden_tools": sum(len(info.get("hidden_tools", ())) for info in servers.values()),
             "catalog_version": self.catalog.version,
             "problems": self.catalog.problems,
             "validate": self.settings.validate,

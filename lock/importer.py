@@ -35,13 +35,15 @@ import yaml
 
 from mcpgw.gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
 from mcpgw.gateway.errors import ConfigError, GatewayError
-from mcpgw.gateway.mcp_servers_json import server_id_from_name
+from mcpgw.gateway.lock_format import LOCK_FIELDS
+from mcpgw.gateway.mcp_servers_json import EXTENSION_KEY, server_id_from_name
 from mcpgw.gateway.server_spec import ENV_REF_RE, SECRET_NAME_RE, SERVER_ID_RE
 from mcpgw.lock.launchers import infer_pin, parse_launch
 from mcpgw.lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
 
 SHAPES = {"mcpServers": "Claude Desktop / Cursor", "servers": "VS Code", "mcp": "VS Code settings", "commands": "MCP-Bench"}
 _KNOWN_KEYS = {"command", "args", "cwd", "env", "url", "headers", "type", "transport"}
+_CARRIED = {"flags", "timeout", "hide_tools", "isolation", "state_group", "title", EXTENSION_KEY}  # written by render_entry
 _VSCODE_REF = re.compile(r"\$\{(env|input):([^}]+)\}")
 _PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -92,7 +94,11 @@ def _from_mcp_servers(text: str, raw: dict[str, Any], source: str) -> list[Impor
         name = names.get(sid, sid)
         entry = raw.get(name) or {}
         item = Imported(name, spec)
-        ignored = sorted(k for k in entry if k not in _KNOWN_KEYS)
+        ignored = sorted(k for k in entry if k not in _KNOWN_KEYS | _CARRIED | LOCK_FIELDS)
+        lock_part = {**{k: v for k, v in entry.items() if k in LOCK_FIELDS}, **(entry.get(EXTENSION_KEY) or {})}
+        dropped = sorted(k for k in lock_part if k not in _CARRIED)
+        if dropped:
+            item.notes.append(f"lock field(s) {dropped} not carried over: add them to the lock entry by hand")
         if ignored:
             item.notes.append(f"ignored key(s) {ignored}")
         if any("${" in a for a in spec.args):
@@ -217,6 +223,16 @@ def render_entry(spec: ServerSpec, key_indent: int, field_indent: int) -> str:
         lines.append(f"{fpad}url: {json.dumps(spec.url)}")
     if spec.headers:
         lines.append(f"{fpad}headers: {{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in spec.headers.items()) + "}")
+    if spec.flags:
+        lines.append(f"{fpad}flags: {json.dumps(sorted(spec.flags))}")
+    if spec.timeout is not None:
+        lines.append(f"{fpad}timeout: {spec.timeout:g}")
+    if spec.hide_tools:
+        lines.append(f"{fpad}hide_tools: {json.dumps(sorted(spec.hide_tools))}")
+    if spec.isolation:
+        lines.append(f"{fpad}isolation: {spec.isolation}")
+    if spec.state_group:
+        lines.append(f"{fpad}state_group: {json.dumps(spec.state_group)}")
     if spec.pin:
         lines.append(f"{fpad}pin: {{registry: {spec.pin.registry}, package: {json.dumps(spec.pin.package)}, "
                      f"version: {json.dumps(spec.pin.version)}}}")

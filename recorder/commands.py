@@ -15,7 +15,7 @@ from mcpgw.gateway.errors import GatewayError
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.gateway.console import table_console
 from mcpgw.recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
-from mcpgw.recorder.replay_logs import fidelity, prune, session_logs
+from mcpgw.recorder.replay_logs import fidelity, iter_records, prune, session_logs
 from mcpgw.recorder.cassette_files import in_use
 from mcpgw.recorder.store import CassetteFormatError
 
@@ -64,7 +64,8 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
         "servers": {
             sid: {
                 "server_info": (catalogs.get(sid, {}).get("catalog", {}).get("init") or {}).get("serverInfo"),
-                "tools": len(catalogs.get(sid, {}).get("catalog", {}).get("tools") or []),
+                **_tool_counts(catalogs.get(sid, {}).get("catalog", {}).get("tools") or [],
+                               (info.get("servers", {}).get(sid) or {}).get("hide_tools") or ()),
             }
             for sid in sorted(set(info.get("servers", {})) | set(catalogs))
         },
@@ -80,6 +81,12 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
         "last_drift": drift[-1] if drift else None,
         "bytes": size,
     }
+
+
+def _tool_counts(listed: list[dict[str, Any]], hide: Any) -> dict[str, int]:
+    """Tools served (what `mcpgw servers` counts) and those the server lists but the lock's hide_tools hides."""
+    hidden = sum(1 for tool in listed if tool.get("name") in set(hide))
+    return {"tools": len(listed) - hidden, "hidden_tools": hidden}
 
 
 def replay_stats(cassettes_dir: Path, cassette: Path, sessions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -116,8 +123,13 @@ def replay_stats(cassettes_dir: Path, cassette: Path, sessions: list[dict[str, A
 
 
 def replay_fidelity(cassette: Path, cassettes_dir: Path | None = None) -> list[dict[str, Any]]:
-    """One row per replay/hybrid session of the cassette, oldest first, from its logs (`session_logs`)."""
+    """One row per replay/hybrid session of the cassette, oldest first, from its logs (`session_logs`); first,
+    the cassette's own call records when it is itself a replay's log (`--log-cassette`)."""
     rows = []
+    own = fidelity(cassette)
+    replayed = any(run.get("kind") == "replay" for run in iter_records(cassette, "runs"))  # its session's summary
+    if replayed or own["hits"] or own["misses"] or own["simulated"] or own["diverged_lanes"]:
+        rows.append({**own, "log": "(this cassette: a --log-cassette log)"})
     for path in session_logs(cassette, cassettes_dir):
         try:
             rows.append(fidelity(path))
@@ -151,7 +163,9 @@ def cmd_ls(args: argparse.Namespace) -> int:
         finally:
             cassette.close()
         name = s["name"] if home.resolve().parent == folder.resolve() else f"{s['name']} (installed: {home})"
-        table.add_row(name, str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values())),
+        hidden = sum(v["hidden_tools"] for v in s["servers"].values())
+        table.add_row(name, str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values()))
+                      + (f" (+{hidden} hidden)" if hidden else ""),
                       str(s["exchanges"]), str(s["calls"]), _when(s["recorded_at"]), _kib(s["bytes"]))
         logs = session_logs(path.parent, folder)
         if len(logs) > args.runs:
@@ -225,10 +239,11 @@ def cmd_show(args: argparse.Namespace) -> int:
             fidelity_table.add_row(row["log"], row["mode"], *(str(row[k]) for k in
                                                               ("calls", "hits", "misses", "diverged_lanes", "live", "simulated")))
         console.print(fidelity_table)
-    servers = Table("server", "server info", "tools in catalog")
+    servers = Table("server", "server info", "tools served")
     for sid, s in summary["servers"].items():
         si = s["server_info"] or {}
-        servers.add_row(sid, f"{si.get('name', '')} {si.get('version', '')}", str(s["tools"]))
+        servers.add_row(sid, f"{si.get('name', '')} {si.get('version', '')}",
+                        str(s["tools"]) + (f" (+{s['hidden_tools']} hidden)" if s["hidden_tools"] else ""))
     console.print(servers)
     tools = Table("server:tool", "recorded calls")
     for tool, n in summary["tool_calls"].items():

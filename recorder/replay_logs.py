@@ -109,41 +109,42 @@ def iter_records(path: Path, db: str) -> Iterator[dict[str, Any]]:
         store.env.close()
 
 
+# A call record's `source` when the cassette answered it: "replay" (older logs), "recorded" (that very call)
+# or "equivalent" (a call recorded as equal to it); "simulated" answers are counted apart, not as hits.
+HIT_SOURCES = frozenset({"replay", "recorded", "equivalent"})
+
+
 def fidelity(path: Path) -> dict[str, Any]:
     """How faithfully one session was served from the cassette, from its call records.
 
-    hits: answered from the recording, exactly or equivalently (ok or tool_error, source recorded or equivalent;
-    "replay" in logs older than the answer sources; model exchanges: hit); misses: outcome `miss`; diverged
-    lanes: distinct run ids with a `diverged` call; live: answered live; simulated: answered by the simulator;
-    sources: every record's source, counted (replay.answer_sources).
+    hits: answered from the recording (ok or tool_error from a HIT_SOURCES source; model exchanges: hit);
+    simulated: answered by a simulation; misses: outcome `miss` (or source `missed`); diverged lanes: distinct
+    run ids with a `diverged` call; live: answered live.
     """
     calls = hits = misses = live = simulated = 0
     diverged: set[str] = set()
-    sources: dict[str, int] = {}
+    sources: dict[str, int] = {}  # every record's source, counted (replay.answer_sources)
     for record in iter_records(path, "calls"):
         calls += 1
         outcome, source = record.get("outcome"), record.get("source")
-        if outcome in ("ok", "tool_error", "hit") and source in FROM_THE_RECORDING:  # hit: a model exchange
-            hits += 1
-        elif outcome == "miss":
+        if source is not None:
+            sources[source] = sources.get(source, 0) + 1
+        if outcome == "miss" or source == "missed":
             misses += 1
         elif outcome == "diverged":
             diverged.add(str(record.get("run_id")))
-        if source == "live":
-            live += 1
+        elif outcome in ("ok", "tool_error", "hit") and source in HIT_SOURCES:  # hit: a model exchange
+            hits += 1
         elif source == "simulated":
             simulated += 1
-        if source is not None:
-            sources[source] = sources.get(source, 0) + 1
+        if source == "live":
+            live += 1
     runs = list(iter_records(path, "runs"))
     summary = runs[-1] if runs else {}
     return {"log": path.name, "path": str(path), "mode": summary.get("mode") or path.name.rsplit("-", 1)[-1],
             "started": summary.get("started"), "ended": summary.get("ended"), "calls": calls, "hits": hits,
             "misses": misses, "diverged_lanes": len(diverged), "live": live, "simulated": simulated,
             "sources": sources}
-
-
-FROM_THE_RECORDING = frozenset({"recorded", "equivalent", "replay"})  # "replay": logs made before the answer sources
 
 
 class Pruned(NamedTuple):

@@ -130,6 +130,9 @@ def matching(report: Mapping[str, Any]) -> list[Section]:
     details = Section("MCPEval differences per task", [
         ("model", "text"), ("task", "text"), ("missing tools", "text"), ("extra tools", "text"),
         ("parameter mismatches", "text")], key="mcpeval_diffs")
+    check = report.get("mcpeval_crosscheck")
+    if check:  # the results file against what reached the servers
+        summary.notes.append(f"against the call log: {check['summary']}" + ("" if check["agrees"] else " (they differ)"))
     for path, per_model in data.items():
         for model, result in per_model.items():
             s, f = result["summary"]["strict"], result["summary"]["flexible"]

@@ -31,6 +31,10 @@ def register(subparsers: Any) -> None:
                          "simulate); every report shows the answer sources per task either way")
     ev.add_argument("--labels", metavar="FILE.jsonl", help="human pass/fail labels, for judge agreement")
     ev.add_argument("--weights", metavar="SPEC", help="MCPEval score weights, e.g. name=0.4,params=0.4,order=0.2")
+    ev.add_argument("--param-threshold", type=float, metavar="X", default=None,
+                    help="MCPEval flexible matching: the parameter score each call needs (default 0.6, as MCPEval)")
+    ev.add_argument("--order-threshold", type=float, metavar="X", default=None,
+                    help="MCPEval flexible matching: the order score a task needs (default 0.5, as MCPEval)")
     ev.add_argument("--task-servers-only", action="store_true",
                     help="MCP-Bench: a valid tool name must also be on one of the task's servers")
     ev.add_argument("--drift", metavar="FILE.json",

@@ -57,7 +57,9 @@ def print_status(status: dict[str, Any]) -> None:
 
     from mcpgw.gateway.console import table_console
 
-    table = Table(title=f"mcpgw: {status['tools']} tools, mode {status['mode']}, validate {status['validate']}")
+    hidden = status.get("hidden_tools") or 0  # the servers list them; the lock's hide_tools keeps them from clients
+    served = f"{status['tools']} tools" + (f" (+{hidden} the servers list and the lock hides: hide_tools)" if hidden else "")
+    table = Table(title=f"mcpgw: {served}, mode {status['mode']}, validate {status['validate']}")
     for column in ("server", "state", "tools", "restarts", "server info", "built from", "reason"):
         table.add_column(column)
     colours = {"ready": "green", "starting": "yellow", "restarting": "yellow", "unavailable": "red"}
@@ -66,7 +68,8 @@ def print_status(status: dict[str, Any]) -> None:
         table.add_row(
             name,
             f"[{colours.get(info['state'], 'white')}]{info['state']}[/]",
-            str(info.get("exposed_tools", info.get("tools", 0))),
+            str(info.get("exposed_tools", info.get("tools", 0)))
+            + (f" (+{len(info['hidden_tools'])} hidden)" if info.get("hidden_tools") else ""),
             str(info.get("restarts", 0)),
             f"{server_info.get('name', '')} {server_info.get('version', '')}".strip(),
             info.get("built_from") or "",

@@ -108,3 +108,30 @@ def test_the_default_lock_is_the_users_own_first_then_the_installed_one(tmp_path
     assert default_lock() in (SHIPPED_LOCK, CHECKOUT_LOCK)  # an empty folder: the lock installed with mcpgw
     (tmp_path / "servers.lock.yaml").write_text("version: 1\nservers: {}\n")
     assert default_lock() == Path("servers.lock.yaml")  # a lock of the user's own comes first
+
+
+def test_mcp_servers_json_takes_lock_fields_and_warns_on_unknown_keys(caplog):
+    """Issue 44.1: a JSON config can mark a server stateless (MCPEval's calculator), in `x-mcpgw` or at top level."""
+    text = json.dumps({"mcpServers": {
+        "Calculator": {"command": "python", "args": ["calc.py"], "flags": ["stateless"],
+                       "x-mcpgw": {"state_group": "maths", "timeout": 5}},
+        "notes": {"command": "x", "disabled": False, "flag": ["stateless"]},
+    }}, indent=2)
+    with caplog.at_level("WARNING", logger="mcpgw.gateway.mcp_servers_json"):
+        config = parse_config(text, "mcpeval.json")
+    calc = config.servers["calculator"]
+    assert calc.flags == frozenset({"stateless"}) and calc.state_group == "maths" and calc.timeout == 5.0
+    assert calc.title == "Calculator"
+    assert config.servers["notes"].flags == frozenset()
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1, warned  # 'disabled' is another client's key: not warned about
+    assert warned[0].startswith("mcpeval.json:") and "server 'notes'" in warned[0] and "'flag'" in warned[0]
+
+
+def test_mcp_servers_json_lock_fields_are_checked():
+    with pytest.raises(ConfigError, match=r"unknown flag\(s\) \['statless'\]"):
+        parse_config(json.dumps({"mcpServers": {"a": {"command": "x", "x-mcpgw": {"flags": ["statless"]}}}}), "c.json")
+    with pytest.raises(ConfigError, match="x-mcpgw: unknown key 'flag'"):
+        parse_config(json.dumps({"mcpServers": {"a": {"command": "x", "x-mcpgw": {"flag": ["stateless"]}}}}), "c.json")
+    with pytest.raises(ConfigError, match="given twice, differently"):
+        parse_config(json.dumps({"mcpServers": {"a": {"command": "x", "timeout": 3, "x-mcpgw": {"timeout": 4}}}}), "c.json")

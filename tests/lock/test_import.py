@@ -212,3 +212,20 @@ def test_importing_into_a_json_config_is_refused(tmp_path, capsys):
     source.write_text(json.dumps({"mcpServers": {"b": {"command": "y"}}}))
     assert mcpgw("lock", "import", str(source), "--lock", str(target)) == 2
     assert "not a lock file" in capsys.readouterr().err
+
+
+def test_lock_fields_of_a_json_config_are_carried_into_the_lock(tmp_path, capsys):
+    # Issue 44.1: the x-mcpgw fields (and the same names at top level) reach the lock `lock import` writes.
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {
+        "Calculator": {"command": "python", "args": ["calc.py"], "flags": ["stateless"],
+                       "x-mcpgw": {"state_group": "maths", "timeout": 5, "hide_tools": ["debug"],
+                                   "notes": "pure functions"}},
+    }}, indent=2))
+    lock = tmp_path / "servers.lock.yaml"
+    assert mcpgw("lock", "import", str(source), "--lock", str(lock)) == 0
+    out = capsys.readouterr().out
+    assert "lock field(s) ['notes'] not carried over" in out and "ignored key(s)" not in out
+    calc = load_config(lock).servers["calculator"]
+    assert (calc.flags, calc.state_group, calc.timeout, calc.hide_tools) == (
+        frozenset({"stateless"}), "maths", 5.0, frozenset({"debug"}))

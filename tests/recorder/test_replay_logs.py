@@ -237,3 +237,38 @@ def test_a_cassette_or_log_a_running_gateway_has_open_is_not_removed(tmp_path):
         stop_gateway(player)
     assert mcpgw("cassette", "prune", "c", "--keep", "0", *where).returncode == 0 and not log.exists()
     assert mcpgw("cassette", "rm", "c", *where).returncode == 0 and not (cassettes / "c").exists()
+
+
+def test_cassette_show_counts_a_log_cassettes_own_hits_and_misses(tmp_path):
+    # Issue 44.9: the README's MCP-Bench recipe replays with --log-cassette; `cassette show` on that log said
+    # "hits 0, misses 0" (it only read logs kept under runs/ and other cassettes' run summaries).
+    cassettes = tmp_path / "cassettes"
+    shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test", ignore=shutil.ignore_patterns("runs"))
+    player = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--log-cassette", "test-replay")
+    results = calls(player, [("everything__get-sum", {"a": 1, "b": 2}), ("everything__get-sum", {"a": 1, "b": 2}),
+                             ("everything__get-sum", {"a": 40, "b": 2})], run_id="r1")
+    stop_gateway(player)
+    assert results[0]["content"][0]["text"] == "The sum of 1 and 2 is 3."
+    shown = mcpgw("cassette", "show", "test-replay", "--cassettes-dir", str(cassettes), "--json")
+    assert shown.returncode == 0, shown.stderr
+    show = json.loads(shown.stdout)
+    assert (show["replay"]["hits"], show["replay"]["misses"]) == (2, 1), show["replay"]
+    assert show["replays"][0]["log"].startswith("(this cassette")
+    text = mcpgw("cassette", "show", "test-replay", "--cassettes-dir", str(cassettes)).stdout
+    assert "hits 2, misses 1" in text, text
+    recorded = json.loads(mcpgw("cassette", "show", "test", "--cassettes-dir", str(cassettes), "--json").stdout)
+    assert (recorded["replay"]["hits"], recorded["replay"]["misses"]) == (2, 1), recorded["replay"]  # its summary
+
+
+def test_fidelity_takes_the_new_answer_sources(tmp_path):
+    # The call log's sources for a replay answer: "replay" (older logs), "recorded" and "equivalent" are hits,
+    # "simulated" is counted apart, "missed" is a miss.
+    log = tmp_path / "c" / "runs" / "20200101-000000-000000-replay"
+    store = CassetteStore(log)
+    call_log = CallLog(store)
+    for outcome, source in (("ok", "replay"), ("ok", "recorded"), ("tool_error", "equivalent"), ("ok", "simulated"),
+                            ("miss", "missed"), ("ok", "live")):
+        call_log.append({"run_id": "a", "outcome": outcome, "source": source})
+    store.close()
+    counts = fidelity(log)
+    assert (counts["hits"], counts["simulated"], counts["misses"], counts["live"]) == (3, 1, 1, 1)
