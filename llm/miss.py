@@ -26,6 +26,28 @@ def _message_text(message: Any) -> str:
     return " ".join(parts)
 
 
+def _where_texts_part(recorded: str, asked: str, around: int = 60) -> str:
+    """The first differing character's offset and both texts around it: long prompts
+    (40-85k characters) agree for thousands of characters before they differ."""
+    offset = next((i for i, (a, b) in enumerate(zip(recorded, asked)) if a != b), min(len(recorded), len(asked)))
+    start = max(0, offset - around)
+
+    def excerpt(text: str) -> str:
+        part = text[start:offset + around]
+        return ("..." if start else "") + part + ("..." if offset + around < len(text) else "")
+
+    return (f"first difference at character {offset} (of {len(recorded)} recorded, {len(asked)} asked): "
+            f"recorded {excerpt(recorded)!r}, asked {excerpt(asked)!r}")
+
+
+def _message_difference(recorded: Any, asked: Any) -> str:
+    if isinstance(recorded, dict) and isinstance(asked, dict) and recorded.get("role") == asked.get("role"):
+        mine, theirs = asked.get("content"), recorded.get("content")
+        if isinstance(mine, str) and isinstance(theirs, str) and mine != theirs:
+            return f"{asked.get('role')} content, " + _where_texts_part(theirs, mine)
+    return f"recorded {_message_text(recorded)!r}, asked {_message_text(asked)!r}"
+
+
 def first_difference(asked: dict[str, Any], recorded: dict[str, Any]) -> tuple[int, str]:
     """(messages in common, a phrase saying what differs first)."""
     asked_msgs = asked.get("messages") if isinstance(asked.get("messages"), list) else []
@@ -36,8 +58,7 @@ def first_difference(asked: dict[str, Any], recorded: dict[str, Any]) -> tuple[i
             break
         common += 1
     if common < min(len(asked_msgs), len(recorded_msgs)):
-        return common, (f"message {common + 1} differs: recorded {_message_text(recorded_msgs[common])!r}, "
-                        f"asked {_message_text(asked_msgs[common])!r}")
+        return common, f"message {common + 1} differs: {_message_difference(recorded_msgs[common], asked_msgs[common])}"
     if len(asked_msgs) != len(recorded_msgs):
         return common, f"{len(asked_msgs)} messages asked, {len(recorded_msgs)} recorded (the first {common} agree)"
     for key in sorted(set(asked) | set(recorded)):

@@ -326,5 +326,11 @@ def _response(answer: ModelAnswer) -> Response:
     return JSONResponse(answer.body, status_code=answer.status)
 
 
+# Refusals a retry cannot change: the OpenAI SDKs retry 409 and 5xx unless told not to
+# (three requests, and three logged misses, for one replay miss).
+_FINAL = {"replay_miss", "no_model_endpoint"}
+
+
 def _error(status: int, message: str, kind: str) -> JSONResponse:
-    return JSONResponse(error_body(message, kind), status_code=status)
+    headers = {"x-should-retry": "false"} if kind in _FINAL else None
+    return JSONResponse(error_body(message, kind), status_code=status, headers=headers)

@@ -94,6 +94,15 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
         text = miss.value.message
         assert "model replay miss in run 'r1'" in text and "message 2 differs" in text, text
         assert miss.value.type == "replay_miss"
+        # The SDK's default retries (409 is retried twice) are told not to ask again.
+        sent: list[str] = []
+        counting = httpx.Client(event_hooks={"request": [lambda request: sent.append(request.url.path)]})
+        retrying = openai.OpenAI(base_url=replay.base + "/v1", api_key="anything", http_client=counting,
+                                 default_headers={"X-Run-Id": "r1"})
+        with pytest.raises(openai.ConflictError) as deep:
+            retrying.chat.completions.create(model="scripted-1", messages=changed, tools=TOOLS)
+        assert sent == ["/v1/chat/completions"], sent
+        assert deep.value.response.headers["x-should-retry"] == "false"
     finally:
         stop_gateway(replay)
 
