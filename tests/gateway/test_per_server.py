@@ -184,7 +184,7 @@ def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path
     finally:
         stop_gateway(player)
     replay_log = [r for r in iter_calls(next((tmp / "cassettes" / "rec" / "runs").iterdir())) if r["run_id"] == "a-legacy"]
-    assert {r["source"] for r in replay_log} == {"replay"} and {r["outcome"] for r in replay_log} == {"ok"}
+    assert {r["source"] for r in replay_log} == {"recorded"} and {r["outcome"] for r in replay_log} == {"ok"}
     assert sorted({r["endpoint"] for r in replay_log}) == ["/mcp", "/servers/time/sse"]
 
 

@@ -127,7 +127,7 @@ def test_the_four_calls_record_then_replay_with_no_server_process(tmp_path, monk
         stop_gateway(replay)
     replayed = [c for c in iter_calls(replay.cassettes / "log") if c["endpoint"] == "/v1/call-tool"]
     assert {c["run_id"] for c in replayed} == {"rA", "rB"}
-    assert {c["source"] for c in replayed if c["outcome"] == "ok"} == {"replay"}
+    assert {c["source"] for c in replayed if c["outcome"] == "ok"} == {"recorded"}
 
 
 def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypatch):
