@@ -1,7 +1,9 @@
 """The paged lists a client reads: tools, prompts, resources and resource templates.
 
 All of them, under their exposed names, or (`scope`: a per-server endpoint) one server's under its own.
-The cursor is an offset into the list, as the gateway pages it (`settings.page_size`).
+Each list is one page, the whole of it, unless `--page-size N` asks for pages of N: many real clients read only
+the first page of `tools/list` and never follow `nextCursor`, and a client that silently misses tools would offer
+its model fewer tools than the benchmark says. The cursor is an offset into the list.
 """
 
 from __future__ import annotations
@@ -16,12 +18,7 @@ class Listing(RouterCore):
     def list_tools(self, cursor: str | None, scope: str | None = None) -> dict[str, Any]:
         """All tools under their exposed names, or (`scope`: a per-server endpoint) one server's under its own."""
         tools = self.catalog.tool_list() if scope is None else self.catalog.server_view(scope).tool_list
-        start = _cursor_offset(cursor, len(tools))
-        end = start + self.settings.page_size
-        result: dict[str, Any] = {"tools": tools[start:end]}
-        if end < len(tools):
-            result["nextCursor"] = str(end)
-        return result
+        return _page("tools", tools, cursor, self.settings.page_size)
 
     def list_prompts(self, cursor: str | None, scope: str | None = None) -> dict[str, Any]:
         prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
@@ -37,7 +34,10 @@ class Listing(RouterCore):
 
 
 def _page(key: str, items: list[Any], cursor: str | None, size: int) -> dict[str, Any]:
+    """One page of `items` from `cursor`; `size` 0 (the default) is the whole list."""
     start = _cursor_offset(cursor, len(items))
+    if size <= 0:
+        return {key: items[start:] if start else items}
     result: dict[str, Any] = {key: items[start : start + size]}
     if start + size < len(items):
         result["nextCursor"] = str(start + size)

@@ -26,9 +26,9 @@ class Settings:
     cassette: str | None = None  # recorded into (record), replayed from (replay, hybrid); the call log's in live
     log_cassette: str | None = None  # where the call log goes when it is not `cassette`
     mode: str = "live"  # live | record | replay | hybrid
-    past_end: str = "repeat"
-    run_idle_timeout: float = 300.0  # seconds after which a run's own server instances (isolation: run) stop  # replay: what a lane answers past its recorded end (repeat | miss)
-    page_size: int = 200
+    past_end: str = "repeat"  # replay: what a lane answers past its recorded end (repeat | miss)
+    run_idle_timeout: float = 300.0  # seconds after which a run's own server instances (isolation: run) stop
+    page_size: int = 0  # list pages towards clients (--page-size); 0: every list whole, in one page
     # A replay's misses (replay/answer_sources.py): what answers a call the recording lacks, after an equivalent
     # recording (same arguments once the tool's schema defaults are filled in) was looked for.
     on_miss: str = "refuse"  # refuse | live (what --mode hybrid means) | simulate
@@ -48,7 +48,7 @@ class Settings:
     llm_body_timeout: float = 120.0  # seconds to send a whole /v1 request body
     llm_max_answer_bytes: int = 64 * 1024 * 1024  # a model answer larger than this is a 502, not relayed
     log_results: int = 0  # keep each call's result in the call log, cut to this many characters (0: digest only)
-    separator: str = "__"  # from the lock file  # tools/list page size towards clients
+    separator: str = "__"  # from the lock file
     # The HTTP edge (gateway/http_guard.py, gateway/sessions.py).
     allow_hosts: list[str] = field(default_factory=list)  # Host/Origin names allowed besides loopback and --host
     auth_token: str | None = None  # bearer token required on every route but /healthz

@@ -27,6 +27,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--naming", choices=("prefix", "benchmark", "bare"), default="prefix",
                        help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
+    serve.add_argument("--page-size", type=int, default=0,
+                       help="page tools/list, prompts/list and resources/list in pages of N (nextCursor); default 0: "
+                            "every list whole, in one page, for the many clients that read only the first page")
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
     serve.add_argument("--miss-as-tool-error", action="store_true",
                        help="replay: answer a tools/call the recording cannot answer (a miss, or a refusal after "
@@ -125,6 +128,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         ("--llm-body-timeout", args.llm_body_timeout), ("--llm-max-answer-bytes", args.llm_max_answer_bytes)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
+    if args.page_size < 0:
+        raise GatewayError(f"--page-size must be 0 (whole lists) or a positive number of items, not {args.page_size}")
     if not args.run.strip():
         raise GatewayError("--run names the run untagged clients' lanes sit under: give a name (default: default)")
     if not 0 <= args.port < 65536:
@@ -190,6 +195,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         auth_token=token,
         max_sessions=args.max_sessions,
         max_lanes=args.max_lanes,
+        page_size=args.page_size,
         max_sessions_per_client=args.max_sessions_per_client,
         session_idle_timeout=args.session_idle_timeout,
         max_logged_value=args.max_logged_value,
