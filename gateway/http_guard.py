@@ -169,22 +169,23 @@ class HttpGuard:
                 declared = headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > self.policy.max_body:
                     await self._refuse(send, 413, -32600, f"request body of {declared} bytes is over the "
-                                       f"{self.policy.max_body}-byte limit", close=True, envelope=envelope)
+                                       f"{self.policy.max_body}-byte limit", close=True, envelope=envelope,
+                                       drain=receive)
                     return
                 body, problem = await self._read_body(receive)
                 if problem is not None:
-                    await self._refuse(send, *problem, close=True, envelope=envelope)
+                    await self._refuse(send, *problem, close=True, envelope=envelope, drain=_drain_on_413(problem, receive))
                     return
                 receive = replay_body(body, receive)
             await self.app(scope, receive, send)
             return
         problem = self._message_head(headers)
         if problem is not None:
-            await self._refuse(send, *problem, close=problem[0] == 413)
+            await self._refuse(send, *problem, close=problem[0] == 413, drain=_drain_on_413(problem, receive))
             return
         body, problem = await self._read_body(receive)
         if problem is not None:
-            await self._refuse(send, *problem, close=True)
+            await self._refuse(send, *problem, close=True, drain=_drain_on_413(problem, receive))
             return
         message, problem = parse_message(body)
         if problem is not None:
@@ -261,7 +262,8 @@ class HttpGuard:
             problem = None if why is None else (400, 0, f"request body is not JSON (RFC 8259): {why}")
         if problem is not None:
             self.refused[str(problem[0])] = self.refused.get(str(problem[0]), 0) + 1
-            await send_openai_error(send, problem[0], problem[2], close=problem[0] != 400)
+            await send_openai_error(send, problem[0], problem[2], close=problem[0] != 400,
+                                    drain=_drain_on_413(problem, receive))
             return
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, None, model=True)
 
@@ -287,17 +289,23 @@ class HttpGuard:
         return b"", (408, -32600, f"request body not received within {timeout:g} s")
 
     async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False,
-                      envelope: bool = False, openai: bool = False) -> None:
+                      envelope: bool = False, openai: bool = False, drain: Any = None) -> None:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
         extra = [(b"www-authenticate", b"Bearer")] if status == 401 else None
         if openai:
-            await send_openai_error(send, status, message, close=close, extra=extra)
+            await send_openai_error(send, status, message, close=close, extra=extra, drain=drain)
             return
         if envelope:  # mcprouter's answer to a refused caller: code -2 (no auth) or -1
             body = {"code": -2 if status == 401 else -1, "message": message}
-            await send_body(send, status, json.dumps(body).encode(), close=close, extra=extra)
+            await send_body(send, status, json.dumps(body).encode(), close=close, extra=extra, drain=drain)
             return
-        await send_error(send, status, code, message, close=close, extra=extra)
+        await send_error(send, status, code, message, close=close, extra=extra, drain=drain)
+
+
+def _drain_on_413(problem: tuple[int, int, str] | None, receive: Any) -> Any:
+    """The receive to drain a refused body from: only a 413's (a 408's client is too slow to wait for, and a
+    disconnected one has nothing left)."""
+    return receive if problem is not None and problem[0] == 413 else None
 
 
 def _origin_host(origin: str) -> str:
