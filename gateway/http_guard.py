@@ -176,6 +176,15 @@ class HttpGuard:
                 if problem is not None:
                     await self._refuse(send, *problem, close=True, envelope=envelope, drain=_drain_on_413(problem, receive))
                     return
+                # Parsed here, strictly, once, for every REST route (their handlers read `posted_json`, never the bytes)
+                value, why = parse_json(body) if body.strip() else (None, None)
+                if why is not None:
+                    json_type = headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
+                    await self._refuse(send, *((400, -32700, f"request body is not JSON (RFC 8259): {why}") if json_type
+                                               else (415, -32600, "Unsupported Media Type: Content-Type must be "
+                                                                  "application/json")), envelope=envelope)
+                    return
+                context_of(scope).message = value
                 receive = replay_body(body, receive)
             await self.app(scope, receive, send)
             return
@@ -257,14 +266,16 @@ class HttpGuard:
             body = b""
         else:
             body, problem = await self._read_body(receive, limit, self.policy.model_body_timeout)
+        value = None
         if problem is None and body:
-            _, why = parse_json(body)
+            value, why = parse_json(body)
             problem = None if why is None else (400, 0, f"request body is not JSON (RFC 8259): {why}")
         if problem is not None:
             self.refused[str(problem[0])] = self.refused.get(str(problem[0]), 0) + 1
             await send_openai_error(send, problem[0], problem[2], close=problem[0] != 400,
                                     drain=_drain_on_413(problem, receive))
             return
+        context_of(scope).message = value
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, None, model=True)
 
     async def _read_body(self, receive: Any, limit: int | None = None,

@@ -28,7 +28,7 @@ class RequestContext:
     query: bytes = b""
     server: str | None = None  # the server of a per-server endpoint (gateway.per_server), None on /mcp
     endpoint: str | None = None  # the path as the client called it (None: the scope's path)
-    message: Any = _NOT_PARSED  # the JSON body, parsed once by the guard (MCP messages only)
+    message: Any = _NOT_PARSED  # the JSON body of every POST, parsed once (strictly) by the guard
     client: str | None = None  # an untagged sessionless client's identity (gateway.client_identity)
     json_answer: bool = False  # answer in plain JSON rather than SSE (gateway.transport)
     inflight: Any = None  # its entry in the table of ids in flight (gateway.request_ids)
@@ -113,3 +113,13 @@ def of_request(request: Any) -> RequestContext | None:
 def with_message(scope: Any, message: Any) -> Any:
     """A copy of the scope whose context carries another message (a layer that rewrites the body)."""
     return {**scope, CONTEXT: dataclasses.replace(context_of(scope), message=message)}
+
+
+def posted_json(scope: Any) -> Any:
+    """The JSON a POST carried, as the HTTP guard parsed it (gateway.http_guard: RFC 8259 only, no NaN, no
+    overflow to infinity, no lone surrogate); None for an empty body. The one body reader of every POST route:
+    no handler parses a body itself, so no route can take what the guard refuses."""
+    ctx = scope.get(CONTEXT)
+    if ctx is None or not ctx.parsed:
+        raise RuntimeError("a POST body read before the HTTP guard parsed it (gateway.http_guard)")
+    return ctx.message

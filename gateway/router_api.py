@@ -35,6 +35,7 @@ from mcpgw.gateway import client_identity
 from mcpgw.gateway.config import ServerSpec
 from mcpgw.gateway.errors import GatewayError
 from mcpgw.gateway.per_server import unknown_server
+from mcpgw.gateway.request_context import posted_json
 from mcpgw.gateway.router import Caller, Router
 from mcpgw.gateway.secrets import scrub
 
@@ -139,21 +140,15 @@ class RouterApi:
     # -- reading requests ------------------------------------------------------------------
 
     async def _body(self, request: Request) -> dict[str, Any] | Response:
-        """The JSON object posted (the HTTP guard has read it under the size cap and deadline /mcp has).
+        """The JSON object posted (the HTTP guard has read and parsed it under the size cap and deadline /mcp has).
         An empty body is {} (mcprouter binds nothing then); a body needs `Content-Type: application/json`,
         as its binder does."""
-        raw = await request.body()
-        if not raw.strip():
+        body = posted_json(request.scope)  # parsed by the HTTP guard, strictly, as on every route
+        if body is None:
             return {}
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             return _fail(415, "Unsupported Media Type: Content-Type must be application/json")
-        try:
-            body = json.loads(raw)
-        except RecursionError:
-            return _fail(400, "request body is JSON nested too deeply")
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _fail(400, f"request body is not JSON: {exc}")
         if not isinstance(body, dict):
             return _fail(400, f"request body must be a JSON object, not {type(body).__name__}")
         return body

@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, request_response
 
 from mcpgw.gateway import client_identity
+from mcpgw.gateway.request_context import posted_json
 from mcpgw.gateway.router import Caller
 from mcpgw.llm.answer import DONE, ModelAnswer, error_body
 from mcpgw.llm.call_record import model_record
@@ -98,10 +99,7 @@ class ModelPassthrough:
 
     async def chat(self, request: Request) -> Response:
         raw = await request.body()
-        try:
-            body = json.loads(raw)
-        except ValueError as exc:
-            return _error(400, f"request body is not JSON: {exc}", "invalid_request_error")
+        body = posted_json(request.scope)  # parsed by the HTTP guard, strictly, as on every route
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "invalid_request_error")
         return await self._exchange(request, CHAT, body, raw)
@@ -110,13 +108,10 @@ class ModelPassthrough:
         """An Azure OpenAI chat request (`api-version` in the query, the key in `api-key`) is the same
         exchange as on /v1/chat/completions with the deployment as the model: forwarded to the model
         endpoint, recorded and replayed under the same key, whichever of the two a client used."""
-        try:
-            body = json.loads(await request.body())
-        except ValueError as exc:
-            return _error(400, f"request body is not JSON: {exc}", "invalid_request_error")
+        body = posted_json(request.scope)
         if not isinstance(body, dict):
             return _error(400, "request body must be a JSON object", "invalid_request_error")
-        body["model"] = request.path_params["deployment"]
+        body = {**body, "model": request.path_params["deployment"]}
         return await self._exchange(request, CHAT, body, json.dumps(body).encode())
 
     async def models(self, request: Request) -> Response:

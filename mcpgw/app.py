@@ -233,15 +233,21 @@ class Gateway:
 
     # -- serving ---------------------------------------------------------------------
 
-    async def serve_http(self) -> None:
+    def http_app(self) -> Any:
+        """Every HTTP route this gateway serves (MCP, SSE, per-server, mcprouter's API, the model routes,
+        telemetry's), behind the pipeline."""
         s = self.settings
         guard = GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path,
                             model_max_body=s.llm_max_body_bytes, model_body_timeout=s.llm_body_timeout)
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
-        app = build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
-                             response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
-                             + (self.telemetry.routes() if self.telemetry else []), guard=guard, limits=limits,
-                             workers=self.workers, default_run=self.default_run)
+        return build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
+                              response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
+                              + (self.telemetry.routes() if self.telemetry else []), guard=guard, limits=limits,
+                              workers=self.workers, default_run=self.default_run)
+
+    async def serve_http(self) -> None:
+        s = self.settings
+        app = self.http_app()
         if self.telemetry is not None:
             self.telemetry.status = app.status_body
         sockets = None

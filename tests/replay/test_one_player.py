@@ -13,6 +13,8 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from mcpgw.gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+
 from mcpgw.gateway.errors import ReplayDiverged, ReplayMiss
 from mcpgw.gateway.upstream import CallOptions
 from mcpgw.llm.passthrough import CHAT, MODEL, ModelPassthrough
@@ -66,7 +68,8 @@ def model_answers(passthrough: ModelPassthrough, asks: list[tuple[str, dict]]) -
     """Over HTTP, as a client sees it: the passthrough's own routes in a Starlette app."""
     async def ask() -> list[str]:
         out = []
-        transport = httpx.ASGITransport(app=Starlette(routes=passthrough.routes()))
+        guard = GuardPolicy(allowed_hosts=default_allowed_hosts("127.0.0.1"))  # it parses every body its routes read
+        transport = httpx.ASGITransport(app=HttpGuard(Starlette(routes=passthrough.routes()), guard))
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             for lane, body in asks:
                 response = await client.post(CHAT, content=json.dumps(body), headers={"X-Run-Id": lane})
