@@ -7,9 +7,9 @@ clients' to choose: 10,000 of them held 13.6 MB for good. As with HTTP sessions
 least recently; a lane in use is the most recent one, so only a lane that has been
 idle while `max_lanes` others were used is dropped. A dropped lane that comes back is not
 a new run, though: its history is gone while the server's state (and the recording) went on.
-So the names of dropped lanes are kept (up to FORGOTTEN_PER_LANE times `max_lanes` of them,
-a few bytes each) and `forgotten` tells the table's owner, which refuses such a lane rather
-than answer it as the fresh run it is not.
+So the names of dropped lanes are kept, all of them, outside memory (recorder.forgotten_lanes),
+and `forgotten` tells the table's owner, which refuses such a lane rather than answer it as the
+fresh run it is not, however many lanes came and went since.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from mcpgw.recorder.forgotten_lanes import ForgottenLanes
+
 MAX_LANES = 10_000  # about 15 MB of replay state at most; far more runs than one eval has in flight
-FORGOTTEN_PER_LANE = 10  # names of dropped lanes kept, per lane of the cap
 
 V = TypeVar("V")
 
@@ -30,11 +31,11 @@ class LaneTable(OrderedDict[str, V], Generic[V]):
         self.max_lanes = max(1, max_lanes)
         self.on_evict = on_evict
         self.evicted = 0
-        self._forgotten: OrderedDict[str, None] = OrderedDict()  # names of dropped lanes, oldest first
+        self.dropped = ForgottenLanes()  # names of dropped lanes, every one of them
 
     def forgotten(self, lane: str) -> bool:
         """Whether `lane` was dropped for room before (asked when it comes back; said once)."""
-        return self._forgotten.pop(lane, 0) is None
+        return self.dropped.take(lane)
 
     def use(self, lane: str, make: Callable[[], V]) -> V:
         """The lane's state, made if new; marked most recently used."""
@@ -44,9 +45,7 @@ class LaneTable(OrderedDict[str, V], Generic[V]):
             while len(self) > self.max_lanes:
                 old, state = self.popitem(last=False)
                 self.evicted += 1
-                self._forgotten[old] = None
-                if len(self._forgotten) > FORGOTTEN_PER_LANE * self.max_lanes:
-                    self._forgotten.popitem(last=False)
+                self.dropped.add(old)
                 if self.on_evict is not None:
                     self.on_evict(old, state)
         else:

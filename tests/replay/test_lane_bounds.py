@@ -9,6 +9,7 @@ from __future__ import annotations
 import tracemalloc
 
 import anyio
+import pytest
 
 from mcpgw.gateway.upstream import CallOptions
 from mcpgw.recorder.lane_table import LaneTable
@@ -63,3 +64,51 @@ def test_model_replay_lanes_are_bounded_and_a_dropped_lane_frees_what_it_followe
     assert len(lanes.lanes) == 2 and lanes.lanes.evicted == 1000
     # x and y were dropped: their recorded lanes are free again, and a new client replays one from its start
     assert answers(lanes, "u/client-z", "k", "k") == ["a1", "a2"]
+
+
+@pytest.mark.parametrize("churned", [80, 10_000])
+def test_a_dropped_run_is_refused_however_many_runs_came_and_went(tmp_path, churned):
+    """Issue 41 item 2: the names of dropped lanes were kept in a list of 10 x --max-lanes; past it, a returning
+    run was a fresh one and got the server's first recorded answer again ('old' where it had written 'x').
+    --max-lanes 5, run A writes, `churned` other runs read, A reads: refused, and memory stays flat."""
+    from mcpgw.gateway.errors import ReplayDiverged
+    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.recorder.recording import RecordingUpstream
+    from mcpgw.recorder.redaction import Redactor
+    from mcpgw.recorder.state import GroupState
+    from tests.recorder.test_recording_order import CATALOG, call, notes_server
+
+    cassette = Cassette(tmp_path / "c")
+    recording = RecordingUpstream(notes_server([]), cassette, tracked=True, redact=Redactor([]), lock_digest="d")
+
+    async def record() -> None:
+        for request in (call("read"), call("write", text="x"), call("read")):
+            await recording.request(*request, CallOptions(lane="A"))
+
+    anyio.run(record)
+    recorded = cassette.load()
+    cassette.close()
+    replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"], max_lanes=5,
+                              group=GroupState(5))
+
+    async def play() -> list[str]:
+        async def text(lane: str, request: tuple) -> str:
+            try:
+                return (await replay.request(*request, CallOptions(lane=lane)))["content"][0]["text"]
+            except ReplayDiverged as exc:
+                return "refused: " + exc.message
+
+        answers = [await text("A", call("read")), await text("A", call("write", text="x"))]
+        tracemalloc.start()
+        for i in range(churned):
+            await text(f"other-{i}", call("read"))
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        answers.append(await text("A", call("read")))
+        answers.append(str(held))
+        return answers
+
+    *answers, held = anyio.run(play)
+    assert answers[:2] == ["old", "x"]
+    assert answers[2].startswith("refused:") and "--max-lanes" in answers[2], answers[2]
+    assert int(held) < 1_500_000, held  # the dropped names are not held in memory
