@@ -5,8 +5,12 @@ share a replay lane. This ASGI layer gives each client an identity it keeps:
 a cookie (`mcpgw-client`) minted on its first request, which HTTP clients that
 keep cookies (the MCP SDK's, httpx, browsers) send back on every later request,
 whatever connection it travels on. A request without the cookie belongs to its
-TCP connection's identity, minted once per connection, so a client that drops
-cookies still keeps one lane for as long as it keeps its connection. A
+TCP connection's identity, minted once per connection and kept on the connection
+itself (request_context.Connection, which the HTTP protocol puts in each scope),
+so a client that drops cookies still keeps one lane for as long as it keeps its
+connection, and no other client ever gets it: not one that later reuses the
+source port (busy harnesses do within minutes; the address and port were the key
+once, for 600 s, and a second client was keyed on the first one's history). A
 handshake-era client is never offered the cookie: its session id already names
 it, and a cookie costs every later request of the client's (its HTTP library
 matches the cookie jar against each request: 0.15-0.2 ms of the client's CPU
@@ -23,21 +27,15 @@ lane is `<default run>/<client>` (`gateway.router.Caller.lane`).
 from __future__ import annotations
 
 import secrets
-import time
-from collections import OrderedDict
 from typing import Any
 
-from mcpgw.gateway.request_context import COOKIE, context_of, of_request
-
-_MAX_CONNECTIONS = 10_000  # remembered connection identities (oldest forgotten first)
-_CONNECTION_TTL = 600.0  # seconds a connection's identity is kept without traffic
+from mcpgw.gateway.request_context import CONNECTION, COOKIE, context_of, of_request
 
 
 class ClientIdentity:
     def __init__(self, app: Any, mint: Any = None) -> None:
         self.app = app
         self._mint = mint or (lambda: secrets.token_hex(8))  # workers mint identities they own
-        self._connections: OrderedDict[tuple[Any, ...], tuple[str, float]] = OrderedDict()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") != "http":
@@ -66,17 +64,14 @@ class ClientIdentity:
             await self.app(scope, receive, send)
 
     def _for_connection(self, scope: dict[str, Any]) -> str:
-        client = scope.get("client")
-        if not client:
+        """The connection's identity, minted at its first untagged request; a request that names no connection
+        (an ASGI server other than ours) is a client of its own."""
+        connection = scope.get(CONNECTION)
+        if connection is None:
             return self._mint()
-        key = tuple(client)
-        now = time.monotonic()
-        known = self._connections.pop(key, None)
-        identity = known[0] if known is not None and now - known[1] < _CONNECTION_TTL else self._mint()
-        self._connections[key] = (identity, now)
-        while len(self._connections) > _MAX_CONNECTIONS:
-            self._connections.popitem(last=False)
-        return identity
+        if connection.identity is None:
+            connection.identity = self._mint()
+        return connection.identity
 
 
 def tagged_run(request: Any) -> str | None:

@@ -18,8 +18,19 @@ from urllib.parse import parse_qs
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 CONTEXT = "mcpgw.context"  # scope key
+CONNECTION = "mcpgw.connection"  # scope key: the request's TCP connection (`Connection`), set by the HTTP protocol
 COOKIE = "mcpgw-client"  # the cookie naming an untagged client (gateway.client_identity)
 _NOT_PARSED = object()
+
+
+class Connection:
+    """One TCP connection, as the requests on it see it (gateway.http_app's protocol puts it in each scope): what
+    belongs to the connection and to no other lives here, and goes with it (an untagged client's identity)."""
+
+    __slots__ = ("identity",)
+
+    def __init__(self) -> None:
+        self.identity: str | None = None
 
 
 @dataclass(slots=True, eq=False)

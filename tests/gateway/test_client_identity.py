@@ -5,14 +5,19 @@ from __future__ import annotations
 import anyio
 
 from mcpgw.gateway.client_identity import COOKIE, ClientIdentity
-from mcpgw.gateway.request_context import context_of
+from mcpgw.gateway.request_context import CONNECTION, Connection, context_of
 
 HEADER = b"x-mcpgw-client"  # what the layer once set: a client's copy must count for nothing
 
 
+_CONNECTIONS: dict[tuple[str, int], Connection] = {}
+
+
 def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[bytes, bytes]] = (),
-         answer_headers: list[tuple[bytes, bytes]] = ()) -> tuple[str, str | None]:
-    """One request through the layer: (identity the handler saw, Set-Cookie sent back or None)."""
+         answer_headers: list[tuple[bytes, bytes]] = (), connection: Connection | None = None) -> tuple[str, str | None]:
+    """One request through the layer: (identity the handler saw, Set-Cookie sent back or None); on `connection`,
+    else on the one connection this test file keeps per source address and port."""
+    connection = connection or _CONNECTIONS.setdefault(client, Connection())
     seen: dict[str, str] = {}
     sent: list[dict] = []
 
@@ -28,7 +33,7 @@ def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[byt
         return {"type": "http.request", "body": b""}
 
     layer.app = app
-    anyio.run(layer, {"type": "http", "client": client, "headers": list(headers)}, receive, send)
+    anyio.run(layer, {"type": "http", "client": client, "headers": list(headers), CONNECTION: connection}, receive, send)
     cookies = [v.decode() for k, v in sent[0]["headers"] if k == b"set-cookie"]
     return seen["id"], cookies[0] if cookies else None
 
@@ -40,6 +45,28 @@ def test_a_connection_without_cookies_keeps_one_identity_and_is_offered_a_cookie
     other, _ = call(layer, ("127.0.0.1", 5002))
     assert first == again != other
     assert offered.startswith(f"{COOKIE}={first};") and "HttpOnly" in offered and offered_again == offered
+
+
+def test_two_clients_one_after_the_other_from_the_same_source_port_are_two_identities():
+    """Issue 41 item 3: the address and port were the key (for 600 s), so a second client that reused the first
+    one's source port shared its lane. Each connection is its own, whatever its address and port."""
+    layer = ClientIdentity(None)
+    first, _ = call(layer, ("127.0.0.1", 5100), connection=Connection())
+    second, _ = call(layer, ("127.0.0.1", 5100), connection=Connection())
+    assert first != second
+
+
+def test_a_request_naming_no_connection_is_a_client_of_its_own():
+    layer = ClientIdentity(None)
+
+    async def app(scope, receive, send):
+        seen.append(context_of(scope).client)
+
+    seen: list[str] = []
+    layer.app = app
+    for _ in range(2):
+        anyio.run(layer, {"type": "http", "client": ("127.0.0.1", 5200), "headers": []}, None, None)
+    assert len(set(seen)) == 2
 
 
 def test_the_cookie_wins_over_the_connection_and_forged_headers_are_replaced():
