@@ -9,7 +9,7 @@ from pathlib import Path
 @dataclass
 class Settings:
     validate: str = "audit"  # enforce | audit | off
-    naming: str = "prefix"  # prefix | benchmark | bare
+    naming: str = "auto"  # auto (bare in front of one server, else prefix) | prefix | benchmark | bare
     call_timeout: float = 60.0  # seconds of silence allowed per call (progress resets it)
     max_call_timeout: float = 600.0  # hard limit per call, progress or not
     start_timeout: float = 180.0  # handshake + catalog, first npx/uvx download included

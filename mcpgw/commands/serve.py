@@ -24,8 +24,8 @@ def register(sub: Any) -> None:
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
                        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
                             "verdict, enforce answers an invalid call with an error naming the path, off skips it")
-    serve.add_argument("--naming", choices=("prefix", "benchmark", "bare"), default="prefix",
-                       help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
+    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default="auto",
+                       help="auto (default): bare in front of one server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
     serve.add_argument("--miss-as-tool-error", action="store_true",
