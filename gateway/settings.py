@@ -22,6 +22,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8765
     path: str = "/mcp"
+    stdio_http: bool = False  # `serve --stdio --port N`: the model routes (/v1, Azure's) also listen on host:port
     cassettes_dir: Path = Path("cassettes")
     cassette: str | None = None  # recorded into (record), replayed from (replay, hybrid); the call log's in live
     log_cassette: str | None = None  # where the call log goes when it is not `cassette`
