@@ -78,3 +78,36 @@ def test_a_stdio_gateway_records_its_model_with_its_tools_in_one_cassette_and_re
     again = list(iter_calls(tmp_path / "cassettes" / "again"))
     assert sorted((r["server"], r["source"]) for r in again) == [("@model", "recorded"), ("@model", "recorded"),
                                                                  ("fx", "recorded")]
+
+
+def test_the_stdio_gateways_model_listener_wants_the_token_and_ends_with_the_input(tmp_path):
+    import os
+    import re
+    import subprocess
+    import threading
+    import time
+
+    token = "stdio-model-token-0123456789"
+    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--stdio", "--port", "0", "--cassettes-dir",
+                                str(tmp_path / "cassettes"), "--auth-token-env", "MCPGW_TEST_STDIO_TOKEN"], cwd=ROOT,
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "MCPGW_TEST_STDIO_TOKEN": token})
+    try:
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.extend(process.stderr), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 60
+        while not any("and the model at" in line for line in said):
+            assert time.monotonic() < deadline and process.poll() is None, "".join(said)
+            time.sleep(0.05)
+        line = next(line for line in said if "and the model at" in line)
+        base = re.search(r"(http://127\.0\.0\.1:\d+)/v1", line).group(1)
+        assert httpx.get(base + "/v1/models", timeout=10).status_code == 401
+        assert httpx.get(base + "/v1/models", headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code != 401
+        assert httpx.get(base + "/status", headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code == 404  # model routes only
+        process.stdin.close()  # the end of input: the gateway, and its listener, end
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
