@@ -139,7 +139,7 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
 def start_mcpgw(config: Path, cassettes: Path, extra: list[str], code: Path) -> tuple[str, object]:
     """mcpgw serve run from the code in `code` (its folder is first on sys.path with -m)."""
     port = free_port()
-    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
                   "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz",
                  cwd=code)
     base = f"http://127.0.0.1:{port}"

@@ -194,7 +194,7 @@ def main() -> None:
     ]
     for name, extra in setups:
         port = free_port()
-        gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+        gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
                          "--cassettes-dir", str(tmp), "--validate", "audit", *extra])
         try:
             base = f"http://127.0.0.1:{port}"

@@ -55,7 +55,7 @@ def main() -> None:
 
     def gateway(extra: list[str]) -> tuple[str, object]:
         port = free_port()
-        proc = serve([args.python, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+        proc = serve([args.python, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
                       "--cassettes-dir", str(tmp / "cassettes"), "--validate", "audit", *extra],
                      f"http://127.0.0.1:{port}/healthz", env={"PYTHONPERFSUPPORT": "1"}, cwd=BENCH.parent)
         wait_gateway(f"http://127.0.0.1:{port}", extra)

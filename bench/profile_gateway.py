@@ -100,7 +100,7 @@ def main() -> None:
         profile = tmp / f"{path}.prof"
         entry = ["-m", "mcpgw.cli"] if path == "record" else [str(Path(__file__).with_name("_profiled.py"))]
         os.environ["MCPGW_PROFILE_OUT"] = str(profile)
-        gateway = start([sys.executable, *entry, "serve", "--config", str(config), "--port", str(port),
+        gateway = start([sys.executable, *entry, "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
                          "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]])
         try:
             base = f"http://127.0.0.1:{port}"

@@ -189,7 +189,7 @@ def main() -> None:
     calls = 4000  # per connection: more than the sampling window needs at any speed seen here
     for path in ["record", *args.paths]:
         port = free_port()
-        gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
+        gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
                          "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]], cwd=args.code)
         try:
             url = f"http://127.0.0.1:{port}/mcp"

@@ -59,7 +59,7 @@ def main() -> None:
 
     def gateway(extra: list[str], env: dict[str, str]) -> tuple[str, object]:
         port = free_port()
-        proc = serve([sys.executable, str(code / "bench" / "_staged.py"), "serve", "--config", str(config),
+        proc = serve([sys.executable, str(code / "bench" / "_staged.py"), "serve", "--naming", "prefix", "--config", str(config),
                       "--port", str(port), "--cassettes-dir", str(tmp / "cassettes"), "--validate", "audit", *extra],
                      f"http://127.0.0.1:{port}/healthz", env=env, cwd=code)
         wait_gateway(f"http://127.0.0.1:{port}", extra)

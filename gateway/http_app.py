@@ -163,6 +163,16 @@ def build_http_app(
     return wrapped
 
 
+def build_model_app(routes: list[Route], guard: GuardPolicy) -> Any:
+    """The model routes alone (`routes`: the `/v1` and Azure routes `build_http_app` serves beside `/mcp`) behind the
+    same guard (Host/Origin, token, model body limits), and `/healthz`: what `serve --stdio --port N` listens with."""
+    async def healthz(_: Request) -> JSONResponse:
+        return JSONResponse({"ok": True, "version": __version__})
+
+    app, _ = assemble(Starlette(routes=[Route("/healthz", healthz), *routes]), [Layer.of(HttpGuard, policy=guard)])
+    return app
+
+
 class GatewayHttpProtocol(HotLaneProtocol, HeaderDeadlineProtocol, HeadLimitsProtocol, CoalescedWritesProtocol):
     """uvicorn's HTTP protocol with the hot lane, a deadline and a size cap for request heads, and one send per answer.
     The lane reads first: a read it takes whole (a repeated head's request, or a held body's rest: the parser between
@@ -181,9 +191,10 @@ def bound_port(uv_server: Any, asked: int) -> int:
 
 
 async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int], None] | None = None,
-                     sockets: list[Any] | None = None, dealt: Any = None) -> None:
+                     sockets: list[Any] | None = None, dealt: Any = None, stop: anyio.Event | None = None) -> None:
     """Serve on host:port, or on the given bound sockets (a worker: its private Unix socket), and on the
-    connections the `--workers` parent deals on the channel `dealt` (`gateway.connection_handoff`)."""
+    connections the `--workers` parent deals on the channel `dealt` (`gateway.connection_handoff`), until
+    `stop` is set (then shut down as on SIGTERM), if given."""
     import uvicorn
 
     # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
@@ -229,3 +240,6 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int]
                 connection_handoff.serve_dealt_connections(uv_server, dealt)
             if ready is not None:
                 ready(bound_port(uv_server, port))
+            if stop is not None:
+                await stop.wait()
+                uv_server.should_exit = True

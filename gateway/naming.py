@@ -10,7 +10,8 @@ Benchmark mode reproduces MCP-Bench's `Server Name:tool` names verbatim
 (they do not satisfy the rule; that is the benchmark's choice).
 
 Bare mode keeps upstream names as they are, for a gateway that must look like
-the server(s) behind it. A name two servers share cannot stay bare: those names
+the server(s) behind it. Auto (the default) is bare in front of one server, as its
+per-server endpoint names its tools, and prefix in front of several: `chosen_mode`. A name two servers share cannot stay bare: those names
 alone get the prefix form for every server offering them (so the result does not
 depend on which server started first), and the catalog reports each one.
 """
@@ -28,6 +29,14 @@ _BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 class NameCollision(ValueError):
     pass
+
+
+def chosen_mode(mode: str, servers: int) -> str:
+    """The naming a gateway in front of `servers` servers uses: "auto" is bare in front of one, else prefix.
+    Names change for clients only: cassette keys hold the server id and its own tool name, whatever the mode."""
+    if mode != "auto":
+        return mode
+    return "bare" if servers == 1 else "prefix"
 
 
 @dataclass(frozen=True, slots=True)

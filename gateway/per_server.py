@@ -1,9 +1,10 @@
-"""Per-server endpoints: every server is also served at `/servers/<id>/mcp`, under its own names.
+"""Per-server endpoints: every server is also served at `/servers/<id>/mcp`, under its own names (and at
+mcprouter's proxy URLs `/mcp/<id>` and `/sse/<id>`, aliases of `/servers/<id>/mcp` and `/servers/<id>/sse`).
 
 Harnesses written for one connection per server (MCP-Bench's runner, mcprouter-style clients) reach
 each server at a URL of its own and see the names that server gave its tools. Three small layers:
 
-- `ServerPaths` (outermost) rewrites `/servers/<id>/<endpoint>` to `/<endpoint>` and notes the id and
+- `ServerPaths` (outermost) rewrites `/servers/<id>/<endpoint>` (or an alias) to `/<endpoint>` and notes the id and
   the path as called in the request's context (gateway.request_context). Every layer behind it (the guard with its token, Host/Origin and
   body checks, session admission, in-flight ids, client identity, the fast path, the SDK) then treats
   the request exactly as one on the shared endpoint; the handlers read the id (`server_of`) and ask the
@@ -36,6 +37,9 @@ from mcpgw.gateway.router import Caller, Router
 from mcpgw.gateway.secrets import scrub
 
 _PATH = re.compile(r"^/servers/([^/]+)(/.+)$")
+# mcprouter's proxy URLs, aliases of the same: /mcp/<id> is /servers/<id>/mcp, /sse/<id> is /servers/<id>/sse (and
+# /sse/<id>/messages the message URL its stream names). A shared path (/sse/messages) is never an alias.
+_ALIAS = re.compile(r"^(/mcp|/sse)/([^/]+)(/messages)?$")
 ONE_SHOT = frozenset({"tools/call", "tools/list", "ping"})
 
 
@@ -54,11 +58,18 @@ def endpoint_of(request: Any) -> str:
 
 
 def split_path(path: str, endpoints: tuple[str, ...]) -> tuple[str, str] | None:
-    """`/servers/<id>/mcp` -> (id, `/mcp`) when `/mcp` is one of `endpoints`; None for any other path."""
-    match = _PATH.match(path) if path.startswith("/servers/") else None
-    if match is None or match.group(2) not in endpoints:
+    """`/servers/<id>/mcp` (or mcprouter's `/mcp/<id>`) -> (id, `/mcp`) when `/mcp` is one of `endpoints`;
+    None for any other path."""
+    if path.startswith("/servers/"):
+        match = _PATH.match(path)
+        if match is None or match.group(2) not in endpoints:
+            return None
+        return unquote(match.group(1)), match.group(2)
+    alias = _ALIAS.match(path) if path.startswith(("/mcp/", "/sse/")) and path not in endpoints else None
+    shared = alias.group(1) + (alias.group(3) or "") if alias is not None else None
+    if alias is None or shared not in endpoints:
         return None
-    return unquote(match.group(1)), match.group(2)
+    return unquote(alias.group(2)), shared
 
 
 class ServerPaths:

@@ -22,7 +22,7 @@ import anyio
 from mcpgw.gateway.catalog import Catalog, build_catalog
 from mcpgw.gateway.server_spec import ServerSpec
 from mcpgw.gateway.errors import UnknownTargetError, UpstreamUnavailable
-from mcpgw.gateway.naming import NamingPolicy
+from mcpgw.gateway.naming import NamingPolicy, chosen_mode
 from mcpgw.gateway.settings import Settings
 from mcpgw.gateway.upstream import AnswersAtOnce, CallOptions, ProgressFn, RelayFn, Upstream
 from mcpgw.gateway.validation import ValidatorCache
@@ -86,7 +86,7 @@ class RouterCore:
         self.upstreams = upstreams
         self.settings = settings
         self.call_log = call_log
-        self.naming = NamingPolicy(mode=settings.naming, separator=settings.separator)
+        self.naming = NamingPolicy(mode=chosen_mode(settings.naming, len(self.specs)), separator=settings.separator)
         self.validators = ValidatorCache()
         self.catalog = Catalog()
         self._clients: weakref.WeakKeyDictionary[Any, ClientHandle] = weakref.WeakKeyDictionary()
@@ -245,10 +245,11 @@ class RouterCore:
             await _quietly(handle.notify(method, params))
 
     def _sole_server(self) -> str | None:
-        """Bare naming in front of one server: names the catalog lacks are still that server's to answer.
+        """`--naming bare` in front of one server: names the catalog lacks are still that server's to answer.
 
         The gateway then stays transparent: an unknown tool, prompt or resource URI reaches the
-        server, and the client gets the server's own answer, as it would without the gateway.
+        server, and the client gets the server's own answer, as it would without the gateway. Asked for only:
+        the default (auto, bare in front of one server) keeps "unknown tool; did you mean" for a mistyped name.
         """
         if self.settings.naming == "bare" and len(self.upstreams) == 1:
             return next(iter(self.upstreams))

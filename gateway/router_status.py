@@ -38,7 +38,7 @@ class StatusReport(RouterCore):
             "catalog_version": self.catalog.version,
             "problems": self.catalog.problems,
             "validate": self.settings.validate,
-            "naming": self.settings.naming,
+            "naming": self.naming.mode,  # as chosen: auto is bare in front of one server
             "separator": self.settings.separator,
             "mode": self.settings.mode,
             "recording": self.recording,

@@ -9,7 +9,7 @@ from pathlib import Path
 @dataclass
 class Settings:
     validate: str = "audit"  # enforce | audit | off
-    naming: str = "prefix"  # prefix | benchmark | bare
+    naming: str = "auto"  # auto (bare in front of one server, else prefix) | prefix | benchmark | bare
     call_timeout: float = 60.0  # seconds of silence allowed per call (progress resets it)
     max_call_timeout: float = 600.0  # hard limit per call, progress or not
     start_timeout: float = 180.0  # handshake + catalog, first npx/uvx download included
@@ -22,6 +22,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8765
     path: str = "/mcp"
+    stdio_http: bool = False  # `serve --stdio --port N`: the model routes (/v1, Azure's) also listen on host:port
     cassettes_dir: Path = Path("cassettes")
     cassette: str | None = None  # recorded into (record), replayed from (replay, hybrid); the call log's in live
     log_cassette: str | None = None  # where the call log goes when it is not `cassette`

@@ -1,6 +1,6 @@
 """The old HTTP+SSE transport (protocol 2024-11-05), for harnesses and proxies that still use it.
 
-`GET /sse` (every server, names as on `/mcp`) or `GET /servers/<id>/sse` (one server, its own names:
+`GET /sse` (every server, names as on `/mcp`) or `GET /servers/<id>/sse` (or `/sse/<id>`; one server, its own names:
 `gateway.per_server.ServerPaths` rewrites it to `/sse`, noting the server) opens an event stream; its
 first event, `endpoint`, names the URL to POST messages to (`.../sse/messages?session_id=...`);
 answers arrive on the stream. The SDK's `SseServerTransport`
@@ -74,9 +74,13 @@ class SseEndpoints:
 
 
 def _base(scope: Any) -> str:
-    """The stream path as the client called it: `/sse`, or `/servers/<id>/sse`."""
-    server = context_of(scope).server
-    return STREAM if server is None else f"/servers/{server}{STREAM}"
+    """The stream path as the client called it: `/sse`, `/servers/<id>/sse`, or mcprouter's `/sse/<id>` (whose
+    messages then go to `/sse/<id>/messages`: gateway.per_server's aliases)."""
+    ctx = context_of(scope)
+    server = ctx.server
+    if server is None:
+        return STREAM
+    return f"{STREAM}/{server}" if (ctx.endpoint or "").startswith(STREAM + "/") else f"/servers/{server}{STREAM}"
 
 
 class _Asgi:

@@ -52,6 +52,10 @@ class ToolCalls(RouterCore):
             record["server"], record["tool"] = entry.server, name
         try:
             if entry is None:
+                owner = self._unavailable_owner(name) if view is None and isinstance(name, str) else None
+                if owner is not None:  # a name of a known server that has nothing to serve: its state and reason
+                    record["server"], record["tool"] = owner
+                    await self.until_settled(owner[0])  # raises UpstreamUnavailable
                 near = (view or self.catalog).near_tools(str(name))
                 if near and view is None:
                     record["server"] = self.catalog.tools[near[0]].server
@@ -140,6 +144,24 @@ class ToolCalls(RouterCore):
         record["ended_at"], record["latency_ms"] = _iso(ended), round((ended - now) * 1000, 3)
         if self.call_log is not None:
             self.call_log.append(record)
+
+    def _unavailable_owner(self, name: str) -> tuple[str, str] | None:
+        """(server, tool) when a name the catalog lacks names a known server that is not available (failed to
+        start, not installed): `<server><separator><tool>`, `Title:tool` under benchmark naming, or any name in
+        front of one server named bare. None otherwise: then it is an unknown tool, with the nearest names."""
+        if self.naming.mode == "benchmark":
+            title, colon, tool = name.partition(":")
+            named = [(sid, tool) for sid, spec in self.specs.items() if colon and spec.display_name == title]
+        else:
+            head = self.naming.separator
+            named = [(sid, name[len(sid) + len(head):]) for sid in self.upstreams if name.startswith(sid + head)]
+            if self.naming.mode == "bare" and len(self.upstreams) == 1:
+                named.append((next(iter(self.upstreams)), name))
+        for server, tool in named:
+            upstream = self.upstreams.get(server)
+            if upstream is not None and upstream.catalog is None:
+                return server, tool
+        return None
 
     def _passthrough_tool(self, name: str) -> ToolEntry:
         server = self._sole_server()

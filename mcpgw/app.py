@@ -26,6 +26,7 @@ import anyio
 from mcpgw.gateway.config import ServerSpec
 from mcpgw.gateway.errors import CassetteError, GatewayError
 from mcpgw.gateway.front import build_http_app, build_server, serve_http, serve_stdio
+from mcpgw.gateway.http_app import build_model_app
 from mcpgw.gateway.http_guard import GuardPolicy, default_allowed_hosts
 from mcpgw.gateway.router import Router
 from mcpgw.gateway.secrets import register as register_secrets
@@ -233,12 +234,16 @@ class Gateway:
 
     # -- serving ---------------------------------------------------------------------
 
+    def _guard(self) -> GuardPolicy:
+        s = self.settings
+        return GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path,
+                           model_max_body=s.llm_max_body_bytes, model_body_timeout=s.llm_body_timeout)
+
     def http_app(self) -> Any:
         """Every HTTP route this gateway serves (MCP, SSE, per-server, mcprouter's API, the model routes,
         telemetry's), behind the pipeline."""
         s = self.settings
-        guard = GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path,
-                            model_max_body=s.llm_max_body_bytes, model_body_timeout=s.llm_body_timeout)
+        guard = self._guard()
         limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
         return build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
                               response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
@@ -276,15 +281,43 @@ class Gateway:
             self.close()
 
     async def serve_stdio(self) -> None:
+        """MCP over stdin/stdout; with `stdio_http` (`--stdio --port N`) the model routes on host:port too, into
+        the same cassette and lanes, until the end of input."""
         try:
             async with anyio.create_task_group() as tg:
+                stop = anyio.Event()  # the end of input ends the model listener too
+                if self.settings.stdio_http:
+                    await self._model_listener(tg, stop)
                 started = anyio.Event()
-                tg.start_soon(serve_stdio, self.router, self.server, started.set)
+
+                async def front() -> None:
+                    try:
+                        await serve_stdio(self.router, self.server, started.set)
+                    finally:
+                        stop.set()
+
+                tg.start_soon(front)
                 await started.wait()
                 await self.router.until_settled()
                 self.announce()
         finally:
             self.close()
+
+    async def _model_listener(self, tg: Any, stop: anyio.Event) -> None:
+        """The model routes `serve_http` serves beside /mcp (this gateway's passthrough: its cassette, lanes and
+        call log), alone behind the same guard, for a stdio harness whose model must be recorded with its tools."""
+        listening, bound = anyio.Event(), []
+
+        def ready(port: int) -> None:
+            bound.append(port)
+            listening.set()
+
+        tg.start_soon(serve_http, build_model_app(self.model.routes(), self._guard()), self.settings.host,
+                      self.settings.port, ready, None, None, stop)
+        await listening.wait()
+        base = f"http://{self.settings.host}:{bound[0]}"
+        print(f"mcpgw: serving MCP over stdio, and the model at {base}/v1 (OpenAI-compatible; Azure: {base}/openai/...)",
+              file=sys.stderr)
 
     def announce(self) -> None:
         status = self.router.status()

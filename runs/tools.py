@@ -29,6 +29,8 @@ class ServerNames:
         return cls(titles, status.get("separator") or "__", status.get("naming") or "prefix")
 
     def server_of(self, exposed: str) -> str | None:
+        if self.naming == "bare" and len(self.titles) == 1:  # a gateway in front of one server: its own names
+            return next(iter(self.titles))
         for sid, title in sorted(self.titles.items(), key=lambda item: -len(item[0])):
             if exposed.startswith(sid + self.separator) or exposed.startswith(title + ":"):
                 return sid

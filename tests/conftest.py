@@ -61,8 +61,10 @@ class RunningGateway:
 
 
 def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240,
-                  token: str | None = None) -> RunningGateway:
+                  token: str | None = None, naming: str | None = "prefix") -> RunningGateway:
     """`mcpgw serve` with these flags; `token`: the value of its --auth-token-env variable, to read /status.
+    `naming`: the tests call tools by their `<server>__<tool>` names, one server or several, so `--naming prefix`
+    is given unless the flags name one (None: the gateway's default, bare in front of one server).
     On a port the system picks (`--port 0`, read back from its log): no free_port() race. With --workers
     (one port for several processes) the port is picked here, as before."""
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -74,7 +76,8 @@ def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml"
     log = open(log_path, "w")
     process = subprocess.Popen(
         [sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config_path), "--port", str(port),
-         "--cassettes-dir", str(cassettes), "--cassette", "test", *args],
+         "--cassettes-dir", str(cassettes), "--cassette", "test", *args,
+         *(("--naming", naming) if naming and "--naming" not in args else ())],
         stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
     )
     gateway = RunningGateway("", "", process, cassettes, log_path, token)
@@ -112,8 +115,8 @@ def stop_gateway(gateway: RunningGateway) -> None:
 def gateway_factory(tmp_path: Path) -> Iterator:
     started: list[RunningGateway] = []
 
-    def factory(config: str, *args: str, suffix: str = ".yaml") -> RunningGateway:
-        gateway = start_gateway(tmp_path, config, *args, suffix=suffix)
+    def factory(config: str, *args: str, suffix: str = ".yaml", naming: str | None = "prefix") -> RunningGateway:
+        gateway = start_gateway(tmp_path, config, *args, suffix=suffix, naming=naming)
         started.append(gateway)
         return gateway
 

@@ -20,12 +20,14 @@ def register(sub: Any) -> None:
     serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)")
-    serve.add_argument("--port", type=int, default=8765, help="TCP port (default 8765; 0: any free one, said on stderr)")
+    serve.add_argument("--port", type=int, default=None,
+                       help="TCP port (default 8765; 0: any free one, said on stderr); with --stdio, the port the model "
+                            "routes (/v1, Azure's /openai/...) listen on, recorded into the same cassette (default: none)")
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
                        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
                             "verdict, enforce answers an invalid call with an error naming the path, off skips it")
-    serve.add_argument("--naming", choices=("prefix", "benchmark", "bare"), default="prefix",
-                       help="prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
+    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default="auto",
+                       help="auto (default): bare in front of one server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--page-size", type=int, default=0,
                        help="page tools/list, prompts/list and resources/list in pages of N (nextCursor); default 0: "
@@ -132,15 +134,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise GatewayError(f"--page-size must be 0 (whole lists) or a positive number of items, not {args.page_size}")
     if not args.run.strip():
         raise GatewayError("--run names the run untagged clients' lanes sit under: give a name (default: default)")
+    stdio_http = args.stdio and args.port is not None  # a stdio harness's model, recorded with its tools
+    if args.port is None:
+        args.port = 8765
     if not 0 <= args.port < 65536:
         raise GatewayError(f"--port must be a TCP port number (1-65535, or 0 for any free one), not {args.port}")
     if args.port == 0 and args.workers != 1:
         raise GatewayError("--port 0 serves one process only: give --workers a fixed --port")
-    if not args.stdio:
+    if not args.stdio or stdio_http:
         check_exposure(args.host, token)
     if args.workers != 1:
         return _serve_workers(args)
-    if not args.stdio and not args.worker:  # say so now, not after the servers have started
+    if (not args.stdio or stdio_http) and not args.worker:  # say so now, not after the servers have started
         check_port_free(args.host, args.port)
     if args.config:  # a broken file is refused first, and alone
         load_config(args.config)
@@ -182,6 +187,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_response_bytes=args.max_response_bytes,
         host=args.host,
         port=args.port,
+        stdio_http=stdio_http,
         cassettes_dir=Path(args.cassettes_dir),
         cassette=cassette,
         separator=separator,

@@ -63,7 +63,7 @@ def test_the_gateway_verdict_keeps_json_schema_semantics_for_absent_arguments(tm
                             tools=[{"name": "find", "inputSchema": {"required": ["q"]}}])
     store = CassetteStore(tmp_path / "c")
     router = Router([ServerSpec("search", "stdio", "x")], {"search": HandlerUpstream("search", answer, catalog)},
-                    Settings(validate="audit"), CallLog(store))
+                    Settings(validate="audit", naming="prefix"), CallLog(store))
 
     async def calls() -> None:
         async with router.running():

@@ -217,7 +217,7 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
     store = CassetteStore(tmp_path / "log")
     upstream = AtOnce("alpha", _add, catalog) if at_once else HandlerUpstream("alpha", _add_later, catalog)
     router = Router([ServerSpec("alpha", "stdio", "x")], {"alpha": upstream},
-                    Settings(validate="enforce"), CallLog(store))
+                    Settings(validate="enforce", naming="prefix"), CallLog(store))
     app = build_http_app(router, build_server(router), "127.0.0.1", response_mode="json")
     assert app.hot_lane is not None
 

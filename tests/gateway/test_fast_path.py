@@ -54,7 +54,7 @@ def make_app(tmp_path, name, monkeypatch, enabled, response_mode="adaptive"):
     )
     spec = ServerSpec("alpha", "stdio", "x", title="Alpha")
     store = CassetteStore(tmp_path / name)
-    router = Router([spec], {"alpha": HandlerUpstream("alpha", answer, catalog)}, Settings(validate="enforce"), CallLog(store))
+    router = Router([spec], {"alpha": HandlerUpstream("alpha", answer, catalog)}, Settings(validate="enforce", naming="prefix"), CallLog(store))
     server = build_server(router)
     return build_http_app(router, server, "127.0.0.1", response_mode=response_mode), server, store
 

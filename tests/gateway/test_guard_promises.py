@@ -162,7 +162,7 @@ def test_serve_options_token_file_allow_host_and_idle_timeouts(tmp_path):
                     break
             assert gone.status_code == 404, gone.text
             # --run-idle-timeout 1: a run's own instance (isolation: run) stops once the run is idle.
-            call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "fx__echo", "arguments": {"message": "hi"}}}
+            call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}}}  # one server: its own names
             answer = client.post("/mcp?run=r1", headers=open_session(client, "/mcp?run=r1", auth), json=call)
             assert answer.status_code == 200 and "echo: hi" in answer.text
             assert client.get("/status", headers=auth).json()["servers"]["fx"]["run_instances"] == 1

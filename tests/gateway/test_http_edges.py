@@ -173,7 +173,8 @@ def raw_gateway(tmp_path, *args: str, env: dict | None = None):
     (tmp_path / "c.yaml").write_text(CONFIG)
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(tmp_path / "c.yaml"),
-                                "--cassettes-dir", str(tmp_path / "cassettes"), "--port", str(port), *args],
+                                "--cassettes-dir", str(tmp_path / "cassettes"), "--port", str(port), "--naming", "prefix",
+                                *args],  # the tests call good__echo
                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                env={**os.environ, **(env or {})})
     try:

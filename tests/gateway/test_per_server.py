@@ -327,7 +327,7 @@ def test_stdio_calls_are_logged_with_endpoint_stdio(tmp_path):
     params = StdioServerParameters(command=sys.executable, args=[
         "-m", "mcpgw.cli", "serve", "--stdio", "--config", str(tmp_path / "c.yaml"), "--cassettes-dir",
         str(tmp_path / "cassettes"), "--cassette", "s"], cwd=str(ROOT))
-    _, results = run(lambda: sdk_calls(params, "legacy", [("fx__echo", {"message": "over stdio"})]))
+    _, results = run(lambda: sdk_calls(params, "legacy", [("echo", {"message": "over stdio"})]))  # one server: its own names
     assert results[0]["content"][0]["text"] == "echo: over stdio"
     assert [r["endpoint"] for r in iter_calls(tmp_path / "cassettes" / "s")] == ["stdio"]
 

@@ -197,7 +197,7 @@ def test_2026_client_over_stdio(tmp_path):
     )
 
     tools, tokyo = run(lambda: list_and_convert_over_stdio(params, "2026-07-28"))
-    assert sorted(tools) == ["time__convert_time", "time__get_current_time"]
+    assert sorted(tools) == ["convert_time", "get_current_time"]
     assert tokyo.endswith("21:00:00+09:00")
     (record,) = list(iter_calls(tmp_path / "cassettes" / "stdio26"))
     assert record["protocol_version"] == "2026-07-28" and record["outcome"] == "ok"

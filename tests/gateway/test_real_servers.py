@@ -27,11 +27,12 @@ INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 
 async def list_and_convert_over_stdio(params: StdioServerParameters, era: str) -> tuple[list[str], str]:
     """The tools a stdio gateway in front of mcp-server-time lists at once (a first list waits for
-    the upstream's start: gateway.router readiness), and 12:00 UTC in Tokyo."""
+    the upstream's start: gateway.router readiness), and 12:00 UTC in Tokyo. In front of one server the
+    gateway names its tools as the server does (default naming: auto)."""
     with anyio.fail_after(120):
         async with Client(params, mode=era) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
-            result = await client.call_tool("time__convert_time", {
+            result = await client.call_tool("convert_time", {
                 "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
             return tools, json.loads(result.content[0].text)["target"]["datetime"]
 
@@ -212,7 +213,7 @@ def test_stdio_front_for_desktop_style_clients(tmp_path):
     )
 
     tools, tokyo = run(lambda: list_and_convert_over_stdio(params, "legacy"))
-    assert sorted(tools) == ["time__convert_time", "time__get_current_time"]
+    assert sorted(tools) == ["convert_time", "get_current_time"]
     assert tokyo.endswith("21:00:00+09:00")
 
 

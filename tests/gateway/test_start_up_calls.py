@@ -29,8 +29,8 @@ INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "eager", "version": "1"}}}
 REQUESTS = [
     {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-     "params": {"name": "everything__echo", "arguments": {"message": "early"}}},
-    {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "everything__simple-prompt"}},
+     "params": {"name": "echo", "arguments": {"message": "early"}}},
+    {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "simple-prompt"}},
     {"jsonrpc": "2.0", "id": 3, "method": "resources/read",
      "params": {"uri": "demo://resource/static/document/architecture.md"}},
 ]

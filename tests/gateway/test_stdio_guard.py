@@ -152,8 +152,8 @@ def test_an_id_in_flight_is_refused_until_answered_or_cancelled(tmp_path):
     config = tmp_path / "everything.yaml"
     config.write_text('version: 1\nservers:\n  everything:\n    command: npx\n'
                       '    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]\n')
-    slow = {"name": "everything__trigger-long-running-operation", "arguments": {"duration": 2, "steps": 1}}
-    echo = {"name": "everything__echo", "arguments": {"message": "quick"}}
+    slow = {"name": "trigger-long-running-operation", "arguments": {"duration": 2, "steps": 1}}  # one server: its names
+    echo = {"name": "echo", "arguments": {"message": "quick"}}
 
     def call(request_id, params):
         return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}

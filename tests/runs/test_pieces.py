@@ -48,6 +48,14 @@ def test_server_names_by_prefix_and_title():
     assert names.matching({"Time MCP", "Unit Converter"}) == {"time_mcp"}
 
 
+def test_server_names_in_front_of_one_server_named_bare():
+    """Issue 44, item 2: a gateway in front of one server names its tools as the server does (/status: naming bare)."""
+    one = ServerNames.from_status({"servers": {"time": {"title": "Time MCP"}}, "separator": "__", "naming": "bare"})
+    assert one.server_of("convert_time") == "time"
+    two = ServerNames.from_status({"servers": {"time": {}, "clock": {}}, "separator": "__", "naming": "bare"})
+    assert two.server_of("convert_time") is None and two.server_of("time__convert_time") == "time"
+
+
 def test_answers_resume_keeps_finished_tasks_only(tmp_path):
     path = tmp_path / "answers.jsonl"
     path.write_text(json.dumps({"run_id": "a", "status": "ok"}) + "\n" + json.dumps({"run_id": "b", "status": "timeout"})
