@@ -223,8 +223,9 @@ class LiveUpstream:
             self.status.pid = info.pid
             return read, write
         if spec.command:  # a server the gateway runs itself, then reaches at its url
-            from mcpgw.gateway.http_launch import serving
+            from mcpgw.gateway.http_launch import serving, with_free_port
 
+            spec = with_free_port(spec)  # a fresh loopback port at every start, when the entry asks for one
             await stack.enter_async_context(serving(spec, self.settings.start_timeout))
         headers = {k: expand_env(v) for k, v in spec.headers.items()}
         if spec.transport == "sse":
