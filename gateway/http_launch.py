@@ -7,6 +7,11 @@ port takes connections, connects, and stops the whole group when the
 connection ends. A port some other process already holds is refused rather
 than used: connecting there would talk to the wrong server. The build check of
 `servers install` uses the same launcher.
+
+`${FREE_PORT}` in the entry's url, args, env or headers is a loopback port free at
+that launch (`with_free_port`), so two gateways on one machine never want the
+same port. Whether the command then listens on loopback only is its own
+affair: the lock flags `all_interfaces` on one that listens on every interface.
 """
 
 from __future__ import annotations
@@ -18,17 +23,43 @@ import subprocess
 from contextlib import suppress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 import anyio
 
 from mcpgw.gateway.child_env import child_env
 from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.server_spec import FREE_PORT_VAR
 from mcpgw.gateway.stdio_transport import LIVE_GROUPS, TERM_GRACE
 
 
 class NotListening(Exception):
     """The command exited, or its port never opened in time: one line saying which."""
+
+
+_PORT_TOKEN = "${%s}" % FREE_PORT_VAR
+
+
+def uses_free_port(spec: ServerSpec) -> bool:
+    return any(_PORT_TOKEN in v for v in (spec.url or "", *spec.args, *spec.env_values.values(), *spec.headers.values()))
+
+
+def with_free_port(spec: ServerSpec) -> ServerSpec:
+    """The spec with `${FREE_PORT}` replaced by a loopback port nobody listens on now (the command is
+    started right after; a port taken in between is refused by `serving`, and the next start picks again)."""
+    if not uses_free_port(spec):
+        return spec
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+
+    def sub(text: str) -> str:
+        return text.replace(_PORT_TOKEN, port)
+
+    return replace(spec, url=sub(spec.url or ""), args=tuple(sub(a) for a in spec.args),
+                   env_values={k: sub(v) for k, v in spec.env_values.items()},
+                   headers={k: sub(v) for k, v in spec.headers.items()})
 
 
 @asynccontextmanager

@@ -109,15 +109,32 @@ def remember(spec: ServerSpec, argv: list[str], root: Path | None = None) -> Non
     path.write_text(json.dumps({"argv": argv}))
 
 
+RUNNERS = ("npx", "uvx")
+
+
+def not_installed(spec: ServerSpec, root: Path | None = None) -> bool:
+    """An npx / uvx entry started with the registries off (`offline`) that `servers install` never located:
+    its runner can only fail (npm's ENOTCACHED, uv's "network was disabled") unless the package happens
+    to be in the runner's cache anyway, so a failed start of it is reported as not installed."""
+    if not spec.offline or spec.transport != "stdio" or os.path.basename(spec.command or "") not in RUNNERS:
+        return False
+    return _recorded_argv(spec, root) is None
+
+
+def _recorded_argv(spec: ServerSpec, root: Path | None) -> list[str] | None:
+    try:
+        argv = json.loads(_direct_record(spec, root).read_text())["argv"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return argv if argv and Path(argv[0]).exists() else None
+
+
 def direct_spec(spec: ServerSpec, root: Path | None = None) -> ServerSpec:
     """The entry launched from its installed environment when install found one; else as written
     (also when MCPGW_NO_DIRECT is set: the benchmark's way to compare the two)."""
     if os.environ.get("MCPGW_NO_DIRECT"):
         return spec
-    try:
-        argv = json.loads(_direct_record(spec, root).read_text())["argv"]
-    except (OSError, ValueError, KeyError):
-        return spec
-    if not argv or not Path(argv[0]).exists():
+    argv = _recorded_argv(spec, root)
+    if argv is None:
         return spec
     return replace(spec, command=argv[0], args=tuple(argv[1:]))

@@ -104,6 +104,7 @@ class LiveUpstream:
                 self.status.set("unavailable", f"missing {', '.join(missing)} (--require-keys)")
                 self._ready.set()
                 return
+            uninstalled = False  # an npx / uvx entry install never located (then a failed start says so)
             if self.spec.build is not None:
                 from mcpgw.gateway.installed import installed_spec
 
@@ -120,8 +121,9 @@ class LiveUpstream:
                     return
                 self.spec = built
             elif self.spec.transport == "stdio":
-                from mcpgw.gateway.installed import direct_spec
+                from mcpgw.gateway.installed import direct_spec, not_installed
 
+                uninstalled = not_installed(self.spec)
                 self.spec = direct_spec(self.spec)  # no package resolution at start when installed
             if self.spec.cwd and not os.path.isdir(self.spec.cwd):
                 pin = self.spec.pin
@@ -143,6 +145,8 @@ class LiveUpstream:
                     reason = _explain(exc, self._process)
                     if "network" in self.spec.flags:
                         reason = f"needs the network, which did not answer: {reason}"
+                    if uninstalled:  # its runner could not find the package with the registries off
+                        reason = f"not installed: run `{self.settings.install_command}` ({reason})"
                     self.status.set("unavailable", reason)
                     # Retries repeat the same failure: say it once, and again only when it changes.
                     level = logging.WARNING if reason != last_reason else logging.DEBUG
@@ -219,8 +223,9 @@ class LiveUpstream:
             self.status.pid = info.pid
             return read, write
         if spec.command:  # a server the gateway runs itself, then reaches at its url
-            from mcpgw.gateway.http_launch import serving
+            from mcpgw.gateway.http_launch import serving, with_free_port
 
+            spec = with_free_port(spec)  # a fresh loopback port at every start, when the entry asks for one
             await stack.enter_async_context(serving(spec, self.settings.start_timeout))
         headers = {k: expand_env(v) for k, v in spec.headers.items()}
         if spec.transport == "sse":

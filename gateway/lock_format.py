@@ -20,6 +20,7 @@ from mcpgw.gateway.server_spec import (
     ENV_REF_RE,
     FLAGS,
     ISOLATION,
+    FREE_PORT_VAR,
     RUN_STATE_VAR,
     SERVER_ID_RE,
     TRANSPORTS,
@@ -196,7 +197,7 @@ def _env(entry: LineMapping, source: str, where: str) -> tuple[tuple[str, ...], 
             if not isinstance(value, (str, int, float)) or isinstance(value, bool):
                 raise ConfigError(source, raw.key_lines.get(str(name), raw.line), f"{where}: env {name!r} must be a string")
             values[str(name)] = str(value)
-            required += [ref for ref in ENV_REF_RE.findall(str(value)) if ref != RUN_STATE_VAR]
+            required += [ref for ref in ENV_REF_RE.findall(str(value)) if ref not in (RUN_STATE_VAR, FREE_PORT_VAR)]
         return tuple(dict.fromkeys(required)), values
     raise ConfigError(source, line_of(entry, "env"), f"{where}: 'env' must be a list of variable names or a mapping name -> value")
 
@@ -232,6 +233,9 @@ def check_transport(spec: ServerSpec, source: str, where: str) -> None:
         raise ConfigError(source, spec.line, f"{where}: a stdio server needs a 'command'")
     if spec.transport != "stdio" and not spec.url:
         raise ConfigError(source, spec.line, f"{where}: an {spec.transport} server needs a 'url'")
+    if spec.transport != "stdio" and "${%s}" % FREE_PORT_VAR in (spec.url or "") and not spec.command:
+        raise ConfigError(source, spec.line, f"{where}: ${{{FREE_PORT_VAR}}} in 'url' is a port the gateway picks when it "
+                                             "starts the entry's 'command', and there is none")
 
 
 def _ignore_rules(entry: LineMapping, source: str, where: str) -> tuple[dict[str, Any], ...]:

@@ -23,6 +23,8 @@ class StatusReport(RouterCore):
             spec = self.specs.get(name)
             if spec is not None:
                 info["built_from"] = _built_from(spec)
+                if "all_interfaces" in spec.flags and spec.command and self.settings.mode != "replay":
+                    info["all_interfaces"] = True  # the command it runs listens on every interface, not loopback only
                 if spec.hide_tools and upstream.catalog is not None:  # listed by the server, not served: counted apart
                     info["hidden_tools"] = sorted(t.get("name") for t in upstream.catalog.tools
                                                   if t.get("name") in spec.hide_tools)

@@ -19,10 +19,14 @@ DEFAULT_SEPARATOR = "__"
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.IGNORECASE)
 SERVER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 TRANSPORTS = ("stdio", "http", "sse")
-FLAGS = ("offline", "stateful", "stateless", "nondeterministic", "unsafe", "network")  # network: tools/list needs it
+FLAGS = ("offline", "stateful", "stateless", "nondeterministic", "unsafe", "network",  # network: tools/list needs it
+         "all_interfaces")  # all_interfaces: an HTTP entry's command listens on every interface (no option for loopback)
 ISOLATION = ("run", "shared")
 # Names a per-instance state directory in args/env/cwd (see gateway.isolation); not from the environment.
 RUN_STATE_VAR = "RUN_STATE_DIR"
+# Names a free loopback port, picked at each launch of an HTTP entry's command, in its url, args, env or headers
+# (gateway.http_launch); not from the environment.
+FREE_PORT_VAR = "FREE_PORT"
 ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Values too ordinary to be secrets, and too common in text to mask.
 PLAIN_VALUE_RE = re.compile(r"(?i)true|false|yes|no|on|off|null|none|[-+]?\d+(\.\d+)*")

@@ -16,6 +16,7 @@ class Settings:
     ready_timeout: float = 180.0  # how long lists wait for every server's first start to settle
     miss_as_tool_error: bool = False  # a replay miss (or divergence) of tools/call answered as an isError result
     require_keys: bool = False  # a server whose declared key is missing is not started (else: started without it)
+    install_command: str = "mcpgw servers install"  # what a server that is not installed is told to run (its profile)
     restart_backoff: float = 0.5
     restart_backoff_max: float = 30.0
     max_response_bytes: int = 16 * 1024 * 1024

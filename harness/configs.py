@@ -7,6 +7,10 @@
 - `mcpservers`: Claude Desktop / Cursor style `{"mcpServers": {...}}`; `vscode`: VS Code's
   `{"servers": {..., "type": "http"}}`. One entry for /mcp, or with `--per-server` one per server.
 - `mcprouter`: the base URL of the mcprouter-style API, one line.
+
+A gateway token is not written into the files: VS Code's file asks for it once (an `inputs` entry,
+`promptString` with `password`, referenced as `${input:mcpgw-token}`), an mcpServers file names the
+variable it is in (`${env:VAR}`, which Cursor expands); `token_ref` is what follows "Bearer ".
 """
 
 from __future__ import annotations
@@ -35,10 +39,13 @@ def mcpbench_commands(status: dict[str, Any], base: str, run: str | None) -> dic
     return out
 
 
+TOKEN_INPUT = "mcpgw-token"
+
+
 def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: bool, vscode: bool,
-                token: str | None) -> dict[str, Any]:
+                token_ref: str | None) -> dict[str, Any]:
     base = base.rstrip("/")
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+    headers = {"Authorization": f"Bearer {token_ref}"} if token_ref else None
     entries: dict[str, str] = {"mcpgw": base + "/mcp" + (f"?{urlencode({'run': run})}" if run else "")}
     if per_server:
         entries = {sid: base + endpoint(sid, run) for sid in sorted(status["servers"])}
@@ -48,16 +55,30 @@ def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: 
         if headers:
             entry["headers"] = headers
         servers[name] = entry
-    return {"servers": servers} if vscode else {"mcpServers": servers}
+    if not vscode:
+        return {"mcpServers": servers}
+    if token_ref == "${input:%s}" % TOKEN_INPUT:  # VS Code prompts for it once and keeps it in its secret storage
+        return {"inputs": [{"type": "promptString", "id": TOKEN_INPUT, "description": "mcpgw gateway token",
+                            "password": True}], "servers": servers}
+    return {"servers": servers}
+
+
+def token_ref(kind: str, token_env: str | None, literal: str | None) -> str:
+    """What a client file puts after "Bearer ": the literal token only when asked for (`literal`)."""
+    if literal is not None:
+        return literal
+    if kind == "vscode":
+        return "${input:%s}" % TOKEN_INPUT
+    return "${env:%s}" % (token_env or "MCPGW_TOKEN")
 
 
 def render(kind: str, status: dict[str, Any], base: str, *, run: str | None = None, per_server: bool = False,
-           token: str | None = None) -> str:
+           token_ref: str | None = None) -> str:
     if kind == "mcpbench":
         return json.dumps(mcpbench_commands(status, base, run), indent=2) + "\n"
     if kind == "mcprouter":
         return base.rstrip("/") + "/v1\n"
-    return json.dumps(mcp_servers(status, base, run, per_server, kind == "vscode", token), indent=2) + "\n"
+    return json.dumps(mcp_servers(status, base, run, per_server, kind == "vscode", token_ref), indent=2) + "\n"
 
 
 def _port(base: str) -> int:

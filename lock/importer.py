@@ -37,7 +37,7 @@ from mcpgw.gateway.config import GatewayConfig, ServerSpec, parse_config, read_c
 from mcpgw.gateway.errors import ConfigError, GatewayError
 from mcpgw.gateway.lock_format import LOCK_FIELDS
 from mcpgw.gateway.mcp_servers_json import EXTENSION_KEY, server_id_from_name
-from mcpgw.gateway.server_spec import ENV_REF_RE, SECRET_NAME_RE, SERVER_ID_RE
+from mcpgw.gateway.server_spec import ENV_REF_RE, FREE_PORT_VAR, SECRET_NAME_RE, SERVER_ID_RE
 from mcpgw.lock.launchers import infer_pin, parse_launch
 from mcpgw.lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
 
@@ -138,6 +138,10 @@ def _from_commands(text: str, name: str, entry: dict[str, Any], source: str, bas
                 raise ConfigError(source, line, f"{where}: an {transport} server needs a 'port' (or a 'url')")
             endpoint = entry.get("endpoint") or ("/sse" if transport == "sse" else "/mcp")
             url = f"http://127.0.0.1:{port}{endpoint if str(endpoint).startswith('/') else '/' + str(endpoint)}"
+            if str(port) in argv[1:]:  # the command takes its port: a free loopback one at each start (gateway.http_launch)
+                free = "${%s}" % FREE_PORT_VAR
+                argv = [argv[0], *(free if word == str(port) else word for word in argv[1:])]
+                url = url.replace(f":{port}/", f":{free}/", 1)
     resolved = _resolve_cwd(cwd, base) if cwd else None
     sid = server_id_from_name(name)
     spec = ServerSpec(

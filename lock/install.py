@@ -183,9 +183,16 @@ async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: li
     limiter = anyio.CapacityLimiter(max(1, jobs))
     results: dict[str, Outcome] = {}
     with progress_bar() as progress:
-        overall = progress.add_task(f"installing {sum(p.skip is None for p in plans)} server(s)", total=len(plans))
+        # Not a terminal (a log, CI, a pipe): no bar, but one plain line per step and per result on stderr.
+        plain = not progress.console.is_terminal
+        count = sum(p.skip is None for p in plans)
+        overall = progress.add_task(f"installing {count} server(s)", total=len(plans))
+        if plain:
+            print(f"mcpgw: installing {count} server(s), {max(1, jobs)} at a time", file=sys.stderr, flush=True)
+        finished = 0
 
         async def one(p: Plan) -> None:
+            nonlocal finished
             if p.skip is not None:
                 results[p.spec.id] = await install(p, timeout)
                 progress.advance(overall)
@@ -194,10 +201,16 @@ async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: li
             async with limiter:
                 def step(text: str) -> None:
                     progress.update(row, description=f"  {p.spec.id}: {text}")
+                    if plain:
+                        print(f"mcpgw: {p.spec.id}: {text}", file=sys.stderr, flush=True)
                 results[p.spec.id] = outcome = await install(p, timeout, step, sources)
             progress.remove_task(row)
             colour = "green" if outcome.result == "installed" else "red"
-            if progress.console.is_terminal:
+            finished += 1
+            if plain:
+                print(f"mcpgw: {p.spec.id}: {outcome.result} in {outcome.seconds:.1f}s ({finished} of {count} done)",
+                      file=sys.stderr, flush=True)
+            else:
                 progress.console.print(f"  {p.spec.id:<28} [{colour}]{outcome.result}[/] {outcome.seconds:5.1f}s")
             progress.advance(overall)
 

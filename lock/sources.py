@@ -27,6 +27,7 @@ from pathlib import Path
 
 import anyio
 
+from mcpgw.gateway.errors import GatewayError
 from mcpgw.gateway.server_spec import Source
 
 TREE_MARKER = ".mcpgw-tree.json"
@@ -43,8 +44,17 @@ def source_name(source: Source) -> str:
 
 
 def sources_dirs(explicit: str | None = None) -> list[Path]:
+    """The folders to look in; one that is not a folder is refused at once, naming where it was given (a
+    typo would otherwise only show, much later, as a download from the code host or its failure)."""
     raw = explicit if explicit is not None else os.environ.get("MCPGW_SOURCES", "")
-    return [Path(p).expanduser() for p in raw.split(os.pathsep) if p]
+    folders = [Path(p).expanduser() for p in raw.split(os.pathsep) if p]
+    for folder in folders:
+        if not folder.is_dir():
+            given = "--sources" if explicit is not None else "MCPGW_SOURCES"
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise GatewayError(f"{given}: {folder} {what} (it holds owner+repo@commit.tar.gz archives or folders "
+                               "of that name)")
+    return folders
 
 
 async def source_tree(source: Source, cache: Path, sources: list[Path]) -> Path:

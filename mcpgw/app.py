@@ -273,9 +273,11 @@ class Gateway:
                               self.worker_channel)
                 await listening.wait()
                 base = f"http://{self.settings.host}:{bound[0]}"
-                where = f" (worker {self.workers.index + 1} of {self.workers.count})" if self.workers is not None else ""
+                # 0-based, as x-mcpgw-worker, /status and --worker K/N number them
+                where = (f" (worker {self.workers.index} of workers 0-{self.workers.count - 1})"
+                         if self.workers is not None else "")
                 print(f"mcpgw: serving MCP at {base}{self.settings.path}{where} (status: {base}/status)", file=sys.stderr)
-                await self.router.until_settled()
+                await self.settle_saying_who()
                 self.announce()
         finally:
             self.close()
@@ -298,7 +300,7 @@ class Gateway:
 
                 tg.start_soon(front)
                 await started.wait()
-                await self.router.until_settled()
+                await self.settle_saying_who()
                 self.announce()
         finally:
             self.close()
@@ -319,6 +321,20 @@ class Gateway:
         print(f"mcpgw: serving MCP over stdio, and the model at {base}/v1 (OpenAI-compatible; Azure: {base}/openai/...)",
               file=sys.stderr)
 
+    async def settle_saying_who(self, every: float = 5.0) -> None:
+        """Wait for every server's first start to settle, saying every few seconds which are still starting."""
+        began = anyio.current_time()
+        while True:
+            with anyio.move_on_after(every):
+                await self.router.until_settled()
+                return
+            waiting = sorted(name for name, upstream in self.router.upstreams.items()
+                             if upstream.status.state == "starting")
+            if waiting:
+                print(f"mcpgw: waiting for {len(waiting)} of {len(self.router.upstreams)} server(s) to start after "
+                      f"{anyio.current_time() - began:.0f}s: {', '.join(waiting)} (lists wait for them, at most "
+                      f"--ready-timeout {self.settings.ready_timeout:g}s)", file=sys.stderr, flush=True)
+
     def announce(self) -> None:
         status = self.router.status()
         lines = [f"mcpgw: {note}" for note in self.notes]
@@ -338,6 +354,10 @@ class Gateway:
                          + (f"; what this run adds goes into overlay {self.overlay.path} (the played cassette is "
                             "not written)" if self.overlay is not None else ""))
             lines.append("  to go live instead: mcpgw serve --mode live [--profile P]  (servers of servers.lock.yaml)")
+        if self.mode == "live" and not self.settings.cassette and not self.settings.log_cassette and self.log_cassette:
+            lines.append(f"  each live serve without --cassette keeps its call log in a new folder like this one "
+                         f"({self.settings.cassettes_dir}/live-<time>); --cassette NAME keeps it in one, "
+                         f"`mcpgw cassette ls` lists them, `mcpgw cassette rm NAME` removes one")
         for name, info in sorted(status["servers"].items()):
             reason = f" ({info['reason']})" if info.get("reason") else ""
             lines.append(f"  {name:<24} {info['state']:<12} {info['exposed_tools']:>3} tools{reason}")

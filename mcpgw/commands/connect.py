@@ -22,5 +22,8 @@ def register(sub: Any) -> None:
     connect.add_argument("--per-server", action="store_true", help="mcpservers/vscode: one entry per server")
     connect.add_argument("--auth-token-env", metavar="VAR", help="the gateway's bearer token, from this variable")
     connect.add_argument("--auth-token-file", metavar="FILE")
+    connect.add_argument("--token-in-file", action="store_true",
+                         help="mcpservers/vscode: write the token itself into the file (default: a reference to it, "
+                              "${input:...} for VS Code, ${env:VAR} for mcpServers)")
     connect.add_argument("-o", "--output", help="file to write (default: stdout)")
     connect.set_defaults(func=lazy("mcpgw.harness.cli", "cmd_connect"))

@@ -163,6 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         mode = "hybrid"  # the same thing, by today's name
     specs = []
     separator = "__"
+    install = "mcpgw servers install"
     if mode != "replay" or args.config:
         config_path = args.config or default_lock()
         if config_path is None:
@@ -171,6 +172,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config = load_config(config_path)
         specs = config.select(args.profile, args.servers if mode == "live" or mode == "record" else None)
         separator = config.separator
+        install = install_command(args.config, args.profile or config.default_profile, args.servers)
     settings = Settings(
         mode=mode,
         log_cassette=args.log_cassette,
@@ -182,6 +184,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         call_timeout=args.call_timeout,
         ready_timeout=args.ready_timeout,
         require_keys=args.require_keys,
+        install_command=install,
         miss_as_tool_error=args.miss_as_tool_error,
         max_call_timeout=args.max_call_timeout,
         max_response_bytes=args.max_response_bytes,
@@ -309,3 +312,15 @@ def _has_uvloop() -> bool:
     return True
 
 
+
+
+def install_command(config: str | None, profile: str | None, servers: list[str] | None) -> str:
+    """What a server that is not installed tells the user to run: `servers install` of what was served."""
+    words = ["mcpgw", "servers", "install"]
+    if config and Path(config).name != DEFAULT_CONFIG:
+        words += ["--config", config]
+    if profile:
+        words += ["--profile", profile]
+    if servers:
+        words += ["--servers", *servers]
+    return " ".join(words)

@@ -73,9 +73,20 @@ def print_status(status: dict[str, Any]) -> None:
             str(info.get("restarts", 0)),
             f"{server_info.get('name', '')} {server_info.get('version', '')}".strip(),
             info.get("built_from") or "",
-            info.get("reason") or (f"started without {', '.join(info['missing_keys'])}" if info.get("missing_keys") else ""),
+            "; ".join(_notes(info)),
         )
     table_console().print(table)
+    exposed = sorted(name for name, info in status["servers"].items() if info.get("all_interfaces"))
+    if exposed:
+        print(f"warning: {', '.join(exposed)}: listen(s) on all interfaces, not only loopback (the server's command has "
+              "no option to bind one address): reachable from the network while the gateway runs it")
+
+
+def _notes(info: dict[str, Any]) -> list[str]:
+    notes = [info.get("reason") or (f"started without {', '.join(info['missing_keys'])}" if info.get("missing_keys") else "")]
+    if info.get("all_interfaces"):
+        notes.append("binds all interfaces")
+    return [note for note in notes if note]
 
 
 def cmd_calls_export(args: argparse.Namespace) -> int:

@@ -86,3 +86,60 @@ def test_the_gateway_runs_an_http_entrys_command_and_stops_it(tmp_path):
     finally:
         stop_gateway(gateway)
     assert not listening(port)  # stopped with the gateway
+
+
+def test_free_port_is_one_loopback_port_per_launch_in_url_args_env_and_headers():
+    from mcpgw.gateway.errors import ConfigError
+    from mcpgw.gateway.http_launch import with_free_port
+
+    text = ("version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:${FREE_PORT}/mcp\"\n"
+            "    command: node\n    args: [\"cli.js\", \"--port\", \"${FREE_PORT}\"]\n    env: {PORT: \"${FREE_PORT}\"}\n"
+            "    headers: {X-Port: \"${FREE_PORT}\"}\n")
+    spec = parse_config(text, "l.yaml").servers["web"]
+    assert spec.env_required == ()  # not a variable the user must have
+    launched = with_free_port(spec)
+    port = launched.args[-1]
+    assert port.isdigit() and not listening(int(port))
+    assert launched.url == f"http://127.0.0.1:{port}/mcp" and launched.env_values == {"PORT": port}
+    assert launched.headers == {"X-Port": port}
+    assert spec.url.endswith(":${FREE_PORT}/mcp")  # the entry keeps the placeholder: every start picks again
+    with pytest.raises(ConfigError, match="FREE_PORT"):  # nothing to give the port to
+        parse_config(text.replace("    command: node\n", ""), "l.yaml")
+
+
+def test_the_locks_google_maps_gets_a_free_port_and_says_it_binds_all_interfaces():
+    """MCP-Bench starts it with `--port 3001`, on every interface: a second gateway lost it, and `mcpgw servers`
+    did not say it was reachable from the network. Its command takes a port (no host): the port is picked."""
+    from mcpgw.gateway.config import load_config
+    from tests.conftest import ROOT
+
+    maps = load_config(ROOT / "servers.lock.yaml").servers["google_maps"]
+    assert maps.url == "http://127.0.0.1:${FREE_PORT}/mcp" and maps.args[-2:] == ("--port", "${FREE_PORT}")
+    assert "all_interfaces" in maps.flags
+
+
+@pytest.mark.real
+def test_two_gateways_each_start_the_same_http_entry_on_a_free_port(tmp_path):
+    """The same entry in two gateways at once: each gets its own port; `all_interfaces` is shown by `mcpgw servers`."""
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    loopback = f"--require {FIXTURES / 'loopback.cjs'}"  # the test keeps it on loopback all the same
+    config = ("version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:${FREE_PORT}/mcp\"\n"
+              "    command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-everything@2026.8.31\", \"streamableHttp\"]\n"
+              f"    env: {{PORT: \"${{FREE_PORT}}\", NODE_OPTIONS: \"{loopback}\"}}\n    flags: [all_interfaces]\n")
+    first = start_gateway(tmp_path / "a", config, "--mode", "live")
+    try:
+        second = start_gateway(tmp_path / "b", config, "--mode", "live")
+        try:
+            for gateway in (first, second):
+                info = gateway.server("web")
+                assert info["state"] == "ready" and info["all_interfaces"] is True, gateway.log()
+            table = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", second.base],
+                                   capture_output=True, text=True, cwd=ROOT, timeout=30)
+            assert "binds all interfaces" in table.stdout and "web: listen(s) on all interfaces" in table.stdout
+        finally:
+            stop_gateway(second)
+    finally:
+        stop_gateway(first)

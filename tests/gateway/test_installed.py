@@ -79,3 +79,33 @@ def test_a_changed_recipe_or_commit_builds_elsewhere():
     root = Path("/cache")
     dirs = {build_dir(s, root) for s in (one, other_recipe, other_commit)}
     assert len(dirs) == 3 and all(d.parent == root / "builds" and d.name.startswith("s-") for d in dirs)
+
+
+def test_an_offline_entry_never_installed_says_to_install_its_profile(tmp_path, monkeypatch):
+    """`serve --mode live` before `servers install`: the runners' own errors (uv's "network was disabled",
+    npm's ENOTCACHED) come with what to do."""
+    from tests.conftest import start_gateway, stop_gateway
+
+    monkeypatch.setenv("MCPGW_CACHE", str(tmp_path / "empty-cache"))
+    config = """version: 1
+servers:
+  ghost_uv:
+    command: uvx
+    args: ["--from", "mcpgw-test-not-a-package==0.0.1", "ghost"]
+    flags: [offline]
+  ghost_npm:
+    command: npx
+    args: ["-y", "@mcpgw-test/not-a-package@0.0.1"]
+    flags: [offline]
+profiles:
+  mine: [ghost_uv, ghost_npm]
+"""
+    gateway = start_gateway(tmp_path, config, "--profile", "mine")
+    try:
+        for name in ("ghost_uv", "ghost_npm"):
+            info = gateway.server(name)
+            assert info["state"] == "unavailable", info
+            assert info["reason"].startswith("not installed: run `mcpgw servers install --config "), info
+            assert "--profile mine`" in info["reason"], info
+    finally:
+        stop_gateway(gateway)

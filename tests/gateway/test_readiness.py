@@ -151,3 +151,17 @@ def test_per_server_endpoint_waits_for_its_server_then_says_why(tmp_path):
     finally:
         stop(process)
     assert listed["error"]["message"] == "server 'slow': not available (starting: no reason given)", listed
+
+
+def test_start_up_says_which_servers_it_still_waits_for(tmp_path):
+    process, base = start_http(tmp_path, lock(slow_delay=7.0))
+    try:
+        deadline = time.monotonic() + 60
+        while httpx.get(base + "/readyz", timeout=5).status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        stop(process)
+    log = (tmp_path / "gateway.log").read_text()
+    assert ("mcpgw: waiting for 1 of 3 server(s) to start after 5s: slow (lists wait for them, at most "
+            "--ready-timeout 180s)") in log, log

@@ -95,26 +95,50 @@ def test_client_files_point_at_live_endpoints(gateway, tmp_path, kind):
     per = connect(gateway.base, kind, "--per-server", "-o", str(tmp_path / "per.json"), token=True)
     assert shared.returncode == 0 and per.returncode == 0, shared.stderr + per.stderr
     key = "servers" if kind == "vscode" else "mcpServers"
-    one = json.loads((tmp_path / "one.json").read_text())[key]
+    # The token is not in the files: each names it the way its client looks a secret up.
+    assert TOKEN not in (tmp_path / "one.json").read_text() + (tmp_path / "per.json").read_text()
+    assert "token is not in the file" in shared.stderr
+    written = json.loads((tmp_path / "one.json").read_text())
+    one = written[key]
     assert list(one) == ["mcpgw"] and one["mcpgw"]["url"] == gateway.base + "/mcp?run=cfg"
-    assert one["mcpgw"]["headers"] == {"Authorization": f"Bearer {TOKEN}"}
+    reference = "${input:mcpgw-token}" if kind == "vscode" else "${env:MCPGW_TEST_TOKEN}"
+    assert one["mcpgw"]["headers"] == {"Authorization": f"Bearer {reference}"}
     if kind == "vscode":
         assert one["mcpgw"]["type"] == "http"
-    names = run(lambda: tools_at(one["mcpgw"]["url"], one["mcpgw"]["headers"]))
+        assert written["inputs"] == [{"type": "promptString", "id": "mcpgw-token", "description": "mcpgw gateway token",
+                                      "password": True}]
+    expanded = {"Authorization": f"Bearer {TOKEN}"}  # what the client sends once it has looked the reference up
+    names = run(lambda: tools_at(one["mcpgw"]["url"], expanded))
     assert len(names) == sum(s["exposed_tools"] for s in status.values()) and all("__" in n for n in names)
 
     entries = json.loads((tmp_path / "per.json").read_text())[key]
     assert sorted(entries) == sorted(status)
     for sid in ("unit_converter", "memory"):
         assert entries[sid]["url"] == f"{gateway.base}/servers/{sid}/mcp"
-        own = run(lambda sid=sid: tools_at(entries[sid]["url"], entries[sid]["headers"]))
+        assert entries[sid]["headers"] == {"Authorization": f"Bearer {reference}"}
+        own = run(lambda sid=sid: tools_at(entries[sid]["url"], expanded))
         assert len(own) == status[sid]["exposed_tools"] and not any("__" in n for n in own)  # its own names
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     accept = {"Accept": "application/json, text/event-stream"}
-    for headers, status_code in (({}, 401), (entries["memory"]["headers"], 200)):  # the file's token opens it
+    for headers, status_code in (({}, 401), (expanded, 200)):  # the token it refers to opens it
         answer = httpx.post(entries["memory"]["url"], json=init, headers={**accept, **headers}, timeout=30)
         assert answer.status_code == status_code, answer.text
+
+
+def test_the_token_goes_into_a_file_only_when_asked_and_then_loudly(gateway, tmp_path):
+    literal = connect(gateway.base, "mcpservers", "--token-in-file", "-o", str(tmp_path / "t.json"), token=True)
+    assert literal.returncode == 0, literal.stderr
+    entry = json.loads((tmp_path / "t.json").read_text())["mcpServers"]["mcpgw"]
+    assert entry["headers"] == {"Authorization": f"Bearer {TOKEN}"}
+    assert f"WARNING: {tmp_path / 't.json'} holds the gateway's bearer token in plain text" in literal.stderr
+
+
+def test_mcpbench_against_a_token_protected_gateway_warns_that_its_runner_cannot_send_one(gateway, tmp_path):
+    done = connect(gateway.base, "mcpbench", "-o", str(tmp_path / "commands.json"), token=True)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING: this gateway wants a bearer token, and MCP-Bench's runner cannot send one" in done.stderr
+    assert TOKEN not in (tmp_path / "commands.json").read_text()
 
 
 def test_mcprouter_base_url_answers_mcprouters_calls(gateway):

@@ -154,7 +154,9 @@ def test_mcpbench_http_entry_and_pins_from_commands(tmp_path, capsys):
     assert "does not exist here" in out and "not pinned" in out
     config = load_config(lock)
     maps = config.servers["google_maps"]
-    assert (maps.transport, maps.url, maps.command) == ("http", "http://127.0.0.1:3001/mcp", "node")
+    # Its command takes the port: a free loopback one is picked at each start, not MCP-Bench's fixed 3001.
+    assert (maps.transport, maps.url, maps.command) == ("http", "http://127.0.0.1:${FREE_PORT}/mcp", "node")
+    assert maps.args == ("dist/cli.js", "--port", "${FREE_PORT}")
     assert config.servers["time"].pin.package == "mcp-server-time" and config.servers["time"].pin.registry == "pypi"
     assert config.servers["everything"].pin.version == "2026.8.31" and config.servers["everything"].pin.registry == "npm"
     assert config.servers["floating"].pin is None

@@ -142,3 +142,32 @@ def test_help_shows_what_each_serve_and_run_option_defaults_to():
         assert text in serve, text
     run = " ".join(mcpgw("run", "--help").stdout.split())
     assert "cut to CHARS (default 4000)" in run and "--port PORT port of the gateway it starts" in run
+
+
+def test_a_live_serve_without_cassette_says_where_its_call_log_folders_go(tmp_path):
+    """Every live run leaves a cassettes/live-<time> folder: the start says so, and how to keep it in one."""
+    import os
+    import signal
+    import time
+
+    config = tmp_path / "servers.lock.yaml"
+    config.write_text("version: 1\nservers:\n" + misbehaving_entry("one"))
+    log_path = tmp_path / "gateway.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", "0"],
+                                   stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "mcpgw: mode live:" not in log_path.read_text() or "  one " not in log_path.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+    text = log_path.read_text()
+    assert ("each live serve without --cassette keeps its call log in a new folder like this one "
+            "(cassettes/live-<time>); --cassette NAME keeps it in one") in text, text
+    assert [p.name[:5] for p in (tmp_path / "cassettes").iterdir()] == ["live-"]

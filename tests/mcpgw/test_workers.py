@@ -308,3 +308,18 @@ def test_per_server_endpoints_and_sse_under_workers(workers):
     refused = httpx.get(f"{gateway.base}/sse", timeout=10)
     assert refused.status_code == 400
     assert refused.json()["error"]["message"] == "with --workers, /sse needs a run id: GET /sse?run=<id> (or an X-Run-Id header)"
+
+
+def test_workers_are_numbered_alike_in_the_banner_the_header_and_status(workers):
+    """From 0 everywhere: the start banner said `worker 1 of 2` for the worker x-mcpgw-worker and /status call 0."""
+    import re
+
+    gateway, _, _ = workers
+    assert sorted(re.findall(r"serving MCP at \S+ \(worker (\d) of workers 0-1\)", gateway.log())) == ["0", "1"]
+    headers, indexes = set(), set()
+    for _ in range(2):  # connections are dealt in turn: one to each worker
+        ping = httpx.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30)
+        headers.add(ping.headers["x-mcpgw-worker"])
+    for _ in range(2):
+        indexes.add(str(httpx.get(gateway.base + "/status", timeout=30).json()["worker"]["index"]))
+    assert headers == indexes == {"0", "1"}
