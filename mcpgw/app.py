@@ -26,7 +26,6 @@ import anyio
 from mcpgw.gateway.config import ServerSpec
 from mcpgw.gateway.errors import CassetteError, GatewayError
 from mcpgw.gateway.front import build_http_app, build_server, serve_http, serve_stdio
-from mcpgw.gateway.http_app import build_model_app
 from mcpgw.gateway.http_guard import GuardPolicy, default_allowed_hosts
 from mcpgw.gateway.router import Router
 from mcpgw.gateway.secrets import register as register_secrets
@@ -47,6 +46,7 @@ from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
+from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.upstreams import live_upstream
 
@@ -277,7 +277,7 @@ class Gateway:
                 where = (f" (worker {self.workers.index} of workers 0-{self.workers.count - 1})"
                          if self.workers is not None else "")
                 print(f"mcpgw: serving MCP at {base}{self.settings.path}{where} (status: {base}/status)", file=sys.stderr)
-                await self.settle_saying_who()
+                await settle_saying_who(self.router, self.settings.ready_timeout)
                 self.announce()
         finally:
             self.close()
@@ -289,7 +289,7 @@ class Gateway:
             async with anyio.create_task_group() as tg:
                 stop = anyio.Event()  # the end of input ends the model listener too
                 if self.settings.stdio_http:
-                    await self._model_listener(tg, stop)
+                    await model_listener(self.model.routes(), self._guard(), self.settings, tg, stop)
                 started = anyio.Event()
 
                 async def front() -> None:
@@ -300,40 +300,10 @@ class Gateway:
 
                 tg.start_soon(front)
                 await started.wait()
-                await self.settle_saying_who()
+                await settle_saying_who(self.router, self.settings.ready_timeout)
                 self.announce()
         finally:
             self.close()
-
-    async def _model_listener(self, tg: Any, stop: anyio.Event) -> None:
-        """The model routes `serve_http` serves beside /mcp (this gateway's passthrough: its cassette, lanes and
-        call log), alone behind the same guard, for a stdio harness whose model must be recorded with its tools."""
-        listening, bound = anyio.Event(), []
-
-        def ready(port: int) -> None:
-            bound.append(port)
-            listening.set()
-
-        tg.start_soon(serve_http, build_model_app(self.model.routes(), self._guard()), self.settings.host,
-                      self.settings.port, ready, None, None, stop)
-        await listening.wait()
-        base = f"http://{self.settings.host}:{bound[0]}"
-        print(f"mcpgw: serving MCP over stdio, and the model at {base}/v1 (OpenAI-compatible; Azure: {base}/openai/...)",
-              file=sys.stderr)
-
-    async def settle_saying_who(self, every: float = 5.0) -> None:
-        """Wait for every server's first start to settle, saying every few seconds which are still starting."""
-        began = anyio.current_time()
-        while True:
-            with anyio.move_on_after(every):
-                await self.router.until_settled()
-                return
-            waiting = sorted(name for name, upstream in self.router.upstreams.items()
-                             if upstream.status.state == "starting")
-            if waiting:
-                print(f"mcpgw: waiting for {len(waiting)} of {len(self.router.upstreams)} server(s) to start after "
-                      f"{anyio.current_time() - began:.0f}s: {', '.join(waiting)} (lists wait for them, at most "
-                      f"--ready-timeout {self.settings.ready_timeout:g}s)", file=sys.stderr, flush=True)
 
     def announce(self) -> None:
         status = self.router.status()
