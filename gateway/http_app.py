@@ -36,6 +36,7 @@ from mcpgw.gateway.sdk_adapter import GatewaySessionManager
 from mcpgw.gateway.secrets import scrub
 from mcpgw.gateway.sessions import SessionAdmission, SessionLimits
 from mcpgw.gateway.sse import SseEndpoints
+from mcpgw.gateway.sse_streams import StreamTable
 from mcpgw.gateway.stopping import exit_now
 from mcpgw.gateway.transport import AnswerPolicy, transport_factory
 from mcpgw.gateway.write_coalescing import CoalescedWritesProtocol
@@ -92,7 +93,7 @@ def build_http_app(
     routing = layers.get(worker_routing.WorkerRouting)
 
     # The old HTTP+SSE transport, for every server (/sse) and per server (/servers/<id>/sse): gateway.sse.
-    sse = SseEndpoints(server, max_body=guard.max_body, workers=workers)
+    sse = SseEndpoints(server, max_body=guard.max_body, workers=workers, streams=StreamTable(admission))
     sse_routes = []
     for sse_path, app in ((sse_module.STREAM, sse.stream_app), (sse_module.MESSAGES, sse.messages_app)):
         app = per_server.KnownServers(app, router)

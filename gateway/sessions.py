@@ -43,6 +43,7 @@ class SessionLimits:
     max_sessions: int = 1000
     per_client: int = 200
     idle_timeout: float = 600.0  # seconds; the SDK closes a session idle this long
+    sse_max_unread: int = 16 * 1024 * 1024  # bytes of answers an SSE stream may hold unread (gateway.sse_streams)
 
 
 _RELAY_CAPABILITIES = ("sampling", "elicitation", "roots")
@@ -57,6 +58,7 @@ class Session:
     relay: bool = False  # declared sampling/elicitation/roots: its requests may need a stream
     connection: Any = None  # weak reference to the SDK's Connection, once a request has passed the server
     plain: bool | None = None  # the fast path's verdict on that connection once initialized (gateway.fast_path)
+    closer: Callable[[], None] | None = None  # an SSE stream's (gateway.sse_streams): closes it to make room
 
 
 SessionTable = dict[str, Session]
@@ -166,9 +168,23 @@ class SessionAdmission:
         finally:
             opened()
 
+    async def admit_stream(self, client: str, close: Callable[[], None]) -> Session | None:
+        """An SSE stream opening (gateway.sse_streams) is a session for every limit: room is made for it as for an
+        `initialize`, else None (refused: every session busy). `close` closes it when it is the one to make room."""
+        if not await self._make_room(client):
+            self.refused += 1
+            return None
+        session = Session(client, time.monotonic(), closer=close)
+        self.sessions[f"sse:{id(session):x}"] = session  # no Mcp-Session-Id looks like this: no request can name it
+        return session
+
+    def stream_closed(self, session: Session) -> None:
+        for key in [key for key, known in self.sessions.items() if known is session]:
+            del self.sessions[key]
+
     async def _serve_existing(self, session_id: str, scope: Any, receive: Any, send: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is None:
+        if session is None or session.closer is not None:
             await self.app(scope, receive, send)
             return
         hold(session)
@@ -220,10 +236,13 @@ class SessionAdmission:
         if not idle:
             return False
         victim = min(idle, key=lambda sid: (self.sessions[sid].used, self.sessions[sid].last_active))
-        self.sessions.pop(victim, None)
+        closer = self.sessions.pop(victim).closer
         self.evicted += 1
         logger.info("closing idle session %s to make room for a new one", victim[:16])
-        await self._delete(victim)
+        if closer is not None:  # an SSE stream: its own door
+            closer()
+        else:
+            await self._delete(victim)
         return True
 
     def _forget_expired(self) -> None:

@@ -58,6 +58,7 @@ class Settings:
     max_lanes: int = 10_000  # replay lanes (run ids, clients without one) kept; least recently used dropped
     max_sessions_per_client: int = 200  # ... per client address
     session_idle_timeout: float = 600.0  # seconds before an idle session is closed
+    sse_max_unread_bytes: int = 16 * 1024 * 1024  # answers an SSE stream may hold unread before its posts are refused
     # The call log (recorder/calllog.py).
     max_logged_value: int = 64 * 1024  # bytes: a longer string in a call record is kept as size + digest
     max_call_log_bytes: int = 1 << 30  # the call log stops growing here (status says so)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+import anyio
 from urllib.parse import parse_qs, quote
 
 import mcp_types as types
@@ -24,19 +26,22 @@ from mcp.server.sse import SseServerTransport
 
 from mcpgw.gateway.http_errors import send_error
 from mcpgw.gateway.request_context import context_of
+from mcpgw.gateway.sse_streams import StreamTable
 
 STREAM = "/sse"  # GET: the event stream (also /servers/<id>/sse, rewritten here by gateway.per_server.ServerPaths)
 MESSAGES = "/sse/messages"  # POST: its messages (also /servers/<id>/sse/messages)
 _SESSION_IN_ENDPOINT = re.compile(rb"(session_id=[0-9a-fA-F]+)")
+_SESSION_ID = re.compile(rb"session_id=([0-9a-fA-F]+)")
 
 
 class SseEndpoints:
     """The GET stream and message POST apps, for `/sse` and for every `/servers/<id>/sse`."""
 
-    def __init__(self, server: Any, *, max_body: int, workers: Any = None) -> None:
+    def __init__(self, server: Any, *, max_body: int, workers: Any = None, streams: StreamTable | None = None) -> None:
         self.server = server
         self.max_body = max_body
         self.workers = workers
+        self.streams = streams or StreamTable()  # owners, unread answers, session limits (gateway.sse_streams)
         self._transports: dict[str, SseServerTransport] = {}  # stream path as called -> its transport
         # ASGI apps for the routes (Starlette would take a bound method for a request -> response function).
         self.stream_app, self.messages_app = _Asgi(self.stream), _Asgi(self.messages)
@@ -59,10 +64,28 @@ class SseEndpoints:
             await send_error(send, 400, types.INVALID_REQUEST, f"with --workers, {base} needs a run id: "
                              f"GET {base}?run=<id> (or an X-Run-Id header)")
             return
+        stream = await self.streams.open(scope)
+        if stream is None:
+            await send_error(send, 503, -32000, "too many sessions in use; retry later", extra=[(b"retry-after", b"5")])
+            return
+        client_send = send
         if run is not None:
             send = _with_run(send, run)
-        async with self._transport(base).connect_sse(scope, receive, send) as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+        send = self.streams.counting_send(stream, _naming(send, self.streams, stream))
+        started: list[bool] = []
+        try:
+            with stream.cancel:  # closed to make room, or idle past the timeout (gateway.sse_streams)
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(self.streams.close_when_idle, stream)
+                    async with self._transport(base).connect_sse(scope, receive, _noting_start(send, started)) as (read, write):
+                        await self.server.run(read, self.streams.counting_write(stream, write),
+                                              self.server.create_initialization_options())
+                    tasks.cancel_scope.cancel()
+            if stream.cancel.cancelled_caught and started:  # end the event stream properly, not mid-response
+                with anyio.move_on_after(5):
+                    await client_send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self.streams.closed(stream)
 
     async def messages(self, scope: Any, receive: Any, send: Any) -> None:
         base = _base(scope)
@@ -70,6 +93,12 @@ class SseEndpoints:
         ctx.endpoint = base  # the call log names the stream, not its message URL
         session = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [""])[0]
         ctx.client = f"sse-{session}"  # an untagged stream is one client: its lane is the stream's
+        refusal = self.streams.refusal(scope, session)
+        if refusal is not None:
+            message = ctx.body
+            await send_error(send, refusal[0], types.INVALID_REQUEST, refusal[1],
+                             request_id=message.get("id") if isinstance(message, dict) else None)
+            return
         await self._transport(base).handle_post_message(scope, receive, send)
 
 
@@ -89,6 +118,30 @@ class _Asgi:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.handle(scope, receive, send)
+
+
+def _naming(send: Any, streams: StreamTable, stream: Any) -> Any:
+    """File the stream under the session id its `endpoint` event (its first) names."""
+    pending = [True]
+
+    async def naming(message: Any) -> None:
+        if pending[0] and message.get("type") == "http.response.body" and b"event: endpoint" in message.get("body", b""):
+            pending[0] = False
+            found = _SESSION_ID.search(message["body"])
+            if found:
+                streams.named(stream, found.group(1).decode())
+        await send(message)
+
+    return naming
+
+
+def _noting_start(send: Any, started: list[bool]) -> Any:
+    async def noting(message: Any) -> None:
+        if message.get("type") == "http.response.start":
+            started.append(True)
+        await send(message)
+
+    return noting
 
 
 def _tagged_run(scope: Any) -> str | None:

@@ -244,7 +244,7 @@ class Gateway:
         telemetry's), behind the pipeline."""
         s = self.settings
         guard = self._guard()
-        limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout)
+        limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout, s.sse_max_unread_bytes)
         return build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
                               response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
                               + (self.telemetry.routes() if self.telemetry else []), guard=guard, limits=limits,

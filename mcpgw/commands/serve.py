@@ -76,6 +76,9 @@ def register(sub: Any) -> None:
                                                               "(required when --host is not a loopback address)")
     edge.add_argument("--auth-token-file", metavar="FILE", help="as --auth-token-env, the token read from FILE")
     edge.add_argument("--max-sessions", type=int, default=1000, help="HTTP sessions open at once (idle ones make room)")
+    edge.add_argument("--sse-max-unread-bytes", type=int, default=16 * 1024 * 1024,
+                      help="bytes of answers an SSE stream may hold that its client has not read; past it, posts into "
+                           "that stream are refused (429) until it reads (default 16 MiB)")
     edge.add_argument("--max-lanes", type=int, default=10_000,
                       help="replay lanes (run ids, clients without one) kept; the least recently used is dropped")
     edge.add_argument("--max-sessions-per-client", type=int, default=200, help="HTTP sessions per client address")
@@ -126,7 +129,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         ("--max-call-log-mb", args.max_call_log_mb), ("--call-timeout", args.call_timeout),
                         ("--max-call-timeout", args.max_call_timeout), ("--ready-timeout", args.ready_timeout),
                         ("--max-response-bytes", args.max_response_bytes), ("--run-idle-timeout", args.run_idle_timeout),
-                        ("--max-lanes", args.max_lanes), ("--llm-max-body-bytes", args.llm_max_body_bytes),
+                        ("--max-lanes", args.max_lanes), ("--sse-max-unread-bytes", args.sse_max_unread_bytes), ("--llm-max-body-bytes", args.llm_max_body_bytes),
                         ("--llm-body-timeout", args.llm_body_timeout), ("--llm-max-answer-bytes", args.llm_max_answer_bytes)):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
@@ -205,6 +208,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         max_lanes=args.max_lanes,
         page_size=args.page_size,
+        sse_max_unread_bytes=args.sse_max_unread_bytes,
         max_sessions_per_client=args.max_sessions_per_client,
         session_idle_timeout=args.session_idle_timeout,
         max_logged_value=args.max_logged_value,
