@@ -32,6 +32,7 @@ from starlette.requests import Request
 from mcpgw.gateway.errors import GatewayError
 from mcpgw.gateway.request_params import INVALID_PARAMS, params_problem
 from mcpgw.gateway.http_errors import send_error
+from mcpgw.gateway.run_paths import PREFIX, split_run
 from mcpgw.gateway.request_context import context_of, of_request
 from mcpgw.gateway.router import Caller, Router
 from mcpgw.gateway.secrets import scrub
@@ -80,6 +81,10 @@ class ServerPaths:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             ctx = context_of(scope)  # made here, once, for every layer behind
+            tagged = split_run(scope.get("raw_path", b"").decode("latin-1")) if scope["path"].startswith(PREFIX) else None
+            if tagged is not None:  # /runs/<id>/<route>: the route, tagged (gateway.run_paths)
+                ctx.path_run = tagged[0]
+                scope = {**scope, "path": tagged[1], "raw_path": tagged[1].encode()}
             split = split_path(scope["path"], self.endpoints)
             if split is not None:
                 shared = split[1]

@@ -38,6 +38,7 @@ class RequestContext:
     headers: dict[str, str]  # decoded once (ASGI servers hand names over lowercased)
     query: bytes = b""
     server: str | None = None  # the server of a per-server endpoint (gateway.per_server), None on /mcp
+    path_run: str | None = None  # the run a `/runs/<id>/...` path names (gateway.run_paths)
     endpoint: str | None = None  # the path as the client called it (None: the scope's path)
     message: Any = _NOT_PARSED  # the JSON body of every POST, parsed once (strictly) by the guard
     client: str | None = None  # an untagged sessionless client's identity (gateway.client_identity)
@@ -70,7 +71,9 @@ class RequestContext:
 
     @property
     def run(self) -> str | None:
-        """The run a request names: `?run=`, else the `X-Run-Id` header."""
+        """The run a request names: its path's `/runs/<id>`, else `?run=`, else the `X-Run-Id` header."""
+        if self.path_run is not None:
+            return self.path_run
         if b"run=" in self.query:
             named = parse_qs(self.query.decode("latin-1")).get("run", [""])[0]
             if named:

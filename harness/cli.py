@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from mcpgw.gateway.errors import GatewayError
-from mcpgw.harness.configs import render, token_ref
+from mcpgw.harness.configs import model_bases, render, token_ref
 
 
 def cmd_connect(args: argparse.Namespace) -> int:
@@ -34,8 +34,9 @@ def cmd_connect(args: argparse.Namespace) -> int:
               "client sends no headers): every call it makes will be refused (401). Serve it from a gateway on "
               "loopback without --auth-token-env/--auth-token-file.", file=sys.stderr)
     text = render(args.format, status, base, run=args.run, per_server=args.per_server, token_ref=ref)
-    if args.format == "mcprouter" and args.run:  # clients append paths to a base URL: a query would be lost
-        print(f"mcpgw: tag the run with the header X-Run-Id: {args.run} on every call", file=sys.stderr)
+    if args.run:  # the model side, tagged with the same run (a base URL's path survives what clients append)
+        for line in model_bases(base, args.run).splitlines():
+            print(f"mcpgw: {line}", file=sys.stderr)
     if args.output:
         try:
             Path(args.output).write_text(text)

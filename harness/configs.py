@@ -6,7 +6,7 @@
   it runs with PATH stripped) and `cwd` "." (the runner joins `../x` onto its own mcp_servers/).
 - `mcpservers`: Claude Desktop / Cursor style `{"mcpServers": {...}}`; `vscode`: VS Code's
   `{"servers": {..., "type": "http"}}`. One entry for /mcp, or with `--per-server` one per server.
-- `mcprouter`: the base URL of the mcprouter-style API, one line.
+- `mcprouter`: the base URL of the mcprouter-style API, one line (with a run: `/runs/<id>/v1`, tagged).
 
 A gateway token is not written into the files: VS Code's file asks for it once (an `inputs` entry,
 `promptString` with `password`, referenced as `${input:mcpgw-token}`), an mcpServers file names the
@@ -76,9 +76,23 @@ def render(kind: str, status: dict[str, Any], base: str, *, run: str | None = No
            token_ref: str | None = None) -> str:
     if kind == "mcpbench":
         return json.dumps(mcpbench_commands(status, base, run), indent=2) + "\n"
-    if kind == "mcprouter":
-        return base.rstrip("/") + "/v1\n"
+    if kind == "mcprouter":  # a run in the path: clients append their own paths, so a query would be lost
+        return run_base(base, run) + "/v1\n"
     return json.dumps(mcp_servers(status, base, run, per_server, kind == "vscode", token_ref), indent=2) + "\n"
+
+
+def run_base(base: str, run: str | None) -> str:
+    """The base URL whose every route is tagged with `run` (gateway.run_paths), or the base itself."""
+    base = base.rstrip("/")
+    return f"{base}/runs/{quote(run, safe='')}" if run else base
+
+
+def model_bases(base: str, run: str | None) -> str:
+    """Where a harness's model client goes, tagged like its tool calls: one line each for OpenAI-style clients
+    (`base_url`) and Azure ones (`azure_endpoint`)."""
+    tagged = run_base(base, run)
+    return (f"model (OpenAI base_url): {tagged}/v1\n"
+            f"model (AzureOpenAI azure_endpoint, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT): {tagged}")
 
 
 def _port(base: str) -> int:

@@ -145,10 +145,26 @@ def test_mcprouter_base_url_answers_mcprouters_calls(gateway):
     printed = connect(gateway.base, "mcprouter", token=True)
     assert printed.returncode == 0 and printed.stdout == gateway.base + "/v1\n"
     url = printed.stdout.strip()
-    tagged = connect(gateway.base, "mcprouter", "--run", "r9", token=True)
-    assert tagged.stdout == printed.stdout and "X-Run-Id: r9" in tagged.stderr
     listed = httpx.post(url + "/list-servers", json={}, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30).json()
     assert listed["code"] == 0 and sorted(s["server_key"] for s in listed["data"]["servers"]) == sorted(gateway.status()["servers"])
+
+
+def test_a_run_goes_into_the_base_urls_path_for_the_api_and_the_model(gateway):
+    """Issue 41 item 4: clients that append their own paths (mcprouter's, OpenAI's, AzureOpenAI's) keep a run id
+    only in the base URL's path: `/runs/<id>/...` tags every request under it."""
+    tagged = connect(gateway.base, "mcprouter", "--run", "r/9", token=True)
+    assert tagged.returncode == 0 and tagged.stdout == gateway.base + "/runs/r%2F9/v1\n"
+    assert f"model (OpenAI base_url): {gateway.base}/runs/r%2F9/v1" in tagged.stderr
+    assert f"azure_endpoint, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT): {gateway.base}/runs/r%2F9" in tagged.stderr
+    call = {"server": "time", "name": "convert_time", "arguments": {
+        "source_timezone": "America/Los_Angeles", "time": "09:30", "target_timezone": "Europe/Berlin"}}
+    answer = httpx.post(tagged.stdout.strip() + "/call-tool", json=call, headers={"Authorization": f"Bearer {TOKEN}"},
+                        timeout=30).json()
+    assert answer["code"] == 0, answer
+    from mcpgw.recorder.calllog import iter_calls
+
+    logged = [r for r in iter_calls(gateway.cassettes / "log") if r.get("endpoint") == "/v1/call-tool"]
+    assert logged and logged[-1]["run_id"] == "r/9", logged[-1:]
 
 
 def test_bad_requests_get_one_line(gateway, tmp_path):
