@@ -42,6 +42,7 @@ from mcpgw.gateway.router import Caller
 from mcpgw.llm.answer import DONE, ModelAnswer, error_body
 from mcpgw.llm.call_record import model_record
 from mcpgw.llm.miss import describe_model_miss
+from mcpgw.llm.strangers import Strangers
 from mcpgw.llm.upstream import LiveModel, ModelUnreachable
 from mcpgw.recorder.lane_table import MAX_LANES
 from mcpgw.recorder.redaction import Redactor
@@ -62,7 +63,7 @@ class ModelPassthrough:
     def __init__(self, mode: str, live: LiveModel | None, *, cassette: Any = None,
                  recorded_entries: list[dict[str, Any]] | None = None,
                  redact: Redactor | None = None, default_run: str = "default", past_end: str = "repeat",
-                 call_log: Any = None, max_lanes: int = MAX_LANES) -> None:
+                 call_log: Any = None, max_lanes: int = MAX_LANES, recorded_runs: set[str] | None = None) -> None:
         self.mode = mode
         self.live = live
         self.cassette = cassette  # written in record and hybrid
@@ -71,6 +72,8 @@ class ModelPassthrough:
         # are bound to a recorded conversation of their own (replay.lanes)
         self.player = Player(MODEL, self.recorded_entries, mode=mode, past_end=past_end, bind_strangers=True,
                              max_lanes=max_lanes)
+        # the tagged runs of the recording's tool calls: with two or more, an untagged client may be refused (llm.strangers)
+        self.strangers = Strangers(recorded_runs or set(), self.player.rule.by_key)
         self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
         self.redact = redact or Redactor()
         self.default_run = default_run
@@ -127,6 +130,13 @@ class ModelPassthrough:
         caller = Caller(run_id=run or self.default_run, tagged=bool(run), session_id=client_identity.client_of(request),
                         client_name=request.headers.get("user-agent"))
         lane = caller.lane
+        if not caller.tagged and self.player.replays and len(self.strangers.runs) > 1 and not self.player.bound(lane):
+            key = self.player.model.keyed(path, body or {}, "").key
+            why = self.strangers.refusal(key)
+            if why is not None:
+                self.misses += 1
+                _Logger(self.call_log, self.redact, path, body, caller, key)("miss", status=409, error=why)
+                return _error(409, why, "replay_miss")
         turn = self.player.play(lane, path, body or {})
         key = turn.call.key
         log = _Logger(self.call_log, self.redact, path, body, caller, key)

@@ -34,6 +34,7 @@ from mcpgw.gateway.settings import Settings
 from mcpgw.gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
 from mcpgw.gateway.upstream import PerRunInstances, ReplayCounters, Upstream
 from mcpgw.llm.passthrough import MODEL_SERVER
+from mcpgw.llm.strangers import tagged_runs
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.cassette import Cassette, Recorded, open_named, open_path
 from mcpgw.recorder.paths import cassette_path, is_cassette
@@ -167,8 +168,9 @@ class Gateway:
         # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side (unless --model-mode says
         # otherwise; with an overlay, the model's exchanges are the overlay's: mcpgw.overlay.model_side).
         model_mode, model_cassette, model_entries = model_side(settings, self.mode, self.cassette, self.overlay, self.recorded)
+        runs = tagged_runs([e for entries in self.recorded.by_server.values() for e in entries]) if self.recorded else set()
         self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
-                                       self.router.call_log, secrets=secrets)
+                                       self.router.call_log, secrets=secrets, recorded_runs=runs)
         if self.telemetry is not None and self.telemetry.tracing is not None:  # the model endpoint gets its span too
             self.model.trace_exchange = self.telemetry.tracing.begin_exchange
 

@@ -117,6 +117,11 @@ class Player:
         # bounded (recorder.lane_table); a forgotten lane frees the recorded lane it followed
         self.lanes: LaneTable[Lane] = LaneTable(max_lanes, on_evict=lambda _name, lane: self.rule.release(lane))
 
+    def bound(self, name: str) -> bool:
+        """Whether replay lane `name` follows a recorded lane already."""
+        lane = self.lanes.get(name)
+        return lane is not None and lane.follows is not None
+
     def play(self, name: str, method: str, params: dict[str, Any] | None) -> Turn:
         if not self.replays:  # live, record: keyed in request order, as replay will key it
             return Turn(None, self.group.take_call(self.model, method, params, name), LIVE)
