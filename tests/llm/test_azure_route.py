@@ -32,9 +32,14 @@ def conversation(marker: str) -> list[dict]:
     return [{"role": "user", "content": f"task {marker}"}]
 
 
+# The deployment names the model; the body's "model" (what the Azure client is asked for) is not it. Distinct
+# names, so a route that forwarded the body's model instead of the deployment would be seen doing so.
+DEPLOYMENT = "team-deployment-7"
+
+
 def azure(base: str, key: str, run: str) -> openai.AsyncAzureOpenAI:
-    return openai.AsyncAzureOpenAI(azure_endpoint=base, api_key=key, api_version=API_VERSION, max_retries=0,
-                                   default_headers={"X-Run-Id": run})
+    return openai.AsyncAzureOpenAI(azure_endpoint=base, azure_deployment=DEPLOYMENT, api_key=key,
+                                   api_version=API_VERSION, max_retries=0, default_headers={"X-Run-Id": run})
 
 
 def plain(base: str, key: str, run: str) -> openai.AsyncOpenAI:
@@ -42,7 +47,9 @@ def plain(base: str, key: str, run: str) -> openai.AsyncOpenAI:
 
 
 async def ask(client, marker: str, stream: bool = False) -> str:
-    answer = await client.chat.completions.create(model="gpt-4o", messages=conversation(marker), tools=TOOLS,
+    # An Azure client asks for "gpt-4o" under DEPLOYMENT; a /v1 client asks for the deployment's model by name.
+    model = "gpt-4o" if isinstance(client, openai.AsyncAzureOpenAI) else DEPLOYMENT
+    answer = await client.chat.completions.create(model=model, messages=conversation(marker), tools=TOOLS,
                                                   stream=stream)
     if stream:
         return "".join([c.choices[0].delta.content or "" async for c in answer if c.choices])
@@ -82,7 +89,7 @@ def test_azure_client_recorded_then_replayed_without_the_model(tmp_path, monkeyp
     assert recorded == {"north": 'fx__echo({"text": "north"})', "south": "streamed from the south",
                         "west": "west, asked by Azure", "east": "east, asked on /v1"}
     # The model saw /chat/completions with the deployment as the model and the gateway's key, never the client's.
-    assert {s["body"]["model"] for s in model.seen} == {"gpt-4o"}
+    assert [s["body"]["model"] for s in model.seen] == [DEPLOYMENT] * 4
     assert {s["authorization"] for s in model.seen} == {f"Bearer {SECRET}"}
     assert SECRET.encode() not in (tmp_path / "cassettes" / "test" / "data.mdb").read_bytes()
 
