@@ -43,6 +43,7 @@ class StateModel:
     read_only: frozenset[str] = frozenset()
 
     def changes_state(self, method: str, params: dict[str, Any] | None) -> bool:
+        """The statefulness rule, the one copy of it: recording's keys, replay's index and its gates all ask it."""
         if not self.tracked or method in READS:
             return False
         if method == "tools/call":
@@ -53,11 +54,7 @@ class StateModel:
         base = base_key(self.server, method, params)
         if not self.tracked:
             return Call(base, "", base, False)
-        if method == "tools/call":  # changes_state's answer, asked of the commonest request without a call
-            changes = (params or {}).get("name") not in self.read_only
-        else:
-            changes = method not in READS
-        return Call(base, history, with_history(base, history), changes)
+        return Call(base, history, with_history(base, history), self.changes_state(method, params))
 
 
 class Call(NamedTuple):
