@@ -83,8 +83,9 @@ class StreamTable:
             return None  # the SDK's own answer: no such session
         ctx = context_of(scope)
         client = scope.get("client")
-        if ((str(client[0]) if client else "?") != stream.client or ctx.headers.get("authorization", "") != stream.authorization
-                or ctx.run != stream.run):
+        address = str(client[0]) if client else "?"  # "?": relayed from another worker (--workers), over a Unix socket
+        other_address = "?" not in (address, stream.client) and address != stream.client
+        if other_address or ctx.headers.get("authorization", "") != stream.authorization or ctx.run != stream.run:
             return 403, ("this SSE session belongs to another client (a post must come from the client that opened the "
                          "stream: the same address, token and run)")
         if stream.unread > self.max_unread or stream.waiting >= self.max_waiting:
