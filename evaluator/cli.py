@@ -28,12 +28,7 @@ def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
         records.extend(read_calls(args.calls))
     cassette = getattr(args, "cassette", None)
     if cassette:
-        try:
-            from mcpgw.recorder.calllog import iter_calls
-        except ImportError as exc:
-            raise SourceUnavailable(
-                f"--cassette needs the recorder (recorder.calllog.iter_calls), which cannot be imported ({exc}); "
-                "export the call log to JSONL and pass it with --calls instead") from None
+        from mcpgw.recorder.calllog import iter_calls  # first-party: a broken install fails loudly, never quietly
         for path in cassette_logs(args):
             try:
                 records.extend(check_calls(iter_calls(path), source=f"cassette {path}"))
@@ -276,10 +271,7 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
         path = Path("cassettes") / args.run
     if not (path / "data.mdb").exists():
         raise SourceUnavailable(f"--run {args.run}: no cassette there (nor in cassettes/)")
-    try:
-        from mcpgw.recorder.cassette import Cassette
-    except ImportError as exc:
-        raise SourceUnavailable(f"--run needs the recorder ({exc})") from None
+    from mcpgw.recorder.cassette import Cassette
     try:
         cassette = Cassette(path, create=False, readonly=True)
         try:
@@ -324,13 +316,11 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
             raise SourceUnavailable(f"{args.drift}: cannot read the drift report: {exc}") from None
     if not getattr(args, "cassette", None):
         return None
-    try:
-        from mcpgw.gateway.errors import GatewayError
-        from mcpgw.recorder.cassette import Cassette
-        from mcpgw.recorder.paths import existing_cassette
-        from mcpgw.recorder.store import CassetteFormatError
-    except ImportError:
-        return None
+    # First-party imports, not guarded: a failing one used to drop the report's drift section without a word.
+    from mcpgw.gateway.errors import GatewayError
+    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.recorder.paths import existing_cassette
+    from mcpgw.recorder.store import CassetteFormatError
     try:  # drift checks are stored with the recording itself
         cassette = Cassette(existing_cassette(Path(args.cassettes_dir), args.cassette), create=False, readonly=True)
     except (CassetteFormatError, GatewayError):

@@ -155,10 +155,12 @@ def test_registration_wires_eval_and_audit_to_the_evaluator():
     assert args.func.resolve() is cli.eval_command and args.tasks == ["a", "b"] and args.offline
 
 
-def test_cassette_without_recorder_is_explained(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "mcpgw.recorder.calllog", None)  # import fails as if not installed
-    assert mcpgw_cli.main(["audit", "--cassette", str(tmp_path)]) == 2
-    assert "--cassette needs the recorder" in capsys.readouterr().err
+def test_a_broken_first_party_import_fails_loudly(tmp_path, monkeypatch):
+    """Issue 42: the recorder is part of mcpgw, not optional; an import of it that fails is a broken install, and
+    says so, rather than a source or a report section quietly missing (the drift section used to vanish)."""
+    monkeypatch.setitem(sys.modules, "mcpgw.recorder.calllog", None)  # the import fails
+    with pytest.raises(ImportError):
+        mcpgw_cli.main(["audit", "--cassette", str(tmp_path)])
 
 
 def test_cassette_through_the_recorder(tmp_path, capsys):
