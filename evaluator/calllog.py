@@ -105,9 +105,10 @@ def check_calls(records: Iterable[Any], source: str = "<calls>") -> Iterator[dic
 
 def group_by_run(records: Iterable[dict[str, Any]], by: str = "run") -> dict[str, list[dict[str, Any]]]:
     """run_id -> that run's calls, in call order (by `seq`, which the recorder numbers globally,
-    when every call has one; else as read). `by="session"`: one task per run and MCP session
-    (`<run>/<session>`): MCP-Bench's runner opens a fresh session per server and task, so behind a
-    per-server endpoint each of its single-server tasks is one session."""
+    when every call has one; else as read). `by="session"`: one task per run and group of MCP sessions
+    opened together (`<run>/<first session>`, see `_session_tasks`): MCP-Bench's runner opens a fresh
+    session per server and task, all of a task's before its first call, so a multi-server task is one
+    task, not one per server."""
     runs: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         run_id = record["run_id"] if by == "run" else f"{record['run_id']}/{record.get('session_id') or '-'}"
@@ -116,9 +117,39 @@ def group_by_run(records: Iterable[dict[str, Any]], by: str = "run") -> dict[str
             runs[run_id] = [record]
         else:
             calls.append(record)
+    if by == "session":
+        runs = _session_tasks(runs)
     for calls in runs.values():
         _order_by_seq(calls)
     return runs
+
+
+def _session_tasks(sessions: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """Sessions of one run merged into tasks: a session opened (its calls' `session_opened`) no later than
+    the first call of the task being filled joins it; one opened after that call begins the next task.
+    A harness that opens a task's sessions together and then calls (MCP-Bench's runner: one per server of
+    the task, its distraction servers too) gets exactly its tasks; sessions whose calls do not say when
+    they were opened (older logs, sessionless calls) stay a task each."""
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    timed: dict[str, list[tuple[str, str, str]]] = {}  # run -> (opened, first call, key)
+    for key, calls in sessions.items():
+        opened = calls[0].get("session_opened")
+        starts = [c.get("started_at") for c in calls]
+        if not isinstance(opened, str) or not all(isinstance(s, str) for s in starts):
+            tasks[key] = calls
+            continue
+        timed.setdefault(calls[0]["run_id"], []).append((opened, min(starts), key))
+    for entries in timed.values():
+        current: list[dict[str, Any]] | None = None
+        first_call = ""
+        for opened, first, key in sorted(entries):
+            if current is not None and opened <= first_call:
+                current.extend(sessions[key])
+                first_call = min(first_call, first)
+            else:
+                current = tasks[key] = list(sessions[key])
+                first_call = first
+    return {key: tasks[key] for key in sessions if key in tasks}  # in the order the log first names them
 
 
 def _order_by_seq(calls: list[dict[str, Any]]) -> None:

@@ -37,6 +37,7 @@ from mcpgw.gateway.secrets import scrub
 from mcpgw.gateway.sessions import SessionDirectory, SessionTable
 from mcpgw.gateway.stdio_guard import AnsweredIds, CheckedLines, answer_refusals
 from mcpgw.gateway.stopping import exit_now
+from mcpgw.gateway.tool_calls import iso_time
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +68,9 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
     def caller(ctx: Any) -> Caller:
         kept = ctx.kept if type(ctx) is fast_path.FastContext else None
         if kept is None:
-            return _caller(router, ctx, default_run)
+            return _caller(router, ctx, default_run, sessions)
         if kept.caller is None:  # decided by the head and its session: once for every request repeating the head
-            kept.caller = _caller(router, ctx, default_run)
+            kept.caller = _caller(router, ctx, default_run, sessions)
         return kept.caller
 
     def server_of(ctx: Any) -> str | None:
@@ -197,13 +198,15 @@ def initialization_options(server: Server[Any]) -> Any:
     return server.create_initialization_options()
 
 
-def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
-    run_id, identity = None, "stdio"  # a stdio gateway has exactly one client
+def _caller(router: Router, ctx: Any, default_run: str, sessions: SessionTable) -> Caller:
+    run_id, identity, opened = None, "stdio", None  # a stdio gateway has exactly one client
     request = ctx.request
     http = of_request(request)
     if http is not None:  # decided once per request by the pipeline (gateway.request_context)
         run_id = http.run
         identity = http.caller
+        session = sessions.get(http.session_id) if http.session_id else None
+        opened = iso_time(session.opened) if session is not None else None
     # per_server.endpoint_of(request), with the context already found
     endpoint = (http.endpoint or request.scope.get("path", "/mcp")) if http is not None and isinstance(request, Request) \
         else per_server.endpoint_of(request)
@@ -216,6 +219,7 @@ def _caller(router: Router, ctx: Any, default_run: str) -> Caller:
         client_name=client.client_info.name if client is not None and client.client_info else None,
         protocol_version=ctx.protocol_version,
         endpoint=endpoint,
+        session_opened=opened,
     )
     if isinstance(meta, dict) and meta.get("progressToken") is not None:
         caller.on_progress = ctx.session.report_progress

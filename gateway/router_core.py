@@ -55,6 +55,7 @@ class Caller:
     relay: RelayFn | None = None
     tagged: bool = False  # the run id came from the client (?run= / X-Run-Id)
     endpoint: str = "/mcp"  # where the call came in: /mcp, /servers/<id>/mcp, /sse, stdio, ... (the call log says)
+    session_opened: str | None = None  # when its MCP session was opened (ISO time), for a handshake session over HTTP
     # Replay order and state are kept per run: a tagged run id, else one lane per client. Made once (a caller's
     # run and identity do not change; it is read twice a call).
     lane: str = field(init=False, repr=False, compare=False)

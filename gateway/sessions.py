@@ -23,7 +23,7 @@ import json
 import logging
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
@@ -59,6 +59,9 @@ class Session:
     connection: Any = None  # weak reference to the SDK's Connection, once a request has passed the server
     plain: bool | None = None  # the fast path's verdict on that connection once initialized (gateway.fast_path)
     closer: Callable[[], None] | None = None  # an SSE stream's (gateway.sse_streams): closes it to make room
+    # When it was opened (wall clock): the call log records it with each call of the session, so the evaluator can
+    # tell the sessions a harness opened together for one task (evaluator.calllog.group_by_run, `--tasks-by session`).
+    opened: float = field(default_factory=time.time)
 
 
 SessionTable = dict[str, Session]
@@ -209,7 +212,8 @@ class SessionAdmission:
                     if key.lower() == b"mcp-session-id":
                         known = self.sessions.get(value.decode("latin-1"))  # its connection filed already
                         self.sessions[value.decode("latin-1")] = Session(
-                            client, time.monotonic(), relay=relay, connection=known.connection if known else None)
+                            client, time.monotonic(), relay=relay, connection=known.connection if known else None,
+                            opened=known.opened if known else time.time())
                         if opened is not None:  # no await between: never counted twice
                             opened()
             elif message["type"] == "http.response.start":

@@ -205,6 +205,7 @@ class ToolCalls(RouterCore):
             "input_schema_digest": entry.input.digest if entry else None,
             "upstream_ms": None,
             "endpoint": caller.endpoint,
+            "session_opened": caller.session_opened,
         }
 
 
@@ -238,3 +239,6 @@ def _iso(ts: float) -> str:
     text = "%s%03d+00:00" % (made[1], micro // 1000)
     _MILLI[0] = (milli, text)
     return text
+
+
+iso_time = _iso  # the call log's time format, for other fields of a record (gateway.front: session_opened)

@@ -26,6 +26,7 @@ FIELDS = (
     "server", "tool", "exposed_name", "arguments", "known_tool", "validation", "output_validation", "outcome",
     "is_error", "error", "result_digest", "cassette_key", "source", "input_schema_digest", "upstream_ms",
     "endpoint",  # where the call came in (/mcp, /servers/<id>/mcp, /servers/<id>/sse, /sse, stdio); older logs lack it
+    "session_opened",  # when the call's MCP session was opened (handshake sessions over HTTP; else null): --tasks-by session
 )
 OUTCOMES = ("ok", "tool_error", "rejected", "upstream_error", "timeout", "miss", "diverged")
 

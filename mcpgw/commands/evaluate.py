@@ -24,8 +24,9 @@ def register(subparsers: Any) -> None:
                     help="a benchmark harness's own results, re-scored here: MCP-Bench per-task results "
                          "(execution_results + available_tools) or MCPEval evaluation results; repeatable")
     ev.add_argument("--tasks-by", choices=("run", "session"), default="run",
-                    help="what one task is in the call log: a run id (default), or each MCP session of a run "
-                         "(MCP-Bench's runner through per-server endpoints: a session per server and task)")
+                    help="what one task is in the call log: a run id (default), or the MCP sessions of a run opened "
+                         "together, before the first call among them (MCP-Bench's runner through per-server endpoints: "
+                         "a session per server and task)")
     ev.add_argument("--max-simulated-share", type=float, metavar="X",
                     help="mark tasks whose share of simulated tool answers exceeds X (0-1; a replay's --on-miss "
                          "simulate); every report shows the answer sources per task either way")

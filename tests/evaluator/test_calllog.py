@@ -77,3 +77,28 @@ def test_model_exchanges_in_a_call_log_are_not_tool_calls(tmp_path):
     path = tmp_path / "calls.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in (model, tool)) + "\n")
     assert [r["exposed_name"] for r in read_calls(path)] == ["uc__convert"]
+
+
+def _at(second: int) -> str:
+    return f"2025-01-01T00:00:{second:02d}.000+00:00"
+
+
+def test_tasks_by_session_merges_the_sessions_a_task_opened_together():
+    """MCP-Bench's runner: every server of a task gets a session, all opened before the task's first call; a
+    multi-server task that calls one server in round 1 and the other in round 2 is still one task."""
+    records = [
+        # task 1: sessions s-a and s-b (and an uncalled distraction) opened at 0-1 s; s-a called in round 1, s-b in round 2
+        call("mb", seq=0, session_id="s-a", server="alpha", session_opened=_at(0), started_at=_at(2)),
+        call("mb", seq=1, session_id="s-a", server="alpha", session_opened=_at(0), started_at=_at(3)),
+        call("mb", seq=2, session_id="s-b", server="beta", session_opened=_at(1), started_at=_at(5)),
+        # task 2: a fresh session on alpha, opened after task 1's calls
+        call("mb", seq=3, session_id="s-c", server="alpha", session_opened=_at(8), started_at=_at(9)),
+        # an older log's session (no session_opened) stays a task of its own
+        call("mb", seq=4, session_id="s-old", server="beta", started_at=_at(10)),
+        call("other", seq=5, session_id="s-x", server="beta", session_opened=_at(1), started_at=_at(6)),
+    ]
+    tasks = group_by_run(check_calls(records), "session")
+    assert list(tasks) == ["mb/s-a", "mb/s-c", "mb/s-old", "other/s-x"]
+    assert [c["seq"] for c in tasks["mb/s-a"]] == [0, 1, 2] and {c["server"] for c in tasks["mb/s-a"]} == {"alpha", "beta"}
+    assert [c["seq"] for c in tasks["mb/s-c"]] == [3]
+    assert list(group_by_run(check_calls(records))) == ["mb", "other"]  # by run: unchanged

@@ -119,9 +119,11 @@ def _normalize(body):
 
 
 def _log(path):
-    volatile = {"started_at", "ended_at", "latency_ms", "upstream_ms", "seq"}
+    volatile = {"started_at", "ended_at", "latency_ms", "upstream_ms", "seq", "session_opened"}
     records = []
     for record in iter_calls(path):
+        assert record.get("session_opened") is not None or record.get("session_id") in (None, "", "anonymous") \
+            or not record["session_id"].startswith("session-"), record  # either path says when its session opened
         kept = {k: v for k, v in record.items() if k not in volatile}
         records.append(_normalize(kept))
     return records

@@ -155,7 +155,7 @@ def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path
 
     log = [r for r in iter_calls(tmp / "cassettes" / "rec") if r["run_id"].startswith(("a-", "b-"))]
     by_run = {run_id: [r for r in log if r["run_id"] == run_id] for run_id in {r["run_id"] for r in log}}
-    same = lambda r: {k: v for k, v in r.items() if k not in ("endpoint", "run_id", "lane", "session_id", "seq", "started_at",  # noqa: E731
+    same = lambda r: {k: v for k, v in r.items() if k not in ("endpoint", "run_id", "lane", "session_id", "session_opened", "seq", "started_at",  # noqa: E731
                                                               "ended_at", "latency_ms", "upstream_ms", "result_digest")}
     for mode in ("legacy", "2026-07-28"):
         a, b = by_run[f"a-{mode}"], by_run[f"b-{mode}"]

@@ -50,6 +50,13 @@ PLANS = {
         {"tool": "Medical Calculator:bmi_bsa_calculator", "parameters": {"weight": "ninety-five"}},
     ],
 }
+# A two-server task (MCP-Bench's own): round 1 calls both of its servers.
+TWO_SERVER = ("Unit Converter+Math MCP", "unit_converter_math_mcp_000")
+PLANS["500 m²"] = [
+    {"tool": "Unit Converter:convert_temperature", "parameters": {"value": 68, "from_unit": "fahrenheit", "to_unit": "celsius"}},
+    {"tool": "Unit Converter:convert_temperature", "parameters": {"value": 85, "from_unit": "fahrenheit", "to_unit": "celsius"}},
+    {"tool": "Math MCP:mean", "parameters": {"numbers": [20, 21, 24, 27, 29, 24, 22]}},
+]
 # Seeds Python's global random, then runs MCP-Bench's entry point unchanged (the README gives the same lines).
 LAUNCHER = "import random, runpy, sys\nrandom.seed(int(sys.argv.pop(1)))\nrunpy.run_path('run_benchmark.py', run_name='__main__')\n"
 
@@ -90,9 +97,18 @@ def connect(gateway: GatewayProcess, harness: Path, run: str) -> None:
                  "-o", str(harness / "mcp_servers" / "commands.json")]) == 0
 
 
+def two_server_task_file(harness: Path, out: Path) -> Path:
+    """MCP-Bench's two-server task `unit_converter_math_mcp_000`, with its own distraction servers."""
+    data = json.loads((harness / "tasks" / "mcpbench_tasks_multi_2server_runner_format.json").read_text())
+    kept = [{**entry, "tasks": [t for t in entry["tasks"] if t["task_id"] == TWO_SERVER[1]]}
+            for entry in data["server_tasks"] if entry["server_name"] == TWO_SERVER[0]][:1]
+    out.write_text(json.dumps({**data, "server_tasks": kept, "total_tasks": 1}, indent=1))
+    return out
+
+
 def run_benchmark(python: Path, harness: Path, gateway: GatewayProcess, output: Path, cache: Path,
-                  env: dict[str, str], *, model_run: str | None = None, check: bool = True,
-                  timeout: float = 900) -> subprocess.CompletedProcess:
+                  env: dict[str, str], tasks: str = "three_tasks.json", *, model_run: str | None = None,
+                  check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
     """The runner, seeded; `model_run`: its model client's run, in the Azure endpoint's path (gateway.run_paths)."""
     (harness / "seeded_run_benchmark.py").write_text(LAUNCHER)
     endpoint = gateway.base + (f"/runs/{model_run}" if model_run else "")
@@ -100,7 +116,7 @@ def run_benchmark(python: Path, harness: Path, gateway: GatewayProcess, output: 
            "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("OPENROUTER_API_KEY", None)
     done = subprocess.run([str(python), "seeded_run_benchmark.py", "7", "--models", "gpt-4o", "--tasks-file",
-                           str(harness / "three_tasks.json"), "--distraction-count", "3", "--output", str(output),
+                           str(harness / tasks), "--distraction-count", "3", "--output", str(output),
                            "--cache-dir", str(cache)],
                           cwd=harness, env=env, capture_output=True, text=True, timeout=timeout)
     (output.parent / (output.stem + ".log")).write_text(done.stdout + done.stderr)
@@ -165,6 +181,37 @@ def test_mcpbench_runner_records_then_replays_offline(tmp_path, built_cache):
     # Counted as one task (the run id), the schema-invalid call weighs 1/8 instead of 1/2 of its task.
     pooled = evaluate(cassettes / "mb", tmp_path / "recorded.json")
     assert not pooled["fields"]["input_schema_compliance"]["agrees"]
+
+
+def test_mcpbench_runner_two_server_task_is_one_task(tmp_path, built_cache):
+    """The runner opens a session per server of the task (and per distraction server): counted by
+    `--tasks-by session`, the task is one task over both servers, with the runner's calls per task."""
+    if not ARCHIVE.exists():
+        pytest.fail(f"no MCP-Bench snapshot at {ARCHIVE} (CI puts the shared folder beside the clone)")
+    python = harness_python()
+    harness = unpack_harness(tmp_path / "src")
+    two_server_task_file(harness, harness / "two_server.json")
+    cassettes = tmp_path / "cassettes"
+    model = MCPBenchModel(PLANS).start()
+    env = {**os.environ, "MCPGW_CACHE": str(built_cache)}
+    record = GatewayProcess(["--mode", "record", "--config", str(ROOT / "servers.lock.yaml"), "--servers", *SERVERS,
+                             "--cassettes-dir", str(cassettes), "--cassette", "mb2", "--llm-base-url", model.base_url],
+                            tmp_path / "record.log", env=env)
+    try:
+        connect(record, harness, "mcpbench")
+        run_benchmark(python, harness, record, tmp_path / "recorded.json", tmp_path / "cache", env, "two_server.json")
+    finally:
+        record.stop()
+        model.stop()
+    tools = [c for c in iter_calls(cassettes / "mb2") if c["server"] != "@model"]
+    assert {c["server"] for c in tools} == {"unit_converter", "math_mcp"} and len(tools) == 3, tools
+    assert len({c["session_id"] for c in tools}) == 2  # a session per server
+    check = evaluate(cassettes / "mb2", tmp_path / "recorded.json", "--tasks-by", "session")
+    assert check["agrees"] and check["tasks_in_call_log"] == 1, check
+    assert check["fields"]["avg_tool_calls_per_task"]["reported"] == 3, check
+    report = json.loads((tmp_path / "recorded.eval.json").read_text())
+    (rules,) = report["mcpbench_rules"].values()
+    assert rules["overall"]["avg_servers_used"] == 2 and rules["overall"]["avg_tool_calls_per_task"] == 3, rules["overall"]
 
 
 def evaluate(cassette: Path, results: Path, *more: str) -> dict:
