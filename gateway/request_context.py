@@ -38,13 +38,13 @@ class RequestContext:
     headers: dict[str, str]  # decoded once (ASGI servers hand names over lowercased)
     query: bytes = b""
     server: str | None = None  # the server of a per-server endpoint (gateway.per_server), None on /mcp
-    path_run: str | None = None  # the run a `/runs/<id>/...` path names (gateway.run_paths)
     endpoint: str | None = None  # the path as the client called it (None: the scope's path)
     message: Any = _NOT_PARSED  # the JSON body of every POST, parsed once (strictly) by the guard
     client: str | None = None  # an untagged sessionless client's identity (gateway.client_identity)
     json_answer: bool = False  # answer in plain JSON rather than SSE (gateway.transport)
     inflight: Any = None  # its entry in the table of ids in flight (gateway.request_ids)
     extra: dict[str, Any] = field(default_factory=dict)
+    path_run: str | None = None  # the run a `/runs/<id>/...` path names (gateway.run_paths); last: others are positional
 
     @property
     def session_id(self) -> str | None:
