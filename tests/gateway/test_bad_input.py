@@ -72,7 +72,8 @@ def test_start_failures_are_reported_with_reasons_and_do_not_block_others(gatewa
 def test_dead_upstream_call_names_the_reason(gateway):
     with pytest.raises(MCPError) as err:
         call(gateway, "nokey__echo", {"message": "hi"})
-    assert "Unknown tool" in str(err.value)  # never started: its tools are not offered
+    # never started: its tools are not offered, and a call naming it says why (issue 44 item 14), not "Unknown tool"
+    assert "not available" in str(err.value) and "MCPGW_TEST_UNSET_KEY" in str(err.value), str(err.value)
     assert "MCPGW_TEST_UNSET_KEY" in gateway.server("nokey")["reason"]
 
 
