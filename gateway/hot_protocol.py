@@ -99,16 +99,16 @@ class HotLaneProtocol(HeadRead):
     _unread_timer: asyncio.TimerHandle | None = None  # one body deadline check per connection (`_unread_check`)
     _defaults: tuple[Any, bytes, bool] = (None, b"", False)  # uvicorn's default headers, written (`_default_block`)
     _logs_answers: bool | None = None  # whether uvicorn's access log writes this connection's answers (asked once)
-    _connection: Connection | None = None  # this connection, as its requests' scopes name it
+    _tcp_connection: Connection | None = None  # this connection, as its requests' scopes name it
 
     def on_message_begin(self) -> None:
         self._parsing = True
         self._begun += 1
         self._message_head = self._read_head if self._begun == 1 else None  # its head, if the read began with it
         super().on_message_begin()
-        connection = self._connection
+        connection = self._tcp_connection
         if connection is None:
-            connection = self._connection = Connection()
+            connection = self._tcp_connection = Connection()
         self.scope[CONNECTION] = connection  # an untagged client's identity is its connection's (client_identity)
 
     def on_headers_complete(self) -> None:

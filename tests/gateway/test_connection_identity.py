@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import socket
+import struct
 
 from tests.conftest import free_port, misbehaving_entry
 
@@ -22,6 +23,8 @@ def _identities(base: str, source_port: int, requests: int) -> list[str]:
     host, port = base.removeprefix("http://").split(":")
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Closed with a reset, not a FIN: our side keeps no TIME_WAIT, so the next client can bind the same port at once.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     sock.bind(("127.0.0.1", source_port))
     sock.connect((host, int(port)))
     sock.settimeout(30)

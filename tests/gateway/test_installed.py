@@ -103,8 +103,7 @@ profiles:
     gateway = start_gateway(tmp_path, config, "--profile", "mine")
     try:
         for name in ("ghost_uv", "ghost_npm"):
-            info = gateway.server(name)
-            assert info["state"] == "unavailable", info
+            info = gateway.wait_state(name, ("unavailable",))  # after its start's retries (restarting first)
             assert info["reason"].startswith("not installed: run `mcpgw servers install --config "), info
             assert "--profile mine`" in info["reason"], info
     finally:
