@@ -129,7 +129,7 @@ def start_gateway(workdir: Path, config: str, mode: str, cassette: str, cassette
             port = sock.getsockname()[1]
     process = subprocess.Popen(
         [PY, "-m", "mcpgw", "serve", "--config", str(cfg), "--port", str(port), "--cassettes-dir", str(cassettes_dir),
-         "--cassette", cassette, "--mode", mode, *extra],
+         "--cassette", cassette, "--mode", mode, "--naming", "prefix", *extra],  # /mcp lanes call filesystem__<tool>
         stdout=log, stderr=subprocess.STDOUT, cwd=str(CODE), start_new_session=True,
     )
     gw = Gateway(process, f"http://127.0.0.1:{port}" if port else "", log_path)
@@ -529,6 +529,8 @@ def compare(report: Report, finding_base: dict, replay: list, truth: list, roots
     for i, (a, t) in enumerate(zip(replay, truth)):
         if a is None:
             continue
+        if "Unknown tool" in json.dumps(t.get("error", "")):  # every answer would compare equal, proving nothing
+            raise RuntimeError(f"fuzzer setup: the live gateway does not know the tool called: {t['error']}")
         report.compared += 1
         check = finding_base["check"]
         if refusals_ok and (refusal(a) or (hybrid and hybrid_refusal(a))):

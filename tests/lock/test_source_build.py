@@ -146,7 +146,8 @@ def test_a_network_server_that_answers_but_cannot_list_offline_is_built_and_says
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 installed, 1 failed" in done.stdout
     assert "mcpgw: plain: install failed: step verify: built, but it did not answer tools/list" in done.stderr
-    assert "mcpgw: online" not in done.stderr  # installed: no error line for it
+    assert "mcpgw: online: install failed" not in done.stderr  # installed: no error line for it
+    assert "mcpgw: online: installed" in done.stderr
     specs = parse_config(config.read_text(), "lock.yaml").servers
     assert built_info(specs["online"], tmp_path / "cache") is not None and built_info(specs["plain"], tmp_path / "cache") is None
 
