@@ -44,8 +44,8 @@ class BuildWithDefaultCassette(build_py):
         target = Path(self.build_lib) / "mcpgw" / "recorder" / "shipped" / "default" / "data.mdb"
         self.mkpath(str(target.parent))
         self.copy_file(str(source), str(target))
-        # The lock too: a pip-installed mcpgw serves `--profile local` from an empty folder (mcpgw.gateway.config.default_lock).
-        shipped_lock = Path(self.build_lib) / "mcpgw" / "gateway" / "shipped" / "servers.lock.yaml"
+        # The lock too: a pip-installed mcpgw serves `--profile local` from an empty folder (mcpgw.lock.config.default_lock).
+        shipped_lock = Path(self.build_lib) / "mcpgw" / "lock" / "shipped" / "servers.lock.yaml"
         self.mkpath(str(shipped_lock.parent))
         self.copy_file(str(HERE / "servers.lock.yaml"), str(shipped_lock))
 

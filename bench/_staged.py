@@ -2,7 +2,7 @@
 
 $MCPGW_STAGE names where the hot lane stops doing the call's work and answers a canned result instead:
 - `held`: once the request is read whole at the HTTP protocol (by uvicorn's parser, or as a repeated head:
-  gateway.repeat_head), the answer's write only;
+  gateway.http.repeat_head), the answer's write only;
 - `prepared`: once every layer's check has passed (`HotLane.prepare`: context, guard and JSON parse,
   session, id table, the fast path's own checks);
 - `tasked`: inside the answer's task, once the session is held and the cancel scope set (no handler run);
@@ -19,7 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy
 
-from mcpgw.gateway import fast_path, hot_lane, hot_protocol, tool_calls  # noqa: E402
+from mcpgw.gateway import tool_calls  # noqa: E402
+
+from mcpgw.gateway.endpoints import fast_path, hot_lane
+
+from mcpgw.gateway.http import hot_protocol
 from mcpgw.cli import main  # noqa: E402
 from mcpgw.recorder import calllog  # noqa: E402
 

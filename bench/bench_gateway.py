@@ -129,7 +129,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 def validation_timing() -> dict:
     """p50 of one inline check per real tool schema of the reference servers (valid arguments)."""
-    from mcpgw.gateway.validation import ValidatorCache
+    from mcpgw.gateway.tools.validation import ValidatorCache
 
     cache = ValidatorCache()
     samples = []

@@ -18,7 +18,7 @@ import time
 
 import anyio
 
-from mcpgw.gateway.upstream import CallOptions
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.recorder.state import StateModel
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 

@@ -90,7 +90,7 @@ LAYERS = [
     ("router (validation, upstream, call log)", ("Router.call_tool", "ToolCalls.call_tool")),
 ]
 
-# The hot lane's parts (gateway.hot_lane): no chain of layers but a request held in the protocol's reads,
+# The hot lane's parts (gateway.endpoints.hot_lane): no chain of layers but a request held in the protocol's reads,
 # then answered in a task of its own; inclusive shares (py-spy cuts a resumed task's stack at the
 # coroutine it resumes, so a part's share is not always inside its caller's).
 HOT_PARTS = [

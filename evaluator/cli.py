@@ -61,7 +61,7 @@ def drop_duplicates(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cassette_logs(args: argparse.Namespace) -> list[Path]:
     """The call-log folders of --cassette (a name in --cassettes-dir, or a path) that --log picks."""
-    from mcpgw.gateway.errors import GatewayError
+    from mcpgw.gateway.basics.errors import GatewayError
     from mcpgw.recorder.replay_logs import call_log_paths, log_note
 
     try:
@@ -124,7 +124,7 @@ def _emit(args: argparse.Namespace, text: str | None, printer: Any = None) -> No
         return
     from rich.console import Console
 
-    from mcpgw.gateway.console import PIPE_WIDTH, table_console
+    from mcpgw.gateway.basics.console import PIPE_WIDTH, table_console
 
     if args.output:
         import io
@@ -317,7 +317,7 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
     if not getattr(args, "cassette", None):
         return None
     # First-party imports, not guarded: a failing one used to drop the report's drift section without a word.
-    from mcpgw.gateway.errors import GatewayError
+    from mcpgw.gateway.basics.errors import GatewayError
     from mcpgw.recorder.cassette import Cassette
     from mcpgw.recorder.paths import existing_cassette
     from mcpgw.recorder.store import CassetteFormatError

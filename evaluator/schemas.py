@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from mcpgw.gateway.validation import schema_digest  # one digest for the call log and the evaluator
+from mcpgw.gateway.tools.validation import schema_digest  # one digest for the call log and the evaluator
 
 Check = Callable[[Any], bool]
 MEMO_LIMIT = 500_000

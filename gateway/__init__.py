@@ -1,3 +1,18 @@
-"""mcpgw: one MCP endpoint in front of many MCP servers."""
+"""mcpgw's core: one MCP endpoint in front of many MCP servers.
+
+Rooms, each importing only the rooms above it in this list (tests/test_layering.py checks it):
+
+    basics      errors, JSON, msgpack, digests, secrets, deadlines, the console
+    specs       what the core is given: ServerSpec, Settings (the lock file is read in mcpgw.lock)
+    tools       the catalog, tool names, schemas and inline validation
+    upstreams   the servers behind the gateway: live (stdio, HTTP), isolation, installs
+    routing     one request to the right upstream: tools/call, lists, forwarding, /status
+    sessions    request context, client identity, in-flight ids, the session table, the SDK adapter
+    stdio       the gateway over stdio
+    http        HTTP plumbing: uvicorn's protocol, heads, limits, workers, shutdown
+    endpoints   /mcp, the hot lane, per-server endpoints, SSE, mcprouter's API, the guard
+
+`front` (this folder) puts them together: the gateway as an MCP server over HTTP and stdio.
+"""
 
 __version__ = "0.1.0"

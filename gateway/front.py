@@ -4,7 +4,7 @@ Built on the SDK's low-level `Server`, which serves both protocol eras
 (handshake versions and 2026-07-28) and shapes each result for the client's
 version. Handlers read the raw params (`ctx.params`) and return the router's
 wire dicts; `GatewayError`s become JSON-RPC errors here and nowhere else.
-Lists wait for the upstreams' first start to settle. Over HTTP: gateway.http_app.
+Lists wait for the upstreams' first start to settle. Over HTTP: gateway.endpoints.http_app.
 """
 
 from __future__ import annotations
@@ -26,18 +26,20 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpgw.gateway import __version__, fast_path, per_server
-from mcpgw.gateway.errors import GatewayError
-from mcpgw.gateway.http_app import SHUTDOWN_GRACE, GatewayHttpProtocol, bound_port, build_http_app, serve_http  # noqa: F401
-from mcpgw.gateway.request_context import of_request
-from mcpgw.gateway.request_params import describe_invalid
-from mcpgw.gateway.router import Caller, Router
-from mcpgw.gateway.sdk_adapter import connection_of
-from mcpgw.gateway.secrets import scrub
-from mcpgw.gateway.sessions import SessionDirectory, SessionTable
-from mcpgw.gateway.stdio_guard import AnsweredIds, CheckedLines, answer_refusals
-from mcpgw.gateway.stopping import exit_now
-from mcpgw.gateway.tool_calls import iso_time
+from mcpgw.gateway import __version__
+
+from mcpgw.gateway.endpoints import fast_path, per_server
+from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.endpoints.http_app import SHUTDOWN_GRACE, GatewayHttpProtocol, bound_port, build_http_app, serve_http  # noqa: F401
+from mcpgw.gateway.sessions.request_context import of_request
+from mcpgw.gateway.sessions.request_params import describe_invalid
+from mcpgw.gateway.routing.router import Caller, Router
+from mcpgw.gateway.sessions.sdk_adapter import connection_of
+from mcpgw.gateway.basics.secrets import scrub
+from mcpgw.gateway.sessions.sessions import SessionDirectory, SessionTable
+from mcpgw.gateway.stdio.stdio_guard import AnsweredIds, CheckedLines, answer_refusals
+from mcpgw.gateway.http.stopping import exit_now
+from mcpgw.gateway.routing.tool_calls import iso_time
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +76,7 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
         return kept.caller
 
     def server_of(ctx: Any) -> str | None:
-        """The server of a per-server endpoint (gateway.per_server), None on /mcp."""
+        """The server of a per-server endpoint (gateway.endpoints.per_server), None on /mcp."""
         kept = ctx.kept if type(ctx) is fast_path.FastContext else None
         return per_server.server_of(ctx.request) if kept is None else kept.server
 
@@ -143,7 +145,7 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
             on_set_logging_level=guarded(set_level),
             on_subscriptions_listen=ListenHandler(bus),
         )
-    sessions: SessionTable = {}  # filled by the HTTP front's session admission (gateway.sessions)
+    sessions: SessionTable = {}  # filled by the HTTP front's session admission (gateway.sessions.sessions)
     directory = SessionDirectory(sessions)
     # These replace the SDK's (no-op) OpenTelemetry middleware; they run around its check of a request's params.
     server.middleware = [_MalformedCalls(router, caller), directory]
@@ -202,7 +204,7 @@ def _caller(router: Router, ctx: Any, default_run: str, sessions: SessionTable) 
     run_id, identity, opened = None, "stdio", None  # a stdio gateway has exactly one client
     request = ctx.request
     http = of_request(request)
-    if http is not None:  # decided once per request by the pipeline (gateway.request_context)
+    if http is not None:  # decided once per request by the pipeline (gateway.sessions.request_context)
         run_id = http.run
         identity = http.caller
         session = sessions.get(http.session_id) if http.session_id else None
@@ -274,7 +276,7 @@ async def serve_stdio(router: Router, server: Server[Any], running: Callable[[],
                 if running is not None:
                     running()  # the upstreams are starting: `until_settled` means something now
                 # A bad line is answered, not dropped; at the end of input the answers still owed are awaited, as
-                # long as a call may take once the servers have settled (gateway.stdio_guard).
+                # long as a call may take once the servers have settled (gateway.stdio.stdio_guard).
                 lines = CheckedLines(drain_timeout=router.settings.ready_timeout + router.settings.max_call_timeout)
                 async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as refusing:
                     refusing.start_soon(answer_refusals, lines.refusals, write)

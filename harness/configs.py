@@ -82,7 +82,7 @@ def render(kind: str, status: dict[str, Any], base: str, *, run: str | None = No
 
 
 def run_base(base: str, run: str | None) -> str:
-    """The base URL whose every route is tagged with `run` (gateway.run_paths), or the base itself."""
+    """The base URL whose every route is tagged with `run` (gateway.sessions.run_paths), or the base itself."""
     base = base.rstrip("/")
     return f"{base}/runs/{quote(run, safe='')}" if run else base
 

@@ -11,7 +11,7 @@ Model completions are one more kind of exchange, played by the same
 stateless server (the request body: sorted keys, ids of nothing: a chat request
 has none) under the pseudo-server `@model`, so model exchanges sit in the same
 `exchanges` database as tool exchanges, and never diverge. Lanes are
-chosen as on `/mcp` (gateway.client_identity): a run id from `?run=` or the
+chosen as on `/mcp` (gateway.sessions.client_identity): a run id from `?run=` or the
 `X-Run-Id` header, else one lane per client (`<default run>/client-<id>`, the
 `mcpgw-client` cookie the `openai` client keeps, else its connection), so
 untagged clients never take each other's answers. Identical requests in a lane
@@ -36,9 +36,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, request_response
 
-from mcpgw.gateway import client_identity
-from mcpgw.gateway.request_context import posted_json
-from mcpgw.gateway.router import Caller
+from mcpgw.gateway.sessions import client_identity
+from mcpgw.gateway.sessions.request_context import posted_json
+from mcpgw.gateway.routing.router import Caller
 from mcpgw.llm.answer import DONE, ModelAnswer, error_body
 from mcpgw.llm.call_record import model_record
 from mcpgw.llm.miss import describe_model_miss
@@ -314,7 +314,7 @@ def _sse(data: str) -> bytes:
 def _response(answer: ModelAnswer) -> Response:
     """The answer as the client gets it. Its call-log record is written before (as a streamed answer's is before
     its [DONE]): once a client has an answer it may act on it at once, and the tool call it makes is logged
-    in the turn that reads it (gateway.eager), so a record written after the answer was sent could follow that
+    in the turn that reads it (gateway.basics.eager), so a record written after the answer was sent could follow that
     call's in the run's log, and a replay's log differ from the recording's in its order."""
     if answer.events is not None:
         async def replay() -> AsyncIterator[bytes]:

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-# An untagged caller's lane: `<default run>/<session-..|client-..|sse-..>` (gateway.router_core.Caller.lane).
+# An untagged caller's lane: `<default run>/<session-..|client-..|sse-..>` (gateway.routing.router_core.Caller.lane).
 _UNTAGGED_LANE = re.compile(r"/(session|client|sse)-[^/]*$")
 
 

@@ -6,11 +6,13 @@
     mcpgw servers install [--config L] [--profile P] [--servers ID ...] [--jobs N] [--timeout S] [--sources DIR]
 
 A feature package on top of the core: it imports gateway/, and the core never
-imports it. What the gateway itself needs to start a server lives in the core:
-reading the lock (`gateway.config`, with `gateway.recipe_syntax`), where
-installs and builds are and how an installed entry starts
-(`gateway.installed`), and the breaking / compatible classification of
-catalog changes (`gateway.schema_diff`, also used by `mcpgw drift`).
+imports it. The lock file's format lives here: `config` reads `servers.lock.yaml`
+or an `mcpServers` JSON (`lock_format`, `mcp_servers_json`, `config_fields`,
+`recipe_syntax`) into the `ServerSpec`s the core is given; the composition root
+(mcpgw/) reads it and hands the specs on. What the gateway needs at every start
+stays in the core: where installs and builds are and how an installed entry
+starts (`gateway.upstreams.installed`), and the breaking / compatible
+classification of catalog changes (`gateway.tools.schema_diff`).
 
 Modules, one concept each: `importer` (foreign server lists -> entries),
 `lockedit` (text edits that keep comments), `launchers` (npx / uvx command

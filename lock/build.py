@@ -20,10 +20,10 @@ from pathlib import Path
 
 import anyio
 
-from mcpgw.gateway.child_env import child_env
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.installed import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
-from mcpgw.gateway.recipe_syntax import RecipeError, parse_recipe
+from mcpgw.gateway.upstreams.child_env import child_env
+from mcpgw.lock.config import ServerSpec
+from mcpgw.gateway.upstreams.installed import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
+from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.lock.processes import run_process  # one process runner for every install step
 from mcpgw.lock.recipes import build_env, build_steps
 from mcpgw.lock.sources import SourceError, source_tree
@@ -115,7 +115,7 @@ async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
     assert runnable is not None
     if runnable.env_required:  # a key is needed to run, not to build: built, but not started here
         runnable = _without_required_env(runnable)
-    [probe] = await probe_servers([runnable], timeout=timeout)  # an HTTP entry's command included (gateway.http_launch)
+    [probe] = await probe_servers([runnable], timeout=timeout)  # an HTTP entry's command included (gateway.upstreams.http_launch)
     if not probe.ready or probe.catalog is None:
         if "network" in spec.flags and "MCPError: " in (probe.reason or ""):
             # It started and answered over MCP, with an error: its tools/list fetches from the

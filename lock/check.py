@@ -1,7 +1,7 @@
 """`mcpgw lock check`: does what runs still match what the lock pinned?
 
 Starts the profile's servers that have a `locked:` section, compares each live
-catalog with it (`gateway.schema_diff`) and reports every change,
+catalog with it (`gateway.tools.schema_diff`) and reports every change,
 classified breaking or compatible. A server with no `locked:` section is
 listed as unlocked and not started. Exit status: 2 when a locked server could
 not be checked (it did not start, or its `locked:` data is unreadable), else 1
@@ -18,9 +18,9 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.config import ServerSpec, default_lock
-from mcpgw.gateway.errors import ConfigError
-from mcpgw.gateway.schema_diff import Change, diff_tools
+from mcpgw.lock.config import ServerSpec, default_lock
+from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.tools.schema_diff import Change, diff_tools
 from mcpgw.lock.locked import Locked, snapshot
 from mcpgw.lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
 from mcpgw.lock.probe import Probe

@@ -11,7 +11,7 @@ Shapes read:
   directory one level below `--base-dir` (default: the file's directory), as MCP-Bench resolves it:
   `../unit-converter-mcp` next to `mcp_servers/commands.json` is `mcp_servers/unit-converter-mcp`.
 
-Ids come from names the way `gateway.config` makes them ("Unit Converter" -> unit_converter, the
+Ids come from names the way `lock.config` makes them ("Unit Converter" -> unit_converter, the
 name kept as `title`). A literal env value whose name says secret (`SECRET_NAME_RE`: KEY, TOKEN,
 SECRET, PASS...) is not copied into the lock: the entry reads it from the gateway's environment
 instead, and the report says which variable to export. An exact version in an npx / uvx command
@@ -33,11 +33,11 @@ from typing import Any
 
 import yaml
 
-from mcpgw.gateway.config import GatewayConfig, ServerSpec, parse_config, read_config_text
-from mcpgw.gateway.errors import ConfigError, GatewayError
-from mcpgw.gateway.lock_format import LOCK_FIELDS
-from mcpgw.gateway.mcp_servers_json import EXTENSION_KEY, server_id_from_name
-from mcpgw.gateway.server_spec import ENV_REF_RE, FREE_PORT_VAR, SECRET_NAME_RE, SERVER_ID_RE
+from mcpgw.lock.config import GatewayConfig, ServerSpec, parse_config, read_config_text
+from mcpgw.gateway.basics.errors import ConfigError, GatewayError
+from mcpgw.lock.lock_format import LOCK_FIELDS
+from mcpgw.lock.mcp_servers_json import EXTENSION_KEY, server_id_from_name
+from mcpgw.gateway.specs.server_spec import ENV_REF_RE, FREE_PORT_VAR, SECRET_NAME_RE, SERVER_ID_RE
 from mcpgw.lock.launchers import infer_pin, parse_launch
 from mcpgw.lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
 
@@ -138,7 +138,7 @@ def _from_commands(text: str, name: str, entry: dict[str, Any], source: str, bas
                 raise ConfigError(source, line, f"{where}: an {transport} server needs a 'port' (or a 'url')")
             endpoint = entry.get("endpoint") or ("/sse" if transport == "sse" else "/mcp")
             url = f"http://127.0.0.1:{port}{endpoint if str(endpoint).startswith('/') else '/' + str(endpoint)}"
-            if str(port) in argv[1:]:  # the command takes its port: a free loopback one at each start (gateway.http_launch)
+            if str(port) in argv[1:]:  # the command takes its port: a free loopback one at each start (gateway.upstreams.http_launch)
                 free = "${%s}" % FREE_PORT_VAR
                 argv = [argv[0], *(free if word == str(port) else word for word in argv[1:])]
                 url = url.replace(f":{port}/", f":{free}/", 1)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mcpgw.gateway.server_spec import Pin
+from mcpgw.gateway.specs.server_spec import Pin
 
 _NPX_VALUE_OPTIONS = {"-p", "--package", "-c", "--call", "--registry", "--cache", "--userconfig", "--prefix", "-w",
                       "--workspace"}

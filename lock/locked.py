@@ -26,10 +26,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.errors import ConfigError
-from mcpgw.gateway.validation import schema_digest
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.lock.config import ServerSpec
+from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.tools.validation import schema_digest
 from mcpgw.lock.launchers import infer_pin
 
 KEY = "locked"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from mcpgw.gateway.config import GatewayConfig, parse_config
-from mcpgw.gateway.errors import ConfigError, GatewayError
+from mcpgw.lock.config import GatewayConfig, parse_config
+from mcpgw.gateway.basics.errors import ConfigError, GatewayError
 
 
 def scalar(text: str) -> str:

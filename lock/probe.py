@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import anyio
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.live import LiveUpstream
-from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.lock.config import ServerSpec
+from mcpgw.gateway.upstreams.live import LiveUpstream
+from mcpgw.gateway.specs.settings import Settings
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from mcpgw.gateway.config import ServerSpec
+from mcpgw.lock.config import ServerSpec
 from mcpgw.lock.probe import Probe, probe_servers
 
 

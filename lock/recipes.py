@@ -19,7 +19,7 @@ rest: uv unpacks wheels in parallel, so when two packages write the same folder
 (urllib3-future writes into urllib3/) which file wins varies from one build to the
 next, and a mixed folder does not import. Node builds install the package's own lock file (`npm
 ci`) and run its build script.
-Where a build lives, and how the gateway starts a built entry, is gateway.installed.
+Where a build lives, and how the gateway starts a built entry, is gateway.upstreams.installed.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.recipe_syntax import Recipe, RecipeError
+from mcpgw.lock.recipe_syntax import Recipe, RecipeError
 from mcpgw.lock.bytecode import compile_command
 
 

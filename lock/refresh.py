@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 
 import anyio
 
-from mcpgw.gateway.errors import ConfigError
-from mcpgw.gateway.schema_diff import diff_tools
+from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.tools.schema_diff import diff_tools
 from mcpgw.lock.locked import KEY, Locked, render, snapshot
 from mcpgw.lock.lockedit import check_text, set_entry_key, write_atomic
 from mcpgw.lock.lockfile import DEFAULT_LOCK, open_lock

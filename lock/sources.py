@@ -27,8 +27,8 @@ from pathlib import Path
 
 import anyio
 
-from mcpgw.gateway.errors import GatewayError
-from mcpgw.gateway.server_spec import Source
+from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.specs.server_spec import Source
 
 TREE_MARKER = ".mcpgw-tree.json"
 ARCHIVE_URL = "https://codeload.github.com/{repo}/tar.gz/{commit}"

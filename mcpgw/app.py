@@ -23,16 +23,16 @@ from pathlib import Path
 
 import anyio
 
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.errors import CassetteError, GatewayError
+from mcpgw.lock.config import ServerSpec
+from mcpgw.gateway.basics.errors import CassetteError, GatewayError
 from mcpgw.gateway.front import build_http_app, build_server, serve_http, serve_stdio
-from mcpgw.gateway.http_guard import GuardPolicy, default_allowed_hosts
-from mcpgw.gateway.router import Router
-from mcpgw.gateway.secrets import register as register_secrets
-from mcpgw.gateway.sessions import SessionLimits
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.spec_record import spec_digest, spec_from_dict, spec_to_dict
-from mcpgw.gateway.upstream import PerRunInstances, ReplayCounters, Upstream
+from mcpgw.gateway.endpoints.http_guard import GuardPolicy, default_allowed_hosts
+from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.basics.secrets import register as register_secrets
+from mcpgw.gateway.sessions.sessions import SessionLimits
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.specs.spec_record import spec_digest, spec_from_dict, spec_to_dict
+from mcpgw.gateway.upstreams.upstream import PerRunInstances, ReplayCounters, Upstream
 from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.llm.strangers import tagged_runs
 from mcpgw.recorder.calllog import CallLog
@@ -79,7 +79,7 @@ class Gateway:
         self._closed = False
         self.telemetry: Any = None  # telemetry.switch.Telemetry when traces or /metrics are asked for
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
-        self.workers: Any = None  # gateway.worker_routing.Workers when this process is one of --workers N
+        self.workers: Any = None  # gateway.http.worker_routing.Workers when this process is one of --workers N
         self.worker_channel: Any = None  # then also: the socket its connections are dealt on (mcpgw.workers)
         upstreams: dict[str, Upstream] = {}
 

@@ -8,7 +8,7 @@ import sys
 from typing import NoReturn
 
 from mcpgw.gateway import __version__
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.recorder.store import CassetteFormatError
 
 from mcpgw.commands import cassette, connect, drift, evaluate, lock, run, serve, status

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.llm.passthrough import ModelPassthrough
 from mcpgw.llm.upstream import LiveModel
 from mcpgw.recorder.redaction import Redactor

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgw.gateway.errors import CassetteError, GatewayError
-from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.basics.errors import CassetteError, GatewayError
+from mcpgw.gateway.specs.settings import Settings
 from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.recorder.cassette import Cassette, Recorded, open_named
 from mcpgw.recorder.paths import cassette_path

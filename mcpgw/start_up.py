@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from mcpgw.gateway.front import serve_http
-from mcpgw.gateway.http_app import build_model_app
+from mcpgw.gateway.endpoints.http_app import build_model_app
 
 
 async def settle_saying_who(router: Any, ready_timeout: float, every: float = 5.0) -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.isolation import PerRunUpstream
-from mcpgw.gateway.live import LiveUpstream
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.upstream import Upstream
+from mcpgw.lock.config import ServerSpec
+from mcpgw.gateway.upstreams.isolation import PerRunUpstream
+from mcpgw.gateway.upstreams.live import LiveUpstream
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.upstreams.upstream import Upstream
 
 
 def live_upstream(spec: ServerSpec, settings: Settings, *, per_run: bool | None = None,

@@ -1,9 +1,9 @@
 """`mcpgw serve --workers N`: N gateway processes behind one port, for replay.
 
 The parent listens on the port and starts N workers (`mcpgw serve ... --worker K/N`);
-it deals the connections it accepts to the workers in turn (`gateway.connection_handoff`).
+it deals the connections it accepts to the workers in turn (`gateway.http.connection_handoff`).
 Each worker opens the cassette read-only, listens on a private Unix socket, and serves
-the lanes it owns (`gateway.worker_routing`): a request that reaches another worker is
+the lanes it owns (`gateway.http.worker_routing`): a request that reaches another worker is
 forwarded there, so every lane's replay state lives in one process and the answers are
 those of a single process. All workers append to one call-log cassette (appends are
 numbered inside the write transaction, so processes never overwrite each other).
@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from mcpgw.gateway.connection_handoff import ConnectionDealer, channel_pair
-from mcpgw.gateway.errors import GatewayError
-from mcpgw.gateway.worker_routing import Workers
+from mcpgw.gateway.http.connection_handoff import ConnectionDealer, channel_pair
+from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.http.worker_routing import Workers
 
 
 def run_parent(argv: list[str], count: int, log_cassette: str, host: str, port: int) -> int:

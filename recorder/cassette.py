@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgw.gateway import __version__
-from mcpgw.gateway.errors import CassetteError
+from mcpgw.gateway.basics.errors import CassetteError
 from mcpgw.recorder.paths import cassette_path
 from mcpgw.recorder.store import CassetteFormatError, CassetteStore
 

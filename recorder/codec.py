@@ -6,12 +6,12 @@ from typing import Any
 
 import msgpack
 
-from mcpgw.gateway.msgpack_packer import packb
+from mcpgw.gateway.basics.msgpack_packer import packb
 
 
 def pack(value: Any) -> bytes:
     try:
-        return packb(value)  # one packer per thread, reused (gateway.msgpack_packer)
+        return packb(value)  # one packer per thread, reused (gateway.basics.msgpack_packer)
     except OverflowError:  # an integer beyond 64 bits (valid JSON): kept exactly, as its decimal text
         return packb(_big_ints_as_text(value))
 

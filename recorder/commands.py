@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.recorder.cassette import Cassette
-from mcpgw.gateway.console import table_console
+from mcpgw.gateway.basics.console import table_console
 from mcpgw.recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
 from mcpgw.recorder.replay_logs import fidelity, iter_records, prune, session_logs
 from mcpgw.recorder.cassette_files import in_use

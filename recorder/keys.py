@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from mcpgw.gateway.json_text import canonical as canonical_json
+from mcpgw.gateway.basics.json_text import canonical as canonical_json
 
 
 def canonical(params: dict[str, Any] | None) -> str:

@@ -3,7 +3,7 @@
 A lane is a run id (X-Run-Id) or a client without one; each costs about 1.5 KB in replay
 (its position in the recording, its history, what it follows), and run ids are the
 clients' to choose: 10,000 of them held 13.6 MB for good. As with HTTP sessions
-(gateway/sessions.py), the table has a cap and makes room by dropping the lane used
+(gateway/sessions/sessions.py), the table has a cap and makes room by dropping the lane used
 least recently; a lane in use is the most recent one, so only a lane that has been
 idle while `max_lanes` others were used is dropped. A dropped lane that comes back is not
 a new run, though: its history is gone while the server's state (and the recording) went on.

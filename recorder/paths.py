@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 CASSETTE_ENTRIES = {"data.mdb", "lock.mdb", "runs"}  # an LMDB environment, and the replay logs beside it

@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.errors import CassetteError, UpstreamRejected
-from mcpgw.gateway.upstream import CallOptions, Status, Upstream
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.basics.errors import CassetteError, UpstreamRejected
+from mcpgw.gateway.upstreams.upstream import CallOptions, Status, Upstream
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.state import GroupState, StateModel, read_only_tools

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.recorder.paths import existing_cassette, is_cassette
 from mcpgw.recorder.cassette_files import in_use
 from mcpgw.recorder.store import CassetteFormatError, CassetteStore

@@ -9,7 +9,7 @@ committed at once on the caller's thread instead: an unsynced LMDB commit of
 one record takes about 12 us, the hand-off to the writer thread and back about
 60 us (measured), and the hand-off also contends for the GIL. Appends made while a
 hot call is answered at once are held for the event loop's turn instead, and committed together
-at its end, before those calls' answers are written (gateway.commit_batch). Commits are not
+at its end, before those calls' answers are written (gateway.http.commit_batch). Commits are not
 fsync'ed (`sync=False`): a killed gateway loses nothing already committed,
 since the bytes are in the OS page cache; an orderly close syncs to disk.
 A failing write (full disk, full map) keeps its batch in memory and retries,
@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import lmdb
 
-from mcpgw.gateway.commit_batch import collecting_batch
+from mcpgw.gateway.http.commit_batch import collecting_batch
 from mcpgw.recorder.cassette_files import CassetteDamaged, CassetteFormatError, check_data_file
 from mcpgw.recorder.codec import pack, unpack
 
@@ -120,7 +120,7 @@ class CassetteStore:
         self._count_lock = threading.Lock()
         self._queued = 0  # items handed to the writer thread and not yet committed (or failed)
         self._pending_retry: list[tuple[str, bytes, bytes]] = []
-        self._held: list[tuple[str, bytes | None, Any]] = []  # appends held for the loop turn's batch (gateway.commit_batch)
+        self._held: list[tuple[str, bytes | None, Any]] = []  # appends held for the loop turn's batch (gateway.http.commit_batch)
         self._error: str | None = None
         self._closed = False
         self._writer: threading.Thread | None = None
@@ -184,7 +184,7 @@ class CassetteStore:
         return self._submit(encoded, wait)
 
     def commit_held(self) -> None:
-        """Commit what was held for a batch (gateway.commit_batch), as an append nobody waits for."""
+        """Commit what was held for a batch (gateway.http.commit_batch), as an append nobody waits for."""
         with self._count_lock:
             held, self._held = self._held, []
         if held:

@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpgw.gateway.errors import CassetteError, ReplayMiss
-from mcpgw.gateway.upstream import CallOptions
+from mcpgw.gateway.basics.errors import CassetteError, ReplayMiss
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.recorder.keys import base_key
 from mcpgw.recorder.store import StoreWriteError
 from mcpgw.replay.simulator import SIMULATOR_SERVER, SimulationFailed, Simulator

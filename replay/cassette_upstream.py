@@ -28,10 +28,10 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskStatus
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
-from mcpgw.gateway.stable_results import StableResults
-from mcpgw.gateway.upstream import CallOptions, PerRunInstances, Status, Upstream
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.basics.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
+from mcpgw.gateway.basics.stable_results import StableResults
+from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Status, Upstream
 from mcpgw.recorder.codec import pack
 from mcpgw.recorder.lane_table import MAX_LANES
 from mcpgw.recorder.redaction import MASK
@@ -142,7 +142,7 @@ class CassetteUpstream:
             await self.fallback.aclose()
 
     def instance_stopped(self, lane: str) -> None:
-        """Hybrid: the live instance of `lane` stopped for being idle (gateway.isolation); see Player.instance_stopped."""
+        """Hybrid: the live instance of `lane` stopped for being idle (gateway.upstreams.isolation); see Player.instance_stopped."""
         self.player.instance_stopped(lane)
 
     def lane_report(self) -> dict[str, dict[str, Any]]:

@@ -20,10 +20,10 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.errors import GatewayError
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.upstream import CallOptions, PerRunInstances, Upstream
+from mcpgw.gateway.specs.server_spec import ServerSpec
+from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Upstream
 from mcpgw.recorder.cassette import Recorded
 from mcpgw.replay.compare import Difference, IgnoreRule, Rules, compare_results, propose_rules
 

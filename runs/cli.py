@@ -10,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.runs.report import Progress, summary
 
 MODES = ("record", "replay", "live", "hybrid")

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.runs.answers import FINISHED, AnswersFile, read_finished
 from mcpgw.runs.attempts import final_attempts, highest_attempts
 from mcpgw.runs.cassette_parts import merge_parts, part_paths, parts_dir

@@ -206,7 +206,7 @@ def newcomer_reads(steps: list[Step], read_only: set[str]) -> list[Step]:
     tool calls, resource reads, prompts, completions. Played first, in a lane of their own, so they
     are recorded at the state a new run starts in, and a newcomer's reads replay in any order.
     (Calls to stateless servers need no such pass: their keys never hold history.)"""
-    from mcpgw.gateway.config import load_config
+    from mcpgw.lock.config import load_config
 
     servers = load_config(CONFIG).servers
 

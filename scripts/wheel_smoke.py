@@ -119,7 +119,7 @@ def live_from_the_shipped_lock(mcpgw: Path) -> None:
     """The banner's own advice works from an empty folder, with the lock installed with the wheel:
     `mcpgw servers install --profile local`, then `mcpgw serve --mode live --profile local`, every server of
     the profile ready (the packages come from the registries, or the caches the CI's fetch left warm)."""
-    from mcpgw.gateway.config import SHIPPED_LOCK, default_lock, load_config
+    from mcpgw.lock.config import SHIPPED_LOCK, default_lock, load_config
 
     with tempfile.TemporaryDirectory(prefix="mcpgw-wheel-lock-") as home:
         cwd = os.getcwd()

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.recorder.calllog import iter_calls
 from mcpgw.telemetry.exporter import otlp_exporter
 from mcpgw.telemetry.tracing import Tracing

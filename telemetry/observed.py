@@ -14,7 +14,7 @@ Observer = Callable[[dict[str, Any]], None]
 
 
 class ObservedCallLog:
-    """A CallSink in front of the call log (gateway.router_core.CallSink)."""
+    """A CallSink in front of the call log (gateway.routing.router_core.CallSink)."""
 
     def __init__(self, inner: CallLog, observers: list[Observer]) -> None:
         self.inner, self.observers = inner, observers

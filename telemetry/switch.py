@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.specs.settings import Settings
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.telemetry.observed import ObservedCallLog, mask_of
 

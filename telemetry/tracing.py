@@ -102,7 +102,7 @@ class Tracing:
     # -- records -------------------------------------------------------------------------
 
     def begin(self, record: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        """A tools/call about to be forwarded (gateway.tool_calls, `trace_calls`): `params` with `_meta.traceparent`
+        """A tools/call about to be forwarded (gateway.routing.tool_calls, `trace_calls`): `params` with `_meta.traceparent`
         naming the call's span, for the server to continue the trace (the MCP semantic conventions'
         propagation). Under the client's own `_meta.traceparent` when it sent one."""
         try:

@@ -111,9 +111,9 @@ def test_nothing_imports_a_part_by_its_folder_name():
 
 
 def test_the_scan_resolves_relative_imports():
-    source = "from . import naming\nfrom .catalog import Catalog\nfrom ..recorder import store\n"
-    names = [name for _, name in imported_names(ast.parse(source), "mcpgw.gateway.router")]
-    assert names == ["mcpgw.gateway.naming", "mcpgw.gateway.catalog", "mcpgw.recorder"]
+    source = "from . import tool_calls\nfrom ..tools.catalog import Catalog\nfrom ...recorder import store\n"
+    names = [name for _, name in imported_names(ast.parse(source), "mcpgw.gateway.routing.router")]
+    assert names == ["mcpgw.gateway.routing.tool_calls", "mcpgw.gateway.tools.catalog", "mcpgw.recorder"]
 
 
 def test_the_core_imports_no_feature_package():
@@ -166,7 +166,7 @@ def test_lock_is_a_top_level_feature_package():
 
 def test_the_core_does_not_import_the_lock_feature():
     hits = [hit for package in NOT_IMPORTING_LOCK for hit in lock_imports(package)]
-    assert hits == [], "the core starts servers from what install leaves (gateway.installed); it never imports lock/: " + "; ".join(hits)
+    assert hits == [], "the core starts servers from what install leaves (gateway.upstreams.installed); it never imports lock/: " + "; ".join(hits)
 
 
 def test_the_lock_scan_sees_imports_inside_functions_and_by_name():
@@ -206,6 +206,93 @@ def test_the_package_graph_has_no_cycle():
     for package in sorted(graph):
         if package not in state:
             visit(package, [package])
+
+
+# The core's rooms, lowest first: a room imports only the rooms before it in this list (and itself).
+# gateway/front.py, the core's own top, may import any room. Say a new room here and in gateway/__init__.py.
+ROOMS = ["basics", "specs", "tools", "upstreams", "routing", "sessions", "stdio", "http", "endpoints"]
+
+
+def room_of(name: str) -> str | None:
+    """The core room a module name belongs to (mcpgw.gateway.tools.catalog -> tools), None outside the rooms."""
+    pieces = name.split(".")
+    if pieces[:2] == [ROOT_PACKAGE, CORE] and len(pieces) > 2 and pieces[2] in ROOMS:
+        return pieces[2]
+    return None
+
+
+def face(room_name: str) -> list[str]:
+    """The modules a room's __init__ names in __all__: what code outside the room may import."""
+    tree = ast.parse((ROOT / CORE / room_name / "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return [ast.literal_eval(item) for item in node.value.elts]  # type: ignore[attr-defined]
+    return []
+
+
+def imports_named(path: Path) -> list[tuple[int, str]]:
+    return names_imported(ast.parse(path.read_text(), str(path)), import_name(path), path.name == "__init__.py")
+
+
+def names_imported(tree: ast.AST, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """imported_names, plus `package.name` for each name of a `from package import name` (it may be a module)."""
+    found = imported_names(tree, module, is_package)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            (_, base), = imported_names(ast.Module(body=[node], type_ignores=[]), module, is_package)
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return found
+
+
+def test_the_rooms_are_the_core_s_folders_each_with_a_face_and_a_purpose():
+    folders = sorted(p.name for p in (ROOT / CORE).iterdir() if (p / "__init__.py").exists())
+    assert folders == sorted(ROOMS)
+    assert sorted(p.name for p in (ROOT / CORE).glob("*.py")) == ["__init__.py", "front.py"]  # nothing left loose
+    for name in ROOMS:
+        init = ROOT / CORE / name / "__init__.py"
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{init}: say what the room is for"
+        names = face(name)
+        assert names and all((ROOT / CORE / name / f"{module}.py").is_file() for module in names), (name, names)
+
+
+def test_a_room_imports_only_the_rooms_below_it():
+    """Absolute and relative imports, at any depth, and import_module literals, over every module of a room."""
+    wrong = []
+    for path in (ROOT / CORE).rglob("*.py"):
+        own = room_of(import_name(path))
+        if own is None:
+            continue
+        for line, name in imports_named(path):
+            target = room_of(name)
+            if name.split(".")[:3] == [ROOT_PACKAGE, CORE, "front"] or (target and ROOMS.index(target) > ROOMS.index(own)):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} ({own}) imports {name}")
+    assert wrong == [], wrong
+
+
+def test_outside_a_room_only_its_face_is_imported():
+    """Every .py of the repository (scripts/ and bench/ too) but the tests, which may reach inside."""
+    reaching_in = []
+    for path in every_python_file():
+        if path.relative_to(ROOT).parts[0] == "tests":
+            continue
+        own = room_of(import_name(path))
+        for line, name in imports_named(path):
+            target = room_of(name)
+            pieces = name.split(".")
+            if target and target != own and len(pieces) > 3 and pieces[3] not in face(target):
+                reaching_in.append(f"{path.relative_to(ROOT)}:{line} imports {name}, not in {target}'s face")
+    assert reaching_in == [], reaching_in
+
+
+def test_the_room_scan_sees_what_the_import_system_sees():
+    source = ("from ..upstreams import live\n"
+              "def later():\n"
+              "    importlib.import_module('mcpgw.gateway.endpoints.hot_lane')\n"
+              "    from mcpgw.gateway import front\n")
+    names = {name for _, name in names_imported(ast.parse(source), "mcpgw.gateway.tools.catalog")}
+    assert names == {"mcpgw.gateway.upstreams", "mcpgw.gateway.upstreams.live", "mcpgw.gateway.endpoints.hot_lane",
+                     "mcpgw.gateway", "mcpgw.gateway.front"}
+    assert {room_of(name) for name in names} == {"upstreams", "endpoints", None}
 
 
 def module_imports() -> dict[str, set[str]]:

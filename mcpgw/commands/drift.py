@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.commands import DEFAULT_CONFIG as LOCK_FILE
 from mcpgw.recorder.paths import add_dir_option
 
@@ -33,9 +33,9 @@ def cmd_drift(args: argparse.Namespace) -> int:
     """Drift re-issues calls through the live upstreams `serve` would start, and classifies catalog
     changes as `lock check` does: both are handed to it here, so replay/ imports neither."""
     check_args(args)
-    from mcpgw.gateway.schema_diff import diff_catalogs
+    from mcpgw.gateway.tools.schema_diff import diff_catalogs
     from mcpgw.upstreams import live_upstream
-    from mcpgw.replay.drift_cli import cmd_drift as run
+    from mcpgw.commands.drift_cli import cmd_drift as run
 
     return run(args, make_upstream=live_upstream, catalog_diff=diff_catalogs)
 

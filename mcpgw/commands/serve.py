@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.commands import DEFAULT_CONFIG
 
 
@@ -111,8 +111,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     from mcpgw.app import Gateway
-    from mcpgw.gateway.config import default_lock, load_config
-    from mcpgw.gateway.settings import Settings
+    from mcpgw.lock.config import default_lock, load_config
+    from mcpgw.gateway.specs.settings import Settings
 
     import re
 
@@ -121,7 +121,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             re.compile(pattern)
         except re.error as exc:
             raise GatewayError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from None
-    from mcpgw.gateway.http_guard import check_exposure, load_token
+    from mcpgw.gateway.endpoints.http_guard import check_exposure, load_token
 
     token = load_token(args.auth_token_env, args.auth_token_file)
     for name, value in (("--max-sessions", args.max_sessions), ("--max-sessions-per-client", args.max_sessions_per_client),
@@ -269,7 +269,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
 
     from mcpgw.app import open_cassette, replay_log_path
     from mcpgw.workers import run_parent
-    from mcpgw.gateway.settings import Settings
+    from mcpgw.gateway.specs.settings import Settings
     from mcpgw.recorder.cassette import open_path
     from mcpgw.recorder.paths import cassette_path
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.commands import DEFAULT_URL
 
 
@@ -41,8 +41,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_servers(args: argparse.Namespace) -> int:
-    from mcpgw.gateway.http_guard import load_token
-    from mcpgw.gateway.status_client import fetch_status
+    from mcpgw.gateway.endpoints.http_guard import load_token
+    from mcpgw.gateway.basics.status_client import fetch_status
 
     status = fetch_status(args.url, load_token(args.auth_token_env, args.auth_token_file))
     if args.json:
@@ -55,7 +55,7 @@ def cmd_servers(args: argparse.Namespace) -> int:
 def print_status(status: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from mcpgw.gateway.console import table_console
+    from mcpgw.gateway.basics.console import table_console
 
     hidden = status.get("hidden_tools") or 0  # the servers list them; the lock's hide_tools keeps them from clients
     served = f"{status['tools']} tools" + (f" (+{hidden} the servers list and the lock hides: hide_tools)" if hidden else "")

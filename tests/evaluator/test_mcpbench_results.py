@@ -48,11 +48,11 @@ def test_the_gateway_verdict_keeps_json_schema_semantics_for_absent_arguments(tm
     # where MCP-Bench's rescoring (above) lets a None through. A tools/call without arguments, through the router:
     import anyio
 
-    from mcpgw.gateway.catalog import ServerCatalog
-    from mcpgw.gateway.config import ServerSpec
-    from mcpgw.gateway.router import Caller, Router
-    from mcpgw.gateway.settings import Settings
-    from mcpgw.gateway.upstream import HandlerUpstream
+    from mcpgw.gateway.tools.catalog import ServerCatalog
+    from mcpgw.lock.config import ServerSpec
+    from mcpgw.gateway.routing.router import Caller, Router
+    from mcpgw.gateway.specs.settings import Settings
+    from mcpgw.gateway.upstreams.upstream import HandlerUpstream
     from mcpgw.recorder.calllog import CallLog, iter_calls
     from mcpgw.recorder.store import CassetteStore
 

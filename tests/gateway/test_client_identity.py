@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 
-from mcpgw.gateway.client_identity import COOKIE, ClientIdentity
-from mcpgw.gateway.request_context import CONNECTION, Connection, context_of
+from mcpgw.gateway.sessions.client_identity import COOKIE, ClientIdentity
+from mcpgw.gateway.sessions.request_context import CONNECTION, Connection, context_of
 
 HEADER = b"x-mcpgw-client"  # what the layer once set: a client's copy must count for nothing
 

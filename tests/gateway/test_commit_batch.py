@@ -1,6 +1,6 @@
 """Calls answered in one event-loop turn share one call-log commit, and no answer leaves before its record.
 
-The batch itself (gateway.commit_batch) with a stand-in store; a real CassetteStore holding appends for a
+The batch itself (gateway.http.commit_batch) with a stand-in store; a real CassetteStore holding appends for a
 batch; and a gateway served in this process (uvicorn, the hot lane, a call log in LMDB) taking eight calls
 that arrive in one turn, its answer writes checked against what the log holds at the moment each is written.
 """
@@ -19,16 +19,16 @@ import pytest
 
 from uvicorn.logging import AccessFormatter
 
-from mcpgw.gateway import commit_batch
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.commit_batch import Batch, collecting_batch
-from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.http import commit_batch
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.http.commit_batch import Batch, collecting_batch
+from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.front import build_http_app, build_server
-from mcpgw.gateway.hot_protocol import HotLaneProtocol
-from mcpgw.gateway.http_app import serve_http
-from mcpgw.gateway.router import Router
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.upstream import HandlerUpstream
+from mcpgw.gateway.http.hot_protocol import HotLaneProtocol
+from mcpgw.gateway.endpoints.http_app import serve_http
+from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.store import CassetteStore
 from tests.gateway.test_write_coalescing import post
@@ -166,7 +166,7 @@ def test_a_store_holds_a_batchs_appends_until_the_turn_ends_and_commits_them_at_
 
 
 class AtOnce(HandlerUpstream):
-    answers_at_once = True  # answers without waiting, as a replay does (gateway.upstream.AnswersAtOnce)
+    answers_at_once = True  # answers without waiting, as a replay does (gateway.upstreams.upstream.AnswersAtOnce)
 
 
 async def _add(method, params):

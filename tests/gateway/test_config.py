@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgw.gateway.config import load_config, parse_config
-from mcpgw.gateway.errors import ConfigError
+from mcpgw.lock.config import load_config, parse_config
+from mcpgw.gateway.basics.errors import ConfigError
 
 GOOD = """version: 1
 separator: "__"
@@ -102,7 +102,7 @@ def test_missing_file_and_unknown_profile(tmp_path):
 
 
 def test_the_default_lock_is_the_users_own_first_then_the_installed_one(tmp_path, monkeypatch):
-    from mcpgw.gateway.config import CHECKOUT_LOCK, SHIPPED_LOCK, default_lock
+    from mcpgw.lock.config import CHECKOUT_LOCK, SHIPPED_LOCK, default_lock
 
     monkeypatch.chdir(tmp_path)
     assert default_lock() in (SHIPPED_LOCK, CHECKOUT_LOCK)  # an empty folder: the lock installed with mcpgw
@@ -117,7 +117,7 @@ def test_mcp_servers_json_takes_lock_fields_and_warns_on_unknown_keys(caplog):
                        "x-mcpgw": {"state_group": "maths", "timeout": 5}},
         "notes": {"command": "x", "disabled": False, "flag": ["stateless"]},
     }}, indent=2)
-    with caplog.at_level("WARNING", logger="mcpgw.gateway.mcp_servers_json"):
+    with caplog.at_level("WARNING", logger="mcpgw.lock.mcp_servers_json"):
         config = parse_config(text, "mcpeval.json")
     calc = config.servers["calculator"]
     assert calc.flags == frozenset({"stateless"}) and calc.state_group == "maths" and calc.timeout == 5.0

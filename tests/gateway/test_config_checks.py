@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from mcpgw.gateway.config import parse_config
-from mcpgw.gateway.errors import ConfigError
+from mcpgw.lock.config import parse_config
+from mcpgw.gateway.basics.errors import ConfigError
 from tests.gateway.test_config import GOOD
 
 TWICE = GOOD.replace("profiles:", "  time:\n    command: uvx\n    args: [mcp-server-time]\nprofiles:")

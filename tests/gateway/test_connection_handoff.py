@@ -10,7 +10,7 @@ import asyncio
 import socket
 import time
 
-from mcpgw.gateway.connection_handoff import ConnectionDealer, channel_pair, receive_connections
+from mcpgw.gateway.http.connection_handoff import ConnectionDealer, channel_pair, receive_connections
 
 
 def listener() -> socket.socket:

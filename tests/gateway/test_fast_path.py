@@ -13,14 +13,14 @@ import anyio
 import httpx
 import pytest
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.errors import UpstreamRejected
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.lock.config import ServerSpec
+from mcpgw.gateway.basics.errors import UpstreamRejected
 from mcpgw.gateway.front import build_http_app, build_server
-from mcpgw.gateway.router import Router
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.stable_results import StableResults
-from mcpgw.gateway.upstream import HandlerUpstream
+from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.basics.stable_results import StableResults
+from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog, iter_calls
 from mcpgw.recorder.store import CassetteStore
 
@@ -39,7 +39,7 @@ async def answer(method, params):
         raise UpstreamRejected("alpha", -32000, "upstream refused", {"why": "test"})
     if params["name"] == "structured":
         return {"content": [{"type": "text", "text": "s"}], "structuredContent": {"sum": "not an int"}}
-    if params["name"] == "replayed":  # one result object answered every time, as a replay's (gateway.stable_results)
+    if params["name"] == "replayed":  # one result object answered every time, as a replay's (gateway.basics.stable_results)
         return REPLAYED.mark(REPLAYED_RESULT).result
     return {"content": [{"type": "text", "text": f"{params['name']}:{json.dumps(args, sort_keys=True)} é"}]}
 
@@ -211,7 +211,7 @@ def test_requests_before_initialized_are_left_to_the_sdk(tmp_path, monkeypatch):
 def test_the_fast_paths_chain_leaves_out_only_the_layers_that_say_they_have_nothing_to_do():
     """A layer with `on_fast_path(method)` False is not in that method's chain; one without it always is; the
     order of the others is the server's."""
-    from mcpgw.gateway.fast_path import FastContext, FastPath
+    from mcpgw.gateway.endpoints.fast_path import FastContext, FastPath
 
     ran = []
 
@@ -252,9 +252,9 @@ def test_a_replayed_results_answer_made_once_is_the_answer_made_every_time():
     import gc
     from types import SimpleNamespace
 
-    from mcpgw.gateway import stable_results
-    from mcpgw.gateway.fast_path import _envelope, _enveloped, _stable_text
-    from mcpgw.gateway.sdk_adapter import serialize_result
+    from mcpgw.gateway.basics import stable_results
+    from mcpgw.gateway.endpoints.fast_path import _envelope, _enveloped, _stable_text
+    from mcpgw.gateway.sessions.sdk_adapter import serialize_result
 
     server = SimpleNamespace(cache_hints={})
     plain = [{"content": [{"type": "text", "text": 'a "quoted" é \u2028 line\n'}]},

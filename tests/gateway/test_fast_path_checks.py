@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from mcpgw.gateway.fast_path import HOT_METHODS
-from mcpgw.gateway.request_params import plainly_valid
+from mcpgw.gateway.endpoints.fast_path import HOT_METHODS
+from mcpgw.gateway.sessions.request_params import plainly_valid
 
 values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),

@@ -17,8 +17,8 @@ import time
 
 import anyio
 
-from mcpgw.gateway.http_guard import _encodable, _shape_problem, parse_json, valid_id
-from mcpgw.gateway.stdio_guard import _id_of
+from mcpgw.gateway.endpoints.http_guard import _encodable, _shape_problem, parse_json, valid_id
+from mcpgw.gateway.stdio.stdio_guard import _id_of
 from tests.conftest import ROOT
 from tests.gateway.test_bad_input import run
 from tests.gateway.test_stdio_guard import INIT, serve_stdio

@@ -14,8 +14,8 @@ import anyio
 import httpx
 import pytest
 
-from mcpgw.gateway.errors import GatewayError
-from mcpgw.gateway.http_guard import MAX_DEPTH, GuardPolicy, HttpGuard, load_token
+from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.endpoints.http_guard import MAX_DEPTH, GuardPolicy, HttpGuard, load_token
 from tests.conftest import ROOT, misbehaving_entry
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

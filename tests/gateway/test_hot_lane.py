@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mcpgw.gateway import hot_protocol
+from mcpgw.gateway.http import hot_protocol
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import start_gateway, stop_gateway
 
@@ -158,7 +158,7 @@ def log_records(cassette) -> list[dict]:
     keep = ("tool", "exposed_name", "arguments", "known_tool", "validation", "outcome", "is_error", "error",
             "result_digest", "cassette_key", "source", "endpoint", "protocol_version", "client_name", "run_id")
     # The caller's fields (the hot lane decides them once per repeated head): the session's own id blanked, and a
-    # sessionless client's identity (minted at random by each gateway: gateway.client_identity).
+    # sessionless client's identity (minted at random by each gateway: gateway.sessions.client_identity).
     return [{k: r.get(k) for k in keep} | {"lane": re.sub(r"(session|client)-[^/]+", r"\1-S", r["lane"] or "")}
             for r in records]
 
@@ -319,7 +319,7 @@ def test_a_connection_idle_after_a_hot_answer_is_closed_as_uvicorn_closes_it(tmp
 def test_the_lanes_header_view_reads_as_starlettes():
     from starlette.requests import Request
 
-    from mcpgw.gateway.hot_lane import _Heads
+    from mcpgw.gateway.endpoints.hot_lane import _Heads
 
     raw = [(b"host", b"x"), (b"accept", b"application/json"), (b"accept", b"text/html"),
            (b"content-type", b"application/json; charset=utf-8")]

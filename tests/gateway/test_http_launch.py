@@ -11,8 +11,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcpgw.gateway.config import parse_config
-from mcpgw.gateway.http_launch import NotListening, serving
+from mcpgw.lock.config import parse_config
+from mcpgw.gateway.upstreams.http_launch import NotListening, serving
 from tests.conftest import FIXTURES, free_port, pid_alive, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
@@ -89,8 +89,8 @@ def test_the_gateway_runs_an_http_entrys_command_and_stops_it(tmp_path):
 
 
 def test_free_port_is_one_loopback_port_per_launch_in_url_args_env_and_headers():
-    from mcpgw.gateway.errors import ConfigError
-    from mcpgw.gateway.http_launch import with_free_port
+    from mcpgw.gateway.basics.errors import ConfigError
+    from mcpgw.gateway.upstreams.http_launch import with_free_port
 
     text = ("version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:${FREE_PORT}/mcp\"\n"
             "    command: node\n    args: [\"cli.js\", \"--port\", \"${FREE_PORT}\"]\n    env: {PORT: \"${FREE_PORT}\"}\n"
@@ -110,7 +110,7 @@ def test_free_port_is_one_loopback_port_per_launch_in_url_args_env_and_headers()
 def test_the_locks_google_maps_gets_a_free_port_and_says_it_binds_all_interfaces():
     """MCP-Bench starts it with `--port 3001`, on every interface: a second gateway lost it, and `mcpgw servers`
     did not say it was reachable from the network. Its command takes a port (no host): the port is picked."""
-    from mcpgw.gateway.config import load_config
+    from mcpgw.lock.config import load_config
     from tests.conftest import ROOT
 
     maps = load_config(ROOT / "servers.lock.yaml").servers["google_maps"]

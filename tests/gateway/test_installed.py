@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcpgw.gateway.config import parse_config
-from mcpgw.gateway.installed import build_dir, direct_spec, remember
+from mcpgw.lock.config import parse_config
+from mcpgw.gateway.upstreams.installed import build_dir, direct_spec, remember
 
 LOCK = """version: 1
 servers:
@@ -52,7 +52,7 @@ def test_the_lock_command_is_used_when_the_installed_environment_is_gone(tmp_pat
 def test_an_entry_with_a_run_state_dir_starts_from_its_installed_environment_too(tmp_path, monkeypatch):
     """memory keeps its graph in ${RUN_STATE_DIR}: each instance fills that in, and must still be
     launched directly (the record is keyed by the lock's words, placeholder included)."""
-    from mcpgw.gateway.isolation import with_state_dir
+    from mcpgw.gateway.upstreams.isolation import with_state_dir
 
     monkeypatch.setenv("MCPGW_CACHE", str(tmp_path / "cache"))
     spec = parse_config("""version: 1

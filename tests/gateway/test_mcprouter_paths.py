@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from mcpgw.gateway.per_server import split_path
+from mcpgw.gateway.endpoints.per_server import split_path
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_per_server import JSON_ONLY, run, sdk_calls, sse_calls, tool_call

@@ -1,6 +1,6 @@
 import pytest
 
-from mcpgw.gateway.naming import NAME_RE, NameCollision, NamingPolicy, NameTable
+from mcpgw.gateway.tools.naming import NAME_RE, NameCollision, NamingPolicy, NameTable
 
 
 def test_prefix_names_and_aliases_are_valid_and_deterministic():
@@ -27,9 +27,9 @@ def test_collision_names_both_sources():
 
 
 def test_bare_names_keep_upstream_names_and_prefix_only_shared_ones():
-    from mcpgw.gateway.catalog import ServerCatalog, build_catalog
-    from mcpgw.gateway.config import ServerSpec
-    from mcpgw.gateway.validation import ValidatorCache
+    from mcpgw.gateway.tools.catalog import ServerCatalog, build_catalog
+    from mcpgw.lock.config import ServerSpec
+    from mcpgw.gateway.tools.validation import ValidatorCache
 
     def server(tools, prompts=()):
         return ServerCatalog({"capabilities": {}, "serverInfo": {"name": "s", "version": "1"}},

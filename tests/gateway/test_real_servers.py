@@ -27,7 +27,7 @@ INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
 
 async def list_and_convert_over_stdio(params: StdioServerParameters, era: str) -> tuple[list[str], str]:
     """The tools a stdio gateway in front of mcp-server-time lists at once (a first list waits for
-    the upstream's start: gateway.router readiness), and 12:00 UTC in Tokyo. In front of one server the
+    the upstream's start: gateway.routing.router readiness), and 12:00 UTC in Tokyo. In front of one server the
     gateway names its tools as the server does (default naming: auto)."""
     with anyio.fail_after(120):
         async with Client(params, mode=era) as client:

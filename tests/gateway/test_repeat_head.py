@@ -1,6 +1,6 @@
 """A repeated request head is read without the parser only when the parser would read it alike.
 
-Unit tests of gateway.repeat_head on heads it must and must not take; then a byte-level differential
+Unit tests of gateway.http.repeat_head on heads it must and must not take; then a byte-level differential
 fuzzer: seeded mutations of a kept-alive client's requests (split across reads at any byte, pipelined,
 a header changed or added, the length's digits padded or wrong, a chunked body, a byte flipped) sent
 to two real gateways in front of server-everything (npx), the hot lane on and off; what each sends
@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from mcpgw.gateway.repeat_head import RepeatHead
+from mcpgw.gateway.http.repeat_head import RepeatHead
 from tests.conftest import start_gateway, stop_gateway
 from tests.gateway.test_hot_lane import CONFIG, call, open_session, request
 
@@ -186,9 +186,9 @@ def test_a_client_sending_head_and_body_apart_gets_its_head_kept(tmp_path):
 
 @pytest.mark.real  # starts a registry package (npx)
 def test_a_held_body_later_than_the_wait_goes_the_parsers_way_though_a_quick_one_armed_the_deadline(tmp_path):
-    """A connection's held bodies share one deadline check (gateway.hot_protocol `_unread_check`): armed by a body that
+    """A connection's held bodies share one deadline check (gateway.http.hot_protocol `_unread_check`): armed by a body that
     came in time, it fires before a later head's wait is up, and must wait on for that one rather than let it be."""
-    from mcpgw.gateway import hot_protocol
+    from mcpgw.gateway.http import hot_protocol
 
     gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
     wait = hot_protocol.HOT_BODY_WAIT
@@ -213,9 +213,9 @@ def test_a_held_body_later_than_the_wait_goes_the_parsers_way_though_a_quick_one
 
 @pytest.mark.real  # starts a registry package (npx)
 def test_after_repeated_heads_a_header_flood_on_the_same_connection_still_gets_431(tmp_path):
-    """The hot lane reads first (gateway.http_app.GatewayHttpProtocol): the reads it takes whole skip the head checks.
+    """The hot lane reads first (gateway.endpoints.http_app.GatewayHttpProtocol): the reads it takes whole skip the head checks.
     What comes next on the same connection must still meet them: a flood of header lines, and an endless header
-    line (refused within a read of the byte cap, as on a fresh connection: gateway.http_head_limits)."""
+    line (refused within a read of the byte cap, as on a fresh connection: gateway.http.http_head_limits)."""
     gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
     try:
         lines = b"".join(b"x-filler-%d: y\r\n" % i for i in range(500))

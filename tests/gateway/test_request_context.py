@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 
-from mcpgw.gateway.pipeline import Layer, assemble
-from mcpgw.gateway.request_context import CONTEXT, context_of, with_message
+from mcpgw.gateway.endpoints.pipeline import Layer, assemble
+from mcpgw.gateway.sessions.request_context import CONTEXT, context_of, with_message
 
 
 def scope(headers=(), query=b""):

@@ -7,8 +7,8 @@ import json
 
 import anyio
 
-from mcpgw.gateway.request_context import context_of
-from mcpgw.gateway.request_ids import InflightIds
+from mcpgw.gateway.sessions.request_context import context_of
+from mcpgw.gateway.sessions.request_ids import InflightIds
 
 
 class Transport:

@@ -7,12 +7,12 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.config import ServerSpec
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.front import build_server
-from mcpgw.gateway.router import Router
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.upstream import HandlerUpstream
+from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog, iter_calls
 from mcpgw.recorder.store import CassetteStore
 from tests.gateway.test_bad_input import run
@@ -200,7 +200,7 @@ def test_call_log_stamps_are_datetimes_isoformat_to_the_millisecond():
     import random
     from datetime import datetime, timezone
 
-    from mcpgw.gateway.tool_calls import _iso
+    from mcpgw.gateway.routing.tool_calls import _iso
 
     rng = random.Random(7)
     edges = [0.0, 0.0005, 0.0004995, 0.9995, 0.9999995, 0.0125, 0.0124995, 0.5]

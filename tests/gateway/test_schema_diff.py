@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from mcpgw.gateway import schema_diff as sd
-from mcpgw.gateway.schema_diff import Change, diff_catalogs, diff_schema, diff_tools, is_breaking
+from mcpgw.gateway.tools import schema_diff as sd
+from mcpgw.gateway.tools.schema_diff import Change, diff_catalogs, diff_schema, diff_tools, is_breaking
 
 BASE = {
     "type": "object",

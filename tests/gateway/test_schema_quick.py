@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 
-from mcpgw.gateway.schema_quick import quick_checker
-from mcpgw.gateway.validation import ValidatorCache
+from mcpgw.gateway.tools.schema_quick import quick_checker
+from mcpgw.gateway.tools.validation import ValidatorCache
 
 NAMES = st.sampled_from(["a", "b", "message", "n"])
 TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array"])

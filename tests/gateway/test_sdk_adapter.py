@@ -1,4 +1,4 @@
-"""The SDK's private surface the gateway uses is all in gateway.sdk_adapter, and the installed SDK still has it."""
+"""The SDK's private surface the gateway uses is all in gateway.sessions.sdk_adapter, and the installed SDK still has it."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from mcp.server.runner import ServerRunner
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 
-from mcpgw.gateway import sdk_adapter
+from mcpgw.gateway.sessions import sdk_adapter
 from mcpgw.gateway.front import build_server
-from mcpgw.gateway.http_app import build_http_app
-from mcpgw.gateway.router import Router
-from mcpgw.gateway.settings import Settings
+from mcpgw.gateway.endpoints.http_app import build_http_app
+from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.specs.settings import Settings
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.store import CassetteStore
 

@@ -1,12 +1,12 @@
-"""gateway.sessions.SessionAdmission with a stand-in app: what it counts while a session is being opened."""
+"""gateway.sessions.sessions.SessionAdmission with a stand-in app: what it counts while a session is being opened."""
 
 import json
 import uuid
 
 import anyio
 
-from mcpgw.gateway.request_context import context_of
-from mcpgw.gateway.sessions import SessionAdmission, SessionLimits
+from mcpgw.gateway.sessions.request_context import context_of
+from mcpgw.gateway.sessions.sessions import SessionAdmission, SessionLimits
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}

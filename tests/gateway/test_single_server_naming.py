@@ -11,7 +11,7 @@ import sys
 
 from mcp import StdioServerParameters
 
-from mcpgw.gateway.naming import chosen_mode
+from mcpgw.gateway.tools.naming import chosen_mode
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_per_server import run, sdk_calls

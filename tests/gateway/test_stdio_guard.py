@@ -1,4 +1,4 @@
-"""`mcpgw serve --stdio` answers a line that is not one JSON-RPC message (gateway.stdio_guard).
+"""`mcpgw serve --stdio` answers a line that is not one JSON-RPC message (gateway.stdio.stdio_guard).
 
 The SDK's reader dropped such lines without a word: a request with a usable id and a
 wrong shape left its client waiting forever. The gateway replays the default cassette

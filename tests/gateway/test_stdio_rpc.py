@@ -8,9 +8,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from mcpgw.gateway.deadlines import Deadline, Scoped
-from mcpgw.gateway.stdio_rpc import StdioRpc
-from mcpgw.gateway.stdio_transport import Inbox
+from mcpgw.gateway.basics.deadlines import Deadline, Scoped
+from mcpgw.gateway.upstreams.stdio_rpc import StdioRpc
+from mcpgw.gateway.upstreams.stdio_transport import Inbox
 
 
 class ToClient:
@@ -36,7 +36,7 @@ class Peer:
         self.written: list[dict] = []
         self.arrived = anyio.Event()
 
-    # The server's stdin, as gateway.stdio_transport.Pipe: never full here.
+    # The server's stdin, as gateway.upstreams.stdio_transport.Pipe: never full here.
     def write(self, message: dict) -> bool:
         self.written.append(message)
         self.arrived.set()

@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from mcpgw.app import Gateway
-from mcpgw.gateway.config import parse_config
-from mcpgw.gateway.request_context import posted_json
-from mcpgw.gateway.settings import Settings
+from mcpgw.lock.config import parse_config
+from mcpgw.gateway.sessions.request_context import posted_json
+from mcpgw.gateway.specs.settings import Settings
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import misbehaving_entry
 

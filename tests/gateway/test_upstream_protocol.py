@@ -15,14 +15,14 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.config import ServerSpec
-from mcpgw.gateway.isolation import PerRunUpstream
-from mcpgw.gateway.live import LiveUpstream
-from mcpgw.gateway.errors import ReplayMiss
-from mcpgw.gateway.router import Caller, Router
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.lock.config import ServerSpec
+from mcpgw.gateway.upstreams.isolation import PerRunUpstream
+from mcpgw.gateway.upstreams.live import LiveUpstream
+from mcpgw.gateway.basics.errors import ReplayMiss
+from mcpgw.gateway.routing.router import Caller, Router
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.upstreams.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.recorder.recording import RecordingUpstream

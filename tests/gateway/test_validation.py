@@ -1,4 +1,4 @@
-from mcpgw.gateway.validation import ValidatorCache, schema_digest
+from mcpgw.gateway.tools.validation import ValidatorCache, schema_digest
 
 SCHEMA = {
     "type": "object",

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mcpgw.gateway.write_coalescing import CoalescingTransport
+from mcpgw.gateway.http.write_coalescing import CoalescingTransport
 from tests.conftest import start_gateway, stop_gateway
 
 

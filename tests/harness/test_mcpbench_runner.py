@@ -109,7 +109,7 @@ def two_server_task_file(harness: Path, out: Path) -> Path:
 def run_benchmark(python: Path, harness: Path, gateway: GatewayProcess, output: Path, cache: Path,
                   env: dict[str, str], tasks: str = "three_tasks.json", *, model_run: str | None = None,
                   check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
-    """The runner, seeded; `model_run`: its model client's run, in the Azure endpoint's path (gateway.run_paths)."""
+    """The runner, seeded; `model_run`: its model client's run, in the Azure endpoint's path (gateway.sessions.run_paths)."""
     (harness / "seeded_run_benchmark.py").write_text(LAUNCHER)
     endpoint = gateway.base + (f"/runs/{model_run}" if model_run else "")
     env = {**env, "AZURE_OPENAI_ENDPOINT": endpoint, "AZURE_OPENAI_API_KEY": "not-a-real-key",

@@ -9,10 +9,10 @@ import anyio
 import httpx
 from starlette.applications import Starlette
 
-from mcpgw.gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+from mcpgw.gateway.endpoints.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 from mcpgw.llm.passthrough import CHAT, ModelPassthrough
 from mcpgw.llm.strangers import tagged_runs
-from mcpgw.gateway.per_server import ServerPaths
+from mcpgw.gateway.endpoints.per_server import ServerPaths
 from tests.llm.test_lanes import body
 from tests.llm.test_lanes import entry as bare_entry
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgw.gateway.config import load_config
+from mcpgw.lock.config import load_config
 from tests.conftest import MISBEHAVING, start_gateway, stop_gateway
 from tests.lock.helpers import CATALOG_SERVER, call_tool, catalog_command, list_tools, mcpgw, write_tools
 

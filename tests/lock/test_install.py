@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgw.gateway.config import parse_config
+from mcpgw.lock.config import parse_config
 from mcpgw.lock.install import make_plan
 from mcpgw.lock.launchers import infer_pin, parse_launch, warm_command
 from tests.lock.helpers import mcpgw
@@ -188,8 +188,8 @@ servers:
     out = capsys.readouterr().out
     assert "starts offline" in out and "bytecode compiled" in out
     # compiled in the environment the server runs from (PYTHONDONTWRITEBYTECODE would stop it at start)
-    from mcpgw.gateway.config import load_config
-    from mcpgw.gateway.installed import direct_spec
+    from mcpgw.lock.config import load_config
+    from mcpgw.gateway.upstreams.installed import direct_spec
 
     prefix = Path(direct_spec(load_config(str(lock)).servers["time"]).command).parent.parent
     assert list(prefix.glob("lib/python*/site-packages/mcp_server_time/__pycache__/server.*.pyc"))

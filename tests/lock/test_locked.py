@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.errors import ConfigError
-from mcpgw.gateway.server_spec import Pin, ServerSpec
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.specs.server_spec import Pin, ServerSpec
 from mcpgw.lock.locked import catalog_digest, parse, render, snapshot
 
 AWKWARD = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcpgw.gateway.config import parse_config
-from mcpgw.gateway.errors import ConfigError
-from mcpgw.gateway.recipe_syntax import RecipeError, parse_recipe
+from mcpgw.lock.config import parse_config
+from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.lock.recipes import build_env, build_steps
 
 COMMIT = "09e52332b22428bf891be59047e01cb9adc063b4"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpgw.gateway.config import load_config
+from mcpgw.lock.config import load_config
 from tests.conftest import MISBEHAVING
 from tests.lock.helpers import catalog_command, mcpgw, write_tools
 

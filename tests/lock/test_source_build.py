@@ -16,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpgw.gateway.config import parse_config
-from mcpgw.gateway.installed import build_dir, built_info, installed_spec
-from mcpgw.gateway.server_spec import Source
+from mcpgw.lock.config import parse_config
+from mcpgw.gateway.upstreams.installed import build_dir, built_info, installed_spec
+from mcpgw.gateway.specs.server_spec import Source
 from mcpgw.lock.build import _gist
 from mcpgw.lock.sources import SourceError, source_tree
 from tests.conftest import BUILT, MISBEHAVING, ROOT, install_servers, start_gateway, stop_gateway

@@ -11,7 +11,7 @@ import sys
 import httpx
 import pytest
 
-from mcpgw.gateway.errors import GatewayError
+from mcpgw.gateway.basics.errors import GatewayError
 
 from mcpgw.cli import main
 from mcpgw.commands.serve import default_mode

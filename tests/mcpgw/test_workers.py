@@ -181,7 +181,7 @@ def test_a_forwarded_request_that_expects_100_continue_gets_its_answer(workers):
 def test_the_forwarders_parser_passes_over_an_interim_answer():
     import httptools
 
-    from mcpgw.gateway.worker_routing import _Answer
+    from mcpgw.gateway.http.worker_routing import _Answer
 
     answer = _Answer()
     answer.parser = httptools.HttpResponseParser(answer)

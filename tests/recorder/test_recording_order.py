@@ -11,8 +11,8 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.catalog import ServerCatalog
-from mcpgw.gateway.upstream import CallOptions, HandlerUpstream
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.recorder.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor
@@ -110,8 +110,8 @@ def test_hybrid_catch_up_re_sends_a_call_another_run_took_live(tmp_path):
     method and params a catch-up re-sends: the read failed with {"code": 0, "message": "'method'"}."""
     import shutil
 
-    from mcpgw.gateway.config import ServerSpec
-    from mcpgw.gateway.isolation import PerRunUpstream
+    from mcpgw.lock.config import ServerSpec
+    from mcpgw.gateway.upstreams.isolation import PerRunUpstream
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
@@ -144,8 +144,8 @@ def test_a_run_whose_instance_stopped_idle_is_recorded_as_starting_over(tmp_path
     The composition root tells the run's history to start over (mcpgw/app.py wires `on_idle_stop`)."""
     import shutil
 
-    from mcpgw.gateway.config import ServerSpec
-    from mcpgw.gateway.isolation import PerRunUpstream
+    from mcpgw.lock.config import ServerSpec
+    from mcpgw.gateway.upstreams.isolation import PerRunUpstream
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
@@ -187,7 +187,7 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
     back had started afresh: replay answered it from the initial state ('old' where the run had written 'x'), and a
     recording keyed its calls as a fresh run's while the server kept its state. Now replay refuses it, and a
     recording keys it so no replay matches it."""
-    from mcpgw.gateway.errors import ReplayDiverged
+    from mcpgw.gateway.basics.errors import ReplayDiverged
     from mcpgw.recorder.state import GroupState
 
     order: list[str] = []
@@ -240,8 +240,8 @@ def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its
     catches a fresh instance up on what the run replayed and took live."""
     import shutil
 
-    from mcpgw.gateway.config import ServerSpec
-    from mcpgw.gateway.isolation import PerRunUpstream
+    from mcpgw.lock.config import ServerSpec
+    from mcpgw.gateway.upstreams.isolation import PerRunUpstream
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
@@ -274,8 +274,8 @@ def test_the_composition_root_wires_the_idle_stop_of_per_run_servers_when_record
     """What the two idle tests above do by hand, mcpgw.app.Gateway does for an `isolation: run` server."""
     import shutil
 
-    from mcpgw.gateway.config import ServerSpec
-    from mcpgw.gateway.settings import Settings
+    from mcpgw.lock.config import ServerSpec
+    from mcpgw.gateway.specs.settings import Settings
     from mcpgw.app import Gateway
 
     gateway = Gateway([ServerSpec("notes", "stdio", "x", isolation="run")],

@@ -10,8 +10,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcpgw.gateway.errors import ReplayDiverged, ReplayMiss
-from mcpgw.gateway.upstream import CallOptions
+from mcpgw.gateway.basics.errors import ReplayDiverged, ReplayMiss
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.recorder.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor

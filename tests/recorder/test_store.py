@@ -135,7 +135,7 @@ def test_the_reused_packer_does_not_keep_a_large_values_buffer():
     the memory it holds is not the size of the largest value ever packed (PyMem allocations, seen by tracemalloc)."""
     import tracemalloc
 
-    from mcpgw.gateway.result_digest import result_digest as _digest
+    from mcpgw.gateway.basics.result_digest import result_digest as _digest
 
     pack({"warm": 1})
     _digest({"warm": 1})

@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.errors import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
-from mcpgw.gateway.settings import Settings
-from mcpgw.gateway.upstream import CallOptions
+from mcpgw.gateway.basics.errors import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.overlay import check_answer_settings, open_overlay
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.recorder.recording import RecordingUpstream  # noqa: F401  (the entries below have its shape)
@@ -184,9 +184,9 @@ def test_a_stateful_server_is_never_simulated_unless_allowed(tmp_path):
 
 def test_the_composition_root_simulates_only_stateless_or_allowed_servers(tmp_path):
     from mcpgw.app import Gateway
-    from mcpgw.gateway.server_spec import ServerSpec
+    from mcpgw.gateway.specs.server_spec import ServerSpec
     from mcpgw.recorder.cassette import Cassette as Base
-    from mcpgw.gateway.spec_record import spec_to_dict
+    from mcpgw.gateway.specs.spec_record import spec_to_dict
 
     cassettes = tmp_path / "cassettes"
     base = Base(cassettes / "A")

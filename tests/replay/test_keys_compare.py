@@ -1,4 +1,4 @@
-from mcpgw.gateway.stdio_transport import _too_large_error
+from mcpgw.gateway.upstreams.stdio_transport import _too_large_error
 from mcpgw.recorder.state import StateModel
 from mcpgw.replay.compare import Rules, compare_results, parse_rules
 

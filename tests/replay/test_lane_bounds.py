@@ -11,7 +11,7 @@ import tracemalloc
 import anyio
 import pytest
 
-from mcpgw.gateway.upstream import CallOptions
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.recorder.lane_table import LaneTable
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 from tests.llm.test_lanes import INTERLEAVED, model_lanes, answers
@@ -71,7 +71,7 @@ def test_a_dropped_run_is_refused_however_many_runs_came_and_went(tmp_path, chur
     """Issue 41 item 2: the names of dropped lanes were kept in a list of 10 x --max-lanes; past it, a returning
     run was a fresh one and got the server's first recorded answer again ('old' where it had written 'x').
     --max-lanes 5, run A writes, `churned` other runs read, A reads: refused, and memory stays flat."""
-    from mcpgw.gateway.errors import ReplayDiverged
+    from mcpgw.gateway.basics.errors import ReplayDiverged
     from mcpgw.recorder.cassette import Cassette
     from mcpgw.recorder.recording import RecordingUpstream
     from mcpgw.recorder.redaction import Redactor

@@ -13,10 +13,10 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from mcpgw.gateway.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+from mcpgw.gateway.endpoints.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 
-from mcpgw.gateway.errors import ReplayDiverged, ReplayMiss
-from mcpgw.gateway.upstream import CallOptions
+from mcpgw.gateway.basics.errors import ReplayDiverged, ReplayMiss
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.llm.passthrough import CHAT, MODEL, ModelPassthrough
 from mcpgw.recorder.state import StateModel
 from mcpgw.replay import player as player_module

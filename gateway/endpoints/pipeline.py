@@ -1,0 +1,32 @@
+"""The HTTP request pipeline, declared as lists of layers (as Starlette's `Middleware` list).
+
+A request crosses the outer list (every route), then, on the MCP endpoint, the endpoint's list, then
+the SDK's session manager with the gateway's transport (gateway.endpoints.transport). Each layer is one concern;
+what they decide is carried in the request's context (gateway.sessions.request_context), never re-read from
+headers. `assemble` wraps an app in a list, the first layer outermost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Layer:
+    cls: Any  # an ASGI app class taking the app it wraps first
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    when: bool = True  # a layer some configurations leave out (--workers routing)
+
+    @classmethod
+    def of(cls, layer: Any, when: bool = True, **kwargs: Any) -> Layer:
+        return cls(layer, kwargs, when)
+
+
+def assemble(app: Any, layers: list[Layer]) -> tuple[Any, dict[Any, Any]]:
+    """`app` wrapped in `layers` (the first outermost); also each layer's instance by class, for /status."""
+    built: dict[Any, Any] = {}
+    for layer in reversed(layers):
+        if layer.when:
+            app = built[layer.cls] = layer.cls(app, **layer.kwargs)
+    return app, built
