@@ -1,6 +1,6 @@
 """Start servers the way the gateway does, read their catalogs, stop them.
 
-Each server is a `LiveUpstream` in its own task, all started concurrently;
+Each server is a live upstream (the one factory, gateway.upstreams.factory) in its own task, all started concurrently;
 each gets one start attempt, bounded by `timeout`, and is closed as soon as it
 has answered (or failed), so a slow server never holds up the others' shutdown.
 """
@@ -14,7 +14,7 @@ import anyio
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.upstreams.live import LiveUpstream
+from mcpgw.gateway.upstreams.factory import live_upstream
 from mcpgw.gateway.specs.settings import Settings
 
 
@@ -54,7 +54,7 @@ async def probe_servers(
 
 
 async def _probe(spec: ServerSpec, settings: Settings, timeout: float) -> Probe:
-    upstream = LiveUpstream(spec, settings)
+    upstream = live_upstream(spec, settings, per_run=False)  # one instance: its catalog is the server's
     started = anyio.current_time()
     async with anyio.create_task_group() as tg:
         await tg.start(upstream.run)

@@ -49,7 +49,7 @@ from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
-from mcpgw.upstreams import live_upstream
+from mcpgw.gateway.upstreams.factory import live_upstream
 
 logger = logging.getLogger("mcpgw")
 MODES = ("live", "record", "replay", "hybrid")

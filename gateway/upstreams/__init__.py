@@ -2,8 +2,8 @@
 HTTP (launching, environment, deadlines), per-run isolation, and where installs are found.
 Below: tools, specs, basics.
 
-The face, what other rooms may import: child_env, installed, isolation, live, stdio_transport, upstream.
+The face, what other rooms may import: child_env, factory, installed, isolation, live, stdio_transport, upstream.
 """
 
 # Module names, not re-exports: importing the room imports none of them.
-__all__ = ["child_env", "installed", "isolation", "live", "stdio_transport", "upstream"]
+__all__ = ["child_env", "factory", "installed", "isolation", "live", "stdio_transport", "upstream"]

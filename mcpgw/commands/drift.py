@@ -34,7 +34,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     changes as `lock check` does: both are handed to it here, so replay/ imports neither."""
     check_args(args)
     from mcpgw.gateway.tools.schema_diff import diff_catalogs
-    from mcpgw.upstreams import live_upstream
+    from mcpgw.gateway.upstreams.factory import live_upstream
     from mcpgw.commands.drift_cli import cmd_drift as run
 
     return run(args, make_upstream=live_upstream, catalog_diff=diff_catalogs)

@@ -1,16 +1,17 @@
-"""The one place that decides how a server is started live: a shared instance, or one per run.
+"""The one upstream factory: how a server is started live, a shared instance or one per run.
 
 `serve` (mcpgw.app) wraps it for record and hybrid; `drift` (replay.drift) is handed it by
-mcpgw/commands/drift.py, so both start a server the same way.
+mcpgw/commands/drift.py; `mcpgw lock check|refresh` and `servers install`'s verify step probe with it
+(lock.probe). So every command starts a server the same way.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.upstreams.isolation import PerRunUpstream
 from mcpgw.gateway.upstreams.live import LiveUpstream
+from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import Upstream
 
