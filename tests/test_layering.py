@@ -352,3 +352,13 @@ def test_modules_stay_under_about_400_lines():
     long = {str(path.relative_to(ROOT)): n for package in packages() for path in (ROOT / package).rglob("*.py")
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}, f"split these into modules of one concept each: {long}"
+
+
+def test_scripts_and_bench_stay_under_about_400_lines():
+    """The same rule for the tools beside the packages: every module under scripts/ and bench/."""
+    sources = [path for folder in ("scripts", "bench") for path in (ROOT / folder).rglob("*.py")
+               if "__pycache__" not in path.parts]
+    assert len(sources) > 20, "scripts/ and bench/ moved? the scan found almost nothing"
+    long = {str(path.relative_to(ROOT)): n for path in sources
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"split these into modules of one concept each: {long}"
