@@ -2,21 +2,26 @@
 
 A hot request that goes the pipeline's way crosses uvicorn's ASGI cycle, eight ASGI layers, Starlette's
 routing, the SDK's session manager and its transport before the fast path (gateway.endpoints.fast_path) answers
-it: measured, most of a replayed call's CPU. The hot lane asks every one of them, at once, whether it
-would let this request through untouched to the fast path, and if so answers it with the same work
-(the fast path's own `prepare` and `answer`) and the same bookkeeping:
+it: measured, most of a replayed call's CPU. The hot lane asks every layer of the pipeline's lists, in their
+order, whether it would let this request through untouched (gateway.sessions.hot_verdicts: each layer's
+`hot_head`, once per head, and `hot_body`, per request), and if every one would, answers it with the same
+work (the fast path's own `prepare` and `answer`) and the same bookkeeping. The lane names no layer's
+rule: a layer added to the lists is asked with no edit here, and one that gives no verdict shuts the lane.
+What the layers decide today:
 
-- the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses as strictly
-  (`HttpGuard.admits_head`, `admits_json`; its JSON-RPC shape the fast path checks, as strictly as the guard);
-- the session: open in the admission table (so owned by this worker) and in the SDK's, which would
-  hand it to its transport as it is (`sdk_adapter.session_transport`); the session is held busy, and the
-  transport's idle countdown suspended, while the answer is made (`sessions.hold`, `sdk_adapter.request_began`);
-- the id: free on its session, filed in the one table of ids in flight (a `notifications/cancelled`
-  cancels it there), released after;
-- the answer: plain JSON (the transport's adaptive decision, or `--responses json`).
+- the per-server paths: `/servers/<id>/mcp` is /mcp for every layer behind (a run in the path is left to them);
+- the guard: Host/Origin, the token, JSON content type, the size cap, a body that parses as strictly (its
+  JSON-RPC shape the fast path checks, as strictly as the guard);
+- known servers; the worker that owns the session (--workers); no one-shot call, no identity to mint;
+- the session: open in the admission table (so owned by this worker); the id: free on its session.
 
-On a per-server endpoint (`/servers/<id>/mcp`) it also asks what gateway.endpoints.per_server's layers ask (a known
-server; the context names it and the endpoint). Anything else - another path, no session, an id in flight, a refusal, an SSE
+Then the endpoint behind the lists: the SDK's session, which would hand the request to its transport as it
+is (`sdk_adapter.session_transport`), and plain JSON answers (the transport's adaptive decision, or
+`--responses json`). The bookkeeping: the session is held busy, and the transport's idle countdown suspended,
+while the answer is made (`sessions.hold`, `sdk_adapter.request_began`); the id is filed in the one table of
+ids in flight (a `notifications/cancelled` cancels it there), released after.
+
+Anything else - another path, no session, an id in flight, a refusal, an SSE
 answer, a message the fast path declines - is declined before anything has run, and goes the
 pipeline's way unchanged (gateway.http.hot_protocol replays it into uvicorn). When nothing a call does can wait
 (a replay without live fallback, start-up settled: the router's `answers_at_once`), it is answered in the
@@ -36,12 +41,10 @@ from starlette.requests import Request
 
 from mcpgw.gateway.basics import eager
 
-from mcpgw.gateway.endpoints import per_server
-
 from mcpgw.gateway.sessions import sdk_adapter
 from mcpgw.gateway.http.commit_batch import Batch
 from mcpgw.gateway.endpoints.fast_path import HOT_METHODS, FastPath, HotCall, Kept, cancelled
-from mcpgw.gateway.endpoints.http_guard import REFUSED, HttpGuard
+from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead, verdicts
 from mcpgw.gateway.sessions.request_context import CONTEXT, RequestContext
 from mcpgw.gateway.http.repeat_head import RepeatHead
 from mcpgw.gateway.sessions.request_ids import InflightIds
@@ -64,17 +67,21 @@ class Ready:
 
 
 class HotLane:
-    def __init__(self, *, path: str, fast: FastPath, policy: AnswerPolicy, guard: HttpGuard,
-                 admission: SessionAdmission, ids: InflightIds, manager: Any, servers: Any,
+    def __init__(self, *, path: str, fast: FastPath, policy: AnswerPolicy, layers: list[Any], max_body: int,
+                 admission: SessionAdmission, ids: InflightIds, manager: Any,
                  worker: int | None = None, at_once: Callable[[], bool] = lambda: False) -> None:
         self.path = path
+        self.max_body = max_body  # the most body the HTTP protocol holds back for the lane (the guard's cap)
         self.at_once = at_once  # whether a call is answered without waiting (the router's `answers_at_once`)
         self.raw_path = path.encode("latin-1")
-        self.servers = servers  # the server ids a per-server endpoint may name
+        # Every layer of the pipeline's lists, asked in their order (gateway.sessions.hot_verdicts); a layer
+        # that gives no verdict shuts the lane (`open` False: every request goes the pipeline's way).
+        asked = verdicts(layers)
+        self.open = asked is not None
+        self.head_verdicts, self.body_verdicts = asked if asked is not None else ([], [])
         self.batch = Batch()  # records of calls answered at once, committed per turn before their answers
         self.fast = fast
         self.policy = policy
-        self.guard = guard
         self.admission = admission
         self.ids = ids
         self.manager = manager
@@ -89,8 +96,9 @@ class HotLane:
     def candidate(self, url: bytes, headers: list[tuple[bytes, bytes]]) -> bool:
         """From the request head alone: worth holding the body for (a POST is assumed)."""
         path = url.partition(b"?")[0]
-        return ((path == self.raw_path or (path.startswith(b"/servers/") and path.endswith(self.raw_path)))
-                and any(name == b"mcp-session-id" for name, _ in headers))
+        if not self.open or not (path == self.raw_path or (path.startswith(b"/servers/") and path.endswith(self.raw_path))):
+            return False
+        return any(name == b"mcp-session-id" for name, _ in headers)
 
     def prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
                 repeat: RepeatHead | None = None) -> Ready | None:
@@ -116,39 +124,37 @@ class HotLane:
         """What the lane decides from the request's head: None when a layer would not pass it untouched."""
         raw_path, _, query = url.partition(b"?")
         ctx = _context(headers, query)
-        if ctx.session_id is None or ctx.modern:
+        if ctx.session_id is None or ctx.modern:  # the fast path answers on a session (the SDK serves the rest)
             return None
-        path = raw_path.decode("latin-1")
-        server = endpoint = None
-        if path != self.path:  # a per-server endpoint, as gateway.endpoints.per_server's layers take it
-            split = per_server.split_path(path, (self.path,)) if "%" not in path else None
-            if split is None or split[0] not in self.servers:
+        head = HotHead(raw_path.decode("latin-1"), raw_path, query, headers, ctx.headers, ctx.session_id, ctx.modern)
+        for verdict in self.head_verdicts:  # each layer, in the pipeline's order (a per-server path rewritten)
+            if not verdict(head):
                 return None
-            server, endpoint = split[0], path
-            path, raw_path = self.path, self.raw_path
-        scope = {"path": path, "query_string": query, "headers": headers}
-        if not self.guard.admits_head(scope, ctx.headers):
+        if head.path != self.path:  # the endpoint the fast path serves, as the layers leave the path
             return None
         heads = _Heads([(name, value) for name, value in headers if name != b"content-length"])
-        return _Head(ctx.headers, query, ctx.session_id, path, raw_path, server, endpoint, heads, Kept(server))
+        return _Head(ctx.headers, query, ctx.session_id, self.path, self.raw_path, head.server, head.endpoint, heads,
+                     Kept(head.server), head)
 
     def _prepare(self, head: _Head, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
                  length: str | None) -> Ready | None:
+        message = None  # parsed by the layer that parses bodies (the guard), then judged by the others
+        for verdict in self.body_verdicts:
+            message = verdict(head.offered, body, message)
+            if message is DECLINED:
+                return None
+        # Then what the endpoint behind the lists needs: a hot method (the fast path's checks ask all the guard's
+        # shape check asks), the SDK's transport of the session, plain JSON answers.
+        if type(message) is not dict:
+            return None
+        method = message.get("method")
+        if type(method) is not str or method not in HOT_METHODS:
+            return None
         session_id = head.session_id
         session = self.admission.sessions.get(session_id)
         transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
         if transport is None:
             return None
-        # Parsed as the guard parses it; its shape is `prepare`'s to check (the fast path's checks ask all the guard's
-        # shape check asks): a method, first, that is one of the hot ones.
-        message = self.guard.admits_json(body)
-        if message is REFUSED or type(message) is not dict:
-            return None
-        method = message.get("method")
-        if type(method) is not str or method not in HOT_METHODS:
-            return None
-        if "id" not in message or str(message["id"]) in self.ids.sessions.get(session_id, ()):
-            return None  # an id in flight: the id layer refuses or aliases it
         if self.policy.fast_path is not self.fast:
             return None
         # Plain JSON answers only (gateway.endpoints.transport's json_answer: the session relays nothing; the rest it asks - an
@@ -238,6 +244,7 @@ class _Head(NamedTuple):
     endpoint: str | None
     heads: _Heads  # its headers as the fast path's header checks read them (all but its length: see _Heads)
     kept: Kept  # what the handlers decide from it (its caller): once for all the requests repeating it
+    offered: HotHead  # the head as the layers saw it, for their verdicts on each body
 
 
 _DECLINED = object()  # a repeated head the lane would not take

@@ -161,8 +161,9 @@ def build_http_app(
     wrapped.status_body = status_body  # what /status says, for other readers of it (telemetry's /metrics)
     if policy.fast_path is not None and hot_lane.enabled():
         # What the HTTP protocol answers itself (gateway.http.hot_protocol); serve_http hands it over.
-        wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy, guard=outer[HttpGuard],
-                                                  admission=admission, ids=ids, manager=manager, servers=router.specs,
+        wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy,
+                                                  layers=[*outer.values(), *layers.values()], max_body=guard.max_body,
+                                                  admission=admission, ids=ids, manager=manager,
                                                   worker=workers.index if workers is not None else None,
                                                   at_once=lambda: router.answers_at_once)
     return wrapped

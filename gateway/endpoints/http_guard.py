@@ -37,6 +37,7 @@ import anyio
 
 from mcpgw.gateway.basics.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
 from mcpgw.gateway.basics.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
+from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.http.stopping import answer_if_stopped
 
@@ -212,6 +213,15 @@ class HttpGuard:
         if not self.policy.takes_messages(scope["path"]) or scope["path"] in self.policy.open_paths:
             return False
         return not (_said_twice(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers))
+
+    def hot_head(self, head: HotHead) -> bool:
+        return self.admits_head({"path": head.path, "query_string": head.query, "headers": head.headers}, head.decoded)
+
+    def hot_body(self, head: HotHead, body: bytes, message: Any) -> Any:
+        """The body parsed as this layer parses it; its JSON-RPC shape the hot lane's end (the fast path) checks as
+        strictly (`admits_json`)."""
+        value = self.admits_json(body)
+        return DECLINED if value is REFUSED else value
 
     def admits_body(self, body: bytes) -> Any:
         """The parsed message of a body under a head `admits_head` lets through, else `REFUSED`."""

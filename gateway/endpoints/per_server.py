@@ -33,6 +33,7 @@ from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, params_problem
 from mcpgw.gateway.basics.http_errors import send_error
 from mcpgw.gateway.sessions.run_paths import PREFIX, split_run
+from mcpgw.gateway.sessions.hot_verdicts import HotHead
 from mcpgw.gateway.sessions.request_context import context_of, of_request
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.basics.secrets import scrub
@@ -92,6 +93,16 @@ class ServerPaths:
                 scope = {**scope, "path": shared, "raw_path": shared.encode()}
         await self.app(scope, receive, send)
 
+    def hot_head(self, head: HotHead) -> bool:
+        """A run in the path is the pipeline's; a per-server endpoint is its shared one for every layer behind."""
+        if head.path.startswith(PREFIX) or "%" in head.path:  # (the lane reads the raw path: nothing decoded)
+            return False
+        split = split_path(head.path, self.endpoints)
+        if split is not None:
+            head.server, head.endpoint = split[0], head.path
+            head.path, head.raw_path = split[1], split[1].encode()
+        return True
+
 
 def unknown_server(name: str, ids: list[str]) -> str:
     """One line for an unknown server id, naming the nearest ids (else the first few)."""
@@ -111,6 +122,9 @@ class KnownServers:
             await send_error(send, 404, -32601, unknown_server(server, list(self.router.specs)))
             return
         await self.app(scope, receive, send)
+
+    def hot_head(self, head: HotHead) -> bool:
+        return head.server is None or head.server in self.router.specs
 
 
 class OneShot:
@@ -152,6 +166,10 @@ class OneShot:
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    @staticmethod
+    def hot_head(head: HotHead) -> bool:
+        return head.session_id is not None  # a request on a session is no one-shot call (nor a health check)
 
     @staticmethod
     def _health_check(scope: Any) -> bool:

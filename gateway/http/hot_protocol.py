@@ -13,8 +13,10 @@ keep-alive timer, armed per answer and cancelled by the next read, is replaced a
 check per connection that closes it once idle as long (`_idle_check`). The response head is uvicorn's: its status line, its default headers (date,
 server), the headers the fast path sends, `connection: close` when the connection ends.
 
-It reads uvicorn's protocol state (private in uvicorn 0.5x): `UVICORN_SURFACE` lists every name, and
-`missing()` says which the installed uvicorn lacks (tests/gateway/test_hot_lane.py fails on any).
+It reads uvicorn's protocol state (private): `UVICORN_SURFACE` lists every name, and `missing()` says which
+the installed uvicorn lacks (tests/gateway/test_hot_lane.py fails on any): the one adapter to uvicorn's
+private state (the other protocol layers, http_head and write_coalescing, only extend its public callbacks
+and `loop`). pyproject.toml pins the uvicorn versions that check passes on (0.30 to 0.54).
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ class HotLaneProtocol(HeadRead):
             return False
         _, body_at, end = matched
         if len(data) != end:
-            if len(data) > end or end - body_at > self.hot_lane.guard.policy.max_body:
+            if len(data) > end or end - body_at > self.hot_lane.max_body:
                 return False  # more than one request, or a body the guard refuses: the parser's, then uvicorn's
             self._unread, self._unread_end, self._unread_match = bytearray(data), end, matched
             self._unread_since = self._last_seen  # this read's time (data_received)
@@ -216,7 +218,7 @@ class HotLaneProtocol(HeadRead):
             super().on_body(body)
             return
         held += body
-        if len(held) > self.hot_lane.guard.policy.max_body:
+        if len(held) > self.hot_lane.max_body:
             self._go_uvicorns_way(complete=False)  # the guard refuses it there, in its words
 
     def on_message_complete(self) -> None:

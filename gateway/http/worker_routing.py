@@ -93,6 +93,11 @@ class WorkerRouting:
         self.forwarded += 1
         await self._forward(owner, scope, receive, _tagged(send, b"x-mcpgw-forwarded-by", self.workers.index))
 
+    def hot_head(self, head: Any) -> bool:
+        """Served here untouched when this worker owns the session (a hot head names one, over TCP)."""
+        owner = self.everything_to if self.everything_to is not None else self.workers.owner(head.session_id)
+        return owner == self.workers.index
+
     def _owner(self, scope: dict[str, Any]) -> int | None:
         if self.everything_to is not None:
             return self.everything_to

@@ -29,6 +29,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from mcpgw.gateway.sessions.hot_verdicts import HotHead
 from mcpgw.gateway.sessions.request_context import CONNECTION, COOKIE, context_of, of_request
 
 
@@ -36,6 +37,10 @@ class ClientIdentity:
     def __init__(self, app: Any, mint: Any = None) -> None:
         self.app = app
         self._mint = mint or (lambda: secrets.token_hex(8))  # workers mint identities they own
+
+    @staticmethod
+    def hot_head(head: HotHead) -> bool:
+        return head.session_id is not None  # a handshake session names its client
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") != "http":

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpgw.gateway.basics.http_errors import replay_body, send_error
+from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of, with_message
 
 _ALIAS_PREFIX = "mcpgw-id-"
@@ -44,6 +45,17 @@ class InflightIds:
         self._serial = itertools.count(1)
         self.rejected = 0
         self.aliased = 0
+
+    def hot_head(self, head: HotHead) -> bool:
+        return True  # its verdict needs the message (`hot_body`)
+
+    def hot_body(self, head: HotHead, body: bytes, message: Any) -> Any:
+        """A request (a method and an id) whose id is free on its session (the hot lane files it, as here)."""
+        if type(message) is not dict or "method" not in message or "id" not in message:
+            return DECLINED  # a notification, answer or cancellation: mapped here
+        if head.session_id is None or str(message["id"]) in self.sessions.get(head.session_id, ()):
+            return DECLINED  # in flight: refused or aliased here
+        return message
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         ctx = context_of(scope)

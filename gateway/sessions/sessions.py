@@ -31,6 +31,7 @@ from mcp.server.streamable_http import check_accept_headers
 from starlette.requests import Request
 
 from mcpgw.gateway.basics.http_errors import send_body, send_error
+from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, params_problem
 from mcpgw.gateway.sessions.sdk_adapter import connection_of
@@ -184,6 +185,14 @@ class SessionAdmission:
     def stream_closed(self, session: Session) -> None:
         for key in [key for key, known in self.sessions.items() if known is session]:
             del self.sessions[key]
+
+    def hot_head(self, head: HotHead) -> bool:
+        return head.path != self.mcp_path or (head.session_id is not None and not head.modern)
+
+    def hot_body(self, head: HotHead, body: bytes, message: Any) -> Any:
+        """Its session open here, and no SSE stream's (the hot lane holds it busy while it answers, as here)."""
+        session = self.sessions.get(head.session_id) if head.path == self.mcp_path else None
+        return message if session is not None and session.closer is None else DECLINED
 
     async def _serve_existing(self, session_id: str, scope: Any, receive: Any, send: Any) -> None:
         session = self.sessions.get(session_id)
