@@ -26,10 +26,11 @@ the lane off, for side-by-side measurements and the test that both ways answer b
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import anyio
 from starlette.requests import Request
@@ -97,6 +98,7 @@ class HotLane:
         """The request, if every layer would pass it untouched to the fast path; None otherwise. `repeat`: the
         head it repeats (gateway.http.repeat_head), read without the parser, whose verdicts on the head are kept with
         it; declined, it is read again the usual way (and counted then)."""
+        head: _Head | _Declined | None
         if repeat is None:
             head = self._head(url, headers)
         else:
@@ -136,7 +138,9 @@ class HotLane:
                  length: str | None) -> Ready | None:
         session_id = head.session_id
         session = self.admission.sessions.get(session_id)
-        transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
+        if session is None:
+            return None
+        transport = sdk_adapter.session_transport(self.manager, session_id)
         if transport is None:
             return None
         # Parsed as the guard parses it; its shape is `prepare`'s to check (the fast path's checks ask all the guard's
@@ -240,7 +244,11 @@ class _Head(NamedTuple):
     kept: Kept  # what the handlers decide from it (its caller): once for all the requests repeating it
 
 
-_DECLINED = object()  # a repeated head the lane would not take
+class _Declined(enum.Enum):
+    DECLINED = "declined"
+
+
+_DECLINED: Final = _Declined.DECLINED  # a repeated head the lane would not take
 
 
 def _context(headers: list[tuple[bytes, bytes]], query: bytes) -> RequestContext:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from mcpgw.gateway.sessions.request_context import CONNECTION, COOKIE, context_of, of_request
+from mcpgw.gateway.sessions.request_context import CONNECTION, COOKIE, Connection, context_of, of_request
 
 
 class ClientIdentity:
@@ -66,7 +66,7 @@ class ClientIdentity:
     def _for_connection(self, scope: dict[str, Any]) -> str:
         """The connection's identity, minted at its first untagged request; a request that names no connection
         (an ASGI server other than ours) is a client of its own."""
-        connection = scope.get(CONNECTION)
+        connection: Connection | None = scope.get(CONNECTION)
         if connection is None:
             return self._mint()
         if connection.identity is None:
