@@ -13,13 +13,13 @@ import logging
 import signal
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
-from mcp.server.caching import CACHEABLE_METHODS, CacheHint
+from mcp.server.caching import CACHEABLE_METHODS, CacheableMethod, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
@@ -44,7 +44,7 @@ from mcpgw.gateway.routing.tool_calls import iso_time
 logger = logging.getLogger(__name__)
 
 # Requests an upstream may send back to its client, with their typed shapes.
-_RELAYED = {
+_RELAYED: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
     "elicitation/create": (types.ElicitRequest, types.ElicitResult),
     "roots/list": (types.ListRootsRequest, types.ListRootsResult),
@@ -131,7 +131,8 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
             instructions="mcpgw: tools of several MCP servers behind one endpoint, named <server>__<tool>.",
             get_tool_input_schema=router.tool_input_schema,
             # 2026-07-28 results carry cache hints; ours change on list_changed, so they are never fresh.
-            cache_hints={m: CacheHint(0, "private") for m in CACHEABLE_METHODS},
+            # (mcp_types declares the set as frozenset[str]; its members are the CacheableMethod literals)
+            cache_hints={cast(CacheableMethod, m): CacheHint(0, "private") for m in CACHEABLE_METHODS},
             on_list_tools=guarded(list_tools),
             on_call_tool=guarded(call_tool),
             on_list_prompts=guarded(list_prompts),
@@ -248,7 +249,7 @@ def _relay_for(ctx: Any) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, 
             raise MCPError(code=types.METHOD_NOT_FOUND, message=f"{method} is not relayed by the gateway")
         request_model, result_model = shapes
         request = request_model.model_validate({"method": method, "params": params}, by_name=False)
-        result = await session.send_request(
+        result: BaseModel = await session.send_request(
             request, result_model, metadata=ServerMessageMetadata(related_request_id=request_id)
         )
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -278,7 +279,8 @@ async def serve_stdio(router: Router, server: Server[Any], running: Callable[[],
                 # A bad line is answered, not dropped; at the end of input the answers still owed are awaited, as
                 # long as a call may take once the servers have settled (gateway.stdio.stdio_guard).
                 lines = CheckedLines(drain_timeout=router.settings.ready_timeout + router.settings.max_call_timeout)
-                async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as refusing:
+                # (stdio_server reads lines from it as from anyio's AsyncFile, which it is not)
+                async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as refusing:  # type: ignore[arg-type]
                     refusing.start_soon(answer_refusals, lines.refusals, write)
                     await server.run(read, AnsweredIds(write, lines), initialization_options(server))
                     refusing.cancel_scope.cancel()

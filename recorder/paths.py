@@ -99,8 +99,9 @@ def existing_cassette(cassettes_dir: Path, name: str) -> Path:
         return path
     from mcpgw.recorder.embedded import NAME, shipped_default
 
-    if name == NAME and shipped_default() is not None:  # what a bare `mcpgw serve` replays from any folder
-        return shipped_default()
+    shipped = shipped_default() if name == NAME else None  # what a bare `mcpgw serve` replays from any folder
+    if shipped is not None:
+        return shipped
     known = cassette_names(cassettes_dir)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"; did you mean {' or '.join(close)}?" if close else f" (cassettes there: {', '.join(known) or 'none'})"

@@ -28,15 +28,15 @@ class Redactor:
     def __call__(self, value: Any) -> Any:
         if self._re is None:
             return value
-        return self._walk(value)
+        return self._walk(value, self._re)
 
-    def _walk(self, value: Any) -> Any:
+    def _walk(self, value: Any, pattern: re.Pattern[str]) -> Any:
         if isinstance(value, str):
-            return self._re.sub(MASK, value) if self._re.search(value) else value
+            return pattern.sub(MASK, value) if pattern.search(value) else value
         if isinstance(value, dict):
-            return {self._walk(k) if isinstance(k, str) else k: self._walk(v) for k, v in value.items()}
+            return {self._walk(k, pattern) if isinstance(k, str) else k: self._walk(v, pattern) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._walk(v) for v in value]
+            return [self._walk(v, pattern) for v in value]
         return value
 
 

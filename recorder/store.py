@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import lmdb
 
 from mcpgw.gateway.http.commit_batch import collecting_batch
-from mcpgw.recorder.cassette_files import CassetteDamaged, CassetteFormatError, check_data_file
+from mcpgw.recorder.cassette_files import CassetteDamaged as CassetteDamaged, CassetteFormatError as CassetteFormatError, check_data_file
 from mcpgw.recorder.codec import pack, unpack
 
 logger = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class CassetteStore:
         self._txn_lock = threading.Lock()  # one write transaction at a time: the writer thread's or an inline one
         self._count_lock = threading.Lock()
         self._queued = 0  # items handed to the writer thread and not yet committed (or failed)
-        self._pending_retry: list[tuple[str, bytes, bytes]] = []
+        self._pending_retry: list[tuple[str, bytes | None, Any]] = []
         self._held: list[tuple[str, bytes | None, Any]] = []  # appends held for the loop turn's batch (gateway.http.commit_batch)
         self._error: str | None = None
         self._closed = False

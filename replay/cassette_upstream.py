@@ -202,7 +202,7 @@ class CassetteUpstream:
         if "error" in entry:
             error = entry["error"]
             raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
-        result = entry["result"]
+        result: dict[str, Any] = entry["result"]
         options.result_digest = self._stable.mark(result).digest
         # (an entry's label, when it has one other than `recorded`, was set as it was loaded or taken: label_all)
         options.source = source = EQUIVALENT if turn.equivalent else entry.get(ANSWERED_AS) or RECORDED
@@ -236,7 +236,7 @@ class CassetteUpstream:
 
     async def _live(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
         lane, call = turn.lane, turn.call
-        assert lane is not None
+        assert lane is not None and self.fallback is not None  # hybrid: a lane, and the live side
         if self.model.tracked and not lane.live:
             async with lane.catching_up:  # reads of the lane overlap: one of them catches the instance up
                 if not lane.live:
@@ -254,6 +254,7 @@ class CassetteUpstream:
 
     async def _catch_up(self, lane: Lane, options: CallOptions) -> None:
         """Bring a fresh live instance to the state the lane reached in the recording."""
+        assert self.fallback is not None  # called in hybrid mode only
         live = self.fallback.inner  # the RecordingUpstream's live side: catch-up calls are not recorded again
         if isinstance(live, PerRunInstances):
             await live.discard(options.lane)  # whatever it held, it starts from nothing

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgw.gateway.specs.ignore_rules import IgnoreRule, Rules, parse_rules  # noqa: F401 - the rules are the lock's
+from mcpgw.gateway.specs.ignore_rules import IgnoreRule as IgnoreRule, Rules as Rules, parse_rules as parse_rules  # the rules are the lock's
 
 JSON_MARK = ":json"
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from mcpgw.recorder.keys import base_key, with_history
 
 Schema = dict[str, Any]
 
 
-def has_defaults(schema: Any) -> bool:
+def has_defaults(schema: Any) -> TypeGuard[Schema]:
     """Whether normalising under `schema` can change anything."""
     if not isinstance(schema, dict):
         return False

@@ -24,9 +24,10 @@ def build_index(entries: list[dict[str, Any]], model: StateModel, *, legacy_stat
     histories: dict[str, str] = {}  # legacy entries: lane -> history so far
     for entry in entries:
         if "base" not in entry:
-            entry = _rekeyed(entry, model, legacy_stateful, histories)
-            if entry is None:
+            rekeyed = _rekeyed(entry, model, legacy_stateful, histories)
+            if rekeyed is None:
                 continue
+            entry = rekeyed
         index.setdefault(entry["key"], []).append(entry)
     return index
 

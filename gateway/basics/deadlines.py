@@ -45,12 +45,15 @@ class Scoped:
     async def send_raw_request(self, method: str, params: Any, opts: dict[str, Any] | None = None) -> dict[str, Any]:
         opts = dict(opts or {})
         deadline: Deadline | None = opts.pop("deadline", None)
+        result: dict[str, Any]
         if deadline is None:
-            return await self.dispatcher.send_raw_request(method, params, opts)
+            result = await self.dispatcher.send_raw_request(method, params, opts)
+            return result
         with anyio.CancelScope(deadline=deadline.at) as scope:
             deadline.scope = scope
             try:
-                return await self.dispatcher.send_raw_request(method, params, opts)
+                result = await self.dispatcher.send_raw_request(method, params, opts)
+                return result
             finally:
                 deadline.scope = None
         raise TimeoutError(f"no answer to {method} by its deadline")

@@ -35,6 +35,7 @@ class Later(Generic[T]):
 
     def __await__(self) -> Generator[Any, Any, T]:
         coroutine, pending = self.coroutine, self.pending
+        result: T
         while True:
             try:
                 sent = yield pending
@@ -42,12 +43,14 @@ class Later(Generic[T]):
                 try:
                     pending = coroutine.throw(exc)
                 except StopIteration as stop:
-                    return stop.value
+                    result = stop.value
+                    return result
             else:
                 try:
                     pending = coroutine.send(sent)
                 except StopIteration as stop:
-                    return stop.value
+                    result = stop.value
+                    return result
 
 
 class Done(Generic[T]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 MAX_DEPTH = 64  # JSON nesting allowed in a request; tool arguments need far less
@@ -17,9 +18,9 @@ def parse_message(body: bytes) -> tuple[Any, tuple[int, int, str] | None]:
     message, problem = parse_json(body)
     if problem is not None:
         return None, (400, -32700, f"Parse error: {problem}")
-    problem = _shape_problem(message)
-    if problem is not None:
-        return None, (400, problem[0], problem[1])
+    shape = _shape_problem(message)
+    if shape is not None:
+        return None, (400, shape[0], shape[1])
     return message, None
 
 
@@ -127,6 +128,7 @@ def valid_id(value: Any) -> bool:
 def _depth_over(value: Any, limit: int) -> bool:
     """Iterative, so a deep value cannot exhaust the interpreter's stack here."""
     stack = [(value, 1)]
+    children: Iterable[Any]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
@@ -142,4 +144,4 @@ def _depth_over(value: Any, limit: int) -> bool:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
-_SCAN = _DECODER.scan_once
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__; typeshed omits it

@@ -17,7 +17,7 @@ _refuse = json.JSONEncoder().default  # json's own TypeError for a value it cann
 
 
 def _made(*, sort_keys: bool, default: Callable[[Any], Any]) -> Callable[[Any], str]:
-    make = _json_encoder.c_make_encoder
+    make = _json_encoder.c_make_encoder  # type: ignore[attr-defined]  # in CPython's json.encoder; typeshed omits it
     if make is None:  # a Python built without json's C accelerator: json's own encoder, made once
         return json.JSONEncoder(sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False, default=default).encode
     chunks = make(None, default, _json_encoder.encode_basestring, None, ":", ",", sort_keys, False, True)

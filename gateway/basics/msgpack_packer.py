@@ -24,7 +24,7 @@ def packb(value: Any) -> bytes:
         packer = _threads.packer
     except AttributeError:
         packer = _threads.packer = msgpack.Packer(use_bin_type=True)
-    data = packer.pack(value)
+    data: bytes = packer.pack(value)
     if len(data) > KEEP_BYTES:
         del _threads.packer
     return data

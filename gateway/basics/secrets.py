@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _scrubber: Callable[[Any], Any] | None = None
 _factory_installed = False
@@ -25,9 +27,12 @@ def register(scrubber: Callable[[Any], Any]) -> None:
     _install_log_factory()
 
 
-def scrub(value: Any) -> Any:
+def scrub(value: T) -> T:
     """`value` with every registered secret masked (strings inside dicts and lists too)."""
-    return value if _scrubber is None else _scrubber(value)
+    if _scrubber is None:
+        return value
+    scrubbed: T = _scrubber(value)  # the registered scrubber keeps a value's shape
+    return scrubbed
 
 
 def _install_log_factory() -> None:

@@ -38,7 +38,12 @@ class StableResults:
         if stable is None or stable.result is not result:
             key = id(result)
             stable = self._held[key] = Stable(result)
-            _INDEX[key] = weakref.ref(stable, lambda ref, key=key: _INDEX.pop(key) if _INDEX.get(key) is ref else None)
+
+            def forget(ref: weakref.ref[Stable], key: int = key) -> None:
+                if _INDEX.get(key) is ref:
+                    _INDEX.pop(key)
+
+            _INDEX[key] = weakref.ref(stable, forget)
         return stable
 
 

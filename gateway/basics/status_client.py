@@ -24,6 +24,7 @@ def fetch_status(base: str, token: str | None) -> dict[str, Any]:
             raise GatewayError(f"the gateway at {base} {problem}: pass its token with --auth-token-env VAR "
                                "(or --auth-token-file FILE)")
         response.raise_for_status()
-        return response.json()
+        status: dict[str, Any] = response.json()
+        return status
     except (httpx.HTTPError, ValueError) as exc:
         raise GatewayError(f"no gateway answering at {base} ({exc}); start one with `mcpgw serve`") from None

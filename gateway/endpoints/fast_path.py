@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 import mcp_types as types
@@ -44,7 +44,10 @@ from mcpgw.gateway.basics import stable_results
 from mcpgw.gateway.basics.json_text import compact
 from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, plainly_valid
 from mcpgw.gateway.sessions.request_context import RequestContext
-from mcpgw.gateway.sessions.sessions import SessionTable, connection
+from mcpgw.gateway.sessions.sessions import SessionTable
+
+if TYPE_CHECKING:
+    from mcpgw.gateway.routing.router import Caller
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,8 @@ _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 _RELAY_CAPABILITIES = ("sampling", "elicitation", "roots")
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
+# A method's handler inside its middleware: the result, or a replayed result's JSON (`_stable_text`).
+Chain = Callable[["FastContext"], Awaitable[dict[str, Any] | bytes]]
 
 
 class FastPath:
@@ -64,8 +69,8 @@ class FastPath:
         self.sessions = sessions
         self.served = 0  # requests answered here (tests and /status read it)
         self.declined = 0
-        self._chains: dict[str, tuple[Any, Any]] = {}
-        self._heads: dict[tuple[str, str], bool] = {}  # (Accept, Content-Type) -> the SDK's verdict  # method -> (the middleware list it was made of, its chain)
+        self._chains: dict[str, tuple[Any, Chain]] = {}  # method -> (the middleware list it was made of, its chain)
+        self._heads: dict[tuple[str, str], bool] = {}  # (Accept, Content-Type) -> the SDK's verdict
 
     async def try_answer(self, transport: Any, ctx: RequestContext, request: Any, send: Any) -> bool:
         """Answer the request if it qualifies; False (nothing done, nothing sent) otherwise."""
@@ -91,7 +96,9 @@ class FastPath:
         if not session_id or named != session_id:
             return None
         entry = self.sessions.get(session_id)
-        session = connection(entry)
+        if entry is None or entry.connection is None:  # (gateway.sessions.sessions.connection, inlined)
+            return None
+        session = entry.connection()
         if session is None:
             return None
         plain = entry.plain
@@ -168,7 +175,7 @@ class FastPath:
         self.served += 1
         return body
 
-    def _chain(self, method: str) -> Callable[[FastContext], Awaitable[dict[str, Any]]]:
+    def _chain(self, method: str) -> Chain:
         """The server middleware around `method`'s handler and the SDK's result shaping, as the SDK composes it;
         made once per method (and again if the server's middleware list is replaced)."""
         middleware = self.server.middleware
@@ -191,7 +198,7 @@ class FastPath:
                     return text
             return sdk_adapter.serialize_result(server, ctx.connection, ctx.method, ctx.protocol_version, result)
 
-        call: Any = inner
+        call: Chain = inner
         for layer in reversed(layers):
             call = _bind(layer, call)
         self._chains[method] = (middleware, call)
@@ -219,7 +226,7 @@ class Kept:
 
     def __init__(self, server: str | None) -> None:
         self.server = server  # gateway.endpoints.per_server.server_of(request), as the head's path names it
-        self.caller: Any = None  # gateway.front's Caller, made by the first request's handler
+        self.caller: Caller | None = None  # made by the first request's handler (gateway.front)
 
 
 class FastContext:

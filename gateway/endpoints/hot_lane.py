@@ -31,10 +31,11 @@ the lane off, for side-by-side measurements and the test that both ways answer b
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import anyio
 from starlette.requests import Request
@@ -105,6 +106,7 @@ class HotLane:
         """The request, if every layer would pass it untouched to the fast path; None otherwise. `repeat`: the
         head it repeats (gateway.http.repeat_head), read without the parser, whose verdicts on the head are kept with
         it; declined, it is read again the usual way (and counted then)."""
+        head: _Head | _Declined | None
         if repeat is None:
             head = self._head(url, headers)
         else:
@@ -152,7 +154,9 @@ class HotLane:
             return None
         session_id = head.session_id
         session = self.admission.sessions.get(session_id)
-        transport = sdk_adapter.session_transport(self.manager, session_id) if session is not None else None
+        if session is None:
+            return None
+        transport = sdk_adapter.session_transport(self.manager, session_id)
         if transport is None:
             return None
         if self.policy.fast_path is not self.fast:
@@ -247,7 +251,11 @@ class _Head(NamedTuple):
     offered: HotHead  # the head as the layers saw it, for their verdicts on each body
 
 
-_DECLINED = object()  # a repeated head the lane would not take
+class _Declined(enum.Enum):
+    DECLINED = "declined"
+
+
+_DECLINED: Final = _Declined.DECLINED  # a repeated head the lane would not take
 
 
 def _context(headers: list[tuple[bytes, bytes]], query: bytes) -> RequestContext:

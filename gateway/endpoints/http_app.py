@@ -42,6 +42,7 @@ from mcpgw.gateway.sessions.sessions import SessionAdmission, SessionLimits
 from mcpgw.gateway.endpoints.sse import SseEndpoints
 from mcpgw.gateway.endpoints.sse_streams import StreamTable
 from mcpgw.gateway.http.stopping import exit_now
+from mcpgw.gateway.endpoints.fast_path import FastPath
 from mcpgw.gateway.endpoints.transport import AnswerPolicy, transport_factory
 from mcpgw.gateway.http.write_coalescing import CoalescedWritesProtocol
 
@@ -79,7 +80,7 @@ def build_http_app(
     guard = dataclasses.replace(guard, envelope_paths=(*guard.envelope_paths, *router_api.PATHS))
     limits = limits or SessionLimits()
     hot: hot_lane.HotLane | None = None
-    fast = getattr(server, "fast_path", None)
+    fast: FastPath | None = getattr(server, "fast_path", None)
     sessions = fast.sessions if fast is not None else {}
     # The fast path answers hot requests that get plain JSON; MCPGW_FAST_PATH=off is for side-by-side measurements.
     enabled = response_mode in ("adaptive", "json") and os.environ.get("MCPGW_FAST_PATH", "on") != "off"
@@ -99,11 +100,11 @@ def build_http_app(
     # The old HTTP+SSE transport, for every server (/sse) and per server (/servers/<id>/sse): gateway.endpoints.sse.
     sse = SseEndpoints(server, max_body=guard.max_body, workers=workers, streams=StreamTable(admission))
     sse_routes = []
-    for sse_path, app in ((sse_module.STREAM, sse.stream_app), (sse_module.MESSAGES, sse.messages_app)):
-        app = per_server.KnownServers(app, router)
+    for sse_path, sse_app in ((sse_module.STREAM, sse.stream_app), (sse_module.MESSAGES, sse.messages_app)):
+        route_app: Any = per_server.KnownServers(sse_app, router)
         if workers is not None:
-            app = worker_routing.WorkerRouting(app, workers)
-        sse_routes.append(Route(sse_path, app))
+            route_app = worker_routing.WorkerRouting(route_app, workers)
+        sse_routes.append(Route(sse_path, route_app))
 
     def status_body() -> dict[str, Any]:
         body = {**router.status(), "http": {
@@ -161,6 +162,7 @@ def build_http_app(
     wrapped.status_body = status_body  # what /status says, for other readers of it (telemetry's /metrics)
     if policy.fast_path is not None and hot_lane.enabled():
         # What the HTTP protocol answers itself (gateway.http.hot_protocol); serve_http hands it over.
+        assert fast is not None  # policy.fast_path is it
         wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy,
                                                   layers=[*outer.values(), *layers.values()], max_body=guard.max_body,
                                                   admission=admission, ids=ids, manager=manager,
@@ -192,7 +194,8 @@ def bound_port(uv_server: Any, asked: int) -> int:
         for sock in server.sockets:
             name = sock.getsockname()
             if isinstance(name, tuple):
-                return name[1]
+                bound: int = name[1]  # (host, port, ...)
+                return bound
     return asked
 
 
@@ -207,7 +210,8 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int]
     lane = getattr(app, "hot_lane", None)
     protocol = GatewayHttpProtocol if lane is None else type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"hot_lane": lane})
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none",
-                            http=protocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)
+                            # a number of seconds: uvicorn's annotation says int, its asyncio.wait_for takes a float
+                            http=protocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)  # type: ignore[arg-type]
     up = anyio.Event()
 
     class Server(uvicorn.Server):

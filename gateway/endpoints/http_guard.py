@@ -30,7 +30,7 @@ import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 import anyio
@@ -77,7 +77,8 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError):
         return False
-    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+    # an IPv4 or IPv6 address: its host is a string (`::1%lo` with a scope)
+    return bool(infos) and all(ipaddress.ip_address(cast(str, info[4][0]).split("%")[0]).is_loopback for info in infos)
 
 
 def default_allowed_hosts(bind_host: str, extra: list[str] | None = None) -> set[str]:

@@ -139,8 +139,8 @@ class OneShot:
             await self._health(scope, send)
             return
         ctx = context_of(scope)
-        message = ctx.body
-        if not self._qualifies(scope, ctx, message):
+        message, server = ctx.body, ctx.server
+        if server is None or not self._qualifies(scope, ctx, message):  # (a per-server request: `_qualifies` asks too)
             await self.app(scope, receive, send)
             return
         run_id = ctx.run
@@ -155,7 +155,7 @@ class OneShot:
                     await self.router.log_malformed(params, caller, ctx.server, problem)
                 answer["error"] = dict(INVALID_PARAMS)
             else:
-                answer["result"] = await self._run(ctx.server, method, params, caller)
+                answer["result"] = await self._run(server, method, params, caller)
         except GatewayError as exc:
             error = {"code": exc.code, "message": scrub(exc.message)}
             if exc.data is not None:

@@ -58,7 +58,7 @@ class GatewayTransport(HookedTransport):
         if policy.mint_session_id is not None and self.mcp_session_id:
             self.mcp_session_id = policy.mint_session_id()
 
-    @property  # type: ignore[override]
+    @property
     def is_json_response_enabled(self) -> bool:
         return self.policy.mode == "json" or _JSON_ANSWER.get()
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Any
+from typing import Any, cast
 
 from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -111,7 +111,8 @@ class HotLaneProtocol(HeadRead):
         connection = self._tcp_connection
         if connection is None:
             connection = self._tcp_connection = Connection()
-        self.scope[CONNECTION] = connection  # an untagged client's identity is its connection's (client_identity)
+        # An untagged client's identity is its connection's (client_identity); uvicorn's HTTPScope names no extension keys.
+        self.scope[CONNECTION] = connection  # type: ignore[literal-required]
 
     def on_headers_complete(self) -> None:
         lane = self.hot_lane
@@ -138,7 +139,8 @@ class HotLaneProtocol(HeadRead):
             data = bytes(unread)
             matched, self._unread_match = self._unread_match, None
             if len(data) == self._unread_end and not self.transport.is_closing():  # whole: taken as its head matched
-                if not self._take_matched(self._repeat, data, matched):
+                # (`_unread` is set only by `_answer_repeat`, for the repeat head it was given)
+                if not self._take_matched(cast(RepeatHead, self._repeat), data, matched):
                     self._read(data, True)
                 return
         repeat = self._repeat
@@ -241,7 +243,7 @@ class HotLaneProtocol(HeadRead):
 
     def _take(self, ready: Any) -> None:
         """Answer a request the lane took: at once when it can (gateway.basics.eager), else from a task."""
-        cycle = self.cycle = _HotCycle(self._hot_keep_alive)
+        cycle = self.cycle = _HotCycle(self._hot_keep_alive)  # type: ignore[assignment]  # stands in for uvicorn's cycle
         batch = self.hot_lane.batch
         batch.collect(self.loop)  # its record is held, committed with the turn's others (gateway.http.commit_batch)
         try:

@@ -27,7 +27,7 @@ class HeaderDeadlineProtocol(HeadRead):
     _header_timer: asyncio.TimerHandle | None = None
     _head_pending = False  # a request's head has begun and is not complete
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._arm_header_timer()
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,7 @@ class Workers:
     def socket_path(self, index: int) -> Path:
         return self.socket_dir / f"w{index}.sock"
 
-    def mint(self, make: Any) -> str:
+    def mint(self, make: Callable[[], str]) -> str:
         """A fresh token (from `make()`) that this worker owns."""
         while True:
             token = make()

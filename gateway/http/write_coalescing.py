@@ -84,5 +84,5 @@ class CoalescingTransport:
 class CoalescedWritesProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, writing through a `CoalescingTransport`."""
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-        super().connection_made(CoalescingTransport(transport, self.loop))
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]  # duck-types asyncio.Transport

@@ -49,7 +49,7 @@ class Forwarding(RouterCore):
 
     async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
                         scope: str | None = None) -> dict[str, Any]:
-        uri = params.get("uri")
+        uri: Any = params.get("uri")  # as the client sent it (a per-server endpoint does not look at it)
         server = await self.found(lambda: self._resource_server(uri, scope))
         out = dict(params)
         strip_meta(out)
@@ -73,9 +73,10 @@ class Forwarding(RouterCore):
         """The server a completion goes to, and the upstream's name of the prompt it completes (if it does)."""
         if ref.get("type") == "ref/prompt":
             prompts = self.catalog.prompts if scope is None else self.catalog.server_view(scope).prompts
-            target = prompts.get(ref.get("name"))
+            name: Any = ref.get("name")  # as the client sent it: a name not a string is unknown
+            target = prompts.get(name)
             if target is None:
-                raise UnknownTargetError(f"Unknown prompt {ref.get('name')!r}")
+                raise UnknownTargetError(f"Unknown prompt {name!r}")
             return target[0], target[1]
         uri = ref.get("uri")
         return scope or next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) \

@@ -70,7 +70,7 @@ class ClientHandle:
 
     Holds its notify method weakly: the handle must not keep the connection (its key) alive."""
 
-    notify_ref: weakref.WeakMethod
+    notify_ref: weakref.WeakMethod[Callable[[str, dict[str, Any] | None], Awaitable[None]]]
     subscriptions: set[str] = field(default_factory=set)
 
     async def notify(self, method: str, params: dict[str, Any] | None) -> None:

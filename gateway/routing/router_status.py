@@ -65,5 +65,8 @@ def _percentiles(samples: collections.deque[float]) -> dict[str, float] | None:
     if not samples:
         return None
     ordered = sorted(samples)
-    pick = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e6, 1)  # noqa: E731
+
+    def pick(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e6, 1)
+
     return {"p50": pick(0.50), "p99": pick(0.99), "n": len(ordered)}

@@ -30,7 +30,7 @@ import secrets
 from typing import Any
 
 from mcpgw.gateway.sessions.hot_verdicts import HotHead
-from mcpgw.gateway.sessions.request_context import CONNECTION, COOKIE, context_of, of_request
+from mcpgw.gateway.sessions.request_context import CONNECTION, COOKIE, Connection, context_of, of_request
 
 
 class ClientIdentity:
@@ -71,7 +71,7 @@ class ClientIdentity:
     def _for_connection(self, scope: dict[str, Any]) -> str:
         """The connection's identity, minted at its first untagged request; a request that names no connection
         (an ASGI server other than ours) is a client of its own."""
-        connection = scope.get(CONNECTION)
+        connection: Connection | None = scope.get(CONNECTION)
         if connection is None:
             return self._mint()
         if connection.identity is None:

@@ -106,7 +106,7 @@ def _valid_identity(value: str) -> bool:
 
 def context_of(scope: Any) -> RequestContext:
     """The request's context, made on first use (a layer tested alone, a route served without the pipeline)."""
-    ctx = scope.get(CONTEXT)
+    ctx: RequestContext | None = scope.get(CONTEXT)
     if ctx is None:
         # Several headers of one name (Cookie) are joined; Host is checked for duplicates by the guard.
         headers: dict[str, str] = {}

@@ -149,10 +149,10 @@ class GatewayConfig:
                 import difflib
 
                 hints = []
-                for name in unknown:
-                    near = difflib.get_close_matches(name, list(self.servers), n=3, cutoff=0.6)
-                    near += [s for s in sorted(self.servers) if s.startswith(name) and s not in near][:3 - len(near)]
-                    hints.append(f"{name!r} (did you mean {', '.join(near)}?)" if near else repr(name))
+                for asked in unknown:
+                    near = difflib.get_close_matches(asked, list(self.servers), n=3, cutoff=0.6)
+                    near += [s for s in sorted(self.servers) if s.startswith(asked) and s not in near][:3 - len(near)]
+                    hints.append(f"{asked!r} (did you mean {', '.join(near)}?)" if near else repr(asked))
                 raise ConfigError(self.source, None, f"unknown server id {'; '.join(hints)}; `mcpgw servers` or the "
                                   f"lock's `servers:` list them ({len(self.servers)} here)")
             return [self.servers[s] for s in only]

@@ -220,10 +220,10 @@ def _shared(servers: list[tuple[ServerSpec, ServerCatalog]], naming: NamingPolic
     """Bare naming: tool and prompt names more than one server offers (they get prefixed), reported."""
     if naming.mode != "bare":
         return set(), set()
-    tools = shared_names({spec.id: [t.get("name") for t in server.tools
-                                    if isinstance(t.get("name"), str) and t.get("name") not in spec.hide_tools]
+    tools = shared_names({spec.id: [tool for t in server.tools
+                                    if isinstance(tool := t.get("name"), str) and tool not in spec.hide_tools]
                           for spec, server in servers})
-    prompts = shared_names({spec.id: [p.get("name") for p in server.prompts if isinstance(p.get("name"), str)]
+    prompts = shared_names({spec.id: [prompt for p in server.prompts if isinstance(prompt := p.get("name"), str)]
                             for spec, server in servers})
     for kind, shared in (("tool", tools), ("prompt", prompts)):
         for name, owners in sorted(shared.items()):

@@ -194,8 +194,7 @@ class _Differ:
 
     def objects(self, old: dict[str, Any], new: dict[str, Any], path: str,
                 old_refs: tuple[str, ...], new_refs: tuple[str, ...]) -> Iterator[Change]:
-        old_props = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-        new_props = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+        old_props, new_props = _properties(old), _properties(new)
         old_req, new_req = required_of(old), required_of(new)
         for name in sorted(old_props.keys() - new_props.keys()):
             yield self.change(PARAM_REMOVED, True, _join(path, name))
@@ -281,3 +280,8 @@ def _values(values: frozenset[str]) -> str:
 def _short(schema: dict[str, Any], keyword: str, limit: int = 60) -> str:
     text = canonical(schema[keyword]) if keyword in schema else "unset"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties")
+    return properties if isinstance(properties, dict) else {}

@@ -15,7 +15,7 @@ is neither a number nor an integer, `required`/`properties` say nothing about no
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import Any
 
 from jsonschema import Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator
@@ -33,7 +33,7 @@ class Unsupported(Exception):
     pass
 
 
-def quick_checker(schema: Any, validator_class: type) -> Check | None:
+def quick_checker(schema: Any, validator_class: type[Any]) -> Check | None:
     """A predicate that is True only for instances `validator_class(schema)` finds valid; None when the schema
     uses anything it does not cover."""
     if validator_class not in _DRAFTS:
@@ -138,7 +138,7 @@ def _bound_checks(schema: dict[str, Any]) -> list[Check]:
     return checks
 
 
-def _sized(kind: type, compare: Callable[[int, Any], bool], limit: int) -> Check:
+def _sized(kind: type[Sized], compare: Callable[[int, Any], bool], limit: int) -> Check:
     return lambda x: not isinstance(x, kind) or compare(len(x), limit)
 
 
@@ -147,11 +147,13 @@ def _bounded(compare: Callable[[Any, Any], bool], limit: Any) -> Check:
 
 
 def _at_least(value: Any, limit: Any) -> bool:
-    return value >= limit
+    verdict: bool = value >= limit
+    return verdict
 
 
 def _at_most(value: Any, limit: Any) -> bool:
-    return value <= limit
+    verdict: bool = value <= limit
+    return verdict
 
 
 def _type_check(declared: Any) -> Check:

@@ -65,7 +65,8 @@ def built_info(spec: ServerSpec, root: Path | None = None, *, pending: bool = Fa
 def failed_info(spec: ServerSpec, root: Path | None = None) -> dict[str, Any] | None:
     """Why the last build of this entry failed, when it did."""
     try:
-        return json.loads((build_dir(spec, root) / FAILED_MARKER).read_text())
+        info: dict[str, Any] = json.loads((build_dir(spec, root) / FAILED_MARKER).read_text())
+        return info
     except (OSError, ValueError):
         return None
 

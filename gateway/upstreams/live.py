@@ -274,7 +274,8 @@ class LiveUpstream:
             opts["on_progress"] = on_progress
         self._inflight.append(options)
         try:
-            return await dispatcher.send_raw_request(method, params, opts)
+            result: dict[str, Any] = await dispatcher.send_raw_request(method, params, opts)
+            return result
         except MCPError as exc:
             raise self._map_error(exc) from None
         except TimeoutError:

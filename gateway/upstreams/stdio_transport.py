@@ -77,8 +77,9 @@ class Inbox:
         """Deliver every message to `deliver` from now on (None: drop them, the consumer is gone)."""
         self._deliver = deliver
         early, self._early = self._early or [], None
-        for message in early if deliver is not None else ():
-            self._hand(deliver, message)
+        if deliver is not None:
+            for message in early:
+                self._hand(deliver, message)
 
     def put(self, message: dict[str, Any]) -> None:
         if self.closed.is_set():
