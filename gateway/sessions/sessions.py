@@ -191,7 +191,8 @@ class SessionAdmission:
 
     def hot_body(self, head: HotHead, body: bytes, message: Any) -> Any:
         """Its session open here, and no SSE stream's (the hot lane holds it busy while it answers, as here)."""
-        session = self.sessions.get(head.session_id) if head.path == self.mcp_path else None
+        session_id = head.session_id
+        session = self.sessions.get(session_id) if session_id is not None and head.path == self.mcp_path else None
         return message if session is not None and session.closer is None else DECLINED
 
     async def _serve_existing(self, session_id: str, scope: Any, receive: Any, send: Any) -> None:
