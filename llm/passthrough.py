@@ -42,10 +42,10 @@ from mcpgw.gateway.sessions.request_context import posted_json
 from mcpgw.gateway.routing.router import Caller
 from mcpgw.llm.answer import DONE, ModelAnswer, error_body
 from mcpgw.llm.call_record import model_record
-from mcpgw.llm.miss import describe_model_miss
 from mcpgw.llm.strangers import Strangers
 from mcpgw.llm.upstream import LiveModel, ModelUnreachable
 from mcpgw.recorder.lane_table import MAX_LANES
+from mcpgw.recorder.misses import describe_model_miss
 from mcpgw.recorder.recorder import Recorder
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.state import StateModel

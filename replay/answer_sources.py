@@ -29,6 +29,7 @@ from typing import Any
 from mcpgw.gateway.basics.errors import CassetteError, ReplayMiss
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.recorder.keys import base_key
+from mcpgw.recorder.misses import simulator_gave_none
 from mcpgw.recorder.recorder import Recorder
 from mcpgw.recorder.store import StoreWriteError
 from mcpgw.replay.simulator import SIMULATOR_SERVER, SimulationFailed, Simulator
@@ -81,8 +82,7 @@ class Simulation:
             simulated = await self.simulator.answer(server, tool, arguments, recorded)
         except SimulationFailed as exc:
             self.failed += 1
-            raise ReplayMiss(f"replay miss: no recording of tools/call {params.get('name')!r} on server {server!r} "
-                             f"with these arguments, and the simulator gave no answer: {exc}",
+            raise ReplayMiss(simulator_gave_none(server, params, exc),
                              data={"server": server, "method": method, "key": call.key, "simulator": self.simulator.model}
                              ) from None
         waited = sum(e.get("latency_ms", 0.0) for e in simulated.exchanges) / 1000
