@@ -2,7 +2,7 @@
 
 Every kind of exchange is recorded through it, as every kind is replayed through
 `replay.player.Player`: an MCP server's tools, resources and prompts (the
-recording upstream, recorder.recording, the router API's calls included, which
+recording upstream, replay.recording, the router API's calls included, which
 reach servers through it), the `/v1` and Azure model exchanges (llm.passthrough),
 and the answers an --on-miss simulator makes, with its own model exchanges
 (replay.answer_sources). `entry_record` is the one place the stored record of

@@ -1,4 +1,9 @@
-"""RecordingUpstream: forwards to a live upstream and writes every exchange (through recorder.recorder.Recorder).
+"""RecordingUpstream: forwards to a live upstream and writes every exchange.
+
+Record mode goes through the one player (replay.player.Player, mode "record"), as
+replay does: it keys each call in request order, on the lane's history, as replay
+will key it; in hybrid the replaying side's player has keyed it already. Every
+exchange is written through the one recorder (recorder.recorder.Recorder).
 
 An answer reaches the client only after its exchange is committed, so a
 `kill -9` of the gateway never loses an exchange a client has seen. The key
@@ -23,6 +28,7 @@ from mcpgw.recorder.recorder import Recorder, served_by
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
 from mcpgw.recorder.store import StoreWriteError
+from mcpgw.replay.player import Player
 
 
 class RecordingUpstream:
@@ -38,7 +44,7 @@ class RecordingUpstream:
         self.lock_digest = lock_digest
         self.recorder = Recorder(cassette, redact)
         self._group = group if group is not None else GroupState()  # lane -> history, shared within a state group
-        self._model: tuple[Any, StateModel] | None = None  # (catalog it was built from, model)
+        self._player: tuple[Any, Player] | None = None  # (catalog its state model was built from, player)
 
     # The supervised lifecycle, catalog and status are the live upstream's.
     @property
@@ -66,10 +72,16 @@ class RecordingUpstream:
 
     def state_model(self) -> StateModel:
         """Which calls change state, by the live catalog's annotations (rebuilt when it changes)."""
+        return self.player().model
+
+    def player(self) -> Player:
+        """Record mode's player, over the live catalog's state model (rebuilt when the catalog changes); the lanes'
+        histories are the state group's (`group`), shared by every player of the group."""
         catalog = self.inner.catalog
-        if self._model is None or self._model[0] is not catalog:
-            self._model = (catalog, StateModel(self.name, self.tracked, read_only_tools(catalog.tools if catalog else None)))
-        return self._model[1]
+        if self._player is None or self._player[0] is not catalog:
+            model = StateModel(self.name, self.tracked, read_only_tools(catalog.tools if catalog else None))
+            self._player = (catalog, Player(model, None, mode="record", group=self._group))
+        return self._player[1]
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
@@ -77,7 +89,7 @@ class RecordingUpstream:
         if options.cassette_call is not None:  # hybrid: keyed (and ordered) by the replaying side
             call, ticket = options.cassette_call, None
         else:
-            call = self._group.take_call(self.state_model(), method, params, options.lane)
+            call = self.player().play(options.lane, method, params).call  # record: keyed, as replay will key it
             # In the same step as its key: the server meets the lane's calls in the order they were keyed.
             ticket = self._group.gates.ticket(options.lane, call.changes_state) if self.tracked else None
         try:
