@@ -62,8 +62,9 @@ def entry_record(asked: Call | str, server: str, method: str, params: Any, answe
     if progress is not None:  # the progress the client saw, replayed with the answer
         entry["progress"] = progress
     entry.update(answer)
-    if server_facts is not None:
-        entry.update(provenance(latency_ms or 0.0, server_facts, source))
+    if server_facts is not None:  # provenance(), written in place
+        entry["recorded_at"], entry["latency_ms"], entry["source"] = time.time(), round(latency_ms or 0.0, 3), source
+        entry.update(server_facts)
         entry["lane"] = lane
     elif simulator is not None:
         entry["lane"], entry["source"], entry["simulator"] = lane, source, simulator
@@ -84,17 +85,21 @@ class Recorder:
         self.redact = redact
 
     async def record(self, asked: Call | str, server: str, method: str, params: Any, answer: dict[str, Any], *,
-                     wait: bool = True, **how: Any) -> dict[str, Any]:
-        """Record one exchange (`how`: entry_record's keywords) and return its entry as stored; with `wait`, once it
-        is committed (an answer goes to its client only then: kill -9 safe). What was asked, answered and the
-        progress seen are redacted; a simulator's own exchange is redacted whole, as it always was."""
+                     lane: str, latency_ms: float | None = None, source: str = LIVE,
+                     server_facts: dict[str, Any] | None = None, progress: list[Any] | None = None,
+                     simulator: dict[str, Any] | None = None, for_key: str | None = None, attempt: int | None = None,
+                     wait: bool = True) -> dict[str, Any]:
+        """Record one exchange (the keywords: entry_record's) and return its entry as stored; with `wait`, once it is
+        committed (an answer goes to its client only then: kill -9 safe). What was asked, answered and the progress
+        seen are redacted; a simulator's own exchange is redacted whole, as it always was."""
         redact = self.redact
-        if how.get("for_key") is not None:
-            entry = redact(entry_record(asked, server, method, params, answer, **how))
+        if for_key is not None:
+            entry = redact(entry_record(asked, server, method, params, answer, lane=lane, source=source,
+                                        for_key=for_key, attempt=attempt))
         else:
-            if how.get("progress") is not None:
-                how["progress"] = redact(how["progress"])
-            entry = entry_record(asked, server, method, redact(params), {k: redact(v) for k, v in answer.items()}, **how)
+            entry = entry_record(asked, server, method, redact(params), {k: redact(v) for k, v in answer.items()},
+                                 lane=lane, latency_ms=latency_ms, source=source, server_facts=server_facts,
+                                 progress=None if progress is None else redact(progress), simulator=simulator)
         written = self.cassette.record_exchange(entry, wait=wait)
         if wait:
             await written
