@@ -10,7 +10,8 @@ Model completions are one more kind of exchange, played by the same
 `replay.player.Player` as an MCP server's calls: keyed by `recorder.state` as a
 stateless server (the request body: sorted keys, ids of nothing: a chat request
 has none) under the pseudo-server `@model`, so model exchanges sit in the same
-`exchanges` database as tool exchanges, and never diverge. Lanes are
+`exchanges` database as tool exchanges, and never diverge; recorded, as they are,
+through recorder.recorder.Recorder. Lanes are
 chosen as on `/mcp` (gateway.sessions.client_identity): a run id from `?run=` or the
 `X-Run-Id` header, else one lane per client (`<default run>/client-<id>`, the
 `mcpgw-client` cookie the `openai` client keeps, else its connection), so
@@ -41,10 +42,11 @@ from mcpgw.gateway.sessions.request_context import posted_json
 from mcpgw.gateway.routing.router import Caller
 from mcpgw.llm.answer import DONE, ModelAnswer, error_body
 from mcpgw.llm.call_record import model_record
-from mcpgw.llm.miss import describe_model_miss
 from mcpgw.llm.strangers import Strangers
 from mcpgw.llm.upstream import LiveModel, ModelUnreachable
 from mcpgw.recorder.lane_table import MAX_LANES
+from mcpgw.recorder.misses import describe_model_miss
+from mcpgw.recorder.recorder import Recorder
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.state import StateModel
 from mcpgw.recorder.store import StoreWriteError
@@ -76,6 +78,7 @@ class ModelPassthrough:
         self.strangers = Strangers(recorded_runs or set(), self.player.rule.by_key)
         self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
         self.redact = redact or Redactor()
+        self.recorder = Recorder(cassette, self.redact)  # recorder.recorder: the one way an exchange is recorded
         self.default_run = default_run
         self.past_end = past_end
         self.hits = 0
@@ -226,12 +229,8 @@ class ModelPassthrough:
 
     async def _record(self, path: str, body: dict[str, Any] | None, key: str, lane: str, answer: ModelAnswer,
                       started: float, turn: Turn) -> None:
-        entry = {
-            "key": key, "server": MODEL_SERVER, "method": path, "params": self.redact(body or {}),
-            "result": self.redact(answer.as_entry()), "lane": lane,
-            "recorded_at": time.time(), "latency_ms": round((time.perf_counter() - started) * 1000, 3), "source": "live",
-        }
-        await self.cassette.record_exchange(entry, wait=True)
+        entry = await self.recorder.record(key, MODEL_SERVER, path, body or {}, {"result": answer.as_entry()}, lane=lane,
+                                           latency_ms=(time.perf_counter() - started) * 1000)
         if self.player.hybrid:  # later identical requests in this lane replay what was just taken live
             self.player.took_live(turn, lane, entry)
             self.recorded_entries.append(entry)

@@ -17,6 +17,8 @@ import json
 import re
 from typing import Any
 
+from mcpgw.recorder.misses import untagged_refusal
+
 # An untagged caller's lane: `<default run>/<session-..|client-..|sse-..>` (gateway.routing.router_core.Caller.lane).
 _UNTAGGED_LANE = re.compile(r"/(session|client|sse)-[^/]*$")
 
@@ -40,10 +42,4 @@ class Strangers:
             answers.setdefault(str(entry.get("lane") or ""), json.dumps(entry.get("result"), sort_keys=True))
         if len(answers) < 2 or len(set(answers.values())) < 2:
             return None
-        runs = ", ".join(sorted(self.runs)[:5]) + (" ..." if len(self.runs) > 5 else "")
-        return (f"this untagged model request begins {len(answers)} recorded conversations answered differently, and "
-                f"the recording holds the tool calls of {len(self.runs)} tagged runs ({runs}): which evaluation's "
-                "answers are yours cannot be told, so none is given. Tag the model client's run in its base URL, as "
-                "`mcpgw connect --run <id>` prints: base_url http://HOST:PORT/runs/<id>/v1 (OpenAI), azure_endpoint "
-                "http://HOST:PORT/runs/<id> (Azure, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT), when recording and when "
-                "replaying")
+        return untagged_refusal(len(answers), self.runs)

@@ -38,7 +38,7 @@ from mcpgw.llm.strangers import tagged_runs
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.cassette import Cassette, Recorded, open_named, open_path
 from mcpgw.recorder.paths import cassette_path, is_cassette
-from mcpgw.recorder.recording import RecordingUpstream
+from mcpgw.replay.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.replay_logs import log_home, new_log_path
 from mcpgw.recorder.state import GroupState

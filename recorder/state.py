@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from mcpgw.recorder.keys import base_key, chain, with_history
 from mcpgw.recorder.lane_gate import LaneGates
 from mcpgw.recorder.lane_table import MAX_LANES, LaneTable
+from mcpgw.recorder.misses import came_back
 
 # Requests that only read: they never move a server's state forward.
 READS = frozenset({"resources/read", "prompts/get", "completion/complete", "resources/list",
@@ -94,9 +95,7 @@ class GroupState(LaneTable[GroupLane]):
             return GroupLane()
         # Dropped for room while idle, and back: its history is gone, the server's state is not. Keys no recording
         # holds (so what it records is never replayed as another state's), and replay refuses it (diverged).
-        return GroupLane(history=f"forgotten:{uuid.uuid4().hex}", diverged=(
-            f"run {name!r} came back after {self.max_lanes} other runs were used since its last call (--max-lanes): "
-            "its history was dropped for room, so its calls are no longer matched to the recording"))
+        return GroupLane(history=f"forgotten:{uuid.uuid4().hex}", diverged=came_back(name, self.max_lanes, history=True))
 
     def forget(self, lane: str) -> None:
         """The lane's server state is gone (its per-run instance stopped): its next call is keyed as a fresh

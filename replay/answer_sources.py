@@ -29,6 +29,8 @@ from typing import Any
 from mcpgw.gateway.basics.errors import CassetteError, ReplayMiss
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.recorder.keys import base_key
+from mcpgw.recorder.misses import simulator_gave_none
+from mcpgw.recorder.recorder import Recorder
 from mcpgw.recorder.store import StoreWriteError
 from mcpgw.replay.simulator import SIMULATOR_SERVER, SimulationFailed, Simulator
 
@@ -66,6 +68,7 @@ class Simulation:
         self.simulator = simulator
         self.overlay = overlay  # recorder.cassette.Cassette, written; the base is never
         self.redact = redact
+        self.recorder = Recorder(overlay, redact)
         self.made = 0  # simulated answers made this session
         self.failed = 0
         self.gateway_ms = 0.0  # time spent in the gateway making them, the simulator's own time excluded
@@ -79,26 +82,20 @@ class Simulation:
             simulated = await self.simulator.answer(server, tool, arguments, recorded)
         except SimulationFailed as exc:
             self.failed += 1
-            raise ReplayMiss(f"replay miss: no recording of tools/call {params.get('name')!r} on server {server!r} "
-                             f"with these arguments, and the simulator gave no answer: {exc}",
+            raise ReplayMiss(simulator_gave_none(server, params, exc),
                              data={"server": server, "method": method, "key": call.key, "simulator": self.simulator.model}
                              ) from None
         waited = sum(e.get("latency_ms", 0.0) for e in simulated.exchanges) / 1000
         note = {"model": self.simulator.model, "shown": simulated.shown, "attempts": simulated.attempts}
-        entry = {"key": call.key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
-                 "server": server, "method": method, "params": self.redact(params),
-                 "result": self.redact(simulated.result), "lane": options.lane, "source": SIMULATED,
-                 "simulator": note, "recorded_at": time.time(),
-                 "latency_ms": round(waited * 1000, 3)}
         try:
             for number, exchange in enumerate(simulated.exchanges, 1):  # the simulator's own side, for the record
                 request = exchange.get("request") or {}
-                self.overlay.record_exchange(self.redact({
-                    "key": base_key(SIMULATOR_SERVER, "chat/completions", request), "server": SIMULATOR_SERVER,
-                    "method": "chat/completions", "params": request, "lane": options.lane, "for_key": call.key,
-                    "attempt": number, "result": {k: v for k, v in exchange.items() if k != "request"},
-                    "source": SIMULATED, "recorded_at": time.time()}), wait=False)
-            await self.overlay.record_exchange(entry, wait=True)
+                await self.recorder.record(base_key(SIMULATOR_SERVER, "chat/completions", request), SIMULATOR_SERVER,
+                                           "chat/completions", request,
+                                           {"result": {k: v for k, v in exchange.items() if k != "request"}},
+                                           lane=options.lane, for_key=call.key, attempt=number, source=SIMULATED, wait=False)
+            entry = await self.recorder.record(call, server, method, params, {"result": simulated.result}, lane=options.lane,
+                                               source=SIMULATED, simulator=note, latency_ms=waited * 1000)
         except StoreWriteError as exc:
             raise CassetteError(f"the answer was simulated, but the overlay could not be written: {exc}") from None
         entry = {**entry, ANSWERED_AS: SIMULATED}

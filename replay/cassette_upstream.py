@@ -34,14 +34,14 @@ from mcpgw.gateway.basics.stable_results import StableResults
 from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Status, Upstream
 from mcpgw.recorder.codec import pack
 from mcpgw.recorder.lane_table import MAX_LANES
+from mcpgw.recorder.misses import catch_up_diverged, catch_up_failed, refused, tool_miss, what
 from mcpgw.recorder.redaction import MASK
 from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
 from mcpgw.replay.compare import Rules, compare_results, parse_rules
-from mcpgw.replay.nearest import describe_miss, nearest
 from mcpgw.replay.answer_sources import ANSWERED_AS, EQUIVALENT, MISSED, RECORDED, SIMULATED, Simulation, label_all, with_label
 from mcpgw.replay.answer_sources import LIVE as LIVE_SOURCE
 from mcpgw.replay.equivalence import Equivalents
-from mcpgw.replay.player import DIVERGED, LIVE, MISS, SIMULATE, Lane, Player, Turn, what
+from mcpgw.replay.player import DIVERGED, LIVE, MISS, SIMULATE, Lane, Player, Turn
 
 
 class LiveFallback(Upstream, Protocol):
@@ -180,18 +180,13 @@ class CassetteUpstream:
         if turn.outcome == DIVERGED:
             self.diverged[label] += 1
             raise ReplayDiverged(
-                f"replay refused: this run diverged from the recording at {lane.diverged}; on server {self.name!r} "
-                f"later answers from the recording would describe another state, so {what(method, params)} "
-                f"(call {lane.calls} to this server in this run) is not answered",
+                refused(lane.diverged, self.name, method, params, lane.calls),
                 data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
             )
         if turn.outcome == MISS:
             self.misses[label] += 1
-            text = describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
-                                 self.model.tracked and bool(lane.history))
-            if call.changes_state:
-                text += ("; this call may change the server's state, so later calls to this server in this run "
-                         "will be refused too")
+            text = tool_miss(self.name, method, params, self.server_entries, self.model.tracked and bool(lane.history),
+                             changes_state=call.changes_state)
             raise ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key})
         entry = turn.entry  # a hit
         assert entry is not None
@@ -218,9 +213,8 @@ class CassetteUpstream:
         tool = self._tool(str(params.get("name"))) if method == "tools/call" else None
         try:
             if tool is None:
-                raise ReplayMiss(describe_miss(self.name, method, params, nearest(method, params, self.server_entries),
-                                               self.model.tracked and bool(turn.lane.history))
-                                 + "; only tools/call answers of tools in the recorded catalog are simulated",
+                raise ReplayMiss(tool_miss(self.name, method, params, self.server_entries,
+                                           self.model.tracked and bool(turn.lane.history), simulate_only=True),
                                  data={"server": self.name, "method": method, "key": turn.call.key})
             result, entry = await self.simulation.answer(self.name, tool, turn.call, method, params,
                                                          self.server_entries, options)
@@ -262,13 +256,11 @@ class CassetteUpstream:
             what_call = what(entry["method"], entry.get("params") or {})
             problem = await self._replay_live(live, entry, options)
             if problem is not None:
-                lane.diverged = f"hybrid catch-up, replayed call {number} ({what_call})"
+                lane.diverged = catch_up_diverged(number, what_call)
                 if isinstance(live, PerRunInstances):
                     await live.discard(options.lane)
                 raise ReplayDiverged(
-                    f"hybrid catch-up failed on server {self.name!r}: to go live, a fresh instance was sent this run's "
-                    f"{len(lane.replayed_changes)} recorded state-changing call(s); call {number} ({what_call}) {problem}. "
-                    "The live server cannot be brought to the recorded state, so this call is not answered",
+                    catch_up_failed(self.name, len(lane.replayed_changes), number, what_call, problem),
                     data={"server": self.name, "diverged": lane.diverged},
                 )
 

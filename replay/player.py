@@ -37,6 +37,7 @@ from typing import Any
 import anyio
 
 from mcpgw.recorder.lane_table import MAX_LANES, LaneTable
+from mcpgw.recorder.misses import came_back, diverged_at
 from mcpgw.recorder.state import Call, GroupLane, GroupState, StateModel
 from mcpgw.replay.equivalence import Equivalents
 from mcpgw.replay.index import build_index
@@ -161,14 +162,12 @@ class Player:
     def diverge(self, lane: Lane, call: Call, method: str, params: dict[str, Any] | None) -> None:
         """The divergence rule: a miss on a call that may change state means the lane left the recording."""
         if call.changes_state:
-            lane.diverged = (f"call {lane.calls} to server {self.model.server!r} "
-                             f"({what(method, params or {})}: not recorded at this point)")
+            lane.diverged = diverged_at(lane.calls, self.model.server, method, params)
 
     def _new_lane(self, name: str) -> Lane:
         lane = Lane(self.group.lane(name))
         if self.lanes.forgotten(name) and lane.diverged is None:  # its place in the recording was dropped for room
-            lane.diverged = (f"run {name!r} came back after {self.lanes.max_lanes} other runs were used since its last "
-                             "call (--max-lanes): its place in the recording was dropped for room")
+            lane.diverged = came_back(name, self.lanes.max_lanes, history=False)
         return lane
 
     def took_live(self, turn: Turn, name: str, entry: dict[str, Any]) -> None:
@@ -193,7 +192,3 @@ class Player:
         """Per lane: calls, whether it diverged (and where), whether it went live."""
         return {name: {"calls": lane.calls, "diverged": lane.diverged, "live": lane.live} for name, lane in self.lanes.items()}
 
-
-def what(method: str, params: dict[str, Any]) -> str:
-    target = params.get("name") or params.get("uri")
-    return f"{method} {target!r}" if target else method

@@ -3,7 +3,7 @@
 It works on wire dicts (method + params dict -> result dict) so a cassette
 stores exactly what went over the wire and drift compares dicts. Live
 (`gateway.upstreams.live`), one instance per run (`gateway.upstreams.isolation`), recording
-(`recorder.recording`), cassette (`replay.cassette_upstream`) and the
+(`replay.recording`), cassette (`replay.cassette_upstream`) and the
 handler-based test double below all implement `Upstream`, as httpx's
 transports implement `BaseTransport`: the router and the composition root use
 nothing of an upstream that the Protocol does not name. A capability only some

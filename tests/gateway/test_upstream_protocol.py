@@ -25,7 +25,7 @@ from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.cassette import Cassette
-from mcpgw.recorder.recording import RecordingUpstream
+from mcpgw.replay.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 from tests.gateway.test_bad_input import run

@@ -14,7 +14,7 @@ import anyio
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream
 from mcpgw.recorder.cassette import Cassette
-from mcpgw.recorder.recording import RecordingUpstream
+from mcpgw.replay.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 

@@ -13,7 +13,7 @@ import pytest
 from mcpgw.gateway.basics.errors import ReplayDiverged, ReplayMiss
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.recorder.cassette import Cassette
-from mcpgw.recorder.recording import RecordingUpstream
+from mcpgw.replay.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.state import StateModel
 from mcpgw.replay.cassette_upstream import CassetteUpstream

@@ -16,7 +16,7 @@ from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.overlay import check_answer_settings, open_overlay
 from mcpgw.recorder.cassette import Cassette
-from mcpgw.recorder.recording import RecordingUpstream  # noqa: F401  (the entries below have its shape)
+from mcpgw.replay.recording import RecordingUpstream  # noqa: F401  (the entries below have its shape)
 from mcpgw.recorder.state import StateModel
 from mcpgw.replay.answer_sources import META_KEY, Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream

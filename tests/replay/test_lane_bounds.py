@@ -73,7 +73,7 @@ def test_a_dropped_run_is_refused_however_many_runs_came_and_went(tmp_path, chur
     --max-lanes 5, run A writes, `churned` other runs read, A reads: refused, and memory stays flat."""
     from mcpgw.gateway.basics.errors import ReplayDiverged
     from mcpgw.recorder.cassette import Cassette
-    from mcpgw.recorder.recording import RecordingUpstream
+    from mcpgw.replay.recording import RecordingUpstream
     from mcpgw.recorder.redaction import Redactor
     from mcpgw.recorder.state import GroupState
     from tests.recorder.test_recording_order import CATALOG, call, notes_server

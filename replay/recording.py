@@ -1,5 +1,10 @@
 """RecordingUpstream: forwards to a live upstream and writes every exchange.
 
+Record mode goes through the one player (replay.player.Player, mode "record"), as
+replay does: it keys each call in request order, on the lane's history, as replay
+will key it; in hybrid the replaying side's player has keyed it already. Every
+exchange is written through the one recorder (recorder.recorder.Recorder).
+
 An answer reaches the client only after its exchange is committed, so a
 `kill -9` of the gateway never loses an exchange a client has seen. The key
 is computed from the raw request; redaction applies to what is stored.
@@ -19,9 +24,11 @@ from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.basics.errors import CassetteError, UpstreamRejected
 from mcpgw.gateway.upstreams.upstream import CallOptions, Status, Upstream
 from mcpgw.recorder.cassette import Cassette
+from mcpgw.recorder.recorder import Recorder, served_by
 from mcpgw.recorder.redaction import Redactor
 from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
 from mcpgw.recorder.store import StoreWriteError
+from mcpgw.replay.player import Player
 
 
 class RecordingUpstream:
@@ -35,8 +42,9 @@ class RecordingUpstream:
         self.tracked = tracked
         self.redact = redact
         self.lock_digest = lock_digest
+        self.recorder = Recorder(cassette, redact)
         self._group = group if group is not None else GroupState()  # lane -> history, shared within a state group
-        self._model: tuple[Any, StateModel] | None = None  # (catalog it was built from, model)
+        self._player: tuple[Any, Player] | None = None  # (catalog its state model was built from, player)
 
     # The supervised lifecycle, catalog and status are the live upstream's.
     @property
@@ -60,14 +68,20 @@ class RecordingUpstream:
         catalog = self.inner.catalog
         if catalog is None:
             return
-        self.cassette.record_catalog(self.name, self.redact(catalog.as_dict()), self._provenance(0.0))
+        self.recorder.record_catalog(self.name, catalog.as_dict(), self._served_by())
 
     def state_model(self) -> StateModel:
         """Which calls change state, by the live catalog's annotations (rebuilt when it changes)."""
+        return self.player().model
+
+    def player(self) -> Player:
+        """Record mode's player, over the live catalog's state model (rebuilt when the catalog changes); the lanes'
+        histories are the state group's (`group`), shared by every player of the group."""
         catalog = self.inner.catalog
-        if self._model is None or self._model[0] is not catalog:
-            self._model = (catalog, StateModel(self.name, self.tracked, read_only_tools(catalog.tools if catalog else None)))
-        return self._model[1]
+        if self._player is None or self._player[0] is not catalog:
+            model = StateModel(self.name, self.tracked, read_only_tools(catalog.tools if catalog else None))
+            self._player = (catalog, Player(model, None, mode="record", group=self._group))
+        return self._player[1]
 
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
         options = options or CallOptions()
@@ -75,7 +89,7 @@ class RecordingUpstream:
         if options.cassette_call is not None:  # hybrid: keyed (and ordered) by the replaying side
             call, ticket = options.cassette_call, None
         else:
-            call = self._group.take_call(self.state_model(), method, params, options.lane)
+            call = self.player().play(options.lane, method, params).call  # record: keyed, as replay will key it
             # In the same step as its key: the server meets the lane's calls in the order they were keyed.
             ticket = self._group.gates.ticket(options.lane, call.changes_state) if self.tracked else None
         try:
@@ -87,13 +101,10 @@ class RecordingUpstream:
                 ticket.leave()
 
     async def _request(self, call: Any, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
-        key = call.key
         started = time.perf_counter()
-        entry: dict[str, Any] = {"key": key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
-                                 "server": self.name, "method": method, "params": self.redact(params)}
+        seen: list[list[Any]] | None = None
         if options.on_progress is not None:  # keep the progress the client saw, to replay it
-            seen: list[list[Any]] = []
-            entry["progress"] = seen
+            seen = []
             client_progress = options.on_progress
 
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -104,31 +115,21 @@ class RecordingUpstream:
         try:
             result = await self.inner.request(method, params, options)
         except UpstreamRejected as exc:
-            entry["error"] = self.redact({"code": exc.code, "message": exc.message, "data": exc.data})
-            await self._write(entry, started, options, key)
+            await self._write(call, method, params, {"error": {"code": exc.code, "message": exc.message, "data": exc.data}},
+                              started, options, seen)
             raise
-        entry["result"] = self.redact(result)
-        await self._write(entry, started, options, key)
-        options.source, options.cassette_key = "live", key
+        await self._write(call, method, params, {"result": result}, started, options, seen)
+        options.source, options.cassette_key = "live", call.key
         return result
 
-    async def _write(self, entry: dict[str, Any], started: float, options: CallOptions, key: str) -> None:
-        entry.update(self._provenance((time.perf_counter() - started) * 1000))
-        entry["lane"] = options.lane
-        if "progress" in entry:
-            entry["progress"] = self.redact(entry["progress"])
+    async def _write(self, call: Any, method: str, params: dict[str, Any], answer: dict[str, Any], started: float,
+                     options: CallOptions, seen: list[list[Any]] | None) -> None:
         try:
-            await self.cassette.record_exchange(entry, wait=True)
+            await self.recorder.record(call, self.name, method, params, answer, lane=options.lane, progress=seen,
+                                       latency_ms=(time.perf_counter() - started) * 1000, server_facts=self._served_by())
         except StoreWriteError as exc:
             raise CassetteError(f"the call ran, but its recording could not be written: {exc}") from None
 
-    def _provenance(self, latency_ms: float) -> dict[str, Any]:
+    def _served_by(self) -> dict[str, Any]:
         status = self.inner.status
-        return {
-            "recorded_at": time.time(),
-            "latency_ms": round(latency_ms, 3),
-            "source": "live",
-            "server_info": status.server_info,
-            "protocol_version": status.protocol_version,
-            "lock_digest": self.lock_digest,
-        }
+        return served_by(status.server_info, status.protocol_version, self.lock_digest)
