@@ -137,19 +137,32 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
 
 
 # mcpgw's parts (gateway/, recorder/, ...) import as mcpgw.<part> through the editable install's finder, which
-# maps them to this checkout whatever the cwd: the launcher drops it and maps them to `code` instead, so a
-# `--before` tree runs its own parts (with -m alone it ran its mcpgw/ with this checkout's parts, or failed).
-LAUNCH = ("import sys; code = sys.argv.pop(1); sys.path.insert(0, code); "
-          "sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]; "
-          "import mcpgw; mcpgw.__path__.append(code); from mcpgw.cli import main; sys.exit(main())")
+# maps them to this checkout whatever the cwd. A `--before` tree's processes (and their --workers children,
+# started with -m) get a sitecustomize that drops that finder and maps the parts to the tree instead: with -m
+# alone they ran the tree's mcpgw/ with this checkout's parts, or failed at import.
+SITE = """import os, sys
+code = os.environ.get("MCPGW_BENCH_CODE")
+if code:
+    sys.path.insert(0, code)
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+    import mcpgw
+    mcpgw.__path__.append(code)
+"""
+
+
+def code_env(code: Path) -> dict[str, str]:
+    """The environment that makes a process (and its children) run mcpgw from `code`."""
+    site = Path(tempfile.mkdtemp(prefix="mcpgw-bench-site-"))
+    (site / "sitecustomize.py").write_text(SITE)
+    return {"MCPGW_BENCH_CODE": str(code), "PYTHONPATH": str(site)}
 
 
 def start_mcpgw(config: Path, cassettes: Path, extra: list[str], code: Path) -> tuple[str, object]:
     """mcpgw serve run from the code in `code` (its own parts, not the installed checkout's)."""
     port = free_port()
-    proc = serve([sys.executable, "-c", LAUNCH, str(code), "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
+    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
                   "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz",
-                 cwd=code)
+                 env=code_env(code), cwd=code)
     base = f"http://127.0.0.1:{port}"
     wait_gateway(base, extra)
     return base + "/mcp", proc
