@@ -144,7 +144,7 @@ def came_back(name: str, max_lanes: int, history: bool) -> str:
             "call (--max-lanes): its place in the recording was dropped for room")
 
 
-def refused(diverged: str, server: str, method: str, params: dict[str, Any], calls: int) -> str:
+def refused(diverged: str | None, server: str, method: str, params: dict[str, Any], calls: int) -> str:
     return (f"replay refused: this run diverged from the recording at {diverged}; on server {server!r} "
             f"later answers from the recording would describe another state, so {what(method, params)} "
             f"(call {calls} to this server in this run) is not answered")
@@ -204,8 +204,8 @@ def _message_difference(recorded: Any, asked: Any) -> str:
 
 def first_difference(asked: dict[str, Any], recorded: dict[str, Any]) -> tuple[int, str]:
     """(messages in common, a phrase saying what differs first)."""
-    asked_msgs = asked.get("messages") if isinstance(asked.get("messages"), list) else []
-    recorded_msgs = recorded.get("messages") if isinstance(recorded.get("messages"), list) else []
+    asked_msgs: list[Any] = given if isinstance(given := asked.get("messages"), list) else []
+    recorded_msgs: list[Any] = kept if isinstance(kept := recorded.get("messages"), list) else []
     common = 0
     for mine, theirs in zip(asked_msgs, recorded_msgs):
         if mine != theirs:

@@ -49,7 +49,7 @@ def entry_record(asked: Call | str, server: str, method: str, params: Any, answe
     state it was keyed at), or the key alone for a stateless kind stored without them (the model's); `answer`:
     {"result": ...} or {"error": ...}, as stored. The kind is told by what is given: `server_facts` (an MCP server's
     exchange: served_by), `simulator` (a simulated answer), `for_key` (a simulator's own exchange), else the model's."""
-    if type(asked) is str:
+    if isinstance(asked, str):
         entry: dict[str, Any] = {"key": asked, "server": server, "method": method, "params": params}
     else:
         entry = {"key": asked.key, "base": asked.base, "history": asked.history, "changes_state": asked.changes_state,
@@ -93,6 +93,7 @@ class Recorder:
         committed (an answer goes to its client only then: kill -9 safe). What was asked, answered and the progress
         seen are redacted; a simulator's own exchange is redacted whole, as it always was."""
         redact = self.redact
+        entry: dict[str, Any]
         if for_key is not None:
             entry = redact(entry_record(asked, server, method, params, answer, lane=lane, source=source,
                                         for_key=for_key, attempt=attempt))
