@@ -31,6 +31,7 @@ from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.store import CassetteStore
+from tests.gateway.test_commit_batch import _add, _answer
 
 BLOCK = "x-no-tools"  # the header the verdict-giving layer refuses tools/call on
 
@@ -72,21 +73,6 @@ def _post(host: str, message: dict, session: str | None = None, extra: str = "")
     if session:
         head += f"mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
     return head.encode() + b"\r\n" + body
-
-
-def _answer(sock: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
-    head, _, body = data.partition(b"\r\n\r\n")
-    size = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
-    while len(body) < size:
-        body += sock.recv(65536)
-    return head + b"\r\n\r\n" + body
-
-
-async def _add(method: str, params: dict) -> dict:
-    return {"content": [{"type": "text", "text": str(sum(params["arguments"].values()))}]}
 
 
 def _serve_and_call(tmp_path, monkeypatch, added: type | None, extra: str = "") -> tuple[Any, list[bytes]]:
