@@ -19,11 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy
 
-from mcpgw.gateway import tool_calls  # noqa: E402
-
-from mcpgw.gateway.endpoints import fast_path, hot_lane
-
-from mcpgw.gateway.http import hot_protocol
+from mcpgw.gateway.routing import tool_calls  # noqa: E402
+from mcpgw.gateway.endpoints import fast_path, hot_lane  # noqa: E402
+from mcpgw.gateway.http import hot_protocol  # noqa: E402
+from mcpgw.gateway.upstreams.upstream import Reply  # noqa: E402
 from mcpgw.cli import main  # noqa: E402
 from mcpgw.recorder import calllog  # noqa: E402
 
@@ -58,9 +57,8 @@ def _patch() -> None:
     elif STAGE == "unlogged":
         calllog.CallLog.append = lambda self, record: None
     elif STAGE == "unforwarded":
-        async def _forward(self: tool_calls.ToolCalls, entry: object, params: object, arguments: object, options: object) -> dict:
-            options.source = "replay"
-            return {"content": [{"type": "text", "text": "canned"}], "isError": False}
+        async def _forward(self: tool_calls.ToolCalls, entry: object, params: object, arguments: object, options: object) -> Reply:
+            return Reply({"content": [{"type": "text", "text": "canned"}], "isError": False}, "recorded")
 
         tool_calls.ToolCalls._forward = _forward
     elif STAGE:

@@ -74,8 +74,10 @@ class Simulation:
         self.gateway_ms = 0.0  # time spent in the gateway making them, the simulator's own time excluded
 
     async def answer(self, server: str, tool: dict[str, Any], call: Any, method: str, params: dict[str, Any],
-                     recorded: list[dict[str, Any]], options: CallOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The simulated result and the entry it is kept as (already written); ReplayMiss when there is none."""
+                     recorded: list[dict[str, Any]], options: CallOptions
+                     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """The simulated result, the entry it is kept as (already written) and how it was made (which simulator,
+        shown which recordings); ReplayMiss when there is none."""
         started = time.perf_counter()
         arguments = params.get("arguments") or {}
         try:
@@ -101,5 +103,4 @@ class Simulation:
         entry = {**entry, ANSWERED_AS: SIMULATED}
         self.made += 1
         self.gateway_ms += max(0.0, time.perf_counter() - started - waited) * 1000
-        options.note = note
-        return simulated.result, entry
+        return simulated.result, entry, note

@@ -31,12 +31,12 @@ from anyio.abc import TaskStatus
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.basics.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
 from mcpgw.gateway.basics.stable_results import StableResults
-from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Status, Upstream
+from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Reply, Status, Upstream, answered_by
 from mcpgw.recorder.codec import pack
 from mcpgw.recorder.lane_table import MAX_LANES
 from mcpgw.recorder.misses import catch_up_diverged, catch_up_failed, refused, tool_miss, what
 from mcpgw.recorder.redaction import MASK
-from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
+from mcpgw.recorder.state import Call, GroupState, StateModel, read_only_tools
 from mcpgw.replay.compare import Rules, compare_results, parse_rules
 from mcpgw.replay.answer_sources import ANSWERED_AS, EQUIVALENT, MISSED, RECORDED, SIMULATED, Simulation, label_all, with_label
 from mcpgw.replay.answer_sources import LIVE as LIVE_SOURCE
@@ -48,6 +48,9 @@ class LiveFallback(Upstream, Protocol):
     """Hybrid mode's live side of a miss: an upstream that records what it answers (a RecordingUpstream)."""
 
     inner: Upstream  # the live server itself: calls made through it (a catch-up) are not recorded
+
+    async def request_keyed(self, call: Call, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
+        """The request answered live and recorded under `call`, as the replaying side keyed (and ordered) it."""
 
 
 class CassetteUpstream:
@@ -149,7 +152,7 @@ class CassetteUpstream:
         """Per lane: calls, whether it diverged (and where), whether it went live."""
         return self.player.lane_report()
 
-    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Reply:
         options = options or CallOptions()
         if self.fallback is None or not self.model.tracked:
             return await self._answer(method, params, options)
@@ -164,11 +167,10 @@ class CassetteUpstream:
         finally:
             ticket.leave()
 
-    async def _answer(self, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+    async def _answer(self, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
         turn = self.player.play(options.lane, method, params)
         lane, call = turn.lane, turn.call
         assert lane is not None  # this player replays
-        options.source, options.cassette_key = MISSED, call.key
         label = params.get("name") or method
         if turn.outcome == LIVE:
             if turn.missed:
@@ -179,35 +181,34 @@ class CassetteUpstream:
             return await self._simulate(turn, method, params, options)
         if turn.outcome == DIVERGED:
             self.diverged[label] += 1
-            raise ReplayDiverged(
+            raise answered_by(ReplayDiverged(
                 refused(lane.diverged, self.name, method, params, lane.calls),
                 data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
-            )
+            ), MISSED, call.key)
         if turn.outcome == MISS:
             self.misses[label] += 1
             text = tool_miss(self.name, method, params, self.server_entries, self.model.tracked and bool(lane.history),
                              changes_state=call.changes_state)
-            raise ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key})
+            raise answered_by(ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key}), MISSED, call.key)
         entry = turn.entry  # a hit
         assert entry is not None
         self.hits[label] += 1
         if options.on_progress is not None:
             for progress, total, message in entry.get("progress") or ():
                 await options.on_progress(progress, total, message)
-        if "error" in entry:
-            error = entry["error"]
-            raise UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data"))
-        result: dict[str, Any] = entry["result"]
-        options.result_digest = self._stable.mark(result).digest
         # (an entry's label, when it has one other than `recorded`, was set as it was loaded or taken: label_all)
-        options.source = source = EQUIVALENT if turn.equivalent else entry.get(ANSWERED_AS) or RECORDED
-        if source == SIMULATED:  # played again: which simulator made it, shown which recordings
-            options.note = entry.get("simulator")
-        if self.label_in_result:
-            return with_label(result, options.source)
-        return result
+        source = EQUIVALENT if turn.equivalent else entry.get(ANSWERED_AS) or RECORDED
+        if "error" in entry:  # the server's recorded error, answered again
+            error = entry["error"]
+            raise answered_by(UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""),
+                                               error.get("data")), source, call.key)
+        result: dict[str, Any] = entry["result"]
+        # played again, a simulated answer says which simulator made it, shown which recordings
+        note = entry.get("simulator") if source == SIMULATED else None
+        return Reply(with_label(result, source) if self.label_in_result else result, source, call.key,
+                     self._stable.mark(result).digest, note)
 
-    async def _simulate(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+    async def _simulate(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
         """--on-miss simulate: the simulator's answer, kept in the overlay; a miss (and the divergence rule) without one."""
         assert self.simulation is not None and turn.lane is not None
         tool = self._tool(str(params.get("name"))) if method == "tools/call" else None
@@ -216,35 +217,37 @@ class CassetteUpstream:
                 raise ReplayMiss(tool_miss(self.name, method, params, self.server_entries,
                                            self.model.tracked and bool(turn.lane.history), simulate_only=True),
                                  data={"server": self.name, "method": method, "key": turn.call.key})
-            result, entry = await self.simulation.answer(self.name, tool, turn.call, method, params,
-                                                         self.server_entries, options)
-        except ReplayMiss:
+            result, entry, note = await self.simulation.answer(self.name, tool, turn.call, method, params,
+                                                               self.server_entries, options)
+        except ReplayMiss as exc:
             self.player.diverge(turn.lane, turn.call, method, params)
-            raise
+            raise answered_by(exc, MISSED, turn.call.key)
         self.player.took_live(turn, options.lane, entry)  # asked again, it replays what was simulated
-        options.source = SIMULATED
-        options.result_digest = self._stable.mark(result).digest
-        return with_label(result, SIMULATED) if self.label_in_result else result
+        return Reply(with_label(result, SIMULATED) if self.label_in_result else result, SIMULATED, turn.call.key,
+                     self._stable.mark(result).digest, note)
 
     # -- hybrid --------------------------------------------------------------------
 
-    async def _live(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+    async def _live(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
         lane, call = turn.lane, turn.call
         assert lane is not None and self.fallback is not None  # hybrid: a lane, and the live side
         if self.model.tracked and not lane.live:
-            async with lane.catching_up:  # reads of the lane overlap: one of them catches the instance up
-                if not lane.live:
-                    await self._catch_up(lane, options)
-                    lane.live = True
-        options.cassette_call = call  # recorded under the key replay computes, history included
-        options.source = LIVE_SOURCE  # whatever the live side answers, errors included
-        result = await self.fallback.request(method, params, options)
+            try:
+                async with lane.catching_up:  # reads of the lane overlap: one of them catches the instance up
+                    if not lane.live:
+                        await self._catch_up(lane, options)
+                        lane.live = True
+            except GatewayError as exc:  # the live side could not be brought to the recording's state: refused
+                raise answered_by(exc, MISSED, call.key)
+        try:  # recorded under the key replay computes, history included
+            result = (await self.fallback.request_keyed(call, method, params, options)).result
+        except GatewayError as exc:  # whatever the live side answers, errors included
+            raise answered_by(exc, LIVE_SOURCE, call.key)
         # As a recorded entry is, for what replays it: a later catch-up re-sends it (its method and params).
         entry = {"key": call.key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
                  "method": method, "params": params, "result": result, "lane": options.lane, ANSWERED_AS: LIVE_SOURCE}
         self.player.took_live(turn, options.lane, entry)  # what this lane asks again replays what it just took live
-        options.source = LIVE_SOURCE
-        return with_label(result, LIVE_SOURCE) if self.label_in_result else result
+        return Reply(with_label(result, LIVE_SOURCE) if self.label_in_result else result, LIVE_SOURCE, call.key)
 
     async def _catch_up(self, lane: Lane, options: CallOptions) -> None:
         """Bring a fresh live instance to the state the lane reached in the recording."""
@@ -270,7 +273,7 @@ class CassetteUpstream:
             return "has redacted arguments in the cassette, so it cannot be re-sent"
         quiet = CallOptions(timeout=options.timeout, max_timeout=options.max_timeout, lane=options.lane)
         try:
-            result = await live.request(entry["method"], params, quiet)
+            result = (await live.request(entry["method"], params, quiet)).result
         except UpstreamRejected as exc:
             if "error" in entry and entry["error"].get("code") == exc.code:
                 return None

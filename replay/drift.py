@@ -187,7 +187,7 @@ async def _check(upstream: Upstream, server: str, tool: str, params: dict[str, A
     if upstream.catalog is not None and tool not in {t.get("name") for t in upstream.catalog.tools}:
         return CallDrift(server, tool, arguments, "failing", error="the live server no longer offers this tool")
     try:
-        live = await upstream.request("tools/call", params, CallOptions(lane=lane))
+        live = (await upstream.request("tools/call", params, CallOptions(lane=lane))).result
     except GatewayError as exc:
         if "error" in entry and entry["error"].get("message") == exc.message:
             return CallDrift(server, tool, arguments, "identical")
@@ -206,9 +206,9 @@ async def _check(upstream: Upstream, server: str, tool: str, params: dict[str, A
 async def _volatile(upstream: Upstream, params: dict[str, Any]) -> list[Difference] | None:
     """Ask the same call twice live; what differs between two live answers is volatile."""
     try:
-        first = await upstream.request("tools/call", params, CallOptions(lane="learn"))
+        first = (await upstream.request("tools/call", params, CallOptions(lane="learn"))).result
         await anyio.sleep(1.05)  # let second-resolution clocks tick
-        second = await upstream.request("tools/call", params, CallOptions(lane="learn"))
+        second = (await upstream.request("tools/call", params, CallOptions(lane="learn"))).result
     except GatewayError:
         return None
     return compare_results(first, second)[0]

@@ -15,6 +15,7 @@ JSON-RPC errors and `isError` results are, labelled as such.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -22,11 +23,11 @@ from anyio.abc import TaskStatus
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.basics.errors import CassetteError, UpstreamRejected
-from mcpgw.gateway.upstreams.upstream import CallOptions, Status, Upstream
+from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply, Status, Upstream, answered_by
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.recorder.recorder import Recorder, served_by
 from mcpgw.recorder.redaction import Redactor
-from mcpgw.recorder.state import GroupState, StateModel, read_only_tools
+from mcpgw.recorder.state import Call, GroupState, StateModel, read_only_tools
 from mcpgw.recorder.store import StoreWriteError
 from mcpgw.replay.player import Player
 
@@ -83,24 +84,22 @@ class RecordingUpstream:
             self._player = (catalog, Player(model, None, mode="record", group=self._group))
         return self._player[1]
 
-    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Reply:
         options = options or CallOptions()
-        # In hybrid mode the replaying upstream owns the lane's history and hands us the call.
-        if options.cassette_call is not None:  # hybrid: keyed (and ordered) by the replaying side
-            call, ticket = options.cassette_call, None
-        else:
-            call = self.player().play(options.lane, method, params).call  # record: keyed, as replay will key it
-            # In the same step as its key: the server meets the lane's calls in the order they were keyed.
-            ticket = self._group.gates.ticket(options.lane, call.changes_state) if self.tracked else None
+        call = self.player().play(options.lane, method, params).call  # record: keyed, as replay will key it
+        if not self.tracked:
+            return await self.request_keyed(call, method, params, options)
+        # In the same step as its key: the server meets the lane's calls in the order they were keyed.
+        ticket = self._group.gates.ticket(options.lane, call.changes_state)
         try:
-            if ticket is not None:
-                await ticket.turn()
-            return await self._request(call, method, params, options)
+            await ticket.turn()
+            return await self.request_keyed(call, method, params, options)
         finally:
-            if ticket is not None:
-                ticket.leave()
+            ticket.leave()
 
-    async def _request(self, call: Any, method: str, params: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+    async def request_keyed(self, call: Call, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
+        """Answered live, recorded under `call`. In hybrid mode the replaying upstream owns the lane's history:
+        it keys (and orders) the call and hands it here."""
         started = time.perf_counter()
         seen: list[list[Any]] | None = None
         if options.on_progress is not None:  # keep the progress the client saw, to replay it
@@ -111,18 +110,17 @@ class RecordingUpstream:
                 seen.append([progress, total, message])
                 await client_progress(progress, total, message)
 
-            options.on_progress = on_progress
+            options = replace(options, on_progress=on_progress)
         try:
-            result = await self.inner.request(method, params, options)
+            result = (await self.inner.request(method, params, options)).result
         except UpstreamRejected as exc:
             await self._write(call, method, params, {"error": {"code": exc.code, "message": exc.message, "data": exc.data}},
                               started, options, seen)
-            raise
+            raise answered_by(exc, LIVE, call.key)
         await self._write(call, method, params, {"result": result}, started, options, seen)
-        options.source, options.cassette_key = "live", call.key
-        return result
+        return Reply(result, LIVE, call.key)
 
-    async def _write(self, call: Any, method: str, params: dict[str, Any], answer: dict[str, Any], started: float,
+    async def _write(self, call: Call, method: str, params: dict[str, Any], answer: dict[str, Any], started: float,
                      options: CallOptions, seen: list[list[Any]] | None) -> None:
         try:
             await self.recorder.record(call, self.name, method, params, answer, lane=options.lane, progress=seen,

@@ -40,6 +40,10 @@ class GatewayError(Exception):
     """Base of every error the gateway reports to a person or a client."""
 
     code: int = INTERNAL_ERROR
+    # Where a failed answer came from, set by the upstream that knew it (gateway.upstreams.upstream.answered_by):
+    # a recording's or cassette's label and key. None: the live server's error, or no server's.
+    answer_source: str | None = None
+    cassette_key: str | None = None
 
     def __init__(self, message: str, *, data: Any = None) -> None:
         super().__init__(message)

@@ -29,7 +29,7 @@ class Forwarding(RouterCore):
         server, upstream_name = await self.found(lambda: self._prompt_target(params.get("name"), scope))
         out = {**params, "name": upstream_name}
         strip_meta(out)
-        return await self.upstreams[server].request("prompts/get", out, self._options(server, caller))
+        return (await self.upstreams[server].request("prompts/get", out, self._options(server, caller))).result
 
     def _resource_server(self, uri: Any, scope: str | None = None) -> str:
         if scope is not None:  # a per-server endpoint reads its own server's resources (URIs are not renamed)
@@ -45,7 +45,7 @@ class Forwarding(RouterCore):
         server = await self.found(lambda: self._resource_server(params.get("uri"), scope))
         out = dict(params)
         strip_meta(out)
-        return await self.upstreams[server].request("resources/read", out, self._options(server, caller))
+        return (await self.upstreams[server].request("resources/read", out, self._options(server, caller))).result
 
     async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
                         scope: str | None = None) -> dict[str, Any]:
@@ -53,12 +53,12 @@ class Forwarding(RouterCore):
         server = await self.found(lambda: self._resource_server(uri, scope))
         out = dict(params)
         strip_meta(out)
-        result = await self.upstreams[server].request(
+        reply = await self.upstreams[server].request(
             "resources/subscribe" if on else "resources/unsubscribe", out, self._options(server, caller)
         )
         if handle is not None:
             (handle.subscriptions.add if on else handle.subscriptions.discard)(uri)
-        return result
+        return reply.result
 
     async def complete(self, params: dict[str, Any], caller: Caller, scope: str | None = None) -> dict[str, Any]:
         ref = params.get("ref") or {}
@@ -67,7 +67,7 @@ class Forwarding(RouterCore):
         server, ref_name = await self.found(lambda: self._completion_target(ref, scope))
         if ref_name is not None:
             out["ref"] = {**ref, "name": ref_name}
-        return await self.upstreams[server].request("completion/complete", out, self._options(server, caller))
+        return (await self.upstreams[server].request("completion/complete", out, self._options(server, caller))).result
 
     def _completion_target(self, ref: dict[str, Any], scope: str | None) -> tuple[str, str | None]:
         """The server a completion goes to, and the upstream's name of the prompt it completes (if it does)."""

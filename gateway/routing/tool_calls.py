@@ -18,7 +18,7 @@ from mcpgw.gateway.tools.catalog import ToolEntry
 from mcpgw.gateway.basics.result_digest import result_digest
 from mcpgw.gateway.basics.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
 from mcpgw.gateway.routing.router_core import Caller, RouterCore, upstream_meta
-from mcpgw.gateway.upstreams.upstream import CallOptions
+from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply
 from mcpgw.gateway.tools.validation import UNCHECKED
 
 
@@ -73,20 +73,23 @@ class ToolCalls(RouterCore):
             if self.trace_calls is not None:  # traces on: the server gets our span as its parent (MCP's _meta)
                 params = self.trace_calls(record, params)
             forwarded = time.perf_counter()
-            options = self._options(entry.server, caller)
             try:
-                result = await self._forward(entry, params, arguments, options)
+                reply = await self._forward(entry, params, arguments, self._options(entry.server, caller))
+            except GatewayError as exc:  # the upstream's failure, and where it came from (a live server's: unsaid)
+                record["source"], record["cassette_key"] = exc.answer_source or LIVE, exc.cassette_key
+                raise
             finally:
-                record["source"], record["cassette_key"] = options.source, options.cassette_key
-                if options.note is not None:  # a simulated answer: which simulator, shown which recordings
-                    record["simulator"] = options.note
                 waited = time.perf_counter() - forwarded
                 record["upstream_ms"] = round(waited * 1000, 3)
+            result = reply.result
+            record["source"], record["cassette_key"] = reply.source, reply.cassette_key
+            if reply.note is not None:  # a simulated answer: which simulator, shown which recordings
+                record["simulator"] = reply.note
             is_error = bool(result.get("isError"))
             record["is_error"] = is_error
             record["outcome"] = "tool_error" if is_error else "ok"
             # A replayed result's digest is made once per recorded answer (replay.cassette_upstream).
-            record["result_digest"] = options.result_digest or result_digest(result)
+            record["result_digest"] = reply.result_digest or result_digest(result)
             if self.settings.log_results:  # what the tool returned, for judges reading the log
                 record["result"] = _result_text(result, self.settings.log_results)
             if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
@@ -168,7 +171,7 @@ class ToolCalls(RouterCore):
         assert server is not None
         return ToolEntry(server, name, name, {"name": name}, self.validators.compile({}), None)
 
-    def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> Awaitable[dict[str, Any]]:
+    def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> Awaitable[Reply]:
         # Every param passes through (e.g. `task`), with the upstream's own tool name. (The upstream's coroutine
         # handed back to be awaited: no coroutine of its own to await it.)
         out = {k: v for k, v in params.items() if k != "_meta"}

@@ -25,7 +25,7 @@ import anyio
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.specs.server_spec import RUN_STATE_VAR, ServerSpec
 from mcpgw.gateway.basics.errors import UpstreamUnavailable
-from mcpgw.gateway.upstreams.upstream import CallOptions, Status, Upstream
+from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status, Upstream
 
 logger = logging.getLogger(__name__)
 _TOKEN = "${%s}" % RUN_STATE_VAR
@@ -122,7 +122,7 @@ class PerRunUpstream:
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
 
-    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Reply:
         options = options or CallOptions()
         instance = await self._instance(options.lane)
         instance.inflight += 1

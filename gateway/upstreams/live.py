@@ -42,7 +42,7 @@ from mcpgw.gateway.basics.errors import (
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.stdio_rpc import StdioRpc
 from mcpgw.gateway.upstreams.stdio_transport import ProcessInfo, stdio_process
-from mcpgw.gateway.upstreams.upstream import CallOptions, Status
+from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status
 
 logger = logging.getLogger(__name__)
 
@@ -252,7 +252,7 @@ class LiveUpstream:
 
     # -- requests --------------------------------------------------------------
 
-    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Reply:
         dispatcher = self._dispatcher
         if dispatcher is None or self.status.state != "ready":
             raise UpstreamUnavailable(self.name, f"not available ({self.status.state}: {self.status.reason or 'no reason given'})")
@@ -274,8 +274,7 @@ class LiveUpstream:
             opts["on_progress"] = on_progress
         self._inflight.append(options)
         try:
-            result: dict[str, Any] = await dispatcher.send_raw_request(method, params, opts)
-            return result
+            return Reply(await dispatcher.send_raw_request(method, params, opts))
         except MCPError as exc:
             raise self._map_error(exc) from None
         except TimeoutError:

@@ -1,6 +1,6 @@
 """The one interface everything plugs into: an upstream answers MCP requests for ONE server.
 
-It works on wire dicts (method + params dict -> result dict) so a cassette
+It works on wire dicts (method + params dict -> a `Reply` holding the result dict) so a cassette
 stores exactly what went over the wire and drift compares dicts. Live
 (`gateway.upstreams.live`), one instance per run (`gateway.upstreams.isolation`), recording
 (`replay.recording`), cassette (`replay.cassette_upstream`) and the
@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 from anyio.abc import TaskStatus
 
+from mcpgw.gateway.basics.errors import GatewayError
 from mcpgw.gateway.tools.catalog import ServerCatalog
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -30,21 +31,38 @@ RelayFn = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 @dataclass(slots=True, eq=False)
 class CallOptions:
-    """Per-request options; every wait is bounded by `timeout` (silence) and `max_timeout` (total). One object per
-    call, equal only to itself: two calls of one run start with equal fields, and a table of calls in flight
-    (gateway.upstreams.live) that removed by equality removed the other call's entry."""
+    """Per-request options, all inputs; every wait is bounded by `timeout` (silence) and `max_timeout` (total). One
+    object per call, equal only to itself: two calls of one run start with equal fields, and a table of calls in
+    flight (gateway.upstreams.live) that removed by equality removed the other call's entry."""
 
     timeout: float | None = None
     max_timeout: float | None = None
     on_progress: ProgressFn | None = None  # progress from the upstream, for the client
     relay: RelayFn | None = None  # requests the upstream sends back (sampling, elicitation, roots)
     lane: str = ""  # run/session the request belongs to: replay order and stateful history are per lane
-    # Filled by recording/replaying upstreams, read by the call log:
-    source: str = "live"
-    cassette_key: str | None = None
-    cassette_call: Any = None  # hybrid: the replaying upstream's keyed call (recorder.state.Call), recorded as is
-    result_digest: str | None = None  # the answer's digest (gateway.basics.result_digest), when its upstream knew it already
+
+
+LIVE = "live"  # a reply's source when a server answered it (replay.answer_sources names the others)
+
+
+@dataclass(slots=True)
+class Reply:
+    """What an upstream answers: the result, and where it came from, for the call's record.
+
+    An error has the same facts: an upstream that knows them (a cassette, a recording) sets them on the
+    `GatewayError` it raises (`answered_by`); an error without them came from the live server."""
+
+    result: dict[str, Any]
+    source: str = LIVE  # live, recorded, equivalent, simulated, ... (replay.answer_sources)
+    cassette_key: str | None = None  # the key it was recorded or replayed under
+    result_digest: str | None = None  # its digest (gateway.basics.result_digest), when the upstream knew it already
     note: dict[str, Any] | None = None  # a simulated answer's making (replay.answer_sources), for its call record
+
+
+def answered_by(exc: GatewayError, source: str, cassette_key: str | None) -> GatewayError:
+    """`exc`, saying where the failed answer came from (see `Reply`)."""
+    exc.answer_source, exc.cassette_key = source, cassette_key
+    return exc
 
 
 class Upstream(Protocol):
@@ -64,8 +82,8 @@ class Upstream(Protocol):
     async def wait_ready(self, timeout: float) -> None:
         """Return once the first start has ended, ready or not; bounded by `timeout`."""
 
-    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
-        """One request on the wire: a result dict, or a `GatewayError`."""
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Reply:
+        """One request on the wire: its reply, or a `GatewayError`."""
 
     async def aclose(self) -> None: ...
 
@@ -160,8 +178,8 @@ class HandlerUpstream:
     async def wait_ready(self, timeout: float) -> None:
         return None
 
-    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> dict[str, Any]:
-        return await self._handler(method, params)
+    async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Reply:
+        return Reply(await self._handler(method, params))
 
     async def aclose(self) -> None:
         self.status.set("stopped")

@@ -52,8 +52,8 @@ def test_a_read_sent_while_the_write_before_it_runs_is_recorded_at_the_state_aft
 
     async def send(label: str, request: tuple[str, dict[str, Any]], delay: float) -> None:
         await anyio.sleep(delay)
-        result = await recording.request(*request, CallOptions(lane="run-1"))
-        answers[label] = result["content"][0]["text"]
+        reply = await recording.request(*request, CallOptions(lane="run-1"))
+        answers[label] = reply.result["content"][0]["text"]
 
     async def record() -> None:
         async with anyio.create_task_group() as round_:  # one planning round: the read is sent while the write runs
@@ -74,7 +74,7 @@ def test_a_read_sent_while_the_write_before_it_runs_is_recorded_at_the_state_aft
     async def replay_in_turn() -> list[str]:
         out = []
         for request in (call("write", text="new"), call("read")):
-            out.append((await replay.request(*request, CallOptions(lane="run-1")))["content"][0]["text"])
+            out.append((await replay.request(*request, CallOptions(lane="run-1"))).result["content"][0]["text"])
         return out
 
     assert anyio.run(replay_in_turn) == ["new", "new"]
@@ -88,7 +88,7 @@ def test_a_write_sent_while_a_read_runs_waits_for_it_and_a_cancelled_wait_lets_t
 
     async def main() -> None:
         async def send(label: str, request: tuple[str, dict[str, Any]]) -> None:
-            answers[label] = (await recording.request(*request, CallOptions(lane="run-1")))["content"][0]["text"]
+            answers[label] = (await recording.request(*request, CallOptions(lane="run-1"))).result["content"][0]["text"]
 
         async with anyio.create_task_group() as round_:
             round_.start_soon(send, "read", call("read"))
@@ -125,7 +125,7 @@ def test_hybrid_catch_up_re_sends_a_call_another_run_took_live(tmp_path):
             await tasks.start(hybrid.run)
             answers = []
             for lane, request in (("h1", call("write", text="new")), ("h2", call("write", text="new")), ("h2", call("read"))):
-                answers.append((await hybrid.request(*request, CallOptions(lane=lane)))["content"][0]["text"])
+                answers.append((await hybrid.request(*request, CallOptions(lane=lane))).result["content"][0]["text"])
             tasks.cancel_scope.cancel()
         return answers
 
@@ -157,11 +157,11 @@ def test_a_run_whose_instance_stopped_idle_is_recorded_as_starting_over(tmp_path
     async def record() -> list[str]:
         async with anyio.create_task_group() as tasks:
             await tasks.start(per_run.run)
-            answers = [(await recording.request(*call("write", text="x"), CallOptions(lane="r1")))["content"][0]["text"]]
-            answers.append((await recording.request(*call("read"), CallOptions(lane="r1")))["content"][0]["text"])
+            answers = [(await recording.request(*call("write", text="x"), CallOptions(lane="r1"))).result["content"][0]["text"]]
+            answers.append((await recording.request(*call("read"), CallOptions(lane="r1"))).result["content"][0]["text"])
             await anyio.sleep(1.5)  # idle: the instance stops
             assert per_run.run_instances == 0
-            answers.append((await recording.request(*call("read"), CallOptions(lane="r1")))["content"][0]["text"])
+            answers.append((await recording.request(*call("read"), CallOptions(lane="r1"))).result["content"][0]["text"])
             tasks.cancel_scope.cancel()
         return answers
 
@@ -174,7 +174,7 @@ def test_a_run_whose_instance_stopped_idle_is_recorded_as_starting_over(tmp_path
     replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"])
 
     async def replay_without_the_pause() -> list[str]:
-        return [(await replay.request(*request, CallOptions(lane=lane)))["content"][0]["text"]
+        return [(await replay.request(*request, CallOptions(lane=lane))).result["content"][0]["text"]
                 for lane, request in (("r1", call("write", text="x")), ("r1", call("read")), ("r1", call("read")),
                                       ("r2", call("read")))]
 
@@ -197,7 +197,7 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
     recording = RecordingUpstream(notes_server(order), cassette, tracked=True, redact=Redactor([]), lock_digest="d")
 
     async def record() -> list[str]:
-        return [(await recording.request(*request, CallOptions(lane=lane)))["content"][0]["text"] for lane, request in script]
+        return [(await recording.request(*request, CallOptions(lane=lane))).result["content"][0]["text"] for lane, request in script]
 
     assert anyio.run(record) == ["old", "x", "x", "x", "x"]  # B and C share the server's state (isolation: shared)
     recorded = cassette.load()
@@ -209,7 +209,7 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
         answers = []
         for lane, request in script:
             try:
-                answers.append((await replay.request(*request, CallOptions(lane=lane)))["content"][0]["text"])
+                answers.append((await replay.request(*request, CallOptions(lane=lane))).result["content"][0]["text"])
             except ReplayDiverged as exc:
                 answers.append("refused: " + exc.message)
         return answers
@@ -230,7 +230,7 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
 
 
 async def _record_with(recording: RecordingUpstream, script: list) -> list[str]:
-    return [(await recording.request(*request, CallOptions(lane=lane)))["content"][0]["text"] for lane, request in script]
+    return [(await recording.request(*request, CallOptions(lane=lane))).result["content"][0]["text"] for lane, request in script]
 
 
 def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its_next_miss(tmp_path):
@@ -255,11 +255,11 @@ def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its
         async with anyio.create_task_group() as tasks:
             await tasks.start(hybrid.run)
             options = CallOptions(lane="h1")
-            answers = [(await hybrid.request(*call("write", text="x"), options))["content"][0]["text"]]
+            answers = [(await hybrid.request(*call("write", text="x"), options)).result["content"][0]["text"]]
             await anyio.sleep(1.5)  # idle: the run's instance stops
             assert per_run.run_instances == 0
             for request in (call("read"), call("write", text="y"), call("read")):
-                answers.append((await hybrid.request(*request, CallOptions(lane="h1")))["content"][0]["text"])
+                answers.append((await hybrid.request(*request, CallOptions(lane="h1"))).result["content"][0]["text"])
             tasks.cancel_scope.cancel()
         return answers
 
@@ -317,10 +317,10 @@ def test_hybrid_catches_a_run_up_once_when_two_of_its_reads_go_live_at_once(tmp_
     answers: dict[str, str] = {}
 
     async def main() -> None:
-        answers["write"] = (await hybrid.request(*call("write", text="x"), CallOptions(lane="h")))["content"][0]["text"]
+        answers["write"] = (await hybrid.request(*call("write", text="x"), CallOptions(lane="h"))).result["content"][0]["text"]
 
         async def read(label: str) -> None:
-            answers[label] = (await hybrid.request(*call("read", which=label), CallOptions(lane="h")))["content"][0]["text"]
+            answers[label] = (await hybrid.request(*call("read", which=label), CallOptions(lane="h"))).result["content"][0]["text"]
 
         async with anyio.create_task_group() as round_:  # one planning round: two reads nobody recorded
             round_.start_soon(read, "read a")
@@ -344,7 +344,7 @@ def test_hybrid_sends_a_runs_read_live_after_its_write_sent_before_it(tmp_path):
 
     async def send(label: str, request: tuple[str, dict[str, Any]], delay: float) -> None:
         await anyio.sleep(delay)
-        answers[label] = (await hybrid.request(*request, CallOptions(lane="h")))["content"][0]["text"]
+        answers[label] = (await hybrid.request(*request, CallOptions(lane="h"))).result["content"][0]["text"]
 
     async def main() -> None:
         async with anyio.create_task_group() as round_:
@@ -361,7 +361,7 @@ def test_hybrid_sends_a_runs_read_live_after_its_write_sent_before_it(tmp_path):
     replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"])
 
     async def replay_in_turn() -> list[str]:
-        return [(await replay.request(*request, CallOptions(lane="h")))["content"][0]["text"]
+        return [(await replay.request(*request, CallOptions(lane="h"))).result["content"][0]["text"]
                 for request in (call("write", text="y"), call("read"))]
 
     assert anyio.run(replay_in_turn) == ["oldy", "oldy"]

@@ -59,7 +59,7 @@ def test_reads_a_replay_adds_do_not_move_its_history_and_writes_do(tmp_path):
             out = []
             for request in script:
                 try:
-                    out.append((await upstream.request(*request, CallOptions(lane=lane)))["content"][0]["text"])
+                    out.append((await upstream.request(*request, CallOptions(lane=lane))).result["content"][0]["text"])
                 except (ReplayDiverged, ReplayMiss):
                     out.append("refused")
             return out

@@ -64,12 +64,11 @@ def ask(upstream: CassetteUpstream, calls: list[tuple[str, dict]], lane: str = "
     async def run() -> list[tuple[str, Any]]:
         out = []
         for name, arguments in calls:
-            options = CallOptions(lane=lane)
             try:
-                result = await upstream.request("tools/call", {"name": name, "arguments": arguments}, options)
-                out.append((options.source, result))
+                reply = await upstream.request("tools/call", {"name": name, "arguments": arguments}, CallOptions(lane=lane))
+                out.append((reply.source, reply.result))
             except (ReplayMiss, ReplayDiverged) as exc:
-                out.append((options.source, type(exc).__name__ + ": " + exc.message))
+                out.append((exc.answer_source, type(exc).__name__ + ": " + exc.message))
         return out
 
     return anyio.run(run)

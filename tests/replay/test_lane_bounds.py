@@ -48,8 +48,8 @@ def test_tool_replay_keeps_at_most_max_lanes_and_memory_stays_flat():
     async def recent_lane_keeps_its_place() -> list[str]:
         texts = []
         for _ in range(2):
-            result = await bounded.request("tools/call", PARAMS, CallOptions(lane="t1~2"))
-            texts.append(result["content"][0]["text"])
+            reply = await bounded.request("tools/call", PARAMS, CallOptions(lane="t1~2"))
+            texts.append(reply.result["content"][0]["text"])
         return texts
 
     assert anyio.run(recent_lane_keeps_its_place) == ["09:05 (rerun)", "09:06 (rerun)"]
@@ -94,7 +94,7 @@ def test_a_dropped_run_is_refused_however_many_runs_came_and_went(tmp_path, chur
     async def play() -> list[str]:
         async def text(lane: str, request: tuple) -> str:
             try:
-                return (await replay.request(*request, CallOptions(lane=lane)))["content"][0]["text"]
+                return (await replay.request(*request, CallOptions(lane=lane))).result["content"][0]["text"]
             except ReplayDiverged as exc:
                 return "refused: " + exc.message
 

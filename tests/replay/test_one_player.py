@@ -53,8 +53,8 @@ def tool_answers(upstream: CassetteUpstream, asks: list[tuple[str, dict]]) -> li
         out = []
         for lane, params in asks:
             try:
-                result = await upstream.request("tools/call", params, CallOptions(lane=lane))
-                out.append(result["content"][0]["text"])
+                reply = await upstream.request("tools/call", params, CallOptions(lane=lane))
+                out.append(reply.result["content"][0]["text"])
             except ReplayDiverged:
                 out.append("refused: diverged")
             except ReplayMiss:

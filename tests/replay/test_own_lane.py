@@ -21,8 +21,8 @@ def entries(key: str) -> list[dict]:
 
 def answer(upstream: CassetteUpstream, lane: str) -> str:
     async def ask() -> str:
-        result = await upstream.request("tools/call", PARAMS, CallOptions(lane=lane))
-        return result["content"][0]["text"]
+        reply = await upstream.request("tools/call", PARAMS, CallOptions(lane=lane))
+        return reply.result["content"][0]["text"]
 
     return anyio.run(ask)
 
@@ -36,7 +36,7 @@ def test_a_tagged_lane_answers_from_its_own_recording_and_others_from_all():
 
 
 def test_each_replayed_answer_carries_its_own_digest_for_the_call_log():
-    """The digest a replayed answer hands the call log (CallOptions.result_digest) is made once per recorded answer:
+    """The digest a replayed answer hands the call log (Reply.result_digest) is made once per recorded answer:
     each answer's own, on its first replay and on every later one, never another answer's."""
     from mcpgw.gateway.basics.result_digest import result_digest
 
@@ -44,9 +44,8 @@ def test_each_replayed_answer_carries_its_own_digest_for_the_call_log():
     upstream = CassetteUpstream("time", None, entries(key), tracked=False)
 
     async def ask(lane: str) -> tuple[str, str | None, str]:
-        options = CallOptions(lane=lane)
-        result = await upstream.request("tools/call", PARAMS, options)
-        return result["content"][0]["text"], options.result_digest, result_digest(result)
+        reply = await upstream.request("tools/call", PARAMS, CallOptions(lane=lane))
+        return reply.result["content"][0]["text"], reply.result_digest, result_digest(reply.result)
 
     got = [anyio.run(ask, lane) for lane in ["t1~2", "t1", "t1~2", "t1~2", "x", "x", "x", "x"]]
     assert {text for text, _, _ in got} == {"09:00 (failed attempt)", "09:05 (rerun)", "09:06 (rerun)"}
