@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from mcp.server.caching import CACHEABLE_METHODS, CacheableMethod, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -120,9 +120,6 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
         _client_handle(router, ctx)
         return await router.set_logging_level(params)
 
-    # 2026-07-28 clients learn of changes on `subscriptions/listen` streams; the router publishes to this bus.
-    bus = InMemorySubscriptionBus()
-    router.event_bus = bus
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # logging is deprecated in 2026-07-28 but live for handshake clients
         server = GatewayServer(
@@ -144,7 +141,8 @@ def build_server(router: Router, default_run: str = "default") -> GatewayServer:
             on_unsubscribe_resource=guarded(unsubscribe),
             on_completion=guarded(complete),
             on_set_logging_level=guarded(set_level),
-            on_subscriptions_listen=ListenHandler(bus),
+            # 2026-07-28 clients learn of changes on `subscriptions/listen` streams: the router publishes to its bus.
+            on_subscriptions_listen=ListenHandler(router.event_bus),
         )
     sessions: SessionTable = {}  # filled by the HTTP front's session admission (gateway.sessions.sessions)
     directory = SessionDirectory(sessions)

@@ -65,7 +65,8 @@ class ModelPassthrough:
     def __init__(self, mode: str, live: LiveModel | None, *, cassette: Any = None,
                  recorded_entries: list[dict[str, Any]] | None = None,
                  redact: Redactor | None = None, default_run: str = "default", past_end: str = "repeat",
-                 call_log: Any = None, max_lanes: int = MAX_LANES, recorded_runs: set[str] | None = None) -> None:
+                 call_log: Any = None, max_lanes: int = MAX_LANES, recorded_runs: set[str] | None = None,
+                 trace_exchange: Callable[[dict[str, Any]], str | None] | None = None) -> None:
         self.mode = mode
         self.live = live
         self.cassette = cassette  # written in record and hybrid
@@ -84,9 +85,9 @@ class ModelPassthrough:
         self.hits = 0
         self.misses = 0
         self.forwarded = 0
-        # Set by the app when traces are exported (telemetry.tracing.Tracing.begin_exchange): a forwarded exchange's
-        # span chosen up front (noted in the record it is given), its traceparent sent to the model endpoint.
-        self.trace_exchange: Callable[[dict[str, Any]], str | None] | None = None
+        # When traces are exported (telemetry.tracing.Tracing.begin_exchange): a forwarded exchange's span
+        # chosen up front (noted in the record it is given), its traceparent sent to the model endpoint.
+        self.trace_exchange = trace_exchange
 
     def routes(self, mint: Any = None) -> list[Route]:
         """The same client identity as /mcp: an untagged client gets a lane of its own (`mint`: with

@@ -29,7 +29,7 @@ import anyio
 from mcpgw.gateway.upstreams.child_env import child_env  # the exact environment the gateway gives the server
 from mcpgw.lock.config import ServerSpec, default_lock
 from mcpgw.gateway.basics.errors import GatewayError
-from mcpgw.gateway.upstreams.installed import cache_root, remember
+from mcpgw.lock.installed import cache_root, remember
 from mcpgw.lock.bytecode import compile_command
 from mcpgw.lock.direct import direct_argv, locate_command
 from mcpgw.lock.launchers import Launch, infer_pin, parse_launch, warm_command
@@ -101,7 +101,7 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
         return outcome("skipped", plan.skip)
     if spec.build is not None:
         from mcpgw.lock.build import build_source
-        from mcpgw.gateway.upstreams.installed import cache_root
+        from mcpgw.lock.installed import cache_root
 
         built = await build_source(spec, cache or cache_root(), sources or [], timeout, on_step)
         if built.ok:

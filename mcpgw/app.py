@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -32,7 +33,8 @@ from mcpgw.gateway.basics.secrets import register as register_secrets
 from mcpgw.gateway.sessions.sessions import SessionLimits
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.specs.spec_record import spec_digest, spec_from_dict, spec_to_dict
-from mcpgw.gateway.upstreams.upstream import PerRunInstances, ReplayCounters, Upstream
+from mcpgw.gateway.upstreams.events import CatalogChangedFn, UpstreamEvents
+from mcpgw.gateway.upstreams.upstream import ReplayCounters, Upstream
 from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.llm.strangers import tagged_runs
 from mcpgw.recorder.calllog import CallLog
@@ -50,6 +52,7 @@ from mcpgw.overlay import check_answer_settings, layered, model_side, open_overl
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
+from mcpgw.lock.installed import CacheInstalls
 
 logger = logging.getLogger("mcpgw")
 MODES = ("live", "record", "replay", "hybrid")
@@ -67,7 +70,8 @@ def replay_log_path(cassettes_dir: Path, played: Path, mode: str) -> Path:
 
 class Gateway:
     def __init__(self, specs: list[ServerSpec], settings: Settings, default_run: str = "default", *,
-                 redact_patterns: list[str] | None = None, only: list[str] | None = None) -> None:
+                 redact_patterns: list[str] | None = None, only: list[str] | None = None,
+                 workers: Any = None, worker_channel: Any = None) -> None:
         self.settings = settings
         self.default_run = default_run
         self.mode = settings.mode
@@ -79,9 +83,9 @@ class Gateway:
         self._closed = False
         self.telemetry: Any = None  # telemetry.switch.Telemetry when traces or /metrics are asked for
         self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
-        self.workers: Any = None  # gateway.http.worker_routing.Workers when this process is one of --workers N
-        self.worker_channel: Any = None  # then also: the socket its connections are dealt on (mcpgw.workers)
-        upstreams: dict[str, Upstream] = {}
+        self.workers = workers  # gateway.http.worker_routing.Workers when this process is one of --workers N
+        self.worker_channel = worker_channel  # then also: the socket its connections are dealt on (mcpgw.workers)
+        self._installs = CacheInstalls()  # where the live upstreams' installs are (the lock's cache)
 
         if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
             # Nothing to replay yet: every call would miss and go live, which is what record does.
@@ -151,68 +155,66 @@ class Gateway:
         scrubber = Redactor(secrets, redact_patterns)
         if scrubber.active:
             register_secrets(scrubber)  # logs, status reasons and error messages, as in cassettes
-        self.router = Router(specs, upstreams, settings, CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
-                                                                   max_value=settings.max_logged_value,
-                                                                   max_bytes=settings.max_call_log_bytes))
+        call_log = CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
+                           max_value=settings.max_logged_value, max_bytes=settings.max_call_log_bytes)
         self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
 
+        trace_calls = trace_exchange = None
         if wanted(settings):  # else the call log is the router's sink as it is: nothing added to a call
             self.telemetry = Telemetry(settings)
-            self.router.call_log = self.telemetry.observe(self.router.call_log)
-            if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta
-                self.router.trace_calls = self.telemetry.tracing.begin
-        for spec in specs:
-            upstreams[spec.id] = self._upstream(spec, redact_patterns or [], given.get(spec.id, spec))
-        self.router.recording = str(self.cassette.path) if self.cassette is not None else None
+            call_log = self.telemetry.observe(call_log)
+            if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta; the model's too
+                trace_calls, trace_exchange = self.telemetry.tracing.begin, self.telemetry.tracing.begin_exchange
+        events = UpstreamEvents()  # what the upstreams report, heard by the router (built after them)
+        upstreams = {spec.id: self._upstream(spec, redact_patterns or [], given.get(spec.id, spec), events) for spec in specs}
+        self.router = Router(specs, upstreams, settings, call_log, events=events, trace_calls=trace_calls,
+                             recording=str(self.cassette.path) if self.cassette is not None else None)
         self.server = build_server(self.router, default_run)
         # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side (unless --model-mode says
         # otherwise; with an overlay, the model's exchanges are the overlay's: mcpgw.overlay.model_side).
         model_mode, model_cassette, model_entries = model_side(settings, self.mode, self.cassette, self.overlay, self.recorded)
         runs = tagged_runs([e for entries in self.recorded.by_server.values() for e in entries]) if self.recorded else set()
         self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
-                                       self.router.call_log, secrets=secrets, recorded_runs=runs)
-        if self.telemetry is not None and self.telemetry.tracing is not None:  # the model endpoint gets its span too
-            self.model.trace_exchange = self.telemetry.tracing.begin_exchange
+                                       call_log, secrets=secrets, recorded_runs=runs, trace_exchange=trace_exchange)
 
-    def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec) -> Upstream:
+    def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
         # every tracked server too, so a run that goes live gets a fresh instance to catch up.
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
 
-        def live(on_catalog_changed: Any) -> Upstream:
-            return live_upstream(spec, self.settings, per_run=per_run, on_notification=self.router.on_notification,
-                                 on_catalog_changed=on_catalog_changed)
+        def live(on_catalog_changed: CatalogChangedFn, on_idle_stop: Callable[[str], None] | None = None) -> Upstream:
+            return live_upstream(spec, self.settings, self._installs, per_run=per_run, on_notification=events.notification,
+                                 on_catalog_changed=on_catalog_changed, on_idle_stop=on_idle_stop)
 
-        def recording() -> RecordingUpstream:
-            holder: dict[str, RecordingUpstream] = {}
-
-            async def catalog_changed(server: str, kind: str) -> None:
+        def recording(on_idle_stop: Callable[[str], None]) -> RecordingUpstream:
+            async def catalog_changed(server: str, kind: str) -> None:  # `up` is built below, before any server runs
                 if self.mode == "record":
-                    holder["up"].record_catalog()
-                    await self.router.on_catalog_changed(server, kind)
+                    up.record_catalog()
+                    await events.catalog_changed(server, kind)
                 elif self.recorded is not None and server not in self.recorded.catalogs:
                     # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live
                     assert self.cassette is not None
                     self.cassette.write_info({spec.id: spec_to_dict(spec)})  # so a replay serves it too
-                    holder["up"].record_catalog()
-                    await self.router.on_catalog_changed(server, kind)
+                    up.record_catalog()
+                    await events.catalog_changed(server, kind)
 
             assert self.cassette is not None
-            inner = live(catalog_changed)
-            holder["up"] = RecordingUpstream(
-                inner, self.overlay or self.cassette, tracked=spec.tracked, group=self._group(spec),
-                redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
+            up = RecordingUpstream(
+                live(catalog_changed, on_idle_stop), self.overlay or self.cassette, tracked=spec.tracked,
+                group=self._group(spec), redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
             )
-            if self.mode == "record" and isinstance(inner, PerRunInstances):
-                inner.on_idle_stop = self._group(spec).forget  # a fresh instance: the run's history starts over
-            return holder["up"]
+            return up
 
         if self.mode == "live":
-            return live(self.router.on_catalog_changed)
+            return live(events.catalog_changed)
         if self.mode == "record":
-            return recording()
+            return recording(self._group(spec).forget)  # a fresh instance: the run's history starts over
+
+        def instance_stopped(lane: str) -> None:  # the run's next miss catches a fresh one up again
+            played.instance_stopped(lane)
+
         assert self.recorded is not None
-        fallback = recording() if self.mode == "hybrid" else None
+        fallback = recording(instance_stopped) if self.mode == "hybrid" else None
         # Keys are computed as they were recorded: with the flags the server had then.
         recorded = self.recorded.info.get("servers", {}).get(spec.id)
         as_recorded = spec_from_dict(recorded) if recorded else spec
@@ -225,8 +227,6 @@ class Gateway:
             else None,
             label_in_result=self.settings.label_in_result,
         )
-        if fallback is not None and isinstance(fallback.inner, PerRunInstances):
-            fallback.inner.on_idle_stop = played.instance_stopped  # the run's next miss catches a fresh one up again
         return played
 
     def _group(self, spec: ServerSpec) -> GroupState:

@@ -13,7 +13,8 @@ from mcpgw.recorder.redaction import Redactor
 
 def model_passthrough(settings: Any, mode: str, cassette: Any, entries: list[dict[str, Any]], default_run: str,
                       redact_patterns: list[str] | None, call_log: Any = None,
-                      secrets: list[str] | None = None, recorded_runs: set[str] | None = None) -> ModelPassthrough:
+                      secrets: list[str] | None = None, recorded_runs: set[str] | None = None,
+                      trace_exchange: Any = None) -> ModelPassthrough:
     """Always built: without --llm-base-url, live/record answer 503 saying how to configure it,
     and replay needs none. `secrets`: the servers' declared values; a chat quotes tool answers and
     errors, so model exchanges are redacted of them as tool calls are."""
@@ -28,5 +29,5 @@ def model_passthrough(settings: Any, mode: str, cassette: Any, entries: list[dic
         mode, live, cassette=cassette if mode in ("record", "hybrid") else None,
         recorded_entries=entries,
         redact=Redactor([*(secrets or []), *([key] if key else [])], redact_patterns), default_run=default_run, past_end=settings.past_end,
-        call_log=call_log, max_lanes=settings.max_lanes, recorded_runs=recorded_runs,
+        call_log=call_log, max_lanes=settings.max_lanes, recorded_runs=recorded_runs, trace_exchange=trace_exchange,
     )

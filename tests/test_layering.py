@@ -166,7 +166,16 @@ def test_lock_is_a_top_level_feature_package():
 
 def test_the_core_does_not_import_the_lock_feature():
     hits = [hit for package in NOT_IMPORTING_LOCK for hit in lock_imports(package)]
-    assert hits == [], "the core starts servers from what install leaves (gateway.upstreams.installed); it never imports lock/: " + "; ".join(hits)
+    assert hits == [], "the core is handed the install lookup (lock.installed, through gateway.upstreams.installs); it never imports lock/: " + "; ".join(hits)
+
+
+def test_the_core_knows_no_install_format():
+    """Where installs are (the cache folder, build markers, npx / uvx records) is the lock's (lock/installed.py); the
+    core asks through the `Installs` it is handed (gateway/upstreams/installs.py) and reads no cache itself."""
+    assert (ROOT / LOCK / "installed.py").is_file() and not (ROOT / CORE / "upstreams" / "installed.py").exists()
+    readers = [str(path.relative_to(ROOT)) for path in (ROOT / CORE).rglob("*.py")
+               if any(word in path.read_text() for word in ("MCPGW_CACHE", ".mcpgw-build", "builds/", "cache_root"))]
+    assert readers == [], readers
 
 
 def test_the_lock_scan_sees_imports_inside_functions_and_by_name():

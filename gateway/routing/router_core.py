@@ -15,7 +15,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 import anyio
 
@@ -24,8 +24,12 @@ from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.basics.errors import UnknownTargetError, UpstreamUnavailable
 from mcpgw.gateway.tools.naming import NamingPolicy, chosen_mode
 from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.upstreams.events import UpstreamEvents
 from mcpgw.gateway.upstreams.upstream import AnswersAtOnce, CallOptions, ProgressFn, RelayFn, Upstream
 from mcpgw.gateway.tools.validation import ValidatorCache
+
+if TYPE_CHECKING:
+    from mcp.server.subscriptions import SubscriptionBus
 
 T = TypeVar("T")
 logger = logging.getLogger("mcpgw.gateway.routing.router")
@@ -80,9 +84,16 @@ class ClientHandle:
 
 
 
+TraceCalls = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
 class RouterCore:
     def __init__(self, specs: list[ServerSpec], upstreams: dict[str, Upstream], settings: Settings,
-                 call_log: CallSink | None) -> None:
+                 call_log: CallSink | None, *, events: UpstreamEvents | None = None,
+                 event_bus: SubscriptionBus | None = None, recording: str | None = None,
+                 trace_calls: TraceCalls | None = None) -> None:
+        """`upstreams`: every server's, complete (the router never adds one). `events`: what those upstreams
+        report (gateway.upstreams.events), listened to from here. The rest: see each attribute."""
         self.specs = {s.id: s for s in specs}
         self.upstreams = upstreams
         self.settings = settings
@@ -95,13 +106,21 @@ class RouterCore:
         self.calls_served = 0
         # Per tools/call, the handler's time less its wait on the upstream (gateway.routing.tool_calls): /status's own_work_us.
         self.own_work_s: collections.deque[float] = collections.deque(maxlen=20_000)
-        self.event_bus: Any = None  # set by the front: change events for 2026-07-28 listen streams
-        self.recording: str | None = None  # the cassette played or recorded (set by the app), shown in /status
-        # Set by the app when traces are exported (telemetry.tracing.Tracing.begin): given a call's record and params,
-        # notes its span's ids in the record and returns the params with `_meta.traceparent` for the upstream.
-        self.trace_calls: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+        if event_bus is None:  # a router of its own: its change events reach whatever listens to its bus
+            from mcp.server.subscriptions import InMemorySubscriptionBus
+
+            event_bus = InMemorySubscriptionBus()
+        self.event_bus = event_bus  # change events for 2026-07-28 listen streams (the front listens to it)
+        self.recording = recording  # the cassette played or recorded, shown in /status
+        # When traces are exported (telemetry.tracing.Tracing.begin): given a call's record and params, notes its
+        # span's ids in the record and returns the params with `_meta.traceparent` for the upstream.
+        self.trace_calls = trace_calls
         self._settled: anyio.Event | None = None  # set in `running` once every first start has ended
-        self._at_once: tuple[int, bool] = (-1, False)  # (upstreams counted, whether all answer at once)
+        # Whether every upstream answers at once (gateway.upstreams.upstream.AnswersAtOnce): asked once, the set is fixed.
+        self._all_at_once = bool(upstreams) and all(isinstance(up, AnswersAtOnce) and up.answers_at_once
+                                                    for up in upstreams.values())
+        if events is not None:
+            events.listen(self.on_notification, self.on_catalog_changed)
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -140,14 +159,7 @@ class RouterCore:
         """Whether a call is answered without waiting on anything: the start-up has settled and every upstream
         answers at once (gateway.upstreams.upstream.AnswersAtOnce: a replay without live fallback). The hot lane then
         answers in the event loop's turn that read the request (gateway.basics.eager)."""
-        if not self.settled:
-            return False
-        counted, at_once = self._at_once
-        if counted != len(self.upstreams):  # asked once per set of upstreams, not per call
-            at_once = bool(self.upstreams) and all(isinstance(up, AnswersAtOnce) and up.answers_at_once
-                                                   for up in self.upstreams.values())
-            self._at_once = (len(self.upstreams), at_once)
-        return at_once
+        return self._all_at_once and self.settled
 
     async def until_settled(self, server: str | None = None) -> None:
         """Lists wait here during start-up, so no client is handed a partial catalog. `server` (a per-server
@@ -238,8 +250,7 @@ class RouterCore:
         return handle
 
     async def _publish(self, event: Any) -> None:
-        if self.event_bus is not None:
-            await _quietly(self.event_bus.publish(event))
+        await _quietly(self.event_bus.publish(event))
 
     async def _broadcast(self, method: str, params: dict[str, Any] | None) -> None:
         for handle in list(self._clients.values()):

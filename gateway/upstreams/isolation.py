@@ -25,6 +25,7 @@ import anyio
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.specs.server_spec import RUN_STATE_VAR, ServerSpec
 from mcpgw.gateway.basics.errors import UpstreamUnavailable
+from mcpgw.gateway.upstreams.installs import Installs
 from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status, Upstream
 
 logger = logging.getLogger(__name__)
@@ -35,14 +36,12 @@ def uses_state_dir(spec: ServerSpec) -> bool:
     return any(_TOKEN in v for v in (*spec.args, *spec.env_values.values(), spec.cwd or ""))
 
 
-def with_state_dir(spec: ServerSpec, directory: str) -> ServerSpec:
+def with_state_dir(spec: ServerSpec, directory: str, installs: Installs) -> ServerSpec:
     """The spec with `${RUN_STATE_DIR}` replaced by `directory`; an installed npx / uvx entry is
     first pointed at its installed environment, whose record is keyed by the lock's own words
     (with the placeholder), which the substitution would change."""
     if spec.transport == "stdio" and spec.build is None:
-        from mcpgw.gateway.upstreams.installed import direct_spec
-
-        spec = direct_spec(spec)
+        spec = installs.direct_spec(spec)
 
     def sub(text: str) -> str:
         return text.replace(_TOKEN, directory)
@@ -70,19 +69,21 @@ MakeUpstream = Callable[[ServerSpec, bool], Upstream]
 class PerRunUpstream:
     """An `Upstream` and `PerRunInstances`: a fresh instance per lane, and one more for the catalog."""
 
-    def __init__(self, spec: ServerSpec, make: MakeUpstream, *, idle_timeout: float, start_timeout: float) -> None:
+    def __init__(self, spec: ServerSpec, make: MakeUpstream, installs: Installs, *, idle_timeout: float,
+                 start_timeout: float, on_idle_stop: Callable[[str], None] | None = None) -> None:
         self.name = spec.id
         self.spec = spec
         self._make = make
+        self._installs = installs
         self._idle_timeout = idle_timeout
         self._start_timeout = start_timeout
         self._catalog_dir = state_dir(spec.id)
-        self._catalog_instance = make(with_state_dir(spec, self._catalog_dir), True)
+        self._catalog_instance = make(with_state_dir(spec, self._catalog_dir, installs), True)
         self._instances: dict[str, _Instance] = {}
         self._starting: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self.instances_started = 0
-        self.on_idle_stop: Callable[[str], None] | None = None  # gateway.upstreams.upstream.PerRunInstances
+        self.on_idle_stop = on_idle_stop  # gateway.upstreams.upstream.PerRunInstances
 
     # Lists, catalog and status are the catalog instance's.
     @property
@@ -153,7 +154,7 @@ class PerRunUpstream:
             if self._tg is None:
                 raise UpstreamUnavailable(self.name, "the gateway is not running this server")
             directory = state_dir(self.name)
-            upstream = self._make(with_state_dir(self.spec, directory), False)
+            upstream = self._make(with_state_dir(self.spec, directory, self._installs), False)
             await self._tg.start(upstream.run)
             await upstream.wait_ready(self._start_timeout)
             if upstream.status.state != "ready":

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import os
 import shutil
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -30,6 +29,8 @@ from mcpgw.gateway.tools.catalog import ServerCatalog, fetch_catalog, refresh_li
 from mcpgw.gateway.upstreams.child_env import child_env
 from mcpgw.gateway.basics.deadlines import Deadline, Scoped
 from mcpgw.gateway.specs.server_spec import ServerSpec, expand_env
+from mcpgw.gateway.upstreams.events import CatalogChangedFn, NotificationFn
+from mcpgw.gateway.upstreams.installs import Installs
 from mcpgw.gateway.upstreams.isolation import state_dir, uses_state_dir, with_state_dir
 from mcpgw.gateway.basics.errors import (
     RESPONSE_TOO_LARGE,
@@ -46,9 +47,6 @@ from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status
 
 logger = logging.getLogger(__name__)
 
-NotificationFn = Callable[[str, str, dict[str, Any]], Awaitable[None]]  # (server, method, params)
-CatalogChangedFn = Callable[[str, str], Awaitable[None]]  # (server, kind)
-
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
     "notifications/resources/list_changed": "resources",
@@ -61,6 +59,7 @@ class LiveUpstream:
         self,
         spec: ServerSpec,
         settings: Settings,
+        installs: Installs,
         *,
         on_notification: NotificationFn | None = None,
         on_catalog_changed: CatalogChangedFn | None = None,
@@ -68,6 +67,7 @@ class LiveUpstream:
         self.name = spec.id
         self.spec = spec
         self.settings = settings
+        self._installs = installs  # where an installed entry starts from (gateway.upstreams.installs)
         self.status = Status()
         self.catalog: ServerCatalog | None = None
         self._on_notification = on_notification
@@ -87,7 +87,7 @@ class LiveUpstream:
         own_state_dir = None
         if uses_state_dir(self.spec):  # not given one by a PerRunUpstream: this instance gets its own
             own_state_dir = state_dir(self.name)
-            self.spec = with_state_dir(self.spec, own_state_dir)
+            self.spec = with_state_dir(self.spec, own_state_dir, self._installs)
         try:
             await self._supervise(task_status)
         finally:
@@ -106,14 +106,10 @@ class LiveUpstream:
                 return
             uninstalled = False  # an npx / uvx entry install never located (then a failed start says so)
             if self.spec.build is not None:
-                from mcpgw.gateway.upstreams.installed import installed_spec
-
-                built = installed_spec(self.spec)
+                built = self._installs.installed_spec(self.spec)
                 if built is None:
-                    from mcpgw.gateway.upstreams.installed import failed_info
-
                     assert self.spec.source is not None
-                    failed = failed_info(self.spec)
+                    failed = self._installs.failed_info(self.spec)
                     why = (f"build failed at step {failed.get('step')}: {failed.get('detail')}" if failed else
                            f"not built: run `mcpgw servers install --servers {self.name}`")
                     self.status.set("unavailable", f"{why} (source {self.spec.source.label})")
@@ -121,10 +117,8 @@ class LiveUpstream:
                     return
                 self.spec = built
             elif self.spec.transport == "stdio":
-                from mcpgw.gateway.upstreams.installed import direct_spec, not_installed
-
-                uninstalled = not_installed(self.spec)
-                self.spec = direct_spec(self.spec)  # no package resolution at start when installed
+                uninstalled = self._installs.not_installed(self.spec)
+                self.spec = self._installs.direct_spec(self.spec)  # no package resolution at start when installed
             if self.spec.cwd and not os.path.isdir(self.spec.cwd):
                 pin = self.spec.pin
                 source = f" (a checkout of {pin.repo} at commit {pin.commit})" if pin and pin.repo else ""

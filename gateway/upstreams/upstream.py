@@ -93,7 +93,7 @@ class PerRunInstances(Protocol):
     """An upstream that starts a fresh instance per lane (`isolation: run`)."""
 
     # Told the lane whose instance it stopped for being idle (its state is gone): what keys that lane's calls on
-    # the state the instance had must start over (the composition root wires it; None: nobody).
+    # the state the instance had must start over (given at construction by the composition root; None: nobody).
     on_idle_stop: Callable[[str], None] | None
 
     @property

@@ -30,14 +30,23 @@ def register(sub: Any) -> None:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    """Drift re-issues calls through the live upstreams `serve` would start, and classifies catalog
-    changes as `lock check` does: both are handed to it here, so replay/ imports neither."""
+    """Drift re-issues calls through the live upstreams `serve` would start (from the lock's installs), and
+    classifies catalog changes as `lock check` does: both are handed to it here, so replay/ imports neither."""
     check_args(args)
     from mcpgw.gateway.tools.schema_diff import diff_catalogs
+    from mcpgw.gateway.specs.server_spec import ServerSpec
+    from mcpgw.gateway.specs.settings import Settings
     from mcpgw.gateway.upstreams.factory import live_upstream
+    from mcpgw.gateway.upstreams.upstream import Upstream
+    from mcpgw.lock.installed import CacheInstalls
     from mcpgw.commands.drift_cli import cmd_drift as run
 
-    return run(args, make_upstream=live_upstream, catalog_diff=diff_catalogs)
+    installs = CacheInstalls()
+
+    def make_upstream(spec: ServerSpec, settings: Settings) -> Upstream:
+        return live_upstream(spec, settings, installs)
+
+    return run(args, make_upstream=make_upstream, catalog_diff=diff_catalogs)
 
 
 def check_args(args: argparse.Namespace) -> None:

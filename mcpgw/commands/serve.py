@@ -225,8 +225,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         workers = parse_worker(args.worker, args.worker_dir)
         channel = worker_channel(args.worker_channel)
-    gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers)
-    gateway.workers, gateway.worker_channel = workers, channel
+    gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers,
+                      workers=workers, worker_channel=channel)
     try:
         # uvloop: the gateway's time is mostly event-loop and HTTP machinery, which uvloop makes cheaper.
         anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http, backend_options={"use_uvloop": _has_uvloop()})

@@ -30,11 +30,11 @@ async def answer(method, params):
     return {"content": [{"type": "text", "text": f"{params['name']}:{params['arguments']}"}]}
 
 
-def make_router(tmp_path, settings=None, specs=None, catalogs=None):
+def make_router(tmp_path, settings=None, specs=None, catalogs=None, handlers=None):
     specs = specs or [ServerSpec("alpha", "stdio", "x", title="Alpha"), ServerSpec("beta", "stdio", "x", title="Beta")]
     catalogs = catalogs or {"alpha": make_catalog(["add", "sub"]), "beta": make_catalog(["add"])}
     store = CassetteStore(tmp_path / "c")
-    upstreams = {s.id: HandlerUpstream(s.id, answer, catalogs[s.id]) for s in specs}
+    upstreams = {s.id: HandlerUpstream(s.id, (handlers or {}).get(s.id, answer), catalogs[s.id]) for s in specs}
     router = Router(specs, upstreams, settings or Settings(), CallLog(store))
     return router, store
 
@@ -92,8 +92,7 @@ def test_own_work_per_call_leaves_out_the_wait_on_the_upstream(tmp_path):
         await anyio.sleep(0.2)
         return await answer(method, params)
 
-    router, store = make_router(tmp_path)
-    router.upstreams["alpha"] = HandlerUpstream("alpha", slow, make_catalog(["add", "sub"]))
+    router, store = make_router(tmp_path, handlers={"alpha": slow})
 
     async def fn(client):
         await client.call_tool("alpha__add", {"x": 1})
@@ -210,3 +209,40 @@ def test_call_log_stamps_are_datetimes_isoformat_to_the_millisecond():
     stamps += [base + k * 0.0001 for base in (1795456338.9985, 1795456339.0004995, 2.0) for k in range(40)]
     for ts in stamps:
         assert _iso(ts) == datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds"), ts
+
+
+def test_the_router_is_complete_at_construction_and_hears_its_upstreams_from_then_on():
+    """The composition root builds the upstreams first, with one UpstreamEvents; the router, built with all of them,
+    listens to it from its constructor: a server's log message and its changed catalog reach the router's clients
+    and its bus (2026-07-28 listen streams) with nothing assigned to the router afterwards."""
+    from mcp.shared.subscriptions import ToolsListChanged
+
+    from mcpgw.gateway.upstreams.events import UpstreamEvents
+
+    events = UpstreamEvents()
+    upstreams = {"alpha": HandlerUpstream("alpha", answer, make_catalog(["add"]))}
+    router = Router([ServerSpec("alpha", "stdio", "x")], upstreams, Settings(), None, events=events,
+                    recording="cassettes/c", trace_calls=lambda record, params: params)
+    assert router.upstreams is upstreams and router.recording == "cassettes/c" and router.trace_calls is not None
+    heard: list = []
+
+    class Connection:
+        async def notify(self, method, params):
+            heard.append((method, params))
+
+    connection = Connection()
+    router.register_client(connection, connection.notify)
+    published: list = []
+    router.event_bus.subscribe(published.append)
+
+    async def go():
+        await events.notification("alpha", "notifications/message", {"level": "info", "data": "hi"})
+        await events.catalog_changed("alpha", "all")
+
+    anyio.run(go)
+    assert heard == [("notifications/message", {"level": "info", "data": "hi", "logger": "alpha"}),
+                     ("notifications/tools/list_changed", None)]
+    assert [type(event) for event in published] == [ToolsListChanged]
+    assert list(router.catalog.tools) == ["add"]  # one server: bare names
+    with pytest.raises(RuntimeError):  # one listener: the router built with them
+        Router([], {}, Settings(), None, events=events)

@@ -19,6 +19,7 @@ from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.upstreams.isolation import PerRunUpstream
 from mcpgw.gateway.upstreams.live import LiveUpstream
+from mcpgw.lock.installed import CacheInstalls
 from mcpgw.gateway.basics.errors import ReplayMiss
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.specs.settings import Settings
@@ -108,11 +109,11 @@ def counting_server(name: str) -> HandlerUpstream:
 def upstreams(tmp_path: Path) -> Iterator[dict[str, Upstream]]:
     """One of each concrete upstream, built as the composition root builds them (none started)."""
     per_run = PerRunUpstream(ServerSpec("perrun", "stdio", "x"), lambda spec, catalog: counting_server(spec.id),
-                             idle_timeout=60, start_timeout=5)
+                             CacheInstalls(), idle_timeout=60, start_timeout=5)
     cassette = Cassette(tmp_path / "c")
     built: dict[str, Upstream] = {  # typed: mypy checks each class against the Protocol here
         "handler": counting_server("handler"),
-        "live": LiveUpstream(ServerSpec("live", "stdio", "x"), Settings()),
+        "live": LiveUpstream(ServerSpec("live", "stdio", "x"), Settings(), CacheInstalls()),
         "perrun": per_run,
         "recording": RecordingUpstream(counting_server("recording"), cassette, tracked=True, redact=Redactor([]),
                                        lock_digest="d"),

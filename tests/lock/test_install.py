@@ -189,7 +189,7 @@ servers:
     assert "starts offline" in out and "bytecode compiled" in out
     # compiled in the environment the server runs from (PYTHONDONTWRITEBYTECODE would stop it at start)
     from mcpgw.lock.config import load_config
-    from mcpgw.gateway.upstreams.installed import direct_spec
+    from mcpgw.lock.installed import direct_spec
 
     prefix = Path(direct_spec(load_config(str(lock)).servers["time"]).command).parent.parent
     assert list(prefix.glob("lib/python*/site-packages/mcp_server_time/__pycache__/server.*.pyc"))

@@ -16,6 +16,8 @@ from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream
 from mcpgw.recorder.cassette import Cassette
 from mcpgw.replay.recording import RecordingUpstream
 from mcpgw.recorder.redaction import Redactor
+from mcpgw.recorder.state import GroupState
+from mcpgw.lock.installed import CacheInstalls
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 CATALOG = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "notes", "version": "1"}},
@@ -115,7 +117,7 @@ def test_hybrid_catch_up_re_sends_a_call_another_run_took_live(tmp_path):
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
-    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order),
+    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order), CacheInstalls(),
                              idle_timeout=60, start_timeout=5)
     recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d")
     hybrid = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, [], fallback=recording)
@@ -141,7 +143,7 @@ def test_a_run_whose_instance_stopped_idle_is_recorded_as_starting_over(tmp_path
     """`isolation: run`: a run idle past --run-idle-timeout loses its instance (and state); its next call is
     answered by a fresh one. It was recorded under the run's old history, so a replay of the run without the
     pause got the fresh state's answer where the live server answers from the run's state (a wrong answer).
-    The composition root tells the run's history to start over (mcpgw/app.py wires `on_idle_stop`)."""
+    The composition root tells the run's history to start over (mcpgw/app.py gives `on_idle_stop`)."""
     import shutil
 
     from mcpgw.lock.config import ServerSpec
@@ -149,10 +151,11 @@ def test_a_run_whose_instance_stopped_idle_is_recorded_as_starting_over(tmp_path
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
-    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order),
-                             idle_timeout=0.3, start_timeout=5)
-    recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d")
-    per_run.on_idle_stop = recording._group.forget  # as mcpgw/app.py wires it in record mode (this line is the fix)
+    group = GroupState()
+    # as mcpgw/app.py builds it in record mode (on_idle_stop is the fix)
+    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order), CacheInstalls(),
+                             idle_timeout=0.3, start_timeout=5, on_idle_stop=group.forget)
+    recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d", group=group)
 
     async def record() -> list[str]:
         async with anyio.create_task_group() as tasks:
@@ -188,7 +191,6 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
     recording keyed its calls as a fresh run's while the server kept its state. Now replay refuses it, and a
     recording keys it so no replay matches it."""
     from mcpgw.gateway.basics.errors import ReplayDiverged
-    from mcpgw.recorder.state import GroupState
 
     order: list[str] = []
     script = [("A", call("read")), ("A", call("write", text="x")), ("B", call("read")), ("C", call("read")),
@@ -236,7 +238,7 @@ async def _record_with(recording: RecordingUpstream, script: list) -> list[str]:
 def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its_next_miss(tmp_path):
     """Hybrid: a run that went live keeps talking to its own instance; stopped idle, that instance's state was
     gone, and the run's next live calls met a fresh one ('old' + 'y' where the run had written 'x' first). The
-    composition root tells the replaying side (mcpgw/app.py wires `on_idle_stop`), whose next miss for the run
+    composition root tells the replaying side (mcpgw/app.py gives `on_idle_stop`), whose next miss for the run
     catches a fresh instance up on what the run replayed and took live."""
     import shutil
 
@@ -245,11 +247,12 @@ def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
+    # as mcpgw/app.py builds it in hybrid mode (on_idle_stop is the fix)
     per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order, append=True),
-                             idle_timeout=0.3, start_timeout=5)
+                             CacheInstalls(), idle_timeout=0.3, start_timeout=5,
+                             on_idle_stop=lambda lane: hybrid.instance_stopped(lane))
     recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d")
     hybrid = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, [], fallback=recording)
-    per_run.on_idle_stop = hybrid.instance_stopped  # as mcpgw/app.py wires it in hybrid mode (this line is the fix)
 
     async def main() -> list[str]:
         async with anyio.create_task_group() as tasks:

@@ -1,8 +1,8 @@
 """Where `mcpgw servers install` leaves its work, and how the gateway starts a server from it.
 
-The install side lives in `lock/` (fetching, building, verifying); this module is the part the
-gateway needs at every start, so the core reads installs without importing the feature that
-makes them. Two kinds of install, both under the cache folder:
+The rest of `lock/` makes installs (fetching, building, verifying); this module finds them. The
+core asks through `gateway.upstreams.installs.Installs`, answered by `CacheInstalls`, which the
+composition roots hand to the live upstreams. Two kinds of install, both under the cache folder:
 
 - a source entry is built into `builds/<id>-<key>/` (`src/` the tree, `env/` its environment); a
   marker file says the build finished and was verified, another why it failed;
@@ -139,3 +139,23 @@ def direct_spec(spec: ServerSpec, root: Path | None = None) -> ServerSpec:
     if argv is None:
         return spec
     return replace(spec, command=argv[0], args=tuple(argv[1:]))
+
+
+class CacheInstalls:
+    """The installs under the cache folder, as the core asks for them (gateway.upstreams.installs.Installs).
+    `root` None: `cache_root()`, looked up at each question."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
+
+    def installed_spec(self, spec: ServerSpec) -> ServerSpec | None:
+        return installed_spec(spec, self.root)
+
+    def failed_info(self, spec: ServerSpec) -> dict[str, Any] | None:
+        return failed_info(spec, self.root)
+
+    def direct_spec(self, spec: ServerSpec) -> ServerSpec:
+        return direct_spec(spec, self.root)
+
+    def not_installed(self, spec: ServerSpec) -> bool:
+        return not_installed(spec, self.root)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcpgw.lock.config import parse_config
-from mcpgw.gateway.upstreams.installed import build_dir, direct_spec, remember
+from mcpgw.lock.installed import CacheInstalls, build_dir, direct_spec, remember
 
 LOCK = """version: 1
 servers:
@@ -66,7 +66,7 @@ servers:
     binary.parent.mkdir(parents=True)
     binary.write_text("")
     remember(spec, [str(binary)])
-    run = with_state_dir(spec, str(tmp_path / "run-1"))
+    run = with_state_dir(spec, str(tmp_path / "run-1"), CacheInstalls())
     assert (run.command, run.args) == (str(binary), ())
     assert run.env_values["MEMORY_FILE_PATH"] == str(tmp_path / "run-1" / "memory.json")
 
