@@ -34,6 +34,7 @@ from mcpgw.gateway.basics.stable_results import StableResults
 from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Reply, Status, Upstream, answered_by
 from mcpgw.recorder.codec import pack
 from mcpgw.recorder.lane_table import MAX_LANES
+from mcpgw.recorder.recorder import entry_record
 from mcpgw.recorder.misses import catch_up_diverged, catch_up_failed, refused, tool_miss, what
 from mcpgw.recorder.redaction import MASK
 from mcpgw.recorder.state import Call, GroupState, StateModel, read_only_tools
@@ -243,9 +244,10 @@ class CassetteUpstream:
             result = (await self.fallback.request_keyed(call, method, params, options)).result
         except GatewayError as exc:  # whatever the live side answers, errors included
             raise answered_by(exc, LIVE_SOURCE, call.key)
-        # As a recorded entry is, for what replays it: a later catch-up re-sends it (its method and params).
-        entry = {"key": call.key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
-                 "method": method, "params": params, "result": result, "lane": options.lane, ANSWERED_AS: LIVE_SOURCE}
+        # As a recorded entry is (but unredacted, and kept in memory only), for what replays it: a later catch-up
+        # re-sends it (its method and params).
+        entry = entry_record(call, self.name, method, params, {"result": result}, lane=options.lane)
+        entry[ANSWERED_AS] = LIVE_SOURCE
         self.player.took_live(turn, options.lane, entry)  # what this lane asks again replays what it just took live
         return Reply(with_label(result, LIVE_SOURCE) if self.label_in_result else result, LIVE_SOURCE, call.key)
 
