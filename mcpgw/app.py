@@ -25,25 +25,25 @@ from pathlib import Path
 import anyio
 
 from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.basics.errors import CassetteError, GatewayError
-from mcpgw.gateway.front import build_http_app, build_server, serve_http, serve_stdio
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError
+from mcpgw.gateway.mcp_server import build_http_app, build_server, serve_http, serve_stdio
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, default_allowed_hosts
 from mcpgw.gateway.routing.router import Router
-from mcpgw.gateway.basics.secrets import register as register_secrets
+from mcpgw.gateway.runtime.secrets import register as register_secrets
 from mcpgw.gateway.sessions.sessions import SessionLimits
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.specs.spec_record import spec_digest, spec_from_dict, spec_to_dict
 from mcpgw.gateway.upstreams.events import CatalogChangedFn, UpstreamEvents
 from mcpgw.gateway.upstreams.upstream import ReplayCounters, Upstream
 from mcpgw.llm.passthrough import MODEL_SERVER
-from mcpgw.llm.strangers import tagged_runs
+from mcpgw.llm.untagged_refusal import tagged_runs
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.cassette import Cassette, Recorded, open_named, open_path
-from mcpgw.recorder.paths import cassette_path, is_cassette
-from mcpgw.replay.recording import RecordingUpstream
-from mcpgw.recorder.redaction import Redactor
+from mcpgw.cassette.cassette import Cassette, Recorded, open_named, open_path
+from mcpgw.cassette.paths import cassette_path, is_cassette
+from mcpgw.cassette.recording_upstream import RecordingUpstream
+from mcpgw.cassette.redaction import Redactor
 from mcpgw.recorder.replay_logs import log_home, new_log_path
-from mcpgw.recorder.state import GroupState
+from mcpgw.cassette.state import GroupState
 from mcpgw.replay.answer_sources import Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
@@ -52,10 +52,11 @@ from mcpgw.overlay import check_answer_settings, layered, model_side, open_overl
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
-from mcpgw.lock.installed import CacheInstalls
+from mcpgw.lock.install_lookup import CacheInstalls
+from mcpgw.gateway.specs.modes import Mode, choices
 
 logger = logging.getLogger("mcpgw")
-MODES = ("live", "record", "replay", "hybrid")
+MODES = choices(Mode)
 
 
 def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool = False) -> Cassette:
@@ -82,7 +83,7 @@ class Gateway:
         self.notes: list[str] = []  # said at start: why this mode, where the call log goes
         self._closed = False
         self.telemetry: Any = None  # telemetry.switch.Telemetry when traces or /metrics are asked for
-        self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
+        self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (cassette.state)
         self.workers = workers  # gateway.http.worker_routing.Workers when this process is one of --workers N
         self.worker_channel = worker_channel  # then also: the socket its connections are dealt on (mcpgw.workers)
         self._installs = CacheInstalls()  # where the live upstreams' installs are (the lock's cache)

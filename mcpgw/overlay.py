@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgw.gateway.basics.errors import CassetteError, GatewayError
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.llm.passthrough import MODEL_SERVER
-from mcpgw.recorder.cassette import Cassette, Recorded, open_named
-from mcpgw.recorder.paths import cassette_path
-from mcpgw.recorder.redaction import Redactor
+from mcpgw.cassette.cassette import Cassette, Recorded, open_named
+from mcpgw.cassette.paths import cassette_path
+from mcpgw.cassette.redaction import Redactor
 from mcpgw.replay.answer_sources import Simulation, mark_overlay
 from mcpgw.replay.simulator import SIMULATOR_SERVER, Simulator, SimulatorConfig
 

@@ -15,9 +15,9 @@ from typing import IO, Any
 
 import logging
 
-from mcpgw.recorder.codec import pack
-from mcpgw.recorder.redaction import Redactor
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.codec import pack
+from mcpgw.cassette.redaction import Redactor
+from mcpgw.cassette.store import CassetteStore
 
 logger = logging.getLogger(__name__)
 

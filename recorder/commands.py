@@ -11,13 +11,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.basics.errors import GatewayError
-from mcpgw.recorder.cassette import Cassette
-from mcpgw.gateway.basics.console import table_console
-from mcpgw.recorder.paths import cassette_path, check_removable, existing_cassette, is_cassette
+from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.gateway.commandline.console import table_console
+from mcpgw.cassette.paths import cassette_path, check_removable, existing_cassette, is_cassette
 from mcpgw.recorder.replay_logs import fidelity, iter_records, prune, session_logs
-from mcpgw.recorder.cassette_files import in_use
-from mcpgw.recorder.store import CassetteFormatError
+from mcpgw.cassette.on_disk import in_use
+from mcpgw.cassette.store import CassetteFormatError
 
 CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
 SHIPPED = "default"  # the cassette mcpgw ships and `mcpgw serve` replays

@@ -27,7 +27,7 @@ import httpx
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
-from mcpgw.recorder.misses import differences
+from mcpgw.cassette.misses import differences
 
 EXAMPLES = 3  # recorded exchanges shown per simulated call
 EXAMPLE_CHARS = 4000  # of one example's result, as shown

@@ -235,7 +235,7 @@ class Tracing:
             self.roots.clear()
         for old in ended:
             old.span.end(end_time=old.last_end_ns)
-        if getattr(self.exporter, "failing", False):  # telemetry.exporter.OnceWarningExporter
+        if getattr(self.exporter, "failing", False):  # telemetry.otlp_exporter.OnceWarningExporter
             self.exporter.abandon()
 
         def finish() -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 
 from mcpgw.gateway.tools.catalog import ToolEntry
-from mcpgw.gateway.basics.result_digest import result_digest
-from mcpgw.gateway.basics.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
+from mcpgw.gateway.encoding.result_digest import result_digest
+from mcpgw.gateway.errors.tree import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
 from mcpgw.gateway.routing.router_core import Caller, RouterCore, upstream_meta
 from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply
 from mcpgw.gateway.tools.validation import UNCHECKED
@@ -183,7 +183,7 @@ class ToolCalls(RouterCore):
 
     def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
         return {
-            "seq": None,  # first: the store writes its number into the packed record (recorder.store.with_seq)
+            "seq": None,  # first: the store writes its number into the packed record (cassette.store.with_seq)
             "run_id": caller.run_id,
             "session_id": caller.session_id,
             "lane": caller.lane,
@@ -244,4 +244,4 @@ def _iso(ts: float) -> str:
     return text
 
 
-iso_time = _iso  # the call log's time format, for other fields of a record (gateway.front: session_opened)
+iso_time = _iso  # the call log's time format, for other fields of a record (gateway.mcp_server: session_opened)

@@ -25,10 +25,10 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.basics.errors import RESPONSE_TOO_LARGE
-from mcpgw.gateway.basics.json_text import compact
+from mcpgw.gateway.errors.tree import RESPONSE_TOO_LARGE
+from mcpgw.gateway.encoding.json_text import compact
 
-from mcpgw.gateway.basics.secrets import scrub
+from mcpgw.gateway.runtime.secrets import scrub
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from mcpgw.commands import lazy, usage
 from mcpgw.recorder.commands import CASSETTE_HELP, SHIPPED
-from mcpgw.recorder.paths import add_dir_option
+from mcpgw.cassette.paths import add_dir_option
 
 
 def register(sub: Any) -> None:

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from mcpgw.recorder.store import CassetteStore, StoreWriteError
+from mcpgw.cassette.store import CassetteStore, StoreWriteError
 
 
 @pytest.fixture

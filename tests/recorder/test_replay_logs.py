@@ -15,7 +15,7 @@ import httpx
 
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.replay_logs import fidelity, prune, replay_logs
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.conftest import ROOT, RunningGateway, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.replay.test_record_replay import calls
 
@@ -168,8 +168,8 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
     # mcpgw as a wheel installs it: the recorder package carries its own copy of the default cassette (setup.py), here
     # a copy made for this test, so the checkout's cassette and the logs of serves run there are never touched.
     install = tmp_path / "install"
-    shutil.copytree(ROOT / "recorder", install / "recorder", ignore=shutil.ignore_patterns("__pycache__"))
-    shipped = install / "recorder" / "shipped" / "default"
+    shutil.copytree(ROOT / "cassette", install / "cassette", ignore=shutil.ignore_patterns("__pycache__"))
+    shipped = install / "cassette" / "shipped" / "default"
     shipped.mkdir(parents=True)
     shutil.copy2(ROOT / "cassettes" / "default" / "data.mdb", shipped / "data.mdb")
     env = {**os.environ, "PYTHONPATH": f"{install}{os.pathsep}{ROOT}"}  # the folder holds no cassettes/default

@@ -11,16 +11,16 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.basics.errors import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.overlay import check_answer_settings, open_overlay
-from mcpgw.recorder.cassette import Cassette
-from mcpgw.replay.recording import RecordingUpstream  # noqa: F401  (the entries below have its shape)
-from mcpgw.recorder.state import StateModel
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.recording_upstream import RecordingUpstream  # noqa: F401  (the entries below have its shape)
+from mcpgw.cassette.state import StateModel
 from mcpgw.replay.answer_sources import META_KEY, Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
-from mcpgw.replay.equivalence import has_defaults, normalise
+from mcpgw.cassette.equivalence import has_defaults, normalise
 from mcpgw.replay.simulator import Simulator, SimulatorConfig, as_tool_result, output_problem
 from tests.llm.scripted_model import ScriptedModel
 
@@ -184,7 +184,7 @@ def test_a_stateful_server_is_never_simulated_unless_allowed(tmp_path):
 def test_the_composition_root_simulates_only_stateless_or_allowed_servers(tmp_path):
     from mcpgw.app import Gateway
     from mcpgw.gateway.specs.server_spec import ServerSpec
-    from mcpgw.recorder.cassette import Cassette as Base
+    from mcpgw.cassette.cassette import Cassette as Base
     from mcpgw.gateway.specs.spec_record import spec_to_dict
 
     cassettes = tmp_path / "cassettes"
