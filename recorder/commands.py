@@ -191,6 +191,15 @@ def _counted(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
+def _overlay_line(base: Any, made_by: dict[str, int]) -> str:
+    """What an overlay holds: "an overlay over cassette 'A', holding 3 tool answers (2 simulated, 1 live)"."""
+    total = sum(made_by.values())
+    if not total:
+        return f"an overlay over cassette {base!r}, holding no tool answers yet"
+    return (f"an overlay over cassette {base!r}, holding {total} tool answer{'s' if total != 1 else ''} "
+            f"({_counted(made_by)})")
+
+
 def _folder_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.glob("*.mdb"))
 
@@ -216,8 +225,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     console.print(f"[bold]{summary['name']}[/] ({summary['path']}): recorded {_when(summary['recorded_at'])}, "
                   f"{summary['exchanges']} exchanges, {summary['calls']} call records, {_kib(summary['bytes'])}")
     if summary["overlay_of"]:
-        console.print(f"an overlay over cassette {summary['overlay_of'].get('name')!r}: its tool answers were made "
-                      f"{_counted(summary['tool_answers_made_by'])}")
+        console.print(_overlay_line(summary["overlay_of"].get("name"), summary["tool_answers_made_by"]))
     if summary["call_sources"]:
         console.print(f"answer sources of its call records: {_counted(summary['call_sources'])}")
     drift = summary["last_drift"]
