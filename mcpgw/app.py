@@ -360,9 +360,11 @@ class Gateway:
                 extra["simulated"] = {"made": self.simulation.made, "failed": self.simulation.failed,
                                       "gateway_ms": round(self.simulation.gateway_ms, 3),
                                       "model": self.simulation.simulator.model}
-            self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
-                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
-                                          "model": self.model.stats(), "on_miss": self.settings.on_miss, **extra})
+            # masked as every record is: lanes are named by the clients' run ids
+            self.log_cassette.record_run(self._redactor({
+                "kind": "replay", "mode": self.mode, "source": self.cassette.path.name, "started": self.started,
+                "ended": time.time(), **counts, "lanes": lanes, "model": self.model.stats(),
+                "on_miss": self.settings.on_miss, **extra}))
         if self.telemetry is not None:  # every run's root span ends, and what is queued is sent (bounded wait)
             self.telemetry.close()
         for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():  # noqa: B007
