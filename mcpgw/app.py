@@ -47,6 +47,7 @@ from mcpgw.cassette.state import GroupState
 from mcpgw.replay.answer_sources import Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
+from mcpgw.known_secrets import known_secrets
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
 from mcpgw.start_up import model_listener, settle_saying_who
@@ -151,12 +152,13 @@ class Gateway:
                 self.cassette.close()
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
 
-        secrets = [value for spec in specs for value in spec.secret_values()]
-        self._secrets = secrets  # every server's, masked in every record: a call may quote another server's key
-        scrubber = Redactor(secrets, redact_patterns)
-        if scrubber.active:
-            register_secrets(scrubber)  # logs, status reasons and error messages, as in cassettes
-        call_log = CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
+        # Every server's declared values (a replay's from the user's config too: the cassette holds them masked),
+        # the model's and simulator's keys and our own token, masked in every record: a call may quote any of them.
+        secrets = known_secrets(settings, specs, given.values())
+        self._redactor = Redactor(secrets, redact_patterns)  # compiled once, shared by every writer
+        if self._redactor.active:
+            register_secrets(self._redactor)  # logs, status reasons and error messages, as in cassettes
+        call_log = CallLog(self.log_cassette.store, self._redactor,
                            max_value=settings.max_logged_value, max_bytes=settings.max_call_log_bytes)
         self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
 
@@ -167,7 +169,7 @@ class Gateway:
             if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta; the model's too
                 trace_calls, trace_exchange = self.telemetry.tracing.begin, self.telemetry.tracing.begin_exchange
         events = UpstreamEvents()  # what the upstreams report, heard by the router (built after them)
-        upstreams = {spec.id: self._upstream(spec, redact_patterns or [], given.get(spec.id, spec), events) for spec in specs}
+        upstreams = {spec.id: self._upstream(spec, given.get(spec.id, spec), events) for spec in specs}
         self.router = Router(specs, upstreams, settings, call_log, events=events, trace_calls=trace_calls,
                              recording=str(self.cassette.path) if self.cassette is not None else None)
         self.server = build_server(self.router, default_run)
@@ -178,7 +180,7 @@ class Gateway:
         self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
                                        call_log, secrets=secrets, recorded_runs=runs, trace_exchange=trace_exchange)
 
-    def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
+    def _upstream(self, spec: ServerSpec, user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
         # every tracked server too, so a run that goes live gets a fresh instance to catch up.
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
@@ -202,7 +204,7 @@ class Gateway:
             assert self.cassette is not None
             up = RecordingUpstream(
                 live(catalog_changed, on_idle_stop), self.overlay or self.cassette, tracked=spec.tracked,
-                group=self._group(spec), redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
+                group=self._group(spec), redact=self._redactor, lock_digest=spec_digest(spec),
             )
             return up
 
@@ -359,9 +361,11 @@ class Gateway:
                 extra["simulated"] = {"made": self.simulation.made, "failed": self.simulation.failed,
                                       "gateway_ms": round(self.simulation.gateway_ms, 3),
                                       "model": self.simulation.simulator.model}
-            self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
-                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
-                                          "model": self.model.stats(), "on_miss": self.settings.on_miss, **extra})
+            # masked as every record is: lanes are named by the clients' run ids
+            self.log_cassette.record_run(self._redactor({
+                "kind": "replay", "mode": self.mode, "source": self.cassette.path.name, "started": self.started,
+                "ended": time.time(), **counts, "lanes": lanes, "model": self.model.stats(),
+                "on_miss": self.settings.on_miss, **extra}))
         if self.telemetry is not None:  # every run's root span ends, and what is queued is sent (bounded wait)
             self.telemetry.close()
         for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():  # noqa: B007

@@ -56,9 +56,12 @@ class CallLog:
 
     def append(self, record: dict[str, Any]) -> None:
         """Never raises: a call log that cannot be written must not fail the call it describes."""
-        if self.redact is not None:  # arguments and errors can carry secrets too
-            record = self.redact(record)
         packed = pack(record)
+        # Arguments, results and errors can carry secrets too: the record is walked and masked only when its
+        # bytes show one (a scan of the packed record costs a call far less than a walk of it)
+        if self.redact is not None and self.redact.may_be_in(packed):
+            record = self.redact(record)
+            packed = pack(record)
         if len(packed) > self.max_value:  # only then can one of its strings be over the cap
             record = cap_values(record, self.max_value)
             packed = pack(record)
