@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.specs.settings import Settings
-from mcpgw.recorder.redaction import MASK
+from mcpgw.cassette.redaction import MASK
 
 
 def known_secrets(settings: Settings, *spec_lists: Iterable[ServerSpec]) -> list[str]:

@@ -5,9 +5,9 @@ matches; a record without one is stored as it came."""
 from __future__ import annotations
 
 from mcpgw.recorder.calllog import CallLog, iter_calls
-from mcpgw.recorder.codec import pack
-from mcpgw.recorder.redaction import MASK, Redactor
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.codec import pack
+from mcpgw.cassette.redaction import MASK, Redactor
+from mcpgw.cassette.store import CassetteStore
 
 KEY = "sk-canary-Tq52xVb7"
 URL = "postgres://app:p%40ss-word9@db/app"
