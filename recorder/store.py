@@ -223,7 +223,7 @@ class CassetteStore:
             with self._count_lock:
                 if self._queued:
                     return False
-            outcome = self._commit(encoded, told=_told(len(encoded), future is not None, free))
+            outcome = self._commit(encoded, told=_told(len(encoded), future is not None, free) if free else future is not None)
             if future is not None:
                 _settle(future, outcome)
         finally:

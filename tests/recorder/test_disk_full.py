@@ -57,6 +57,83 @@ def test_a_write_reported_failed_is_not_committed_later_and_writing_resumes(smal
     store.close()
 
 
+
+def _fill_up(path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)  # the rest of the disk, unbuffered
+    try:
+        while True:
+            os.write(fd, b"\1" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def test_a_held_call_log_line_committed_with_a_write_someone_waits_for_is_kept_when_that_write_fails(small_disk):
+    """Issue 50 item 12: a hot call's record, held for its turn's batch, goes into the next waited write's
+    transaction; when that fails, the waiter is told, but the record nobody waited for is kept and retried (it
+    was dropped with the waited write, so an answered call had no record), on a timer once space returns."""
+    from mcpgw.gateway.http.commit_batch import Batch
+
+    store = CassetteStore(small_disk / "cassette")
+    filler = small_disk / "filler"
+
+    async def scenario() -> bool:
+        await store.put("exchanges", b"before", {"n": 0}, wait=True)
+        _fill_up(filler)
+        batch = Batch()
+        batch.collect(asyncio.get_running_loop())
+        try:
+            store.append("calls", {"tool": "held-for-the-turn"})  # held for the batch, not committed yet
+        finally:
+            batch.stop()
+        failed = False
+        try:  # carries the held record into its transaction
+            await store.put("exchanges", b"told-failed", {"blob": "x" * 200_000}, wait=True)
+        except StoreWriteError:
+            failed = True
+        filler.unlink()
+        for _ in range(100):  # no further write: the writer thread's timer writes what is held
+            if store.health()["error"] is None:
+                break
+            await asyncio.sleep(0.05)
+        return failed
+
+    assert asyncio.run(scenario())
+    assert store.health()["error"] is None and store.health()["held"] == 0
+    assert store.get("exchanges", b"told-failed") is None
+    assert [record["tool"] for _, record in store.items("calls")] == ["held-for-the-turn"]
+    store.close()
+
+
+
+def test_records_given_up_past_the_held_limit_are_counted_in_the_call_logs_dropped(small_disk, monkeypatch):
+    """Issue 50 item 12: held records past MAX_PENDING are given up oldest first, and the call log's `dropped`
+    (/status) counts them, so every call is in the log or counted."""
+    from mcpgw.recorder import store as store_module
+    from mcpgw.recorder.calllog import CallLog
+
+    monkeypatch.setattr(store_module, "MAX_PENDING", 3)
+    store = CassetteStore(small_disk / "cassette")
+    log = CallLog(store)
+
+    async def scenario() -> None:
+        await store.put("exchanges", b"before", {"n": 0}, wait=True)
+        _fill_up(small_disk / "filler")
+        for n in range(5):
+            log.append({"seq": None, "exposed_name": f"call-{n}", "blob": "x" * 100_000})
+
+    asyncio.run(scenario())
+    health = log.health()
+    assert health["dropped"] == 2 and health["held"] == 3, health
+    assert "write failing" in health["error"] and "2 dropped" in health["error"], health
+    (small_disk / "filler").unlink()
+    store.close()  # the three held are written at close
+    reopened = CassetteStore(small_disk / "cassette", create=False, readonly=True)
+    assert [record["exposed_name"] for _, record in reopened.items("calls")] == ["call-2", "call-3", "call-4"]
+    reopened.env.close()
+
+
 # -- issue 50 item 12: a real recording gateway on a full disk -------------------------------------------------
 
 @pytest.fixture
