@@ -164,51 +164,44 @@ def _fill(path) -> None:
         os.close(fd)
 
 
-def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lines_on_a_timer(gateway_factory, disk_20m):
-    """16 clients call through a recording gateway whose disk is full: every call answered (result or error) has
-    its record with an outcome, the call-log lines held while the disk was full are written within seconds of
-    space returning with no further call (a kill -9 then loses none), /status clears, and the failure is one
-    ERROR line, not one per failed commit."""
-    import signal
-    import time
-
+def _call_concurrently(url: str, prefix: str, clients: int, calls: int, message: str | None = None) -> dict[str, bool]:
+    """`clients` MCP clients at once, each making `calls` echo calls: {call name: it got a result (else an error)}.
+    Each call echoes its own name, or `message` when given (then each is named by the client's session)."""
     import anyio
     from mcp import Client
     from mcp.shared.exceptions import MCPError
 
-    from mcpgw.recorder.calllog import iter_calls
-    from tests.conftest import misbehaving_entry
+    answered: dict[str, bool] = {}
 
-    gateway = gateway_factory("version: 1\nservers:\n" + misbehaving_entry("probe"),
-                              "--mode", "record", "--cassettes-dir", str(disk_20m))
-    answered: dict[str, bool] = {}  # message -> the client got a result (else an error)
+    async def one(n: int) -> None:
+        async with Client(url) as client:
+            for i in range(calls):
+                name = f"{prefix}-{n}-{i}"
+                try:
+                    await client.call_tool("probe__echo", {"message": message or name})
+                    answered[name] = True
+                except MCPError:
+                    answered[name] = False
 
-    async def clients(prefix: str, count: int, calls: int) -> None:
-        async def one(n: int) -> None:
-            async with Client(gateway.url) as client:
-                for i in range(calls):
-                    message = f"{prefix}-{n}-{i}"
-                    try:
-                        await client.call_tool("probe__echo", {"message": message})
-                        answered[message] = True
-                    except MCPError:
-                        answered[message] = False
-
+    async def all_of_them() -> None:
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
-                for n in range(count):
+                for n in range(clients):
                     tg.start_soon(one, n)
 
-    anyio.run(clients, "before", 1, 1)
-    assert answered == {"before-0-0": True}
-    filler = disk_20m / "filler"
-    _fill(filler)
-    anyio.run(clients, "full", 16, 12)
+    anyio.run(all_of_them)
+    return answered
+
+
+def _held_lines_written_by_the_timer(gateway, filler) -> None:
+    """Space returns and no call comes: the held lines are written (by the retry timer alone) and /status clears;
+    then the gateway is killed -9, so nothing is written at its exit."""
+    import signal
+    import time
+
     failing = gateway.status()["call_log"]
     assert failing["error"] and "write failing" in failing["error"], failing
-    assert not all(answered.values())  # the disk was full: some recordings could not be written, and clients were told
-
-    filler.unlink()  # space returns; no call comes: the held lines are written by the retry timer alone
+    filler.unlink()
     deadline = time.monotonic() + 15
     health = gateway.status()["call_log"]
     while time.monotonic() < deadline and (health["error"] or health.get("held")):
@@ -216,8 +209,29 @@ def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lin
         health = gateway.status()["call_log"]
     assert health["error"] is None and not health.get("held"), health
     assert health["dropped"] == 0, health
-    os.killpg(gateway.process.pid, signal.SIGKILL)  # nothing more is written at exit
+    os.killpg(gateway.process.pid, signal.SIGKILL)
     gateway.process.wait(timeout=10)
+    log = gateway.log()
+    assert log.count("cassette write failing") == 1, log[-3000:]  # one ERROR line for the episode
+    assert "work again" in log
+
+
+def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lines_on_a_timer(gateway_factory, disk_20m):
+    """16 clients call through a recording gateway whose disk is full: every call answered (result or error) has
+    its record with an outcome, the call-log lines held while the disk was full are written within seconds of
+    space returning with no further call (a kill -9 then loses none), /status clears, and the failure is one
+    ERROR line, not one per failed commit."""
+    from mcpgw.recorder.calllog import iter_calls
+    from tests.conftest import misbehaving_entry
+
+    gateway = gateway_factory("version: 1\nservers:\n" + misbehaving_entry("probe"),
+                              "--mode", "record", "--cassettes-dir", str(disk_20m))
+    assert _call_concurrently(gateway.url, "before", 1, 1) == {"before-0-0": True}
+    filler = disk_20m / "filler"
+    _fill(filler)
+    answered = _call_concurrently(gateway.url, "full", 16, 12)
+    assert not all(answered.values())  # the disk was full: some recordings could not be written, and clients were told
+    _held_lines_written_by_the_timer(gateway, filler)
 
     records = {r["arguments"]["message"]: r for r in iter_calls(disk_20m / "test") if r.get("arguments")}
     missing = sorted(set(answered) - set(records))
@@ -225,6 +239,30 @@ def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lin
     for message, ok in answered.items():
         outcome = records[message]["outcome"]
         assert outcome == ("ok" if ok else "upstream_error"), (message, ok, records[message])
-    log = gateway.log()
-    assert log.count("cassette write failing") == 1, log[-3000:]
-    assert "work again" in log
+
+
+def test_a_replay_on_a_full_disk_writes_its_held_log_lines_once_space_returns_with_no_new_call(
+        gateway_factory, disk_20m, tmp_path):
+    """The replay's call log (a cassette of its own, beside the played one) on a full disk: the calls are answered
+    from the recording, their log lines held; once space returns they are written with no further call, and
+    a kill -9 after that loses none (they used to wait for a next write, and /status said failing until exit)."""
+    from mcpgw.recorder.calllog import iter_calls
+    from mcpgw.recorder.replay_logs import replay_logs
+    from tests.conftest import misbehaving_entry, stop_gateway
+
+    config = "version: 1\nservers:\n" + misbehaving_entry("probe", extra="    flags: [stateless]\n")
+    recording = gateway_factory(config, "--mode", "record", "--cassettes-dir", str(disk_20m))
+    assert _call_concurrently(recording.url, "rec", 1, 1, message="again") == {"rec-0-0": True}
+    stop_gateway(recording)
+    (tmp_path / "gateway.log").rename(tmp_path / "recording.log")
+
+    gateway = gateway_factory(config, "--mode", "replay", "--cassettes-dir", str(disk_20m))
+    filler = disk_20m / "filler"
+    _fill(filler)
+    answered = _call_concurrently(gateway.url, "full", 16, 12, message="again")
+    assert all(answered.values()), answered  # answered from the recording: its log is what cannot be written
+    _held_lines_written_by_the_timer(gateway, filler)
+
+    [log] = replay_logs(disk_20m / "test")
+    records = [r for r in iter_calls(log) if r.get("exposed_name") == "probe__echo"]
+    assert len(records) == len(answered) and all(r["outcome"] == "ok" for r in records), len(records)
