@@ -110,7 +110,9 @@ class ToolCalls(RouterCore):
             record["outcome"] = "upstream_error"
             record["error"] = exc.message
             raise
-        except GatewayError as exc:
+        except GatewayError as exc:  # e.g. a recording that could not be written: the call failed after validation
+            if record["outcome"] is None:
+                record["outcome"] = "upstream_error"
             record["error"] = exc.message
             raise
         except BaseException as exc:  # cancelled by the client, or a bug: still logged
