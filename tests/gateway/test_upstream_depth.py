@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.gateway.basics.errors import RESPONSE_TOO_LARGE
+from mcpgw.gateway.errors.tree import RESPONSE_TOO_LARGE
 from tests.conftest import misbehaving_entry
 
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry("deep", "--deep-echo", "nest")

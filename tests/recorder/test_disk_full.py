@@ -110,7 +110,7 @@ def test_a_held_call_log_line_committed_with_a_write_someone_waits_for_is_kept_w
 def test_records_given_up_past_the_held_limit_are_counted_in_the_call_logs_dropped(small_disk, monkeypatch):
     """Issue 50 item 12: held records past MAX_PENDING are given up oldest first, and the call log's `dropped`
     (/status) counts them, so every call is in the log or counted."""
-    from mcpgw.recorder import store as store_module
+    from mcpgw.cassette import store as store_module
     from mcpgw.recorder.calllog import CallLog
 
     monkeypatch.setattr(store_module, "MAX_PENDING", 3)
