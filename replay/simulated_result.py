@@ -72,23 +72,26 @@ def _checked_block(number: int, block: Any) -> dict[str, Any]:
     if model is None:
         raise SimulationFailed(f"the simulator's content block {number} has type {str(kind)[:40]!r}, not one of "
                                + ", ".join(BLOCKS))
-    block = _without_gateway_keys(block)
+    checked = _without_gateway_keys_in(block)
     try:
-        model.model_validate(block, strict=True)
+        model.model_validate(checked, strict=True)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "(block)"
         raise SimulationFailed(f"the simulator's content block {number} ({kind}) is not a valid MCP block: "
                                f"{where}: {error['msg']}") from None
-    return block
+    return checked
 
 
 def _without_gateway_keys(value: Any) -> Any:
-    """`value` with every `_meta` entry under the gateway's prefix dropped (a `_meta` left empty goes too)."""
     if isinstance(value, list):
         return [_without_gateway_keys(item) for item in value]
-    if not isinstance(value, dict):
-        return value
+    return _without_gateway_keys_in(value) if isinstance(value, dict) else value
+
+
+def _without_gateway_keys_in(value: dict[str, Any]) -> dict[str, Any]:
+    """`value` with every `_meta` entry under the gateway's prefix dropped, at any depth (a `_meta` left empty
+    goes too). The depth is bounded: the reply was parsed at most MAX_DEPTH deep."""
     out = {}
     for key, item in value.items():
         if key == "_meta" and isinstance(item, dict):

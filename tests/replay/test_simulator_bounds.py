@@ -116,10 +116,11 @@ def served(tmp_path_factory) -> dict[str, Any]:
                     try:
                         with anyio.fail_after(60):
                             async with Client(f"{gateway.url}?run=r1") as client:
-                                result = await client.call_tool(f"calc__{tool}", arguments)
-                        answer = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    except MCPError as exc:
-                        answer = {"error": str(exc)}
+                                try:
+                                    result = await client.call_tool(f"calc__{tool}", arguments)
+                                    answer = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                                except MCPError as exc:
+                                    answer = {"error": str(exc)}
                     except Exception as exc:  # e.g. a result the client itself cannot read
                         answer = {"error": f"client: {type(exc).__name__}: {str(exc)[:300]}"}
                     out["seconds"][case] = time.monotonic() - started
