@@ -118,6 +118,7 @@ def simulation(settings: Settings, overlay: Cassette | None, secrets: list[str],
         key = os.environ.get(settings.simulator_key_env)
         if not key:
             raise GatewayError(f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set")
-    config = SimulatorConfig(settings.simulator_base_url, settings.simulator_model, key, settings.simulator_timeout)
+    config = SimulatorConfig(settings.simulator_base_url, settings.simulator_model, key, settings.simulator_timeout,
+                             max_bytes=settings.max_response_bytes)  # a simulator's answer is bounded as a server's is
     # the servers' declared values and the simulator's key never reach the overlay's bytes
     return Simulation(Simulator(config), overlay, Redactor([*secrets, *([key] if key else [])], patterns))

@@ -45,7 +45,8 @@ def register(sub: Any) -> None:
                        help="longest wait of list requests for every server's first start to settle (default 180)")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
     serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024,
-                       help="largest answer an upstream may give (default 16 MiB); a bigger one is an error")
+                       help="largest answer an upstream (or the simulator) may give (default 16 MiB); a bigger one "
+                            "is an error")
     serve.add_argument("--mode", choices=choices(Mode),
                        help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
                             "is given, live otherwise")
