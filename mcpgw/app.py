@@ -49,6 +49,8 @@ from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
+from mcpgw.recorded_naming import adds_to_overlay, naming_used
+from mcpgw.recorded_naming import apply as apply_naming
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
@@ -126,12 +128,21 @@ class Gateway:
             if not self.recorded.catalogs:
                 self.cassette.close()
                 raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
+            # Tools are named as the recording was (unless --naming is given), and what this run adds to an
+            # overlay is made under the naming it serves, so base + overlay replays it under the same names
+            self.naming = naming_used(settings, len(specs), self.recorded.info)
+            if self.overlay is not None and adds_to_overlay(settings) and self.naming != self.recorded.info.get("naming"):
+                self.overlay.write_info({}, naming=self.naming)
         elif self.mode == "record":
             if only:
                 specs = [s for s in specs if s.id in only]
             self.cassette = open_cassette(settings, settings.cassette or (_session_name("record") if not self.notes else "default"),
                                           create=True)
-            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
+            self.naming = naming_used(settings, len(specs), None)
+            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs}, naming=self.naming)
+        else:
+            self.naming = naming_used(settings, len(specs), None)
+        apply_naming(settings, self.naming)
 
         if settings.log_cassette and self.mode != "record":
             if self.cassette is not None and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path:
@@ -192,9 +203,10 @@ class Gateway:
                     up.record_catalog()
                     await events.catalog_changed(server, kind)
                 elif self.recorded is not None and server not in self.recorded.catalogs:
-                    # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live
+                    # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live,
+                    # its lock entry kept where its catalog and answers go (the overlay, if any: the base is read-only)
                     assert self.cassette is not None
-                    self.cassette.write_info({spec.id: spec_to_dict(spec)})  # so a replay serves it too
+                    (self.overlay or self.cassette).write_info({spec.id: spec_to_dict(spec)}, naming=self.naming)
                     up.record_catalog()
                     await events.catalog_changed(server, kind)
 
