@@ -49,8 +49,7 @@ from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
-from mcpgw.recorded_naming import adds_to_overlay, naming_used
-from mcpgw.recorded_naming import apply as apply_naming
+from mcpgw.recorded_naming import choose_naming, replay_naming
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
@@ -97,6 +96,7 @@ class Gateway:
                               "starts it (every call goes live and is recorded); the next hybrid serve replays it")
         check_answer_settings(settings)
         self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
+        self.naming: dict[str, str] | None = None  # the tool naming recorded (mcpgw.recorded_naming); live: the router's
         self.simulation: Simulation | None = None
         given = {s.id: s for s in specs}  # the user's lock says which servers may be simulated
         if self.mode in ("replay", "hybrid"):
@@ -128,21 +128,14 @@ class Gateway:
             if not self.recorded.catalogs:
                 self.cassette.close()
                 raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
-            # Tools are named as the recording was (unless --naming is given), and what this run adds to an
-            # overlay is made under the naming it serves, so base + overlay replays it under the same names
-            self.naming = naming_used(settings, len(specs), self.recorded.info)
-            if self.overlay is not None and adds_to_overlay(settings) and self.naming != self.recorded.info.get("naming"):
-                self.overlay.write_info({}, naming=self.naming)
+            self.naming = replay_naming(settings, len(specs), self.recorded.info, self.overlay)  # as recorded
         elif self.mode == "record":
             if only:
                 specs = [s for s in specs if s.id in only]
             self.cassette = open_cassette(settings, settings.cassette or (_session_name("record") if not self.notes else "default"),
                                           create=True)
-            self.naming = naming_used(settings, len(specs), None)
+            self.naming = choose_naming(settings, len(specs), None)
             self.cassette.write_info({s.id: spec_to_dict(s) for s in specs}, naming=self.naming)
-        else:
-            self.naming = naming_used(settings, len(specs), None)
-        apply_naming(settings, self.naming)
 
         if settings.log_cassette and self.mode != "record":
             if self.cassette is not None and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path:

@@ -14,27 +14,31 @@ from typing import Any
 
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.naming import chosen_mode
+from mcpgw.recorder.cassette import Cassette
 
 NAMING_KEY = "naming"
 
 
-def naming_used(settings: Settings, servers: int, recorded_info: dict[str, Any] | None) -> dict[str, str]:
-    """{"mode", "separator"} a gateway in front of `servers` servers names its tools with."""
+def choose_naming(settings: Settings, servers: int, recorded_info: dict[str, Any] | None) -> dict[str, str]:
+    """{"mode", "separator"} a gateway in front of `servers` servers names its tools with (its router is told
+    through `settings`)."""
     kept = (recorded_info or {}).get(NAMING_KEY)
     if settings.naming is None and _valid(kept):
-        return {"mode": kept["mode"], "separator": kept["separator"]}
-    return {"mode": chosen_mode(settings.naming or "auto", servers), "separator": settings.separator}
+        naming = {"mode": kept["mode"], "separator": kept["separator"]}
+    else:
+        naming = {"mode": chosen_mode(settings.naming or "auto", servers), "separator": settings.separator}
+    settings.naming_mode, settings.separator = naming["mode"], naming["separator"]
+    return naming
 
 
-def apply(settings: Settings, naming: dict[str, str]) -> None:
-    """The router names tools with this (gateway.routing.router_core)."""
-    settings.naming_mode = naming["mode"]
-    settings.separator = naming["separator"]
-
-
-def adds_to_overlay(settings: Settings) -> bool:
-    """A replay that can record something into its overlay (an answer or a model exchange)."""
-    return settings.mode == "hybrid" or settings.on_miss != "refuse" or settings.model_mode in ("live", "hybrid")
+def replay_naming(settings: Settings, servers: int, recorded: dict[str, Any], overlay: Cassette | None) -> dict[str, str]:
+    """A replay's naming; what it adds to an overlay is made under it, so base + overlay replays it under the
+    same names (kept in the overlay when it is not the naming the recording already says)."""
+    naming = choose_naming(settings, servers, recorded)
+    adds = settings.mode == "hybrid" or settings.on_miss != "refuse" or settings.model_mode in ("live", "hybrid")
+    if overlay is not None and adds and naming != recorded.get(NAMING_KEY):
+        overlay.write_info({}, naming=naming)
+    return naming
 
 
 def _valid(kept: Any) -> bool:
