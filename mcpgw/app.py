@@ -120,9 +120,11 @@ class Gateway:
             if not specs or self.mode == "replay":
                 specs = recorded_specs
             else:  # hybrid: every server the cassette recorded (as the lock says to start it, if it names it), and
-                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool
-                chosen = {s.id for s in specs}
-                specs = specs + [s for s in recorded_specs if s.id not in chosen and s.id in self.recorded.catalogs]
+                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool.
+                # The recorded first, in their order: a replay of what this run adds lists its tools in this order
+                lock = {s.id: s for s in specs}
+                played = [lock.get(s.id, s) for s in recorded_specs if s.id in lock or s.id in self.recorded.catalogs]
+                specs = played + [s for s in specs if s.id not in {p.id for p in played}]
             if only:
                 specs = [s for s in specs if s.id in only]
             if not self.recorded.catalogs:

@@ -20,7 +20,9 @@ from tests.gateway.test_per_server import run, sdk_calls
 
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 ONE = "version: 1\nservers:\n" + misbehaving_entry("fx")
-TWO = ONE + f'  every:\n    command: npx\n    args: ["-y", "{EVERYTHING}", "stdio"]\n'
+# The new server first in the lock: the replay, which has no lock, lists the tools in the hybrid run's order
+TWO = ("version: 1\nservers:\n" + f'  every:\n    command: npx\n    args: ["-y", "{EVERYTHING}", "stdio"]\n'
+       + misbehaving_entry("fx"))
 # Both servers offer `echo`: under the base's bare naming it is prefixed in front of both, the rest stays bare
 STEPS = [("fx__echo", {"message": "recorded"}), ("fx__echo", {"message": "new"}), ("get-sum", {"a": 2, "b": 3})]
 
