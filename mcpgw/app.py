@@ -123,8 +123,8 @@ class Gateway:
                 # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool.
                 # The recorded first, in their order: a replay of what this run adds lists its tools in this order
                 lock = {s.id: s for s in specs}
-                played = [lock.get(s.id, s) for s in recorded_specs if s.id in lock or s.id in self.recorded.catalogs]
-                specs = played + [s for s in specs if s.id not in {p.id for p in played}]
+                played = {s.id: lock.get(s.id, s) for s in recorded_specs if s.id in lock or s.id in self.recorded.catalogs}
+                specs = [*played.values(), *(s for s in specs if s.id not in played)]
             if only:
                 specs = [s for s in specs if s.id in only]
             if not self.recorded.catalogs:
