@@ -50,6 +50,7 @@ from mcpgw.replay.cassette_upstream import CassetteUpstream
 from mcpgw.known_secrets import known_secrets
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
+from mcpgw.recorded_naming import choose_naming, replay_naming
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
@@ -97,6 +98,7 @@ class Gateway:
                               "starts it (every call goes live and is recorded); the next hybrid serve replays it")
         check_answer_settings(settings)
         self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
+        self.naming: dict[str, str] | None = None  # the tool naming recorded (mcpgw.recorded_naming); live: the router's
         self.simulation: Simulation | None = None
         given = {s.id: s for s in specs}  # the user's lock says which servers may be simulated
         if self.mode in ("replay", "hybrid"):
@@ -120,20 +122,24 @@ class Gateway:
             if not specs or self.mode == "replay":
                 specs = recorded_specs
             else:  # hybrid: every server the cassette recorded (as the lock says to start it, if it names it), and
-                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool
-                chosen = {s.id for s in specs}
-                specs = specs + [s for s in recorded_specs if s.id not in chosen and s.id in self.recorded.catalogs]
+                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool.
+                # The recorded first, in their order: a replay of what this run adds lists its tools in this order
+                lock = {s.id: s for s in specs}
+                played = {s.id: lock.get(s.id, s) for s in recorded_specs if s.id in lock or s.id in self.recorded.catalogs}
+                specs = [*played.values(), *(s for s in specs if s.id not in played)]
             if only:
                 specs = [s for s in specs if s.id in only]
             if not self.recorded.catalogs:
                 self.cassette.close()
                 raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
+            self.naming = replay_naming(settings, len(specs), self.recorded.info, self.overlay)  # as recorded
         elif self.mode == "record":
             if only:
                 specs = [s for s in specs if s.id in only]
             self.cassette = open_cassette(settings, settings.cassette or (_session_name("record") if not self.notes else "default"),
                                           create=True)
-            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
+            self.naming = choose_naming(settings, len(specs), None)
+            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs}, naming=self.naming)
 
         if settings.log_cassette and self.mode != "record":
             if self.cassette is not None and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path:
@@ -195,9 +201,10 @@ class Gateway:
                     up.record_catalog()
                     await events.catalog_changed(server, kind)
                 elif self.recorded is not None and server not in self.recorded.catalogs:
-                    # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live
+                    # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live,
+                    # its lock entry kept where its catalog and answers go (the overlay, if any: the base is read-only)
                     assert self.cassette is not None
-                    self.cassette.write_info({spec.id: spec_to_dict(spec)})  # so a replay serves it too
+                    (self.overlay or self.cassette).write_info({spec.id: spec_to_dict(spec)}, naming=self.naming)
                     up.record_catalog()
                     await events.catalog_changed(server, kind)
 

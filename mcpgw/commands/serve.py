@@ -27,8 +27,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
                        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
                             "verdict, enforce answers an invalid call with an error naming the path, off skips it")
-    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default="auto",
-                       help="auto (default): bare in front of one server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
+    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default=None,
+                       help="auto (default; a replay: the naming the recording was made under): bare in front of one "
+                            "server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--page-size", type=int, default=0,
                        help="page tools/list, prompts/list and resources/list in pages of N (nextCursor); default 0: "
