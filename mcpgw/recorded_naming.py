@@ -14,7 +14,7 @@ from typing import Any
 
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.naming import chosen_mode
-from mcpgw.recorder.cassette import Cassette
+from mcpgw.cassette.cassette import Cassette
 
 NAMING_KEY = "naming"
 

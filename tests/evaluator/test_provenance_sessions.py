@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from mcpgw.evaluator.pipeline import EvalInputs, evaluate
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.conftest import ROOT
 from tests.evaluator.conftest import call
 
