@@ -4,8 +4,8 @@ Clients that append their own paths to a base URL cannot carry `?run=` (the quer
 (the `openai` and `AzureOpenAI` clients a harness builds itself): MCP-Bench's runner reaches its model through an
 `AzureOpenAI(azure_endpoint=...)` it makes, so its model requests were untagged. A base URL of
 `http://host:port/runs/<id>` (Azure) or `.../runs/<id>/v1` (OpenAI, mcprouter's API) tags every request made
-under it, with no code changed; `mcpgw connect --run <id>` prints them. A run id in the path wins over `?run=` and
-`X-Run-Id` only when they name the same run (gateway.sessions.run_ids: one reading of a run id everywhere).
+under it, with no code changed; `mcpgw connect --run <id>` prints them. A request that also names its run by `?run=`
+or `X-Run-Id` must name the same one (gateway.sessions.run_ids: one reading of a run id everywhere).
 """
 
 from __future__ import annotations
