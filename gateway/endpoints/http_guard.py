@@ -36,8 +36,8 @@ import anyio
 
 from mcpgw.gateway.basics.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
 from mcpgw.gateway.basics.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
-from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions import run_ids
+from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.http.stopping import answer_if_stopped
 
@@ -215,9 +215,11 @@ class HttpGuard:
         run never reaches the lane: gateway.endpoints.per_server.ServerPaths declines it)."""
         try:
             run_ids.read(None, head.query, head.decoded.get("x-run-id"))
-        except run_ids.RunIdError:
-            return False  # the pipeline's 400 says why
-        return self.admits_head({"path": head.path, "query_string": head.query, "headers": head.headers}, head.decoded)
+            problem = None
+        except run_ids.RunIdError as exc:
+            problem = str(exc)  # declined: the pipeline's 400 says why
+        return self.admits_head({"path": head.path, "query_string": head.query, "headers": head.headers}, head.decoded,
+                                problem)
 
     def hot_body(self, head: HotHead, body: bytes, message: Any) -> Any:
         """The body parsed as this layer parses it; its JSON-RPC shape the hot lane's end (the fast path) checks as

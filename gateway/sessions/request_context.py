@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
+
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpgw.gateway.sessions import run_ids

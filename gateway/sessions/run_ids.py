@@ -3,10 +3,10 @@
 A run id is text. In the URL (path or query) it is percent-encoded UTF-8, read with RFC 3986's rules in both
 (`%20` a space, `%2B` a plus, `%2F` a slash; a raw `+` in the path a plus). In the query a raw `+` is refused: form
 encoding (what `urlencode` and most HTTP clients' `params=` write) means a space by it, RFC 3986 a plus, and which
-one the client meant cannot be told (`?run=a+b` was read `a b` while `/runs/a+b/` and the header gave `a+b`). In the header it is the value's bytes as UTF-8 (not percent-decoded:
-headers are not URLs). Bytes that are not UTF-8, an id longer than `MAX_RUN`, or one with a character that is not
-printable, are refused with the reason, never read some other way (latin-1 once read `ü` sent raw in the header
-as another id than `/runs/%C3%BC/`, and so another lane).
+one the client meant cannot be told (`?run=a+b` was read `a b` while `/runs/a+b/` and the header gave `a+b`). In
+the header it is the value's bytes as UTF-8 (not percent-decoded: headers are not URLs). Bytes that are not UTF-8,
+an id longer than `MAX_RUN`, or one with a character that is not printable, are refused with the reason, never read
+some other way (latin-1 once read `ü` sent raw in the header as another id than `/runs/%C3%BC/`: another lane).
 
 A request may name its run in several places only if they all name the same one; two that differ are refused
 (400): which one the client meant is not guessed. Untagged clients' lanes are `<default run>/client-<id>`,
