@@ -108,11 +108,11 @@ def test_sdk_client_in_both_eras_sees_the_servers_own_names(recorded):
     gateway, _ = recorded
     served = gateway.status()["fast_path"]["served"]
     for mode in ("legacy", "2026-07-28"):
-        names, results = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=names-{mode}", mode,
+        names, results = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=names-{mode}", mode,  # noqa: B023  # run() calls it at once
                                                [("echo", {"message": "own names"})]))
         assert "echo" in names and "get-sum" in names and not any("__" in n for n in names), names
         assert results[0]["content"][0]["text"] == "Echo: own names"
-        merged, _ = run(lambda: sdk_calls(f"{gateway.url}?run=merged-{mode}", mode, []))
+        merged, _ = run(lambda: sdk_calls(f"{gateway.url}?run=merged-{mode}", mode, []))  # noqa: B023  # run() calls it at once
         assert sorted(names) == sorted(n.removeprefix("everything__") for n in merged if n.startswith("everything__"))
     assert gateway.status()["fast_path"]["served"] > served  # the per-server endpoint takes /mcp's fast path too
     time_names, _ = run(lambda: sdk_calls(f"{gateway.base}/servers/time/mcp?run=t", "legacy", []))
@@ -147,9 +147,9 @@ def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path
     everything = [("get-sum", {"a": 20, "b": 22}), ("echo", {"message": "both ways"})]
     first = {}
     for mode in ("legacy", "2026-07-28"):
-        _, via_server = run(lambda: sdk_calls(f"{gateway.base}/servers/time/mcp?run=a-{mode}", mode, steps))
-        _, via_mcp = run(lambda: sdk_calls(f"{gateway.url}?run=b-{mode}", mode, prefixed))
-        _, sums = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=c-{mode}", mode, everything))
+        _, via_server = run(lambda: sdk_calls(f"{gateway.base}/servers/time/mcp?run=a-{mode}", mode, steps))  # noqa: B023  # run() calls it at once
+        _, via_mcp = run(lambda: sdk_calls(f"{gateway.url}?run=b-{mode}", mode, prefixed))  # noqa: B023  # run() calls it at once
+        _, sums = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=c-{mode}", mode, everything))  # noqa: B023  # run() calls it at once
         first[mode] = (via_server, via_mcp, sums)
     stop_gateway(gateway)  # the cassette is complete
 
@@ -173,13 +173,13 @@ def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path
         assert all(s["pid"] is None for s in player.status()["servers"].values())
         for mode in ("legacy", "2026-07-28"):
             via_server, via_mcp, sums = first[mode]
-            _, replayed_mcp = run(lambda: sdk_calls(f"{player.url}?run=a-{mode}", mode, prefixed))
-            _, replayed_server = run(lambda: sdk_calls(f"{player.base}/servers/time/mcp?run=b-{mode}", mode, steps))
-            _, replayed_sums = run(lambda: sdk_calls(f"{player.url}?run=c-{mode}", mode,
+            _, replayed_mcp = run(lambda: sdk_calls(f"{player.url}?run=a-{mode}", mode, prefixed))  # noqa: B023  # run() calls it at once
+            _, replayed_server = run(lambda: sdk_calls(f"{player.base}/servers/time/mcp?run=b-{mode}", mode, steps))  # noqa: B023  # run() calls it at once
+            _, replayed_sums = run(lambda: sdk_calls(f"{player.url}?run=c-{mode}", mode,  # noqa: B023  # run() calls it at once
                                                      [(f"everything__{n}", a) for n, a in everything]))
             assert replayed_mcp == via_server and replayed_server == via_mcp and replayed_sums == sums, mode
             # ... and over SSE, from the same recording
-            _, over_sse = run(lambda: sse_calls(f"{player.base}/servers/time/sse?run=a-{mode}", steps))
+            _, over_sse = run(lambda: sse_calls(f"{player.base}/servers/time/sse?run=a-{mode}", steps))  # noqa: B023  # run() calls it at once
             assert over_sse == via_server
     finally:
         stop_gateway(player)
