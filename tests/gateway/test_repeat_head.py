@@ -151,7 +151,7 @@ def test_a_byte_level_fuzzer_finds_no_difference_between_the_lane_and_the_parser
         gateways[lane] = start_gateway(tmp_path / lane, CONFIG, "--mode", "live", "--validate", "enforce")
     try:
         for number in range(24):
-            seen = {lane: transcript(gateway.url, lambda host, session: mutated(random.Random(number), host, session, number))  # noqa: B023  # run() calls it at once
+            seen = {lane: transcript(gateway.url, lambda host, session, number=number: mutated(random.Random(number), host, session, number))
                     for lane, gateway in gateways.items()}
             assert seen["on"] == seen["off"], f"case {number}:\n{seen['on']!r}\n{seen['off']!r}"
         lane = gateways["on"].status()["hot_lane"]
