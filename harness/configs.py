@@ -61,7 +61,7 @@ def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: 
         servers[name] = entry
     if not vscode:
         return {"mcpServers": servers}
-    if token_ref == "${input:%s}" % TOKEN_INPUT:  # VS Code prompts for it once and keeps it in its secret storage
+    if token_ref == f"${{input:{TOKEN_INPUT}}}":  # VS Code prompts for it once and keeps it in its secret storage
         return {"inputs": [{"type": "promptString", "id": TOKEN_INPUT, "description": "mcpgw gateway token",
                             "password": True}], "servers": servers}
     return {"servers": servers}
@@ -72,8 +72,8 @@ def token_ref(kind: str, token_env: str | None, literal: str | None) -> str:
     if literal is not None:
         return literal
     if kind == "vscode":
-        return "${input:%s}" % TOKEN_INPUT
-    return "${env:%s}" % (token_env or "MCPGW_TOKEN")
+        return f"${{input:{TOKEN_INPUT}}}"
+    return f"${{env:{token_env or 'MCPGW_TOKEN'}}}"
 
 
 def render(kind: str, status: dict[str, Any], base: str, *, run: str | None = None, per_server: bool = False,

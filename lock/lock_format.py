@@ -189,7 +189,7 @@ def _env(entry: LineMapping, source: str, where: str) -> tuple[tuple[str, ...], 
     if raw is None:
         return (), {}
     if isinstance(raw, list) and all(isinstance(n, str) for n in raw):
-        return tuple(raw), {n: "${%s}" % n for n in raw}
+        return tuple(raw), {n: f"${{{n}}}" for n in raw}
     if isinstance(raw, LineMapping):
         required: list[str] = []
         values: dict[str, str] = {}
@@ -233,7 +233,7 @@ def check_transport(spec: ServerSpec, source: str, where: str) -> None:
         raise ConfigError(source, spec.line, f"{where}: a stdio server needs a 'command'")
     if spec.transport != "stdio" and not spec.url:
         raise ConfigError(source, spec.line, f"{where}: an {spec.transport} server needs a 'url'")
-    if spec.transport != "stdio" and "${%s}" % FREE_PORT_VAR in (spec.url or "") and not spec.command:
+    if spec.transport != "stdio" and f"${{{FREE_PORT_VAR}}}" in (spec.url or "") and not spec.command:
         raise ConfigError(source, spec.line, f"{where}: ${{{FREE_PORT_VAR}}} in 'url' is a port the gateway picks when it "
                                              "starts the entry's 'command', and there is none")
 

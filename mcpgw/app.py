@@ -263,7 +263,6 @@ class Gateway:
                               workers=self.workers, default_run=self.default_run)
 
     async def serve_http(self) -> None:
-        s = self.settings
         app = self.http_app()
         if self.telemetry is not None:
             self.telemetry.status = app.status_body

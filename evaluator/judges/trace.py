@@ -47,7 +47,7 @@ def render_trace(calls: Sequence[Mapping[str, Any]], budget: int = 12000, arg_li
     if len(text) <= budget:
         return text
     head, tail, used = [], [], 0
-    for a, b in zip(lines, reversed(lines)):
+    for a, b in zip(lines, reversed(lines), strict=True):
         if used + len(a) + len(b) + 2 > budget - 80 or len(head) + len(tail) + 2 > len(lines):
             break
         head.append(a)

@@ -254,7 +254,7 @@ def _iso(ts: float) -> str:
     made = _SECOND[0]
     if made[0] != second:
         made = _SECOND[0] = (second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S."))
-    text = "%s%03d+00:00" % (made[1], micro // 1000)
+    text = f"{made[1]}{micro // 1000:03d}+00:00"
     _MILLI[0] = (milli, text)
     return text
 

@@ -89,7 +89,7 @@ async def solve(task: RunTask, model: ChatModel, tools: TaskTools, max_rounds: i
         if calls:
             results = await _run_parallel(tools, calls)
             history += [f"Round {round_no}: {tool}({_args(params)}) -> {cut(result, RESULT_LIMIT)}"
-                        for (tool, params), result in zip(calls, results)]
+                        for (tool, params), result in zip(calls, results, strict=True)]
         if not go_on:
             break
     else:
