@@ -42,9 +42,13 @@ class Cassette:
 
     # -- writing -------------------------------------------------------------------
 
-    def write_info(self, servers: dict[str, dict[str, Any]]) -> None:
+    def write_info(self, servers: dict[str, dict[str, Any]], *, naming: dict[str, str] | None = None) -> None:
+        """`servers`: lock entries added to the recorded ones; `naming`: the tool naming the recording is made
+        under (mcpgw.recorded_naming), replacing the one kept."""
         info = self.store.get("meta", b"info") or {"created": time.time(), "servers": {}}
         info["servers"] = {**info.get("servers", {}), **servers}
+        if naming is not None:
+            info["naming"] = naming
         info["gateway_version"] = __version__
         info["updated"] = time.time()
         self.store.put("meta", b"info", info)

@@ -89,9 +89,10 @@ class Recorder:
                      server_facts: dict[str, Any] | None = None, progress: list[Any] | None = None,
                      simulator: dict[str, Any] | None = None, for_key: str | None = None, attempt: int | None = None,
                      wait: bool = True) -> dict[str, Any]:
-        """Record one exchange (the keywords: entry_record's) and return its entry as stored; with `wait`, once it is
-        committed (an answer goes to its client only then: kill -9 safe). What was asked, answered and the progress
-        seen are redacted; a simulator's own exchange is redacted whole, as it always was."""
+        """Record one exchange (the keywords: entry_record's) and return its entry (as stored, but for a masked lane);
+        with `wait`, once it is committed (an answer goes to its client only then: kill -9 safe). What was asked,
+        answered and the progress seen are redacted, and the lane as stored (a client's run id may quote a secret);
+        a simulator's own exchange is redacted whole, as it always was."""
         redact = self.redact
         entry: dict[str, Any]
         if for_key is not None:
@@ -101,7 +102,10 @@ class Recorder:
             entry = entry_record(asked, server, method, redact(params), {k: redact(v) for k, v in answer.items()},
                                  lane=lane, latency_ms=latency_ms, source=source, server_facts=server_facts,
                                  progress=None if progress is None else redact(progress), simulator=simulator)
-        written = self.cassette.record_exchange(entry, wait=wait)
+        stored = entry
+        if for_key is None and (shown := redact(lane)) != lane:  # the entry in memory keeps the lane it plays on
+            stored = {**entry, "lane": shown}
+        written = self.cassette.record_exchange(stored, wait=wait)
         if wait:
             await written
         return entry

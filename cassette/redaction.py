@@ -20,10 +20,22 @@ class Redactor:
         literal = sorted({p for s in whole for p in (s, *secret_parts(s)) if len(p) >= 4}, key=len, reverse=True)
         parts = [re.escape(s) for s in literal] + list(patterns or [])
         self._re = re.compile("|".join(parts)) if parts else None
+        # A packed record (msgpack keeps strings as UTF-8) holds a literal secret only if it holds its bytes;
+        # a --redact pattern cannot be looked for that way.
+        self._needles = None if patterns else tuple(s.encode("utf-8", "surrogatepass") for s in literal)
 
     @property
     def active(self) -> bool:
         return self._re is not None
+
+    def may_be_in(self, packed: bytes) -> bool:
+        """Whether a value packed as `packed` may hold a secret: False only when it surely holds none, so a
+        writer that packs anyway masks (walks the value) only the few records that need it."""
+        if self._re is None:
+            return False
+        if self._needles is None:
+            return True
+        return any(needle in packed for needle in self._needles)
 
     def __call__(self, value: Any) -> Any:
         if self._re is None:

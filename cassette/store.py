@@ -12,8 +12,10 @@ hot call is answered at once are held for the event loop's turn instead, and com
 at its end, before those calls' answers are written (gateway.http.commit_batch). Commits are not
 fsync'ed (`sync=False`): a killed gateway loses nothing already committed,
 since the bytes are in the OS page cache; an orderly close syncs to disk.
-A failing write (full disk, full map) keeps its batch in memory and retries,
-and the failure is visible in `health()`.
+A failing write (full disk, full map) drops what someone waits for (they are told), keeps the rest (call-log
+lines) in memory, at most MAX_PENDING, and retries them every RETRY_EVERY seconds until one commit succeeds; the
+failure is visible in `health()`, and logged once when it starts and once when it ends, not once a commit.
+Records given up (past MAX_PENDING, or still held at close) are counted per database in `dropped`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ FORMAT_VERSION = 1
 DATABASES = ("meta", "catalog", "exchanges", "calls", "runs")
 MAP_SIZE = 1 << 36  # 64 GiB of address space; the file grows only as data arrives
 MAX_PENDING = 200_000
+RETRY_EVERY = 1.0  # seconds between retries of held records while writes fail (a full disk freed: written soon)
+_WAKE = object()  # put in the writer's queue after a failure elsewhere: it then keeps the retry timer
 
 
 class StoreClosed(Exception):
@@ -122,6 +126,8 @@ class CassetteStore:
         self._pending_retry: list[tuple[str, bytes | None, Any]] = []
         self._held: list[tuple[str, bytes | None, Any]] = []  # appends held for the loop turn's batch (gateway.http.commit_batch)
         self._error: str | None = None
+        self._failed_commits = 0  # in the current failure episode (logged once at its start, once at its end)
+        self.dropped: dict[str, int] = {}  # records given up per db: past MAX_PENDING, or held still at close
         self._closed = False
         self._writer: threading.Thread | None = None
         self.commits = 0
@@ -178,10 +184,12 @@ class CassetteStore:
                 if first:
                     batch.hold(self)
                 return None
+        free = 0
         if self._held:  # held for a batch, so handed in before these: committed first, in one transaction with them
             with self._count_lock:
+                free = len(self._held)  # nobody waits for these: kept for a retry if the commit fails
                 encoded, self._held = self._held + encoded, []
-        return self._submit(encoded, wait)
+        return self._submit(encoded, wait, free)
 
     def commit_held(self) -> None:
         """Commit what was held for a batch (gateway.http.commit_batch), as an append nobody waits for."""
@@ -190,17 +198,19 @@ class CassetteStore:
         if held:
             self._submit(held, False)
 
-    def _submit(self, encoded: list[tuple[str, bytes | None, Any]], wait: bool) -> asyncio.Future[None] | None:
+    def _submit(self, encoded: list[tuple[str, bytes | None, Any]], wait: bool, free: int = 0) -> asyncio.Future[None] | None:
+        """`free`: how many of the first ops nobody waits for (held appends handed in with a waited write)."""
         future = asyncio.get_running_loop().create_future() if wait else None
-        if self._commit_inline(encoded, future):
+        if self._commit_inline(encoded, future, free):
             return future
         with self._count_lock:
             self._queued += 1
-        self._queue.put((encoded, future and future.get_loop(), future))
+        self._queue.put((encoded, future and future.get_loop(), future, free))
         self._ensure_writer()
         return future
 
-    def _commit_inline(self, encoded: list[tuple[str, bytes | None, Any]], future: asyncio.Future[None] | None) -> bool:
+    def _commit_inline(self, encoded: list[tuple[str, bytes | None, Any]], future: asyncio.Future[None] | None,
+                       free: int = 0) -> bool:
         """Commit now, on this thread, if nothing is queued or being written (so the order of
         records is the order they were handed in); False leaves the write to the writer thread.
 
@@ -213,12 +223,15 @@ class CassetteStore:
             with self._count_lock:
                 if self._queued:
                     return False
-            outcome = self._commit(encoded, told=future is not None)
+            outcome = self._commit(encoded, told=_told(len(encoded), future is not None, free) if free else future is not None)
             if future is not None:
                 _settle(future, outcome)
-            return True
         finally:
             self._txn_lock.release()
+        if outcome is not None and self._pending_retry:  # records kept to retry: the writer thread keeps the timer
+            self._ensure_writer()
+            self._queue.put(_WAKE)
+        return True
 
     def _ensure_writer(self) -> None:
         if self._writer is None:
@@ -227,11 +240,15 @@ class CassetteStore:
 
     def _write_loop(self) -> None:
         while True:
-            first = self._queue.get()
+            try:  # while records wait for a retry, a timer: they are written once space returns, with no new write
+                first = self._queue.get(timeout=RETRY_EVERY if self._pending_retry else None)
+            except queue.Empty:
+                self._flush([])
+                continue
             if first is None:
                 self._flush([])
                 return
-            batch = [first]
+            batch = [] if first is _WAKE else [first]
             while len(batch) < 4096:
                 try:
                     item = self._queue.get_nowait()
@@ -240,16 +257,21 @@ class CassetteStore:
                 if item is None:
                     self._flush(batch)
                     return
-                batch.append(item)
-            self._flush(batch)
+                if item is not _WAKE:
+                    batch.append(item)
+            if batch:
+                self._flush(batch)
 
     def _flush(self, batch: list[Any]) -> None:
         with self._txn_lock:
-            outcome = self._commit([op for encoded, _, _ in batch for op in encoded],
-                                   [future is not None for encoded, _, future in batch for _ in encoded])
+            told: list[bool] = []
+            for encoded, _, future, free in batch:
+                flags = _told(len(encoded), future is not None, free)
+                told += [flags] * len(encoded) if isinstance(flags, bool) else flags
+            outcome = self._commit([op for encoded, _, _, _ in batch for op in encoded], told)
             with self._count_lock:
                 self._queued -= len(batch)
-        for _, loop, future in batch:
+        for _, loop, future, _ in batch:
             if future is not None:
                 loop.call_soon_threadsafe(_settle, future, outcome)
 
@@ -288,20 +310,32 @@ class CassetteStore:
             self._pending_retry = []
             self.commits += 1
             self.written += len(ops)
+            if self._failed_commits:
+                logger.warning("%s: cassette writes work again after %d failed commit(s); the %d record(s) held are written",
+                               self.path, self._failed_commits, len(ops) - len(new_ops))
+                self._failed_commits = 0
             self._error = None
             return None
         except (lmdb.Error, OSError, SequenceTaken) as exc:
-            self._error = f"cassette write failing ({type(exc).__name__}: {exc}); {len(ops)} record(s) held in memory, retrying"
-            logger.error("%s: %s", self.path, self._error)
-            if len(ops) > MAX_PENDING:
-                logger.error("%s: %d record(s) dropped: more than %d waiting", self.path, len(ops) - MAX_PENDING, MAX_PENDING)
             flags = [told] * len(new_ops) if isinstance(told, bool) else told
             ops = self._pending_retry + [op for op, waited in zip(new_ops, flags) if not waited]
-            self._pending_retry = ops[-MAX_PENDING:]
+            if len(ops) > MAX_PENDING:  # the oldest given up, and counted: a call log says how many it lost
+                for db, _, _ in ops[:-MAX_PENDING]:
+                    self.dropped[db] = self.dropped.get(db, 0) + 1
+                ops = ops[-MAX_PENDING:]
+            self._pending_retry = ops
+            lost = sum(self.dropped.values())
+            held = f"{len(ops)} record(s) held in memory, retried every {RETRY_EVERY:g} s" if ops else "no record held"
+            self._error = (f"cassette write failing ({type(exc).__name__}: {exc}); {held}"
+                           + (f"; {lost} dropped (more than {MAX_PENDING} held)" if lost else ""))
+            self._failed_commits += 1
+            if self._failed_commits == 1:  # one line an episode: a full disk under load fails a commit per call
+                logger.error("%s: %s", self.path, self._error)
             return StoreWriteError(f"{self.path}: could not write the cassette ({type(exc).__name__}: {exc})")
 
     def health(self) -> dict[str, Any]:
-        return {"path": str(self.path), "error": self._error, "commits": self.commits, "written": self.written}
+        return {"path": str(self.path), "error": self._error, "commits": self.commits, "written": self.written,
+                "held": len(self._pending_retry)}
 
     def close(self) -> None:
         """Flush what is queued, sync to disk, close. Bounded: a stuck writer is abandoned after 10 s."""
@@ -318,6 +352,9 @@ class CassetteStore:
         if self._pending_retry:
             logger.error("%s: closing with %d record(s) that could not be written: %s",
                          self.path, len(self._pending_retry), self._error)
+            for db, _, _ in self._pending_retry:
+                self.dropped[db] = self.dropped.get(db, 0) + 1
+            self._pending_retry = []
         try:
             self.env.sync(True)
         except lmdb.Error:
@@ -355,6 +392,13 @@ class CassetteStore:
     def _damaged(self, db: str, exc: BaseException) -> CassetteDamaged:
         return CassetteDamaged(f"{self.path / 'data.mdb'}: damaged, cannot read its {db!r} records "
                                f"({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def _told(count: int, waited: bool, free: int) -> list[bool] | bool:
+    """Per op of a write of `count`, whether someone waits for it: the first `free` never."""
+    if not waited or not free:
+        return waited
+    return [False] * free + [True] * (count - free)
 
 
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:

@@ -104,7 +104,7 @@ class RunIndex:
     def build(cls, runs: Mapping[str, list[dict[str, Any]]], answers: Mapping[str, Answer],
               predictions: Mapping[str, McpEvalTask] | None) -> RunIndex:
         task_of, model_of = {}, {}
-        for run_id in {*runs, *answers}:
+        for run_id in sorted({*runs, *answers}):  # sorted: the same input gives the same report, whatever the hash seed
             answer = answers.get(run_id)
             task_of[run_id] = answer.task_id if answer else run_id
             model = answer.model if answer else None

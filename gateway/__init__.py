@@ -18,4 +18,9 @@ Rooms, each importing only the rooms above it in this list (tests/test_layering.
 `mcp_server` (this folder) puts them together: the gateway as an MCP server over HTTP and stdio.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:  # the version is written once, in pyproject.toml; an installed mcpgw knows it from its metadata
+    __version__ = version("mcpgw")
+except PackageNotFoundError:  # sources imported without being installed
+    __version__ = "0+unknown"

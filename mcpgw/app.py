@@ -48,8 +48,10 @@ from mcpgw.cassette.state import GroupState
 from mcpgw.replay.answer_sources import Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
+from mcpgw.known_secrets import known_secrets
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
+from mcpgw.recorded_naming import choose_naming, replay_naming
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
@@ -97,6 +99,7 @@ class Gateway:
                               "starts it (every call goes live and is recorded); the next hybrid serve replays it")
         check_answer_settings(settings)
         self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
+        self.naming: dict[str, str] | None = None  # the tool naming recorded (mcpgw.recorded_naming); live: the router's
         self.simulation: Simulation | None = None
         given = {s.id: s for s in specs}  # the user's lock says which servers may be simulated
         if self.mode in ("replay", "hybrid"):
@@ -120,20 +123,24 @@ class Gateway:
             if not specs or self.mode == "replay":
                 specs = recorded_specs
             else:  # hybrid: every server the cassette recorded (as the lock says to start it, if it names it), and
-                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool
-                chosen = {s.id for s in specs}
-                specs = specs + [s for s in recorded_specs if s.id not in chosen and s.id in self.recorded.catalogs]
+                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool.
+                # The recorded first, in their order: a replay of what this run adds lists its tools in this order
+                lock = {s.id: s for s in specs}
+                played = {s.id: lock.get(s.id, s) for s in recorded_specs if s.id in lock or s.id in self.recorded.catalogs}
+                specs = [*played.values(), *(s for s in specs if s.id not in played)]
             if only:
                 specs = [s for s in specs if s.id in only]
             if not self.recorded.catalogs:
                 self.cassette.close()
                 raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
+            self.naming = replay_naming(settings, len(specs), self.recorded.info, self.overlay)  # as recorded
         elif self.mode == "record":
             if only:
                 specs = [s for s in specs if s.id in only]
             self.cassette = open_cassette(settings, settings.cassette or (_session_name("record") if not self.notes else "default"),
                                           create=True)
-            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
+            self.naming = choose_naming(settings, len(specs), None)
+            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs}, naming=self.naming)
 
         if settings.log_cassette and self.mode != "record":
             if self.cassette is not None and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path:
@@ -152,13 +159,14 @@ class Gateway:
                 self.cassette.close()
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
 
-        secrets = [value for spec in specs for value in spec.secret_values()]
-        self._secrets = secrets  # every server's, masked in every record: a call may quote another server's key
-        scrubber = Redactor(secrets, redact_patterns)
-        if scrubber.active:
-            register_secrets(scrubber)  # logs, status reasons and error messages, as in cassettes
+        # Every server's declared values (a replay's from the user's config too: the cassette holds them masked),
+        # the model's and simulator's keys and our own token, masked in every record: a call may quote any of them.
+        secrets = known_secrets(settings, specs, given.values())
+        self._redactor = Redactor(secrets, redact_patterns)  # compiled once, shared by every writer
+        if self._redactor.active:
+            register_secrets(self._redactor)  # logs, status reasons and error messages, as in cassettes
         assert self.log_cassette is not None  # every mode opened one above (record: its cassette)
-        call_log = CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
+        call_log = CallLog(self.log_cassette.store, self._redactor,
                            max_value=settings.max_logged_value, max_bytes=settings.max_call_log_bytes)
         self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
 
@@ -169,7 +177,7 @@ class Gateway:
             if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta; the model's too
                 trace_calls, trace_exchange = self.telemetry.tracing.begin, self.telemetry.tracing.begin_exchange
         events = UpstreamEvents()  # what the upstreams report, heard by the router (built after them)
-        upstreams = {spec.id: self._upstream(spec, redact_patterns or [], given.get(spec.id, spec), events) for spec in specs}
+        upstreams = {spec.id: self._upstream(spec, given.get(spec.id, spec), events) for spec in specs}
         self.router = Router(specs, upstreams, settings, call_log, events=events, trace_calls=trace_calls,
                              recording=str(self.cassette.path) if self.cassette is not None else None)
         self.server = build_server(self.router, default_run)
@@ -180,7 +188,7 @@ class Gateway:
         self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
                                        call_log, secrets=secrets, recorded_runs=runs, trace_exchange=trace_exchange)
 
-    def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
+    def _upstream(self, spec: ServerSpec, user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
         # every tracked server too, so a run that goes live gets a fresh instance to catch up.
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
@@ -195,16 +203,17 @@ class Gateway:
                     up.record_catalog()
                     await events.catalog_changed(server, kind)
                 elif self.recorded is not None and server not in self.recorded.catalogs:
-                    # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live
+                    # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live,
+                    # its lock entry kept where its catalog and answers go (the overlay, if any: the base is read-only)
                     assert self.cassette is not None
-                    self.cassette.write_info({spec.id: spec_to_dict(spec)})  # so a replay serves it too
+                    (self.overlay or self.cassette).write_info({spec.id: spec_to_dict(spec)}, naming=self.naming)
                     up.record_catalog()
                     await events.catalog_changed(server, kind)
 
             assert self.cassette is not None
             up = RecordingUpstream(
                 live(catalog_changed, on_idle_stop), self.overlay or self.cassette, tracked=spec.tracked,
-                group=self._group(spec), redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
+                group=self._group(spec), redact=self._redactor, lock_digest=spec_digest(spec),
             )
             return up
 
@@ -361,9 +370,11 @@ class Gateway:
                 extra["simulated"] = {"made": self.simulation.made, "failed": self.simulation.failed,
                                       "gateway_ms": round(self.simulation.gateway_ms, 3),
                                       "model": self.simulation.simulator.model}
-            self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
-                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
-                                          "model": self.model.stats(), "on_miss": self.settings.on_miss, **extra})
+            # masked as every record is: lanes are named by the clients' run ids
+            self.log_cassette.record_run(self._redactor({
+                "kind": "replay", "mode": self.mode, "source": self.cassette.path.name, "started": self.started,
+                "ended": time.time(), **counts, "lanes": lanes, "model": self.model.stats(),
+                "on_miss": self.settings.on_miss, **extra}))
         if self.telemetry is not None:  # every run's root span ends, and what is queued is sent (bounded wait)
             self.telemetry.close()
         for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():  # noqa: B007

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpgw.gateway.errors.tree import CassetteError, ReplayMiss
+from mcpgw.gateway.tools.validation import ValidatorCache
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.cassette.keys import base_key
 from mcpgw.cassette.misses import simulator_gave_none
@@ -71,7 +72,21 @@ class Simulation:
         self.recorder = Recorder(overlay, redact)
         self.made = 0  # simulated answers made this session
         self.failed = 0
+        self.refused_invalid = 0  # calls whose arguments fail the tool's inputSchema: never simulated
+        self._validators = ValidatorCache()
         self.gateway_ms = 0.0  # time spent in the gateway making them, the simulator's own time excluded
+
+    def invalid_call(self, tool: dict[str, Any], arguments: Any) -> dict[str, Any] | None:
+        """The validation error as a tool result (isError, as MCP asks of input validation errors) when the
+        arguments fail the tool's inputSchema, else None. The real server would have refused such a call, so a
+        simulated success would be an answer no server gives; it is not asked, and nothing is stored."""
+        verdict = self._validators.compile(tool.get("inputSchema", {})).check({} if arguments is None else arguments)
+        if verdict.valid is not False:
+            return None
+        self.refused_invalid += 1
+        text = (f"Invalid arguments for tool {tool.get('name')!r}: {verdict.describe()}. The recording does not "
+                "answer this call, and a call its schema refuses is not simulated.")
+        return {"content": [{"type": "text", "text": text}], "isError": True}
 
     async def answer(self, server: str, tool: dict[str, Any], call: Any, method: str, params: dict[str, Any],
                      recorded: list[dict[str, Any]], options: CallOptions

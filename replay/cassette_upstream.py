@@ -213,6 +213,9 @@ class CassetteUpstream:
         """--on-miss simulate: the simulator's answer, kept in the overlay; a miss (and the divergence rule) without one."""
         assert self.simulation is not None and turn.lane is not None
         tool = self._tool(str(params.get("name"))) if method == "tools/call" else None
+        refusal = self.simulation.invalid_call(tool, params.get("arguments")) if tool is not None else None
+        if refusal is not None:  # what the real server would say (an error), labelled missed; the lane is unmoved
+            return Reply(with_label(refusal, MISSED) if self.label_in_result else refusal, MISSED, turn.call.key)
         try:
             if tool is None:
                 raise ReplayMiss(tool_miss(self.name, method, params, self.server_entries,

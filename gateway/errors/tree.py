@@ -12,7 +12,7 @@ JSON-RPC errors only at the front (`gateway.mcp_server`).
         ├── UpstreamUnavailable   not running (never started, missing env, restarting)
         ├── UpstreamTimeout       no answer within the call's time limit
         ├── UpstreamCrashed       the connection died while the call was in flight
-        ├── ResponseTooLarge      the answer exceeded the configured size limit
+        ├── ResponseTooLarge      the answer exceeded the configured size limit, or nests deeper than JSON is read
         └── UpstreamRejected      the upstream answered with a JSON-RPC error (passed through)
     ReplayMiss                 replay has no recording for this request (names the nearest ones)
     └── ReplayDiverged         the run left the recording earlier on this server: answers would be another state's

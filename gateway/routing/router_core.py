@@ -98,7 +98,8 @@ class RouterCore:
         self.upstreams = upstreams
         self.settings = settings
         self.call_log = call_log
-        self.naming = NamingPolicy(mode=chosen_mode(settings.naming, len(self.specs)), separator=settings.separator)
+        self.naming = NamingPolicy(mode=settings.naming_mode or chosen_mode(settings.naming or "auto", len(self.specs)),
+                                   separator=settings.separator)
         self.validators = ValidatorCache()
         self.catalog = Catalog()
         self._clients: weakref.WeakKeyDictionary[Any, ClientHandle] = weakref.WeakKeyDictionary()

@@ -10,7 +10,10 @@ from mcpgw.gateway.specs.modes import Mode, OnMiss, PastEnd
 @dataclass
 class Settings:
     validate: str = "audit"  # enforce | audit | off
-    naming: str = "auto"  # auto (bare in front of one server, else prefix) | prefix | benchmark | bare
+    # auto (bare in front of one server, else prefix) | prefix | benchmark | bare; None (not given): auto, or in a
+    # replay the naming the recording was made under (mcpgw.recorded_naming)
+    naming: str | None = None
+    naming_mode: str | None = None  # the naming used, once chosen (never auto); None: from `naming`, per server count
     call_timeout: float = 60.0  # seconds of silence allowed per call (progress resets it)
     max_call_timeout: float = 600.0  # hard limit per call, progress or not
     start_timeout: float = 180.0  # handshake + catalog, first npx/uvx download included

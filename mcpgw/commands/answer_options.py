@@ -24,7 +24,8 @@ def add_answer_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--simulator-model", metavar="NAME", help="model name sent to the simulator")
     group.add_argument("--simulator-key-env", metavar="VAR", help="environment variable holding the simulator's key")
     group.add_argument("--simulator-timeout", type=float, default=60.0, metavar="SECONDS",
-                       help="longest wait for one simulated answer (default 60); past it the call is a miss")
+                       help="longest wait for one simulated answer, its one retry included (default 60); past it "
+                            "the call is a miss")
     group.add_argument("--label-in-result", action="store_true",
                        help="add where each answer came from to its result's _meta (mcpgw/source); by default only "
                             "the call log says, so the agent is not biased by it")

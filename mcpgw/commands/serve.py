@@ -27,8 +27,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
                        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
                             "verdict, enforce answers an invalid call with an error naming the path, off skips it")
-    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default="auto",
-                       help="auto (default): bare in front of one server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
+    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default=None,
+                       help="auto (default; a replay: the naming the recording was made under): bare in front of one "
+                            "server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--page-size", type=int, default=0,
                        help="page tools/list, prompts/list and resources/list in pages of N (nextCursor); default 0: "
@@ -45,7 +46,8 @@ def register(sub: Any) -> None:
                        help="longest wait of list requests for every server's first start to settle (default 180)")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
     serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024,
-                       help="largest answer an upstream may give (default 16 MiB); a bigger one is an error")
+                       help="largest answer an upstream (or the simulator) may give (default 16 MiB); a bigger one "
+                            "is an error")
     serve.add_argument("--mode", choices=choices(Mode),
                        help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
                             "is given, live otherwise")
