@@ -28,13 +28,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import lmdb
 
 from mcpgw.gateway.http.commit_batch import collecting_batch
 from mcpgw.cassette.on_disk import CassetteDamaged as CassetteDamaged, CassetteFormatError as CassetteFormatError, check_data_file
 from mcpgw.cassette.codec import pack, unpack
+from mcpgw.cassette.record_numbers import Packed as Packed, seq_key as seq_key, with_seq as with_seq
 
 logger = logging.getLogger(__name__)
 
@@ -57,30 +58,6 @@ class StoreWriteError(Exception):
 
 class SequenceTaken(Exception):
     """An append's number is not past its db's last key: a commit fails rather than overwrite a record."""
-
-
-seq_key = struct.Struct(">Q").pack  # a record's number as its key: 8 bytes, big-endian (so keys sort as numbers)
-
-
-class Packed(NamedTuple):
-    """A record to append, and its bytes packed with "seq" None as its first field."""
-    record: dict[str, Any]
-    data: bytes
-
-
-_SEQ_NONE = b"\xa3seq\xc0"  # msgpack: the key "seq", then nil
-
-
-def with_seq(value: dict[str, Any] | Packed, seq: int) -> bytes:
-    """`pack({**record, "seq": seq})`; for a `Packed` record, its bytes with the number written in (the same bytes:
-    a map's header, then "seq" and its value, then the rest as packed), without packing it again."""
-    if isinstance(value, Packed):
-        data = value.data
-        head = 1 if 0x80 <= data[0] <= 0x8F else 3 if data[0] == 0xDE else 5 if data[0] == 0xDF else 0
-        if head and data[head:head + 5] == _SEQ_NONE:
-            return b"".join((data[:head], _SEQ_NONE[:4], pack(seq), data[head + 5:]))
-        value = value.record
-    return pack({**value, "seq": seq})
 
 
 class CassetteStore:

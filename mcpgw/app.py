@@ -36,10 +36,10 @@ from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.specs.spec_record import spec_digest, spec_from_dict, spec_to_dict
 from mcpgw.gateway.upstreams.events import CatalogChangedFn, UpstreamEvents
 from mcpgw.gateway.upstreams.upstream import ReplayCounters, Upstream
-from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.llm.untagged_refusal import tagged_runs
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.cassette.cassette import Cassette, Recorded, open_named, open_path
+from mcpgw.start_banner import start_lines
 from mcpgw.cassette.paths import cassette_path, is_cassette
 from mcpgw.cassette.recording_upstream import RecordingUpstream
 from mcpgw.cassette.redaction import Redactor
@@ -320,32 +320,7 @@ class Gateway:
             self.close()
 
     def announce(self) -> None:
-        status = self.router.status()
-        lines = [f"mcpgw: {note}" for note in self.notes]
-        lines += [f"mcpgw: mode {self.mode}: {status['tools']} tools from {len(status['servers'])} server(s); "
-                 f"validate={self.settings.validate}; call log -> {self.log_cassette.path if self.log_cassette else None}"]
-        if self.mode in ("replay", "hybrid") and self.recorded is not None and self.cassette is not None:
-            recorded = [c["provenance"].get("recorded_at") for c in self.recorded.catalogs.values() if c.get("provenance")]
-            when = datetime.fromtimestamp(max(recorded), timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if recorded else "unknown"
-            lines.append(f"  replaying cassette {self.cassette.path} (recorded {when}, "
-                         f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
-                         + (" except for misses" if self.mode == "hybrid" else ""))
-            lines.append(f"  recorded: {recorded_kinds(self.recorded)}; anything else is a miss. "
-                         f"See what: mcpgw cassette show {self.cassette.path.name}")
-            lines.append("  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
-                         "recording is refused from then on, never answered from another state")
-            lines.append(f"  a miss (after an equivalent recording was looked for) is {ON_MISS_SAID[self.settings.on_miss]}"
-                         + (f"; what this run adds goes into overlay {self.overlay.path} (the played cassette is "
-                            "not written)" if self.overlay is not None else ""))
-            lines.append("  to go live instead: mcpgw serve --mode live [--profile P]  (servers of servers.lock.yaml)")
-        if self.mode == "live" and not self.settings.cassette and not self.settings.log_cassette and self.log_cassette:
-            lines.append(f"  each live serve without --cassette keeps its call log in a new folder like this one "
-                         f"({self.settings.cassettes_dir}/live-<time>); --cassette NAME keeps it in one, "
-                         f"`mcpgw cassette ls` lists them, `mcpgw cassette rm NAME` removes one")
-        for name, info in sorted(status["servers"].items()):
-            reason = f" ({info['reason']})" if info.get("reason") else ""
-            lines.append(f"  {name:<24} {info['state']:<12} {info['exposed_tools']:>3} tools{reason}")
-        print("\n".join(lines), file=sys.stderr)
+        print("\n".join(start_lines(self)), file=sys.stderr)
 
     def close(self) -> None:
         if self._closed:
@@ -381,25 +356,5 @@ class Gateway:
             cassette.close()
 
 
-ON_MISS_SAID = {"refuse": "refused", "live": "answered live and recorded",
-                "simulate": "answered by the simulator where the server may be simulated (stateless, or "
-                            "`simulate: allowed`), else refused"}
-
-
 def _session_name(mode: str) -> str:
     return datetime.now(timezone.utc).strftime(f"{mode}-%Y%m%d-%H%M%S-%f")
-
-
-def recorded_kinds(recorded: Recorded) -> str:
-    """What a replay can answer, by kind: the model's exchanges (on /v1) counted beside the tool servers'
-    calls, reads and prompts, so a cassette of a whole agent run does not look like a handful of calls."""
-    model = tools = reads = prompts = 0
-    for entries in recorded.exchanges.values():
-        for entry in entries:
-            method = entry.get("method")
-            model += entry.get("server") == MODEL_SERVER
-            tools += method == "tools/call"
-            reads += method == "resources/read"
-            prompts += method == "prompts/get"
-    return (f"{tools} tool calls, {reads} resource reads, {prompts} prompts, "
-            f"{model} model exchange{'' if model == 1 else 's'}")
