@@ -54,7 +54,7 @@ def values_equal(expected: Any, actual: Any, flexible: bool = False) -> bool:
         return abs(a - b) / max(abs(a), abs(b)) < 0.2
     if flexible and isinstance(a, str) and isinstance(b, str) and (a in b or b in a):
         return True
-    return a == b
+    return bool(a == b)
 
 
 def _important(value: Any) -> bool:

@@ -154,7 +154,8 @@ def _build(entry: LineMapping, source: str, where: str) -> dict[str, Any] | None
         parse_recipe(raw)
     except RecipeError as exc:
         raise ConfigError(source, line_of(entry, "build"), f"{where}: build: {exc}") from None
-    return _plain(raw)
+    plain: dict[str, Any] = _plain(raw)  # a recipe that parsed is a mapping
+    return plain
 
 
 def _plain(value: Any) -> Any:

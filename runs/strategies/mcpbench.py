@@ -59,7 +59,7 @@ def read_plan(text: str) -> tuple[bool, list[tuple[str, Any]], str | None]:
         return False, [], f"the plan is not valid JSON ({exc})"
     if not isinstance(plan, dict):
         return False, [], "the plan is not a JSON object"
-    calls = []
+    calls: list[tuple[str, Any]] = []
     for item in plan.get("planned_tools") or []:
         if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
             calls.append(("?", "a planned call without a 'tool' name"))
