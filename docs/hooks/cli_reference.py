@@ -28,7 +28,7 @@ def subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.Arg
 
 def reference(parser: argparse.ArgumentParser, depth: int = 2) -> list[str]:
     out: list[str] = []
-    for name, sub in subcommands(parser):
+    for _name, sub in subcommands(parser):
         out += [f"{'#' * depth} `{sub.prog}`", ""]
         if sub.description:
             out += [sub.description, ""]
