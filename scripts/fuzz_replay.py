@@ -15,7 +15,7 @@ sessions; sessions closed and reopened mid-sequence):
 
 Two state layouts (`layout`):
 - "isolated": the server has `isolation: run`, root ${RUN_STATE_DIR}: every lane has its own
-  fresh, empty directory (the README's "fresh state per run"). Nothing is shared between lanes, so
+  fresh, empty directory (docs/guides/record-replay-drift.md: "fresh state per run"). Nothing is shared between lanes, so
   the promise must hold for every lane, whatever the cross-lane lookup rules. Sequences of a batch
   use the same relative paths, so keys collide across runs and sequences on purpose.
 - "shared": one instance on one directory X (as the lock's own `filesystem` entry: isolation:

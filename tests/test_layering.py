@@ -152,7 +152,7 @@ def test_the_core_imports_no_feature_package():
 
 
 # The design's drawing: which package may import which (mcpgw, the root, may import every one).
-# A new edge is a design decision: draw it here, and in the README's Layout section.
+# A new edge is a design decision: draw it here, and in docs/design.md.
 MAY_IMPORT = {
     "gateway": set(),
     "cassette": {"gateway"},  # the cassette: store, keys, lanes, player, recorder
