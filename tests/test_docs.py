@@ -30,7 +30,7 @@ def app_routes(tmp_path: Path) -> list[str]:
         ),
     )
     try:
-        app = gateway.http_app()
+        app = gateway.http_app().asgi
         while not hasattr(app, "router"):
             app = app.app
         return [route.path for route in app.router.routes]

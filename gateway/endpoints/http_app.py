@@ -12,6 +12,7 @@ import os
 import signal
 from collections.abc import Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -203,11 +204,10 @@ def build_http_app(
         lifespan=lifespan,
     )
     wrapped, outer = assemble(app, outer_layers(guard, (path, sse_module.STREAM, sse_module.MESSAGES)))
-    wrapped.status_body = status_body  # what /status says, for other readers of it (telemetry's /metrics)
     if policy.fast_path is not None and hot_lane.enabled():
         # What the HTTP protocol answers itself (gateway.http.hot_protocol); serve_http hands it over.
         assert fast is not None  # policy.fast_path is it
-        wrapped.hot_lane = hot = hot_lane.HotLane(
+        hot = hot_lane.HotLane(
             path=path,
             fast=fast,
             policy=policy,
@@ -219,7 +219,21 @@ def build_http_app(
             worker=workers.index if workers is not None else None,
             at_once=lambda: router.answers_at_once,
         )
-    return wrapped
+    return HttpApp(wrapped, status_body, hot)
+
+
+@dataclass(frozen=True)
+class HttpApp:
+    """What `build_http_app` builds: the ASGI app behind the pipeline, what /status says (for its other readers:
+    telemetry's /metrics), and the hot lane the HTTP protocol hands hot calls to (None when it is off). Callable as
+    the ASGI app itself (a test's `httpx.ASGITransport`); `serve_http` hands uvicorn `asgi` and `hot_lane`."""
+
+    asgi: Any
+    status_body: Callable[[], dict[str, Any]]
+    hot_lane: hot_lane.HotLane | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.asgi(scope, receive, send)
 
 
 def build_model_app(routes: list[Route], guard: GuardPolicy) -> Any:
@@ -252,7 +266,7 @@ def bound_port(uv_server: Any, asked: int) -> int:
 
 
 async def serve_http(
-    app: Starlette,
+    app: Any,
     host: str,
     port: int,
     ready: Callable[[int], None] | None = None,
@@ -266,7 +280,8 @@ async def serve_http(
     import uvicorn
 
     # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
-    lane = getattr(app, "hot_lane", None)
+    lane = app.hot_lane if isinstance(app, HttpApp) else None  # the model routes alone (build_model_app) have none
+    app = app.asgi if isinstance(app, HttpApp) else app
     protocol = (
         GatewayHttpProtocol if lane is None else type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"hot_lane": lane})
     )

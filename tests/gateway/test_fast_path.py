@@ -71,7 +71,7 @@ def make_app(tmp_path, name, monkeypatch, enabled, response_mode="adaptive"):
 
 def lifespan(app):
     """The Starlette app's lifespan, found inside the ASGI layers build_http_app wraps it in."""
-    inner = app
+    inner = app.asgi  # build_http_app's HttpApp: its ASGI app
     while not hasattr(inner, "router"):
         inner = inner.app
     return inner.router.lifespan_context(inner)

@@ -41,7 +41,7 @@ def post_routes(tmp_path) -> list[str]:
     specs = list(parse_config(CONFIG).servers.values())
     gateway = Gateway(specs, Settings(mode="live", cassettes_dir=tmp_path / "walk", cassette="walk", metrics=True))
     try:
-        app = gateway.http_app()
+        app = gateway.http_app().asgi
         while not hasattr(app, "router"):
             app = app.app
         paths = [
