@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 from anyio.abc import TaskStatus
@@ -36,7 +36,7 @@ class RecordingUpstream:
     """An `Upstream` over another (`inner`, the live one) that writes what passes through."""
 
     def __init__(self, inner: Upstream, cassette: Cassette, *, tracked: bool, redact: Redactor, lock_digest: str,
-                 group: GroupState | None = None) -> None:
+                 group: GroupState | None = None, join: Callable[[], None] | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self.cassette = cassette
@@ -46,6 +46,8 @@ class RecordingUpstream:
         self.recorder = Recorder(cassette, redact)
         self._group = group if group is not None else GroupState()  # lane -> history, shared within a state group
         self._player: tuple[Any, Player] | None = None  # (catalog its state model was built from, player)
+        self._join = join  # hybrid: writes a server new to the cassette into it (its spec and catalog)
+        self._joining = False
 
     # The supervised lifecycle, catalog and status are the live upstream's.
     @property
@@ -70,6 +72,11 @@ class RecordingUpstream:
         if catalog is None:
             return
         self.recorder.record_catalog(self.name, catalog.as_dict(), self._served_by())
+
+    def join_with_next_exchange(self) -> None:
+        """The server joins the cassette (`join`) when its next exchange is recorded, not before: a cassette's
+        server list and catalogs change only when an exchange is added (a hybrid serve nobody calls writes nothing)."""
+        self._joining = self._join is not None
 
     def state_model(self) -> StateModel:
         """Which calls change state, by the live catalog's annotations (rebuilt when it changes)."""
@@ -122,6 +129,9 @@ class RecordingUpstream:
 
     async def _write(self, call: Call, method: str, params: dict[str, Any], answer: dict[str, Any], started: float,
                      options: CallOptions, seen: list[list[Any]] | None) -> None:
+        if self._joining and self._join is not None:
+            self._joining = False
+            self._join()  # queued before the exchange: committed with it, or before it
         try:
             await self.recorder.record(call, self.name, method, params, answer, lane=options.lane, progress=seen,
                                        latency_ms=(time.perf_counter() - started) * 1000, server_facts=self._served_by())
