@@ -24,11 +24,17 @@ def serve_refused(tmp_path: Path, config: str, *args: str) -> subprocess.Complet
     """`mcpgw serve` expected to stop at start: its exit, bounded."""
     config_path = tmp_path / "refused.yaml"
     config_path.write_text(config)
-    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config_path), "--port", "0",
-                           "--cassettes-dir", str(tmp_path / "cassettes"), *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
-    return done
+    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config_path), "--port", "0",
+                                "--cassettes-dir", str(tmp_path / "cassettes"), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # with the servers it started
+        out, err = process.communicate(timeout=10)
+        raise AssertionError(f"it started instead of being refused: {err[-2000:]}") from None
+    assert process.returncode == 2, (process.returncode, err[-2000:])
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
 def gateway(tmp_path: Path, name: str, config: str, *args: str) -> RunningGateway:
