@@ -11,7 +11,8 @@ def add_answer_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--on-miss", choices=("refuse", "live", "simulate"), default="refuse",
                        help="replay: what answers a call the recording lacks (after an equivalent recording, the same "
                             "call with the tool's schema defaults filled in, was looked for): refuse (default), live "
-                            "(the real server, recorded; what --mode hybrid does) or simulate (--simulator-*)")
+                            "(the real server, recorded; what --mode hybrid does; with --mode replay, into --overlay) or simulate "
+                            "(--simulator-*)")
     group.add_argument("--overlay", metavar="NAME",
                        help="replay: keep what this run adds (live and simulated answers, the model's own exchanges) in "
                             "cassette NAME, layered over the played one, which is never written")
