@@ -223,6 +223,9 @@ def test_replies_become_tool_results_and_output_schemas_are_checked():
     ({"mode": "hybrid", "on_miss": "simulate", "overlay": "B"}, "choose one"),
     ({"mode": "record", "overlay": "B"}, "shape a replay"),
     ({"model_mode": "live", "overlay": "B"}, "--llm-base-url"),
+    ({"on_miss": "live", "cassette": "A"}, "a replay never writes what it plays: add --overlay NAME"),
+    ({"model_mode": "hybrid", "llm_base_url": "http://x"}, "a replay never writes what it plays: add --overlay NAME"),
+    ({"overlay": "B", "log_cassette": "B"}, "--log-cassette and --overlay both name 'B'"),
 ])
 def test_contradictory_or_incomplete_answer_settings_are_refused_before_start(fields, says):
     with pytest.raises(GatewayError, match=says.replace("-", r"\-")):
