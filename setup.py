@@ -6,8 +6,8 @@ evaluator/, ...), but they install as subpackages of `mcpgw` (mcpgw.gateway, mcp
 shadows nothing on PyPI (`llm`, `runs`, `lock` ... are other projects' names there).
 
 The default cassette lives in the repository at cassettes/default/data.mdb (the lead re-records it
-there); the wheel gets a copy at mcpgw/recorder/shipped/default/data.mdb, which
-mcpgw.recorder.embedded finds. Everything else about the build is in pyproject.toml.
+there); the wheel gets a copy at mcpgw/cassette/shipped/default/data.mdb, which
+mcpgw.cassette.embedded finds. Everything else about the build is in pyproject.toml.
 """
 
 from pathlib import Path
@@ -18,7 +18,7 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 CASSETTE = Path("cassettes") / "default" / "data.mdb"
 # The folders that are subpackages of mcpgw (mcpgw/ itself is the root package).
-PARTS = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock", "telemetry")
+PARTS = ("gateway", "cassette", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock", "telemetry")
 
 
 def packages_and_folders() -> tuple[list[str], dict[str, str]]:
@@ -41,7 +41,7 @@ class BuildWithDefaultCassette(build_py):
         source = HERE / CASSETTE
         if not source.is_file():
             raise SystemExit(f"mcpgw build: {CASSETTE} is missing; the wheel must carry the default cassette")
-        target = Path(self.build_lib) / "mcpgw" / "recorder" / "shipped" / "default" / "data.mdb"
+        target = Path(self.build_lib) / "mcpgw" / "cassette" / "shipped" / "default" / "data.mdb"
         self.mkpath(str(target.parent))
         self.copy_file(str(source), str(target))
         # The lock too: a pip-installed mcpgw serves `--profile local` from an empty folder (mcpgw.lock.config.default_lock).

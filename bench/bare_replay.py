@@ -8,7 +8,7 @@ arguments against the `echo` tool's schema (a string `message`), key the call (c
 arguments, blake2b, with the session's history, which the call moves on: `echo` declares no readOnlyHint),
 look the answer up in an in-memory table (filled on first sight: a stand-in for a cassette index), build a
 call-log record of the gateway's fields, pack it (msgpack) and commit it to LMDB (unsynced, as
-recorder.store does), and write the JSON-RPC answer. No
+cassette.store does), and write the JSON-RPC answer. No
 guard, no limits, no cancellation, no lanes, no errors worth the name: what bench_cpu_per_call measures
 against it is how much of a replayed call is layers rather than work. Never use it for anything else.
 """

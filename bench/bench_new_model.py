@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mcpgw.recorder.calllog import iter_calls  # noqa: E402
-from mcpgw.recorder.store import CassetteStore  # noqa: E402
+from mcpgw.cassette.store import CassetteStore  # noqa: E402
 from tests.llm.scripted_model import ScriptedModel  # noqa: E402
 
 KINDS = ("same", "default", "novel", "write")  # what model B does with task i (i % 4)

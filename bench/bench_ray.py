@@ -45,7 +45,7 @@ def single_tasks(folder: Path) -> Path:
 
 
 def manifest(cassette: Path) -> dict:
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
     from mcpgw.runs.manifest import KIND
 
     opened = Cassette(cassette, create=False, readonly=True)

@@ -19,7 +19,7 @@ import time
 import anyio
 
 from mcpgw.gateway.upstreams.upstream import CallOptions
-from mcpgw.recorder.state import StateModel
+from mcpgw.cassette.state import StateModel
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 TOOLS = [{"name": "create_entities", "inputSchema": {"type": "object"}},

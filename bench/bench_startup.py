@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mcpgw.lock.config import ServerSpec, load_config  # noqa: E402
-from mcpgw.lock.install import make_plan  # noqa: E402
+from mcpgw.lock.installer import make_plan  # noqa: E402
 from mcpgw.lock.probe import Probe, probe_servers  # noqa: E402
 
 MODES = {"a": {}, "b": {"MCPGW_NO_DIRECT": "1"}}

@@ -61,7 +61,7 @@ def drop_duplicates(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def cassette_logs(args: argparse.Namespace) -> list[Path]:
     """The call-log folders of --cassette (a name in --cassettes-dir, or a path) that --log picks."""
-    from mcpgw.gateway.basics.errors import GatewayError
+    from mcpgw.gateway.errors.tree import GatewayError
     from mcpgw.recorder.replay_logs import call_log_paths, log_note
 
     try:
@@ -124,7 +124,7 @@ def _emit(args: argparse.Namespace, text: str | None, printer: Any = None) -> No
         return
     from rich.console import Console
 
-    from mcpgw.gateway.basics.console import PIPE_WIDTH, table_console
+    from mcpgw.gateway.commandline.console import PIPE_WIDTH, table_console
 
     if args.output:
         import io
@@ -271,7 +271,7 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
         path = Path("cassettes") / args.run
     if not (path / "data.mdb").exists():
         raise SourceUnavailable(f"--run {args.run}: no cassette there (nor in cassettes/)")
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
     try:
         cassette = Cassette(path, create=False, readonly=True)
         try:
@@ -317,10 +317,10 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
     if not getattr(args, "cassette", None):
         return None
     # First-party imports, not guarded: a failing one used to drop the report's drift section without a word.
-    from mcpgw.gateway.basics.errors import GatewayError
-    from mcpgw.recorder.cassette import Cassette
-    from mcpgw.recorder.paths import existing_cassette
-    from mcpgw.recorder.store import CassetteFormatError
+    from mcpgw.gateway.errors.tree import GatewayError
+    from mcpgw.cassette.cassette import Cassette
+    from mcpgw.cassette.paths import existing_cassette
+    from mcpgw.cassette.store import CassetteFormatError
     try:  # drift checks are stored with the recording itself
         cassette = Cassette(existing_cassette(Path(args.cassettes_dir), args.cassette), create=False, readonly=True)
     except (CassetteFormatError, GatewayError):

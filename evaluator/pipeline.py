@@ -104,7 +104,7 @@ class RunIndex:
     def build(cls, runs: Mapping[str, list[dict[str, Any]]], answers: Mapping[str, Answer],
               predictions: Mapping[str, McpEvalTask] | None) -> RunIndex:
         task_of, model_of = {}, {}
-        for run_id in {*runs, *answers}:
+        for run_id in sorted({*runs, *answers}):  # sorted: the same input gives the same report, whatever the hash seed
             answer = answers.get(run_id)
             task_of[run_id] = answer.task_id if answer else run_id
             model = answer.model if answer else None
@@ -181,12 +181,12 @@ def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, load
 
 def _no_task_matched(model: str, loaded: Loaded, runs: list[str], tasks_by: str) -> str:
     task_ids = sorted({t.task_id for tasks in loaded.mcpbench.values() for t in tasks})
-    return (f"model {model}: none of its {len(runs)} run(s) (by {tasks_by}: {_some(sorted(runs))}) has the id of a task "
-            f"in {', '.join(loaded.mcpbench)} ({len(task_ids)} task id(s): {_some(task_ids)}), so MCP-Bench's rules "
+    return (f"model {model}: none of its {len(runs)} run(s) (by {tasks_by}: {_first_few(sorted(runs))}) has the id of a task "
+            f"in {', '.join(loaded.mcpbench)} ({len(task_ids)} task id(s): {_first_few(task_ids)}), so MCP-Bench's rules "
             "over those tasks have nothing to score; without --tasks they score every run of the call log")
 
 
-def _some(ids: list[str], n: int = 3) -> str:
+def _first_few(ids: list[str], n: int = 3) -> str:
     return ", ".join(repr(i) for i in ids[:n]) + (f", ... ({len(ids) - n} more)" if len(ids) > n else "") or "none"
 
 

@@ -79,14 +79,12 @@ def add_provenance(report: dict[str, Any], inputs: Any, runs: Mapping[str, list[
     if not found["simulated_tasks"]:
         return
     dropped = set(found["simulated_tasks"])
-    by = inputs.tasks_by
-    real = replace(inputs, calls=[r for r in inputs.calls if _run_key(r, by) not in dropped],
+    # A task's records as the pipeline grouped them: with --tasks-by session, a task is several sessions (those
+    # opened together), and all of them go, not only the one it is named after (the rest would be a task anew)
+    left_out = {id(record) for task in dropped for record in runs[task]}
+    real = replace(inputs, calls=[r for r in inputs.calls if id(r) not in left_out],
                    answers={k: a for k, a in inputs.answers.items() if k not in dropped},
                    results=[], labels=None, provenance=False, titles=dict(inputs.titles))
     second = evaluate(real)
     report["real_environment"] = {"tasks_left_out": sorted(dropped),
                                   **{key: second[key] for key in RESCORED if key in second}}
-
-
-def _run_key(record: Mapping[str, Any], by: str) -> str:
-    return record["run_id"] if by == "run" else f"{record['run_id']}/{record.get('session_id') or '-'}"

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.harness.configs import model_bases, render, token_ref
 
 
 def cmd_connect(args: argparse.Namespace) -> int:
     from mcpgw.gateway.endpoints.http_guard import load_token
-    from mcpgw.gateway.basics.status_client import fetch_status, gateway_base
+    from mcpgw.gateway.commandline.status_client import fetch_status, gateway_base
 
     token = load_token(args.auth_token_env, args.auth_token_file)
     status = fetch_status(args.gateway, token)

@@ -32,7 +32,7 @@ def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id:
     """`started_at` is wall time, `started` the perf_counter reading of the same moment."""
     status = answer.status if answer is not None else status
     record: dict[str, Any] = {
-        "seq": None, "run_id": run_id, "session_id": session_id, "lane": lane,  # seq first: recorder.store.with_seq
+        "seq": None, "run_id": run_id, "session_id": session_id, "lane": lane,  # seq first: cassette.store.with_seq
         "started_at": _iso(started_at), "ended_at": _iso(time.time()),
         "latency_ms": round((time.perf_counter() - started) * 1000, 3),
         "client_name": client_name, "protocol_version": None,

@@ -7,17 +7,17 @@
     hybrid  replay, and take misses live (recorded)
 
 Model completions are one more kind of exchange, played by the same
-`replay.player.Player` as an MCP server's calls: keyed by `recorder.state` as a
+`cassette.player.Player` as an MCP server's calls: keyed by `cassette.state` as a
 stateless server (the request body: sorted keys, ids of nothing: a chat request
 has none) under the pseudo-server `@model`, so model exchanges sit in the same
 `exchanges` database as tool exchanges, and never diverge; recorded, as they are,
-through recorder.recorder.Recorder. Lanes are
+through cassette.recorder.Recorder. Lanes are
 chosen as on `/mcp` (gateway.sessions.client_identity): a run id from `?run=` or the
 `X-Run-Id` header, else one lane per client (`<default run>/client-<id>`, the
 `mcpgw-client` cookie the `openai` client keeps, else its connection), so
 untagged clients never take each other's answers. Identical requests in a lane
-are answered in recorded order from the recorded lane it follows (replay.lanes;
-an untagged client is bound to a recorded lane of its own: `bind_strangers`).
+are answered in recorded order from the recorded lane it follows (cassette.lanes;
+an untagged client is bound to a recorded lane of its own: `bind_untagged`).
 Every exchange is also a call-log record (llm.call_record) beside the run's tool calls.
 A streamed answer is forwarded chunk by chunk and its closing `[DONE]` is sent
 only after the exchange is committed.
@@ -42,15 +42,15 @@ from mcpgw.gateway.sessions.request_context import posted_json
 from mcpgw.gateway.routing.router import Caller
 from mcpgw.llm.answer import DONE, ModelAnswer, error_body
 from mcpgw.llm.call_record import model_record
-from mcpgw.llm.strangers import Strangers
+from mcpgw.llm.untagged_refusal import Strangers
 from mcpgw.llm.upstream import LiveModel, ModelUnreachable
-from mcpgw.recorder.lane_table import MAX_LANES
-from mcpgw.recorder.misses import describe_model_miss
-from mcpgw.recorder.recorder import Recorder
-from mcpgw.recorder.redaction import Redactor
-from mcpgw.recorder.state import StateModel
-from mcpgw.recorder.store import StoreWriteError
-from mcpgw.replay.player import HIT, LIVE, Player, Turn
+from mcpgw.cassette.lane_table import MAX_LANES
+from mcpgw.cassette.misses import describe_model_miss
+from mcpgw.cassette.recorder import Recorder
+from mcpgw.cassette.redaction import Redactor
+from mcpgw.cassette.state import StateModel
+from mcpgw.cassette.store import StoreWriteError
+from mcpgw.cassette.player import HIT, LIVE, Player, PlayDecision
 
 T = TypeVar("T")
 MODEL_SERVER = "@model"  # not a valid server id, so never confused with a tool server's exchanges
@@ -71,15 +71,15 @@ class ModelPassthrough:
         self.live = live
         self.cassette = cassette  # written in record and hybrid
         self.recorded_entries = recorded_entries if recorded_entries is not None else []
-        # the same mode switch, lanes and keys as a tool server's (replay.player); untagged clients
-        # are bound to a recorded conversation of their own (replay.lanes)
-        self.player = Player(MODEL, self.recorded_entries, mode=mode, past_end=past_end, bind_strangers=True,
+        # the same mode switch, lanes and keys as a tool server's (cassette.player); untagged clients
+        # are bound to a recorded conversation of their own (cassette.lanes)
+        self.player = Player(MODEL, self.recorded_entries, mode=mode, past_end=past_end, bind_untagged=True,
                              max_lanes=max_lanes)
-        # the tagged runs of the recording's tool calls: with two or more, an untagged client may be refused (llm.strangers)
+        # the tagged runs of the recording's tool calls: with two or more, an untagged client may be refused (llm.untagged_refusal)
         self.strangers = Strangers(recorded_runs or set(), self.player.rule.by_key)
         self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
         self.redact = redact or Redactor()
-        self.recorder = Recorder(cassette, self.redact)  # recorder.recorder: the one way an exchange is recorded
+        self.recorder = Recorder(cassette, self.redact)  # cassette.recorder: the one way an exchange is recorded
         self.default_run = default_run
         self.past_end = past_end
         self.hits = 0
@@ -201,7 +201,7 @@ class ModelPassthrough:
 
     async def _relay(self, events: AsyncGenerator[str, None], answer: ModelAnswer, path: str, body: dict[str, Any],
                      key: str, lane: str, started: float, record: bool, log: _Logger,
-                     turn: Turn) -> AsyncIterator[bytes]:
+                     turn: PlayDecision) -> AsyncIterator[bytes]:
         seen: list[str] = []
         try:
             try:
@@ -229,7 +229,7 @@ class ModelPassthrough:
                     await events.aclose()  # the model's stream is closed with it, not left to the garbage collector
 
     async def _record(self, path: str, body: dict[str, Any] | None, key: str, lane: str, answer: ModelAnswer,
-                      started: float, turn: Turn) -> None:
+                      started: float, turn: PlayDecision) -> None:
         entry = await self.recorder.record(key, MODEL_SERVER, path, body or {}, {"result": answer.as_entry()}, lane=lane,
                                            latency_ms=(time.perf_counter() - started) * 1000)
         if self.player.hybrid:  # later identical requests in this lane replay what was just taken live
@@ -314,7 +314,7 @@ def _sse(data: str) -> bytes:
 def _response(answer: ModelAnswer) -> Response:
     """The answer as the client gets it. Its call-log record is written before (as a streamed answer's is before
     its [DONE]): once a client has an answer it may act on it at once, and the tool call it makes is logged
-    in the turn that reads it (gateway.basics.eager), so a record written after the answer was sent could follow that
+    in the turn that reads it (gateway.runtime.eager), so a record written after the answer was sent could follow that
     call's in the run's log, and a replay's log differ from the recording's in its order."""
     if answer.events is not None:
         async def replay() -> AsyncIterator[bytes]:

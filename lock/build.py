@@ -22,7 +22,7 @@ import anyio
 
 from mcpgw.gateway.upstreams.child_env import child_env
 from mcpgw.lock.config import ServerSpec
-from mcpgw.lock.installed import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
+from mcpgw.lock.install_lookup import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
 from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.lock.processes import run_process  # one process runner for every install step
 from mcpgw.lock.recipes import build_env, build_steps

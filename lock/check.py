@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from mcpgw.lock.config import ServerSpec, default_lock
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.gateway.tools.schema_diff import Change, diff_tools
 from mcpgw.lock.locked import Locked, snapshot
 from mcpgw.lock.lockfile import DEFAULT_LOCK, LockFile, open_lock

@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from mcpgw.lock.config_fields import DuplicateKey, LineLoader, LineMapping
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.lock.lock_format import from_lock
 from mcpgw.lock.mcp_servers_json import from_mcp_servers
 from mcpgw.gateway.specs.server_spec import GatewayConfig, ServerSpec

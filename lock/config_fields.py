@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import yaml
 
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 
 
 class LineMapping(dict):

@@ -5,9 +5,9 @@ every start (registry metadata, resolution), which costs seconds per server
 when a whole profile starts at once. `servers install` already fills the
 runner's cache; its offline check also asks the runner where that environment
 is (`sys.prefix` in uv's environment, the bin folder npm exec puts on PATH).
-The command found there is written to the cache (`lock.installed.remember`),
+The command found there is written to the cache (`lock.install_lookup.remember`),
 and the gateway runs it directly, with the entry's own arguments and
-environment (`lock.installed.direct_spec`). If that environment has gone (a
+environment (`lock.install_lookup.direct_spec`). If that environment has gone (a
 cache cleaned), the entry's own command is used, as written in the lock.
 """
 

@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 from mcpgw.lock.config import GatewayConfig, ServerSpec, parse_config, read_config_text
-from mcpgw.gateway.basics.errors import ConfigError, GatewayError
+from mcpgw.gateway.errors.tree import ConfigError, GatewayError
 from mcpgw.lock.lock_format import LOCK_FIELDS
 from mcpgw.lock.mcp_servers_json import EXTENSION_KEY, server_id_from_name
 from mcpgw.gateway.specs.server_spec import ENV_REF_RE, FREE_PORT_VAR, SECRET_NAME_RE, SERVER_ID_RE

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcpgw.lock.config_fields import LineMapping, check_keys, line_of, opt_str, str_list, str_map
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.gateway.specs.server_spec import (
     DEFAULT_SEPARATOR,

@@ -28,7 +28,7 @@ from typing import Any
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.gateway.tools.validation import schema_digest
 from mcpgw.lock.launchers import infer_pin
 

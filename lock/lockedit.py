@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from mcpgw.lock.config import GatewayConfig, parse_config
-from mcpgw.gateway.basics.errors import ConfigError, GatewayError
+from mcpgw.gateway.errors.tree import ConfigError, GatewayError
 
 
 def scalar(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from mcpgw.lock.config import GatewayConfig, ServerSpec, parse_config, read_config_text
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.lock import DEFAULT_LOCK
 from mcpgw.lock import locked as locked_data
 from mcpgw.lock.locked import Locked

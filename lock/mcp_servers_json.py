@@ -13,7 +13,7 @@ import logging
 import re
 
 from mcpgw.lock.config_fields import LineMapping, check_keys, line_of
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.lock.lock_format import LOCK_FIELDS, check_transport, launch_fields, lock_fields
 from mcpgw.gateway.specs.server_spec import DEFAULT_SEPARATOR, TRANSPORTS, GatewayConfig, ServerSpec
 

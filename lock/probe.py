@@ -15,7 +15,7 @@ import anyio
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.upstreams.factory import live_upstream
-from mcpgw.lock.installed import CacheInstalls
+from mcpgw.lock.install_lookup import CacheInstalls
 from mcpgw.gateway.specs.settings import Settings
 
 

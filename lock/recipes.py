@@ -19,7 +19,7 @@ rest: uv unpacks wheels in parallel, so when two packages write the same folder
 (urllib3-future writes into urllib3/) which file wins varies from one build to the
 next, and a mixed folder does not import. Node builds install the package's own lock file (`npm
 ci`) and run its build script.
-Where a build lives, and how the gateway starts a built entry, is lock.installed.
+Where a build lives, and how the gateway starts a built entry, is lock.install_lookup.
 """
 
 from __future__ import annotations

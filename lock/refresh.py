@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 
 import anyio
 
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.gateway.tools.schema_diff import diff_tools
 from mcpgw.lock.locked import KEY, Locked, render, snapshot
 from mcpgw.lock.lockedit import check_text, set_entry_key, write_atomic

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import anyio
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.specs.server_spec import Source
 
 TREE_MARKER = ".mcpgw-tree.json"

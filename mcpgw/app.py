@@ -25,37 +25,40 @@ from pathlib import Path
 import anyio
 
 from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.basics.errors import CassetteError, GatewayError
-from mcpgw.gateway.front import build_http_app, build_server, serve_http, serve_stdio
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError
+from mcpgw.gateway.mcp_server import build_http_app, build_server, serve_http, serve_stdio
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, default_allowed_hosts
 from mcpgw.gateway.routing.router import Router
-from mcpgw.gateway.basics.secrets import register as register_secrets
+from mcpgw.gateway.runtime.secrets import register as register_secrets
 from mcpgw.gateway.sessions.sessions import SessionLimits
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.specs.spec_record import spec_digest, spec_from_dict, spec_to_dict
 from mcpgw.gateway.upstreams.events import CatalogChangedFn, UpstreamEvents
 from mcpgw.gateway.upstreams.upstream import ReplayCounters, Upstream
-from mcpgw.llm.passthrough import MODEL_SERVER
-from mcpgw.llm.strangers import tagged_runs
+from mcpgw.llm.untagged_refusal import tagged_runs
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.cassette import Cassette, Recorded, open_named, open_path
-from mcpgw.recorder.paths import cassette_path, is_cassette
-from mcpgw.replay.recording import RecordingUpstream
-from mcpgw.recorder.redaction import Redactor
+from mcpgw.cassette.cassette import Cassette, Recorded, open_named, open_path
+from mcpgw.start_banner import start_lines
+from mcpgw.cassette.paths import cassette_path, is_cassette
+from mcpgw.cassette.recording_upstream import RecordingUpstream
+from mcpgw.cassette.redaction import Redactor
 from mcpgw.recorder.replay_logs import log_home, new_log_path
-from mcpgw.recorder.state import GroupState
+from mcpgw.cassette.state import GroupState
 from mcpgw.replay.answer_sources import Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
+from mcpgw.known_secrets import known_secrets
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
+from mcpgw.recorded_naming import choose_naming, replay_naming
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
-from mcpgw.lock.installed import CacheInstalls
+from mcpgw.lock.install_lookup import CacheInstalls
+from mcpgw.gateway.specs.modes import Mode, choices
 
 logger = logging.getLogger("mcpgw")
-MODES = ("live", "record", "replay", "hybrid")
+MODES = choices(Mode)
 
 
 def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool = False, exclusive: bool = False,
@@ -74,7 +77,7 @@ class Gateway:
     def __init__(self, specs: list[ServerSpec], settings: Settings, default_run: str = "default", *,
                  redact_patterns: list[str] | None = None, only: list[str] | None = None,
                  workers: Any = None, worker_channel: Any = None) -> None:
-        """Every cassette written is held by this process alone (recorder.writer_lock) until `close`. A start
+        """Every cassette written is held by this process alone (cassette.writer_lock) until `close`. A start
         refused midway closes what it opened and takes away the cassettes it made (an overlay, a call log)."""
         self.cassette: Cassette | None = None  # the recorded one (record, replay, hybrid)
         self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
@@ -96,7 +99,7 @@ class Gateway:
         self.notes: list[str] = []  # said at start: why this mode, where the call log goes
         self._closed = False
         self.telemetry: Any = None  # telemetry.switch.Telemetry when traces or /metrics are asked for
-        self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (recorder.state)
+        self._groups: dict[str, GroupState] = {}  # state group -> its lanes' shared history (cassette.state)
         self.workers = workers  # gateway.http.worker_routing.Workers when this process is one of --workers N
         self.worker_channel = worker_channel  # then also: the socket its connections are dealt on (mcpgw.workers)
         self._installs = CacheInstalls()  # where the live upstreams' installs are (the lock's cache)
@@ -112,6 +115,7 @@ class Gateway:
             self.notes.append(f"--model-mode live without --overlay: the model's exchanges are answered live by "
                               f"{settings.llm_base_url} and kept nowhere a replay reads them (only the call log says "
                               "what was asked); pass --overlay NAME to keep them for replay")
+        self.naming: dict[str, str] | None = None  # the tool naming recorded (mcpgw.recorded_naming); live: the router's
         self.simulation: Simulation | None = None
         given = {s.id: s for s in specs}  # the user's lock says which servers may be simulated
         if self.mode in ("replay", "hybrid"):
@@ -136,20 +140,24 @@ class Gateway:
             if not specs or self.mode == "replay":
                 specs = recorded_specs
             else:  # hybrid: every server the cassette recorded (as the lock says to start it, if it names it), and
-                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool
-                chosen = {s.id for s in specs}
-                specs = specs + [s for s in recorded_specs if s.id not in chosen and s.id in self.recorded.catalogs]
+                # the lock's others; a recorded server outside the chosen profile would otherwise be an unknown tool.
+                # The recorded first, in their order: a replay of what this run adds lists its tools in this order
+                lock = {s.id: s for s in specs}
+                played = {s.id: lock.get(s.id, s) for s in recorded_specs if s.id in lock or s.id in self.recorded.catalogs}
+                specs = [*played.values(), *(s for s in specs if s.id not in played)]
             if only:
                 specs = [s for s in specs if s.id in only]
             if not self.recorded.catalogs:
                 self.cassette.close()
                 raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
+            self.naming = replay_naming(settings, len(specs), self.recorded.info, self.overlay)  # as recorded
         elif self.mode == "record":
             if only:
                 specs = [s for s in specs if s.id in only]
             self.cassette = open_cassette(settings, settings.cassette or (_session_name("record") if not self.notes else "default"),
                                           create=True, exclusive=True)
-            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
+            self.naming = choose_naming(settings, len(specs), None)
+            self.cassette.write_info({s.id: spec_to_dict(s) for s in specs}, naming=self.naming)
 
         if settings.log_cassette and self.mode != "record":
             if self.cassette is not None and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path:
@@ -170,12 +178,13 @@ class Gateway:
                 self.cassette.close()
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
 
-        secrets = [value for spec in specs for value in spec.secret_values()]
-        self._secrets = secrets  # every server's, masked in every record: a call may quote another server's key
-        scrubber = Redactor(secrets, redact_patterns)
-        if scrubber.active:
-            register_secrets(scrubber)  # logs, status reasons and error messages, as in cassettes
-        call_log = CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
+        # Every server's declared values (a replay's from the user's config too: the cassette holds them masked),
+        # the model's and simulator's keys and our own token, masked in every record: a call may quote any of them.
+        secrets = known_secrets(settings, specs, given.values())
+        self._redactor = Redactor(secrets, redact_patterns)  # compiled once, shared by every writer
+        if self._redactor.active:
+            register_secrets(self._redactor)  # logs, status reasons and error messages, as in cassettes
+        call_log = CallLog(self.log_cassette.store, self._redactor,
                            max_value=settings.max_logged_value, max_bytes=settings.max_call_log_bytes)
         self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
 
@@ -186,7 +195,7 @@ class Gateway:
             if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta; the model's too
                 trace_calls, trace_exchange = self.telemetry.tracing.begin, self.telemetry.tracing.begin_exchange
         events = UpstreamEvents()  # what the upstreams report, heard by the router (built after them)
-        upstreams = {spec.id: self._upstream(spec, redact_patterns or [], given.get(spec.id, spec), events) for spec in specs}
+        upstreams = {spec.id: self._upstream(spec, given.get(spec.id, spec), events) for spec in specs}
         self.router = Router(specs, upstreams, settings, call_log, events=events, trace_calls=trace_calls,
                              recording=str(self.cassette.path) if self.cassette is not None else None)
         self.server = build_server(self.router, default_run)
@@ -197,7 +206,7 @@ class Gateway:
         self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
                                        call_log, secrets=secrets, recorded_runs=runs, trace_exchange=trace_exchange)
 
-    def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
+    def _upstream(self, spec: ServerSpec, user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
         # every tracked server too, so a run that goes live gets a fresh instance to catch up.
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
@@ -217,15 +226,15 @@ class Gateway:
                     up.join_with_next_exchange()
                     await events.catalog_changed(server, kind)
 
-            def join() -> None:
+            def join() -> None:  # its lock entry kept where its catalog and answers go (the overlay, if any: the base is read-only)
                 assert self.cassette is not None
-                self.cassette.write_info({spec.id: spec_to_dict(spec)})
+                (self.overlay or self.cassette).write_info({spec.id: spec_to_dict(spec)}, naming=self.naming)
                 up.record_catalog()
 
             assert self.cassette is not None
             up = RecordingUpstream(
                 live(catalog_changed, on_idle_stop), self.overlay or self.cassette, tracked=spec.tracked,
-                group=self._group(spec), redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
+                group=self._group(spec), redact=self._redactor, lock_digest=spec_digest(spec),
                 join=join,
             )
             return up
@@ -333,34 +342,7 @@ class Gateway:
             self.close()
 
     def announce(self) -> None:
-        status = self.router.status()
-        lines = [f"mcpgw: {note}" for note in self.notes]
-        lines += [f"mcpgw: mode {self.mode}: {status['tools']} tools from {len(status['servers'])} server(s); "
-                 f"validate={self.settings.validate}; call log -> {self.log_cassette.path if self.log_cassette else None}"]
-        if self.mode in ("replay", "hybrid") and self.recorded is not None and self.cassette is not None:
-            recorded = [c["provenance"].get("recorded_at") for c in self.recorded.catalogs.values() if c.get("provenance")]
-            when = datetime.fromtimestamp(max(recorded), timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if recorded else "unknown"
-            lines.append(f"  replaying cassette {self.cassette.path} (recorded {when}, "
-                         f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
-                         + (" except for misses" if self.mode == "hybrid" else ""))
-            lines.append(f"  recorded: {recorded_kinds(self.recorded)}; anything else is a miss. "
-                         f"See what: mcpgw cassette show {self.cassette.path.name}")
-            lines.append("  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
-                         "recording is refused from then on, never answered from another state")
-            lines.append(f"  a miss (after an equivalent recording was looked for) is {ON_MISS_SAID[self.settings.on_miss]}"
-                         + (f"; what this run adds goes into overlay {self.overlay.path} (the played cassette is "
-                            "not written)" if self.overlay is not None else
-                            f", into the played cassette itself, as --mode hybrid does (--overlay NAME keeps what a run "
-                            f"adds apart from it)" if self.mode == "hybrid" else ""))
-            lines.append("  to go live instead: mcpgw serve --mode live [--profile P]  (servers of servers.lock.yaml)")
-        if self.mode == "live" and not self.settings.cassette and not self.settings.log_cassette and self.log_cassette:
-            lines.append(f"  each live serve without --cassette keeps its call log in a new folder like this one "
-                         f"({self.settings.cassettes_dir}/live-<time>); --cassette NAME keeps it in one, "
-                         f"`mcpgw cassette ls` lists them, `mcpgw cassette rm NAME` removes one")
-        for name, info in sorted(status["servers"].items()):
-            reason = f" ({info['reason']})" if info.get("reason") else ""
-            lines.append(f"  {name:<24} {info['state']:<12} {info['exposed_tools']:>3} tools{reason}")
-        print("\n".join(lines), file=sys.stderr)
+        print("\n".join(start_lines(self)), file=sys.stderr)
 
     def close(self) -> None:
         if self._closed:
@@ -385,34 +367,16 @@ class Gateway:
                 extra["simulated"] = {"made": self.simulation.made, "failed": self.simulation.failed,
                                       "gateway_ms": round(self.simulation.gateway_ms, 3),
                                       "model": self.simulation.simulator.model}
-            self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
-                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
-                                          "model": self.model.stats(), "on_miss": self.settings.on_miss, **extra})
+            # masked as every record is: lanes are named by the clients' run ids
+            self.log_cassette.record_run(self._redactor({
+                "kind": "replay", "mode": self.mode, "source": self.cassette.path.name, "started": self.started,
+                "ended": time.time(), **counts, "lanes": lanes, "model": self.model.stats(),
+                "on_miss": self.settings.on_miss, **extra}))
         if self.telemetry is not None:  # every run's root span ends, and what is queued is sent (bounded wait)
             self.telemetry.close()
         for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 
 
-ON_MISS_SAID = {"refuse": "refused", "live": "answered live and recorded",
-                "simulate": "answered by the simulator where the server may be simulated (stateless, or "
-                            "`simulate: allowed`), else refused"}
-
-
 def _session_name(mode: str) -> str:
     return datetime.now(timezone.utc).strftime(f"{mode}-%Y%m%d-%H%M%S-%f")
-
-
-def recorded_kinds(recorded: Recorded) -> str:
-    """What a replay can answer, by kind: the model's exchanges (on /v1) counted beside the tool servers'
-    calls, reads and prompts, so a cassette of a whole agent run does not look like a handful of calls."""
-    model = tools = reads = prompts = 0
-    for entries in recorded.exchanges.values():
-        for entry in entries:
-            method = entry.get("method")
-            model += entry.get("server") == MODEL_SERVER
-            tools += method == "tools/call"
-            reads += method == "resources/read"
-            prompts += method == "prompts/get"
-    return (f"{tools} tool calls, {reads} resource reads, {prompts} prompts, "
-            f"{model} model exchange{'' if model == 1 else 's'}")

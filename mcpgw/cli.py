@@ -8,8 +8,8 @@ import sys
 from typing import NoReturn
 
 from mcpgw.gateway import __version__
-from mcpgw.gateway.basics.errors import GatewayError
-from mcpgw.recorder.store import CassetteFormatError
+from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.cassette.store import CassetteFormatError
 
 from mcpgw.commands import cassette, connect, drift, evaluate, lock, run, serve, status
 

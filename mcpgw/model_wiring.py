@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.llm.passthrough import ModelPassthrough
 from mcpgw.llm.upstream import LiveModel
-from mcpgw.recorder.redaction import Redactor
+from mcpgw.cassette.redaction import Redactor
 
 
 def model_passthrough(settings: Any, mode: str, cassette: Any, entries: list[dict[str, Any]], default_run: str,

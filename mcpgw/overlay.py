@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgw.gateway.basics.errors import CassetteError, GatewayError
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.llm.passthrough import MODEL_SERVER
-from mcpgw.recorder.cassette import Cassette, Recorded, open_named
-from mcpgw.recorder.paths import cassette_path
-from mcpgw.recorder.redaction import Redactor
+from mcpgw.cassette.cassette import Cassette, Recorded, open_named
+from mcpgw.cassette.paths import cassette_path
+from mcpgw.cassette.redaction import Redactor
 from mcpgw.replay.answer_sources import Simulation, mark_overlay
 from mcpgw.replay.simulator import SIMULATOR_SERVER, Simulator, SimulatorConfig
 
@@ -73,7 +73,7 @@ def _one_cassette(settings: Settings, a: str, b: str) -> bool:
 
 def open_overlay(settings: Settings, base: Cassette, notes: list[str] | None = None) -> Cassette:
     """The overlay cassette, made if new, inside the cassettes folder, held by this process alone (a second writer
-    is refused: recorder.writer_lock); refused when it is the base, another base's, or made over this base as it was
+    is refused: cassette.writer_lock); refused when it is the base, another base's, or made over this base as it was
     before it changed. `notes`: what to say at start."""
     assert settings.overlay is not None
     if cassette_path(settings.cassettes_dir, settings.overlay, write=True).resolve() == base.path.resolve():
@@ -137,7 +137,14 @@ def layered(base: Recorded, overlay: Recorded) -> Recorded:
         by_server.setdefault(server, []).extend(mark_overlay(entries) if server != MODEL_SERVER else entries)
     for key, entries in overlay.exchanges.items():
         exchanges.setdefault(key, []).extend(e for e in entries if e.get("server") != SIMULATOR_SERVER)
-    merged = Recorded(base.info, base.catalogs, exchanges)
+    # A server the base lacks, first served by a hybrid run over this overlay, is the overlay's: its lock entry,
+    # its catalog; the naming tools had in the overlay's runs is theirs (mcpgw.recorded_naming)
+    servers = dict(base.info.get("servers", {}))
+    servers.update((sid, spec) for sid, spec in overlay.info.get("servers", {}).items() if sid not in servers)
+    info = {**base.info, "servers": servers}
+    if "naming" in overlay.info:
+        info["naming"] = overlay.info["naming"]
+    merged = Recorded(info, {**overlay.catalogs, **base.catalogs}, exchanges)
     merged.by_server.update(by_server)
     return merged
 
@@ -166,6 +173,7 @@ def simulation(settings: Settings, overlay: Cassette | None, secrets: list[str],
         key = os.environ.get(settings.simulator_key_env)
         if not key:
             raise GatewayError(f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set")
-    config = SimulatorConfig(settings.simulator_base_url, settings.simulator_model, key, settings.simulator_timeout)
+    config = SimulatorConfig(settings.simulator_base_url, settings.simulator_model, key, settings.simulator_timeout,
+                             max_bytes=settings.max_response_bytes)  # a simulator's answer is bounded as a server's is
     # the servers' declared values and the simulator's key never reach the overlay's bytes
     return Simulation(Simulator(config), overlay, Redactor([*secrets, *([key] if key else [])], patterns))

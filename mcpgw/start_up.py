@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.front import serve_http
+from mcpgw.gateway.mcp_server import serve_http
 from mcpgw.gateway.endpoints.http_app import build_model_app
 
 

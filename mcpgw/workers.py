@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from mcpgw.gateway.http.connection_handoff import ConnectionDealer, channel_pair
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.http.worker_routing import Workers
 
 

@@ -15,9 +15,9 @@ from typing import IO, Any
 
 import logging
 
-from mcpgw.recorder.codec import pack
-from mcpgw.recorder.redaction import Redactor
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.codec import pack
+from mcpgw.cassette.redaction import Redactor
+from mcpgw.cassette.store import CassetteStore
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ class CallLog:
         self.max_bytes = max_bytes
         data = store.path / "data.mdb"
         self.size = data.stat().st_size if data.exists() else 0  # an estimate: file size + bytes appended since
-        self.dropped = 0
+        self.dropped = 0  # over max_bytes
+        self.lost = 0  # not handed to the store (closed at shutdown); those the store gave up are in its `dropped`
 
     def describe(self) -> dict[str, Any]:
         """What /status shows of the call log."""
@@ -56,9 +57,12 @@ class CallLog:
 
     def append(self, record: dict[str, Any]) -> None:
         """Never raises: a call log that cannot be written must not fail the call it describes."""
-        if self.redact is not None:  # arguments and errors can carry secrets too
-            record = self.redact(record)
         packed = pack(record)
+        # Arguments, results and errors can carry secrets too: the record is walked and masked only when its
+        # bytes show one (a scan of the packed record costs a call far less than a walk of it)
+        if self.redact is not None and self.redact.may_be_in(packed):
+            record = self.redact(record)
+            packed = pack(record)
         if len(packed) > self.max_value:  # only then can one of its strings be over the cap
             record = cap_values(record, self.max_value)
             packed = pack(record)
@@ -73,13 +77,20 @@ class CallLog:
         try:
             self.store.append("calls", record, packed=packed)  # packed once: its seq is written in at commit
         except Exception as exc:  # noqa: BLE001 - closed store at shutdown, and the like
+            self.lost += 1
             logger.error("call log: record of %s dropped: %s", record.get("exposed_name"), exc)
 
     def health(self) -> dict[str, Any]:
-        health = {**self.store.health(), "bytes": self.size, "max_bytes": self.max_bytes, "dropped": self.dropped}
+        """The store's health, and `dropped`: every record of a call that is not in the log and never will be
+        (over the size limit, given up by a failing store, or not handed to it)."""
+        unwritten = self.lost + self.store.dropped.get("calls", 0)
+        health = {**self.store.health(), "bytes": self.size, "max_bytes": self.max_bytes,
+                  "dropped": self.dropped + unwritten}
         if self.dropped:
             health["error"] = (f"call log full: {self.max_bytes >> 20} MiB limit reached, {self.dropped} record(s) "
                                f"dropped; raise --max-call-log-mb or log into another cassette")
+        elif unwritten and health.get("error") is None:
+            health["error"] = f"{unwritten} call record(s) could not be written to the cassette and were dropped"
         return health
 
 

@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mcpgw.gateway.basics.errors import GatewayError
-from mcpgw.recorder.paths import existing_cassette, is_cassette
-from mcpgw.recorder.cassette_files import in_use
-from mcpgw.recorder.store import CassetteFormatError, CassetteStore
+from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.cassette.paths import existing_cassette, is_cassette
+from mcpgw.cassette.on_disk import in_use
+from mcpgw.cassette.store import CassetteFormatError, CassetteStore
 
 RUNS_DIR = "runs"
 CHOICES = "recorded, last, all or a session stamp"

@@ -1,1 +1,1 @@
-"""Replay: answer MCP requests from cassettes, miss policies, drift checks."""
+"""Built on the cassette to answer and check: the cassette upstream (an MCP server played from a cassette), where an answer the recording lacks comes from (answer sources, the simulator), comparing answers, drift."""

@@ -6,7 +6,7 @@ by the first of these that can, and its call-log record says which (`source`):
     recorded    an exact recording (the base cassette, or a recording the overlay
                 holds from an earlier session of the same run kind: see below)
     equivalent  the recording of the same call once the arguments are normalised by
-                the tool's inputSchema (replay.equivalence)
+                the tool's inputSchema (cassette.equivalence)
     live        the real server (--on-miss live, i.e. --mode hybrid), recorded
     simulated   a language model given the tool and nearest recordings (--on-miss
                 simulate; replay.simulator), recorded
@@ -26,12 +26,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpgw.gateway.basics.errors import CassetteError, ReplayMiss
+from mcpgw.gateway.errors.tree import CassetteError, ReplayMiss
+from mcpgw.gateway.tools.validation import ValidatorCache
 from mcpgw.gateway.upstreams.upstream import CallOptions
-from mcpgw.recorder.keys import base_key
-from mcpgw.recorder.misses import simulator_gave_none
-from mcpgw.recorder.recorder import Recorder
-from mcpgw.recorder.store import StoreWriteError
+from mcpgw.cassette.keys import base_key
+from mcpgw.cassette.misses import simulator_gave_none
+from mcpgw.cassette.recorder import Recorder
+from mcpgw.cassette.store import StoreWriteError
 from mcpgw.replay.simulator import SIMULATOR_SERVER, SimulationFailed, Simulator
 
 RECORDED, EQUIVALENT, LIVE, SIMULATED, MISSED = "recorded", "equivalent", "live", "simulated", "missed"
@@ -66,12 +67,26 @@ class Simulation:
 
     def __init__(self, simulator: Simulator, overlay: Any, redact: Callable[[Any], Any]) -> None:
         self.simulator = simulator
-        self.overlay = overlay  # recorder.cassette.Cassette, written; the base is never
+        self.overlay = overlay  # cassette.cassette.Cassette, written; the base is never
         self.redact = redact
         self.recorder = Recorder(overlay, redact)
         self.made = 0  # simulated answers made this session
         self.failed = 0
+        self.refused_invalid = 0  # calls whose arguments fail the tool's inputSchema: never simulated
+        self._validators = ValidatorCache()
         self.gateway_ms = 0.0  # time spent in the gateway making them, the simulator's own time excluded
+
+    def invalid_call(self, tool: dict[str, Any], arguments: Any) -> dict[str, Any] | None:
+        """The validation error as a tool result (isError, as MCP asks of input validation errors) when the
+        arguments fail the tool's inputSchema, else None. The real server would have refused such a call, so a
+        simulated success would be an answer no server gives; it is not asked, and nothing is stored."""
+        verdict = self._validators.compile(tool.get("inputSchema", {})).check({} if arguments is None else arguments)
+        if verdict.valid is not False:
+            return None
+        self.refused_invalid += 1
+        text = (f"Invalid arguments for tool {tool.get('name')!r}: {verdict.describe()}. The recording does not "
+                "answer this call, and a call its schema refuses is not simulated.")
+        return {"content": [{"type": "text", "text": text}], "isError": True}
 
     async def answer(self, server: str, tool: dict[str, Any], call: Any, method: str, params: dict[str, Any],
                      recorded: list[dict[str, Any]], options: CallOptions

@@ -1,14 +1,14 @@
 """CassetteUpstream: answers one server's requests from a cassette, starting nothing.
 
-The server is one kind of exchange played by `replay.player.Player` (the model's
+The server is one kind of exchange played by `cassette.player.Player` (the model's
 completions are another), so keys, lanes and divergence are the player's:
 - a request's key holds the lane's history of state-changing calls to this
-  server (`recorder.state`), so a read is answered only at the state it was
+  server (`cassette.state`), so a read is answered only at the state it was
   recorded in; identical requests at one state answer in recorded order, and
   past the end `past_end` decides ("repeat" the last answer, or "miss"); a lane
   recorded under the same name (a tagged run id, e.g. one attempt of a task)
   answers from its own recordings of the request, any other lane from all of
-  them (`replay.lanes`);
+  them (`cassette.lanes`);
 - a miss on a state-changing call means the run has left the recording: from
   then on this server (and its state group) answers nothing more from the cassette in that lane
   (`ReplayDiverged`, "diverged at call N: ..."), unless it is declared stateless.
@@ -29,20 +29,20 @@ import anyio
 from anyio.abc import TaskStatus
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.gateway.basics.errors import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
-from mcpgw.gateway.basics.stable_results import StableResults
+from mcpgw.gateway.errors.tree import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
+from mcpgw.gateway.encoding.result_memo import ResultMemo
 from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Reply, Status, Upstream, answered_by
-from mcpgw.recorder.codec import pack
-from mcpgw.recorder.lane_table import MAX_LANES
-from mcpgw.recorder.recorder import entry_record
-from mcpgw.recorder.misses import catch_up_diverged, catch_up_failed, refused, tool_miss, what
-from mcpgw.recorder.redaction import MASK
-from mcpgw.recorder.state import Call, GroupState, StateModel, read_only_tools
+from mcpgw.cassette.codec import pack
+from mcpgw.cassette.lane_table import MAX_LANES
+from mcpgw.cassette.recorder import entry_record
+from mcpgw.cassette.misses import catch_up_diverged, catch_up_failed, refused, tool_miss, what
+from mcpgw.cassette.redaction import MASK
+from mcpgw.cassette.state import Call, GroupState, StateModel, read_only_tools
 from mcpgw.replay.compare import Rules, compare_results, parse_rules
 from mcpgw.replay.answer_sources import ANSWERED_AS, EQUIVALENT, MISSED, RECORDED, SIMULATED, Simulation, label_all, with_label
 from mcpgw.replay.answer_sources import LIVE as LIVE_SOURCE
-from mcpgw.replay.equivalence import Equivalents
-from mcpgw.replay.player import DIVERGED, LIVE, MISS, SIMULATE, Lane, Player, Turn
+from mcpgw.cassette.equivalence import Equivalents
+from mcpgw.cassette.player import DIVERGED, LIVE, MISS, SIMULATE, Lane, Player, PlayDecision
 
 
 class LiveFallback(Upstream, Protocol):
@@ -99,7 +99,7 @@ class CassetteUpstream:
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
         self.diverged: Counter[str] = Counter()
-        self._stable = StableResults()  # the recorded results answered: their digests (and answer texts) made once
+        self._stable = ResultMemo()  # the recorded results answered: their digests (and answer texts) made once
 
     # A server the cassette lacks is, in hybrid mode, the live one: its catalog and state (each of its calls
     # misses and goes live, recorded), rather than "unavailable" while its live side runs (and "Unknown tool").
@@ -157,7 +157,7 @@ class CassetteUpstream:
         options = options or CallOptions()
         if self.fallback is None or not self.model.tracked:
             return await self._answer(method, params, options)
-        # Hybrid: a lane's calls reach the live side in the order they came, as recording's do (recorder.lane_gate):
+        # Hybrid: a lane's calls reach the live side in the order they came, as recording's do (cassette.lane_gate):
         # a read sent while the lane's write runs live would be answered from the state before it and recorded
         # under the key after it. Each call is keyed once the earlier ones it must follow have finished, so a
         # write answered live has moved the lane's history on before a later call is keyed.
@@ -209,10 +209,13 @@ class CassetteUpstream:
         return Reply(with_label(result, source) if self.label_in_result else result, source, call.key,
                      self._stable.mark(result).digest, note)
 
-    async def _simulate(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
+    async def _simulate(self, turn: PlayDecision, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
         """--on-miss simulate: the simulator's answer, kept in the overlay; a miss (and the divergence rule) without one."""
         assert self.simulation is not None and turn.lane is not None
         tool = self._tool(str(params.get("name"))) if method == "tools/call" else None
+        refusal = self.simulation.invalid_call(tool, params.get("arguments")) if tool is not None else None
+        if refusal is not None:  # what the real server would say (an error), labelled missed; the lane is unmoved
+            return Reply(with_label(refusal, MISSED) if self.label_in_result else refusal, MISSED, turn.call.key)
         try:
             if tool is None:
                 raise ReplayMiss(tool_miss(self.name, method, params, self.server_entries,
@@ -229,7 +232,7 @@ class CassetteUpstream:
 
     # -- hybrid --------------------------------------------------------------------
 
-    async def _live(self, turn: Turn, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
+    async def _live(self, turn: PlayDecision, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
         lane, call = turn.lane, turn.call
         assert lane is not None and self.fallback is not None  # hybrid: a lane, and the live side
         if self.model.tracked and not lane.live:

@@ -21,10 +21,10 @@ from typing import Any
 import anyio
 
 from mcpgw.gateway.specs.server_spec import ServerSpec
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Upstream
-from mcpgw.recorder.cassette import Recorded
+from mcpgw.cassette.cassette import Recorded
 from mcpgw.replay.compare import Difference, IgnoreRule, Rules, compare_results, propose_rules
 
 MakeUpstream = Callable[[ServerSpec, Settings], Upstream]

@@ -7,12 +7,17 @@ chat endpoint. It is shown the tool's name, description, input and output
 schemas, the call's arguments and the few recorded exchanges of the same tool
 nearest to them (arguments and results), and replies with the result: a JSON
 object shaped as an MCP `CallToolResult`, or plain text (one text block). A result
-that does not validate against the tool's `outputSchema` is asked again once,
-with the reason; then the call is refused as a miss. A simulator that hangs,
-fails or answers garbage is a miss with that reason, never a 5xx.
+whose structuredContent is not an object or does not validate against the tool's
+`outputSchema` is asked again once, with the reason; then the call is refused as a
+miss. A simulator that hangs, fails or answers garbage is a miss with that reason,
+never a 5xx. Bounded: the whole answer, retry included, within the simulator
+timeout; each HTTP answer within the gateway's response limit (read no further);
+its JSON at most json_messages.MAX_DEPTH deep; the result a valid `CallToolResult`
+(replay.simulated_result) before anything of it is stored.
 
 What it answered is kept (replay/answer_sources.py writes it into the overlay with
-the model and the recorded exchanges it was shown), so it is simulated once.
+the model and the recorded exchanges it was shown), so it is simulated once; the
+simulator's own exchange is kept beside it without the answer's text (stored once).
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ import httpx
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
-from mcpgw.recorder.misses import differences
+from mcpgw.gateway.encoding.json_messages import parse_json
+from mcpgw.cassette.misses import differences
+from mcpgw.replay.simulated_result import SimulationFailed as SimulationFailed  # (raised here, caught by callers)
+from mcpgw.replay.simulated_result import as_tool_result as as_tool_result
 
 EXAMPLES = 3  # recorded exchanges shown per simulated call
 EXAMPLE_CHARS = 4000  # of one example's result, as shown
@@ -45,10 +53,6 @@ INSTRUCTIONS = (
 )
 
 
-class SimulationFailed(Exception):
-    """The simulator gave no usable answer: why, in one sentence."""
-
-
 @dataclass
 class Simulated:
     result: dict[str, Any]
@@ -62,7 +66,8 @@ class SimulatorConfig:
     base_url: str
     model: str
     key: str | None = None
-    timeout: float = 60.0
+    timeout: float = 60.0  # the whole simulated answer, its retry included
+    max_bytes: int = 16 * 1024 * 1024  # of one simulator answer (the gateway's --max-response-bytes)
 
 
 def examples_for(tool: str, arguments: Any, entries: list[dict[str, Any]], limit: int = EXAMPLES) -> list[dict[str, Any]]:
@@ -106,33 +111,10 @@ def prompt(server: str, tool: dict[str, Any], arguments: Any, examples: list[dic
     return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def as_tool_result(reply: str) -> dict[str, Any]:
-    """The simulator's reply as a CallToolResult: a JSON object of that shape, else the text as one text block."""
-    text = reply.strip()
-    if text.startswith("```"):  # a fenced block: its inside
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0].strip()
-    if not text:
-        raise SimulationFailed("the simulator answered nothing")
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {"content": [{"type": "text", "text": reply.strip()}], "isError": False}
-    if not isinstance(value, dict) or not isinstance(value.get("content"), list):
-        return {"content": [{"type": "text", "text": reply.strip()}], "isError": False}
-    content = value["content"]
-    if not all(isinstance(block, dict) and isinstance(block.get("type"), str) for block in content):
-        raise SimulationFailed("the simulator's CallToolResult has content blocks without a type")
-    result: dict[str, Any] = {"content": content, "isError": bool(value.get("isError", False))}
-    if "structuredContent" in value:
-        if not isinstance(value["structuredContent"], dict):
-            raise SimulationFailed("the simulator's structuredContent is not an object")
-        result["structuredContent"] = value["structuredContent"]
-    return result
-
-
 def output_problem(result: dict[str, Any], schema: Any) -> str | None:
     """Why `result` does not meet the tool's outputSchema (MCP: structuredContent is then required), or None."""
+    if "structuredContent" in result and not isinstance(result["structuredContent"], dict):
+        return "structuredContent must be a JSON object"
     if not isinstance(schema, dict) or result.get("isError"):
         return None
     if "structuredContent" not in result:
@@ -167,25 +149,27 @@ class Simulator:
         messages = prompt(server, tool, arguments, examples)
         exchanges: list[dict[str, Any]] = []
         problem = ""
+        deadline = anyio.current_time() + self.config.timeout  # one bound for the answer, its retry included
         for attempt in range(1, ATTEMPTS + 1):
-            reply = await self._ask(messages, exchanges)
+            reply = await self._ask(messages, exchanges, deadline)
             result = as_tool_result(reply)
             problem = output_problem(result, tool.get("outputSchema")) or ""
             if not problem:
+                _kept_once(exchanges[-1])
                 return Simulated(result, [str(e.get("key")) for e in examples], attempt, exchanges)
             messages = [*messages, {"role": "assistant", "content": reply},
                         {"role": "user", "content": f"That answer is not usable: {problem}. Reply again, with the "
                                                     "result only."}]
         raise SimulationFailed(f"the simulated answer did not validate twice ({problem})")
 
-    async def _ask(self, messages: list[dict[str, str]], exchanges: list[dict[str, Any]]) -> str:
+    async def _ask(self, messages: list[dict[str, str]], exchanges: list[dict[str, Any]], deadline: float) -> str:
         body = {"model": self.model, "messages": messages, "temperature": 0}
         started = time.perf_counter()
         exchange: dict[str, Any] = {"request": body}
         exchanges.append(exchange)
         try:
-            with anyio.fail_after(self.config.timeout):  # the whole answer, however slowly it trickles
-                response = await self._client.post("chat/completions", json=body)
+            with anyio.fail_after(max(0.0, deadline - anyio.current_time())):  # however slowly it trickles
+                status, raw = await self._post(body)
         except TimeoutError:
             exchange["error"] = "timeout"
             raise SimulationFailed(f"the simulator did not answer within {self.config.timeout:g} s") from None
@@ -194,15 +178,18 @@ class Simulator:
             raise SimulationFailed(f"the simulator could not be reached ({type(exc).__name__})") from None
         finally:
             exchange["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        exchange["status"] = response.status_code
-        try:
-            answer = response.json()
-        except ValueError:
-            exchange["text"] = response.text[:2000]
-            raise SimulationFailed(f"the simulator answered HTTP {response.status_code} without JSON") from None
+        exchange["status"] = status
+        if raw is None:
+            exchange["error"] = "too large"
+            raise SimulationFailed(f"the simulator's answer is larger than the gateway's limit of {self.config.max_bytes} "
+                                   "bytes (mcpgw serve --max-response-bytes N raises it)")
+        answer, problem = parse_json(raw)  # strict JSON, nested at most json_messages.MAX_DEPTH deep
+        if problem is not None:
+            exchange["text"] = raw[:2000].decode("utf-8", "replace")
+            raise SimulationFailed(f"the simulator answered HTTP {status} without usable JSON ({problem})")
         exchange["response"] = answer
-        if response.status_code != 200:
-            raise SimulationFailed(f"the simulator answered HTTP {response.status_code}")
+        if status != 200:
+            raise SimulationFailed(f"the simulator answered HTTP {status}")
         try:
             content = answer["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -211,3 +198,29 @@ class Simulator:
             raise SimulationFailed("the simulator's message content is not text")
         return content
 
+    async def _post(self, body: dict[str, Any]) -> tuple[int, bytes | None]:
+        """The status and body of the simulator's answer; None for a body over the limit (read no further)."""
+        limit = self.config.max_bytes
+        async with self._client.stream("POST", "chat/completions", json=body) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                return response.status_code, None
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    return response.status_code, None
+                chunks.append(chunk)
+        return response.status_code, b"".join(chunks)
+
+
+KEPT_ONCE = "(kept once: the simulated answer this exchange made)"
+
+
+def _kept_once(exchange: dict[str, Any]) -> None:
+    """The exchange that made the answer, for the record, without the answer's text: that is stored once, as the
+    answer itself (replay.answer_sources)."""
+    try:
+        exchange["response"]["choices"][0]["message"]["content"] = KEPT_ONCE
+    except (KeyError, IndexError, TypeError):  # (it had that shape: the answer was read from there)
+        pass

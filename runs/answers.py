@@ -39,7 +39,7 @@ def read_finished(path: Path) -> dict[str, dict[str, Any]]:
 def check_answers_path(path: Path, task_files: list[str]) -> None:
     """Refuse an `--answers` file the run would destroy: it is rewritten in place, so it must be an answers
     file (or new), not a task file, a folder, or anything else that happens to be there."""
-    from mcpgw.gateway.basics.errors import GatewayError
+    from mcpgw.gateway.errors.tree import GatewayError
 
     if path.is_dir():
         raise GatewayError(f"--answers {path}: a folder; name the answers file (e.g. {path / 'answers.jsonl'})")

@@ -44,7 +44,7 @@ def plan(status: dict[str, Any], bases: list[str]) -> dict[str, int]:
 
 def highest_attempts(cassette: Path, bases: set[str]) -> dict[str, int]:
     """base -> highest attempt with exchanges recorded in `cassette` (read-only, while the gateway writes)."""
-    from mcpgw.recorder.store import CassetteStore
+    from mcpgw.cassette.store import CassetteStore
 
     if not (cassette / "data.mdb").exists():
         return {}
@@ -69,7 +69,7 @@ def highest_attempts(cassette: Path, bases: set[str]) -> dict[str, int]:
 
 def final_attempts(cassette: Path) -> dict[str, int]:
     """base -> the attempt whose answer the latest run of that task kept (from the cassette's manifests)."""
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
     from mcpgw.runs.manifest import KIND
 
     recording = Cassette(cassette, create=False, readonly=True)

@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mcpgw.recorder.cassette import Cassette
-from mcpgw.recorder.codec import pack
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.codec import pack
 
 PARTS_SUFFIX = ".parts"
 

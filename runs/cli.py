@@ -10,10 +10,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.gateway.specs.modes import Mode, choices
 from mcpgw.runs.report import Progress, summary
 
-MODES = ("record", "replay", "live", "hybrid")
+MODES = choices(Mode)
 STRATEGY_NAMES = ("mcpbench", "react", "tc")  # runs.strategies.STRATEGIES' keys, named here so `--help` imports no strategy
 
 

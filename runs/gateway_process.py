@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 
 
 def free_port() -> int:

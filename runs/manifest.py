@@ -12,7 +12,7 @@ KIND = "agent-run"
 
 
 def write_manifest(cassette_dir: str | Path, manifest: dict[str, Any]) -> None:
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
 
     cassette = Cassette(Path(cassette_dir), create=False)
     try:

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.runs.answers import FINISHED, AnswersFile, read_finished
 from mcpgw.runs.attempts import final_attempts, highest_attempts
 from mcpgw.runs.cassette_parts import merge_parts, part_paths, parts_dir
@@ -91,7 +91,7 @@ def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptio
     target = cassettes / log_name
     recording = None
     if args.mode in ("replay", "hybrid"):
-        from mcpgw.recorder.paths import cassette_path
+        from mcpgw.cassette.paths import cassette_path
 
         recording = cassette_path(cassettes, args.cassette).resolve()
         if not (recording / "data.mdb").is_file():

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.runs.gateway_process import GatewayProcess
 from mcpgw.runs.runner import RunOptions, run_one
 from mcpgw.runs.tasks import RunTask

@@ -43,7 +43,7 @@ def import_everything() -> int:
         for f in (Path(str(p)) for p in importlib.metadata.files("mcpgw") or [])
         if f.suffix == ".py" and f.stem != "__main__" and not f.parts[0].endswith(".dist-info")
     )  # __main__ modules run a command when imported
-    for name in ("mcpgw.lock", "mcpgw.evaluator.judges", "mcpgw.evaluator.report", "mcpgw.recorder.embedded"):
+    for name in ("mcpgw.lock", "mcpgw.evaluator.judges", "mcpgw.evaluator.report", "mcpgw.cassette.embedded"):
         if name not in modules:
             fail(f"{name} is not in the wheel")
     for name in modules:
@@ -64,7 +64,7 @@ def free_port() -> int:
 
 def recorded_call(shipped: Path) -> dict:
     """The first recorded tools/call of a stateless server: it replays the same in any run."""
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
 
     cassette = Cassette(shipped, create=False, readonly=True)
     try:
@@ -146,7 +146,7 @@ def live_from_the_shipped_lock(mcpgw: Path) -> None:
 
 def main() -> None:
     count = import_everything()
-    from mcpgw.recorder.embedded import PACKAGED, shipped_default
+    from mcpgw.cassette.embedded import PACKAGED, shipped_default
 
     shipped = shipped_default()
     if shipped != PACKAGED:

@@ -23,7 +23,7 @@ class Telemetry:
         self.metrics: Any = None
         self.status: Any = None  # set once the HTTP app exists: its /status body, for /metrics' gauges
         if settings.otlp_endpoint or settings.otlp_env:
-            from mcpgw.telemetry.exporter import otlp_exporter
+            from mcpgw.telemetry.otlp_exporter import otlp_exporter
             from mcpgw.telemetry.tracing import Tracing
 
             self.tracing = Tracing(otlp_exporter(settings.otlp_endpoint), content=settings.trace_content,

@@ -163,13 +163,14 @@ class Tracing:
         """A finished record's span, under its lane's root, or the client's span when it sent a `traceparent`.
         Never raises (a call must not fail for its span)."""
         try:
+            raw = record  # its lane as `begin` saw it: the root's key (the root masks what it shows)
             if self.mask is not None:
                 record = self.mask(record)
             made = shape(record, content=self.content)
             parent = remote_parent(record.get("client_traceparent"))
             if parent is None:
-                lane = str(record.get("lane") or record.get("run_id") or "default")
-                parent = self._root(lane, record.get("run_id"), made.start_ns, made.end_ns).context
+                lane = str(raw.get("lane") or raw.get("run_id") or "default")
+                parent = self._root(lane, raw.get("run_id"), made.start_ns, made.end_ns).context
             chosen = record.get("span_id") if not self.record_time else None  # an export makes new ids
             self.emit(made, parent, int(chosen, 16) if isinstance(chosen, str) else None)
         except Exception:  # noqa: BLE001
@@ -197,8 +198,10 @@ class Tracing:
                 self.roots.move_to_end(lane)
                 root.last_end_ns, root.touched = max(root.last_end_ns, end_ns), now
             else:
-                span = self.tracer.start_span(f"run {lane}", context=None, kind=SpanKind.SERVER,
-                                              attributes=root_attributes(lane, run_id), start_time=start_ns)
+                # a run id is the client's text, and may quote a secret: masked as the records are (once a run)
+                shown, shown_id = (self.mask(lane), self.mask(run_id)) if self.mask is not None else (lane, run_id)
+                span = self.tracer.start_span(f"run {shown}", context=None, kind=SpanKind.SERVER,
+                                              attributes=root_attributes(shown, shown_id), start_time=start_ns)
                 root = self.roots[lane] = _Root(span, trace.set_span_in_context(span), end_ns, now)
                 while len(self.roots) > self.max_open:
                     ended.append(self.roots.popitem(last=False)[1])
@@ -235,7 +238,7 @@ class Tracing:
             self.roots.clear()
         for old in ended:
             old.span.end(end_time=old.last_end_ns)
-        if getattr(self.exporter, "failing", False):  # telemetry.exporter.OnceWarningExporter
+        if getattr(self.exporter, "failing", False):  # telemetry.otlp_exporter.OnceWarningExporter
             self.exporter.abandon()
 
         def finish() -> None:

@@ -1,7 +1,7 @@
 """The layering stays visible: the core imports none of the features, and no package cycle exists.
 
 Every part installs under one import name, `mcpgw` (setup.py maps the folders):
-gateway/   mcpgw.gateway, the core: upstreams, router, catalog, validation, front (imports only itself)
+gateway/   mcpgw.gateway, the core: upstreams, router, catalog, validation, the MCP server (imports only itself)
 recorder/, replay/, evaluator/, ...   mcpgw.recorder, ...: features built on the core
 lock/      mcpgw.lock: installing, building, refreshing, checking: imports the core; recorder/ and
            replay/ (the record and replay the gateway serves) import it no more than gateway/ does
@@ -19,10 +19,10 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 ROOT_PACKAGE = "mcpgw"
-PARTS = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock", "telemetry")  # setup.py's PARTS
+PARTS = ("gateway", "cassette", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock", "telemetry")  # setup.py's PARTS
 CORE = "gateway"
 LOCK = "lock"
-NOT_IMPORTING_LOCK = ("gateway", "recorder", "replay")  # what serving needs; `lock` builds on it
+NOT_IMPORTING_LOCK = ("gateway", "cassette", "recorder", "replay")  # what serving needs; `lock` builds on it
 NOT_OURS = {".venv", "build", "dist", "__pycache__", "node_modules", ".git"}
 
 
@@ -126,14 +126,15 @@ def test_the_core_imports_no_feature_package():
 # A new edge is a design decision: draw it here, and in the README's Layout section.
 MAY_IMPORT = {
     "gateway": set(),
-    "recorder": {"gateway"},
-    "replay": {"gateway", "recorder"},
-    "llm": {"gateway", "recorder", "replay"},
-    "evaluator": {"gateway", "recorder"},
+    "cassette": {"gateway"},  # the cassette: store, keys, lanes, player, recorder
+    "recorder": {"gateway", "cassette"},  # the call log and replay logs
+    "replay": {"gateway", "cassette", "recorder"},
+    "llm": {"gateway", "cassette", "recorder", "replay"},
+    "evaluator": {"gateway", "cassette", "recorder"},
     "harness": {"gateway"},
-    "lock": {"gateway", "recorder"},
-    "runs": {"gateway", "recorder", "evaluator"},
-    "telemetry": {"gateway", "recorder"},  # spans and metrics of call-log records; wired in by mcpgw/ only
+    "lock": {"gateway", "cassette", "recorder"},
+    "runs": {"gateway", "cassette", "recorder", "evaluator"},
+    "telemetry": {"gateway", "cassette", "recorder"},  # spans and metrics of call-log records; wired in by mcpgw/ only
 }
 
 
@@ -166,13 +167,13 @@ def test_lock_is_a_top_level_feature_package():
 
 def test_the_core_does_not_import_the_lock_feature():
     hits = [hit for package in NOT_IMPORTING_LOCK for hit in lock_imports(package)]
-    assert hits == [], "the core is handed the install lookup (lock.installed, through gateway.upstreams.installs); it never imports lock/: " + "; ".join(hits)
+    assert hits == [], "the core is handed the install lookup (lock.install_lookup, through gateway.upstreams.installs); it never imports lock/: " + "; ".join(hits)
 
 
 def test_the_core_knows_no_install_format():
-    """Where installs are (the cache folder, build markers, npx / uvx records) is the lock's (lock/installed.py); the
+    """Where installs are (the cache folder, build markers, npx / uvx records) is the lock's (lock/install_lookup.py); the
     core asks through the `Installs` it is handed (gateway/upstreams/installs.py) and reads no cache itself."""
-    assert (ROOT / LOCK / "installed.py").is_file() and not (ROOT / CORE / "upstreams" / "installed.py").exists()
+    assert (ROOT / LOCK / "install_lookup.py").is_file() and not (ROOT / CORE / "upstreams" / "installed.py").exists()
     readers = [str(path.relative_to(ROOT)) for path in (ROOT / CORE).rglob("*.py")
                if any(word in path.read_text() for word in ("MCPGW_CACHE", ".mcpgw-build", "builds/", "cache_root"))]
     assert readers == [], readers
@@ -182,14 +183,14 @@ def test_the_lock_scan_sees_imports_inside_functions_and_by_name():
     source = (
         "import json\n"
         "def start():\n"
-        "    from mcpgw.lock.install import make_plan\n"
+        "    from mcpgw.lock.installer import make_plan\n"
         "    import importlib\n"
         "    importlib.import_module('mcpgw.lock.check')\n"
         "    __import__('mcpgw.lock')\n"
         "    from mcpgw.locked import x\n"  # a different name that only starts alike
     )
     names = [name for _, name in imported_names(ast.parse(source))]
-    assert {n for n in names if room(n) == LOCK} == {"mcpgw.lock.install", "mcpgw.lock.check", "mcpgw.lock"}
+    assert {n for n in names if room(n) == LOCK} == {"mcpgw.lock.installer", "mcpgw.lock.check", "mcpgw.lock"}
 
 
 def test_only_the_composition_root_imports_it():
@@ -218,8 +219,8 @@ def test_the_package_graph_has_no_cycle():
 
 
 # The core's rooms, lowest first: a room imports only the rooms before it in this list (and itself).
-# gateway/front.py, the core's own top, may import any room. Say a new room here and in gateway/__init__.py.
-ROOMS = ["basics", "specs", "tools", "upstreams", "routing", "sessions", "stdio", "http", "endpoints"]
+# gateway/mcp_server.py, the core's own top, may import any room. Say a new room here and in gateway/__init__.py.
+ROOMS = ["errors", "encoding", "runtime", "commandline", "specs", "tools", "upstreams", "routing", "sessions", "stdio", "http", "endpoints"]
 
 
 def room_of(name: str) -> str | None:
@@ -256,7 +257,7 @@ def names_imported(tree: ast.AST, module: str, is_package: bool = False) -> list
 def test_the_rooms_are_the_core_s_folders_each_with_a_face_and_a_purpose():
     folders = sorted(p.name for p in (ROOT / CORE).iterdir() if (p / "__init__.py").exists())
     assert folders == sorted(ROOMS)
-    assert sorted(p.name for p in (ROOT / CORE).glob("*.py")) == ["__init__.py", "front.py"]  # nothing left loose
+    assert sorted(p.name for p in (ROOT / CORE).glob("*.py")) == ["__init__.py", "mcp_server.py"]  # nothing left loose
     for name in ROOMS:
         init = ROOT / CORE / name / "__init__.py"
         assert ast.get_docstring(ast.parse(init.read_text())), f"{init}: say what the room is for"
@@ -273,7 +274,7 @@ def test_a_room_imports_only_the_rooms_below_it():
             continue
         for line, name in imports_named(path):
             target = room_of(name)
-            if name.split(".")[:3] == [ROOT_PACKAGE, CORE, "front"] or (target and ROOMS.index(target) > ROOMS.index(own)):
+            if name.split(".")[:3] == [ROOT_PACKAGE, CORE, "mcp_server"] or (target and ROOMS.index(target) > ROOMS.index(own)):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({own}) imports {name}")
     assert wrong == [], wrong
 
@@ -297,10 +298,10 @@ def test_the_room_scan_sees_what_the_import_system_sees():
     source = ("from ..upstreams import live\n"
               "def later():\n"
               "    importlib.import_module('mcpgw.gateway.endpoints.hot_lane')\n"
-              "    from mcpgw.gateway import front\n")
+              "    from mcpgw.gateway import mcp_server as front\n")
     names = {name for _, name in names_imported(ast.parse(source), "mcpgw.gateway.tools.catalog")}
     assert names == {"mcpgw.gateway.upstreams", "mcpgw.gateway.upstreams.live", "mcpgw.gateway.endpoints.hot_lane",
-                     "mcpgw.gateway", "mcpgw.gateway.front"}
+                     "mcpgw.gateway", "mcpgw.gateway.mcp_server"}
     assert {room_of(name) for name in names} == {"upstreams", "endpoints", None}
 
 
@@ -334,7 +335,7 @@ def module_imports() -> dict[str, set[str]]:
 
 def test_no_module_cycle_even_through_imports_inside_functions():
     edges = module_imports()
-    assert "mcpgw.lock.install" in edges and "mcpgw.lock.build" in edges["mcpgw.lock.install"]  # lock/ is in the graph
+    assert "mcpgw.lock.installer" in edges and "mcpgw.lock.build" in edges["mcpgw.lock.installer"]  # lock/ is in the graph
     done: set[str] = set()
     cycles = []
 

@@ -59,7 +59,7 @@ def test_wheel_holds_every_module_of_the_tree(wheel):
     names = set(wheel.namelist())
     expected = tree_modules()
     for package in ("mcpgw/lock/__init__.py", "mcpgw/evaluator/judges/__init__.py",
-                    "mcpgw/evaluator/report/__init__.py", "mcpgw/recorder/embedded.py", "mcpgw/cli.py",
+                    "mcpgw/evaluator/report/__init__.py", "mcpgw/cassette/embedded.py", "mcpgw/cli.py",
                     "mcpgw/telemetry/__init__.py"):
         assert package in expected
     assert expected - names == set(), "in the tree but not in the wheel (a new top-level folder needs its name in setup.py's PARTS)"
@@ -67,7 +67,7 @@ def test_wheel_holds_every_module_of_the_tree(wheel):
 
 
 def test_wheel_carries_the_default_cassette_byte_for_byte(wheel):
-    shipped = wheel.read("mcpgw/recorder/shipped/default/data.mdb")
+    shipped = wheel.read("mcpgw/cassette/shipped/default/data.mdb")
     assert shipped == (ROOT / "cassettes" / "default" / "data.mdb").read_bytes()
     assert not any(name.endswith("lock.mdb") for name in wheel.namelist())
 

@@ -40,8 +40,8 @@ from pydantic import ValidationError
 
 from mcpgw.gateway.sessions import sdk_adapter
 
-from mcpgw.gateway.basics import stable_results
-from mcpgw.gateway.basics.json_text import compact
+from mcpgw.gateway.encoding import result_memo
+from mcpgw.gateway.encoding.json_text import compact
 from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, plainly_valid
 from mcpgw.gateway.sessions.request_context import RequestContext
 from mcpgw.gateway.sessions.sessions import SessionTable
@@ -85,7 +85,7 @@ class FastPath:
         return True
 
     def prepare(self, transport: Any, named: str | None, message: dict[str, Any], request: Any,
-                heads: Any = None, kept: Kept | None = None) -> HotCall | None:
+                heads: Any = None, kept: HeadDecisions | None = None) -> HotCall | None:
         """The request as the fast path would answer it, or None when it does not qualify (nothing has run).
         `named`: the session id the request names (its header). Also what the hot lane (gateway.endpoints.hot_lane) asks
         before it answers a request at the HTTP protocol;
@@ -157,7 +157,7 @@ class FastPath:
         return body
 
     async def answer_unscoped(self, call: HotCall) -> bytes:
-        """The answer without a cancel scope of its own: for a call run at once (gateway.basics.eager), which nothing can
+        """The answer without a cancel scope of its own: for a call run at once (gateway.runtime.eager), which nothing can
         cancel before it is answered unless it suspends, and then its task's scope does (gateway.endpoints.hot_lane)."""
         request_id = call.request_id
         ctx = FastContext(call.method, call.params, request_id, call.version, call.request, call.connection, call.kept)
@@ -214,10 +214,10 @@ class HotCall(NamedTuple):
     version: str
     request: Any
     session_id: str
-    kept: Kept | None = None
+    kept: HeadDecisions | None = None
 
 
-class Kept:
+class HeadDecisions:
     """What the handlers decide from a request's head and its session alone (the caller: run id, identity,
     endpoint, client; the per-server endpoint's server), kept with a head the hot lane keeps (gateway.http.repeat_head)
     so it is decided once for every request that repeats it rather than once per request."""
@@ -226,7 +226,7 @@ class Kept:
 
     def __init__(self, server: str | None) -> None:
         self.server = server  # gateway.endpoints.per_server.server_of(request), as the head's path names it
-        self.caller: Caller | None = None  # made by the first request's handler (gateway.front)
+        self.caller: Caller | None = None  # made by the first request's handler (gateway.mcp_server)
 
 
 class FastContext:
@@ -235,7 +235,7 @@ class FastContext:
     __slots__ = ("method", "params", "request_id", "protocol_version", "request", "connection", "meta", "kept")
 
     def __init__(self, method: str, params: Any, request_id: Any, version: str, request: Any, connection: Any,
-                 kept: Kept | None = None) -> None:
+                 kept: HeadDecisions | None = None) -> None:
         self.method = method
         self.params = params
         self.request_id = request_id
@@ -319,9 +319,9 @@ def _enveloped(request_id: Any, result_text: bytes) -> bytes:
 
 
 def _stable_text(server: Any, method: str, version: str, result: Any) -> bytes | None:
-    """The JSON of a replayed result's answer, made at its first answer and kept with it (gateway.basics.stable_results),
+    """The JSON of a replayed result's answer, made at its first answer and kept with it (gateway.encoding.result_memo),
     when its shape depends on nothing but itself (sdk_adapter's plain shape); None: shape it as usual."""
-    stable = stable_results.known(result)
+    stable = result_memo.known(result)
     if stable is None or not sdk_adapter.plain_shaping(server, method, version):
         return None
     text = stable.plain_text

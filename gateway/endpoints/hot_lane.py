@@ -3,7 +3,7 @@
 A hot request that goes the pipeline's way crosses uvicorn's ASGI cycle, eight ASGI layers, Starlette's
 routing, the SDK's session manager and its transport before the fast path (gateway.endpoints.fast_path) answers
 it: measured, most of a replayed call's CPU. The hot lane asks every layer of the pipeline's lists, in their
-order, whether it would let this request through untouched (gateway.sessions.hot_verdicts: each layer's
+order, whether it would let this request through untouched (gateway.sessions.pipeline_verdicts: each layer's
 `hot_head`, once per head, and `hot_body`, per request), and if every one would, answers it with the same
 work (the fast path's own `prepare` and `answer`) and the same bookkeeping. The lane names no layer's
 rule: a layer added to the lists is asked with no edit here, and one that gives no verdict shuts the lane.
@@ -25,7 +25,7 @@ Anything else - another path, no session, an id in flight, a refusal, an SSE
 answer, a message the fast path declines - is declined before anything has run, and goes the
 pipeline's way unchanged (gateway.http.hot_protocol replays it into uvicorn). When nothing a call does can wait
 (a replay without live fallback, start-up settled: the router's `answers_at_once`), it is answered in the
-event loop's turn that read it, without a task of its own (gateway.basics.eager). `MCPGW_HOT_LANE=off` turns
+event loop's turn that read it, without a task of its own (gateway.runtime.eager). `MCPGW_HOT_LANE=off` turns
 the lane off, for side-by-side measurements and the test that both ways answer byte for byte alike.
 """
 
@@ -40,12 +40,12 @@ from typing import Any, Final, NamedTuple
 import anyio
 from starlette.requests import Request
 
-from mcpgw.gateway.basics import eager
+from mcpgw.gateway.runtime import eager
 
 from mcpgw.gateway.sessions import sdk_adapter
 from mcpgw.gateway.http.commit_batch import Batch
-from mcpgw.gateway.endpoints.fast_path import HOT_METHODS, FastPath, HotCall, Kept, cancelled
-from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead, verdicts
+from mcpgw.gateway.endpoints.fast_path import HOT_METHODS, FastPath, HotCall, HeadDecisions, cancelled
+from mcpgw.gateway.sessions.pipeline_verdicts import DECLINED, HotHead, verdicts
 from mcpgw.gateway.sessions.request_context import CONTEXT, RequestContext
 from mcpgw.gateway.http.repeat_head import RepeatHead
 from mcpgw.gateway.sessions.request_ids import InflightIds
@@ -75,7 +75,7 @@ class HotLane:
         self.max_body = max_body  # the most body the HTTP protocol holds back for the lane (the guard's cap)
         self.at_once = at_once  # whether a call is answered without waiting (the router's `answers_at_once`)
         self.raw_path = path.encode("latin-1")
-        # Every layer of the pipeline's lists, asked in their order (gateway.sessions.hot_verdicts); a layer
+        # Every layer of the pipeline's lists, asked in their order (gateway.sessions.pipeline_verdicts); a layer
         # that gives no verdict shuts the lane (`open` False: every request goes the pipeline's way).
         asked = verdicts(layers)
         self.open = asked is not None
@@ -90,7 +90,7 @@ class HotLane:
         # gateway.http.worker_routing does: the header the lane adds to the fast path's, as written.
         self.extra_block = b"x-mcpgw-worker: %d\r\n" % worker if worker is not None else b""
         self.served = 0
-        self.started_at_once = 0  # of those, the calls begun in the turn that read them (gateway.basics.eager)
+        self.started_at_once = 0  # of those, the calls begun in the turn that read them (gateway.runtime.eager)
         self.repeated_heads = 0  # of those, the requests whose head repeated the last one, read without the parser
         self.declined = 0  # candidates (a POST to the endpoint with a session id) that went the pipeline's way
 
@@ -134,9 +134,9 @@ class HotLane:
                 return None
         if head.path != self.path:  # the endpoint the fast path serves, as the layers leave the path
             return None
-        heads = _Heads([(name, value) for name, value in headers if name != b"content-length"])
+        heads = _HeaderView([(name, value) for name, value in headers if name != b"content-length"])
         return _Head(ctx.headers, query, ctx.session_id, self.path, self.raw_path, head.server, head.endpoint, heads,
-                     Kept(head.server), head)
+                     HeadDecisions(head.server), head)
 
     def _prepare(self, head: _Head, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
                  length: str | None) -> Ready | None:
@@ -165,7 +165,7 @@ class HotLane:
         # id, not initialize, no progress token or envelope _meta - the fast path's own checks ask too, in `prepare`).
         if not (self.policy.mode == "json" or (self.policy.mode == "adaptive" and not session.relay)):
             return None
-        # The handlers read the request (and its context) only to decide what `kept` keeps (gateway.front's
+        # The handlers read the request (and its context) only to decide what `kept` keeps (gateway.mcp_server's
         # caller): made for the head's requests until one of them has decided it.
         request = None
         if head.kept.caller is None:
@@ -186,7 +186,7 @@ class HotLane:
         return Ready(call, session, transport, message)  # its id free: checked above
 
     def start(self, ready: Ready) -> eager.Done[bytes] | eager.Later[bytes] | None:
-        """The answer made at once (gateway.basics.eager) when nothing it does can wait: `Done` holds it, `Later` the
+        """The answer made at once (gateway.runtime.eager) when nothing it does can wait: `Done` holds it, `Later` the
         rest of a call that suspended after all (for `finish`, in a task). None: make it in a task (`answer`)."""
         if not self.at_once():
             ready.entry = self._file(ready)
@@ -246,8 +246,8 @@ class _Head(NamedTuple):
     raw_path: bytes
     server: str | None  # a per-server endpoint's server, and the path as the client called it
     endpoint: str | None
-    heads: _Heads  # its headers as the fast path's header checks read them (all but its length: see _Heads)
-    kept: Kept  # what the handlers decide from it (its caller): once for all the requests repeating it
+    heads: _HeaderView  # its headers as the fast path's header checks read them (all but its length: see _HeaderView)
+    kept: HeadDecisions  # what the handlers decide from it (its caller): once for all the requests repeating it
     offered: HotHead  # the head as the layers saw it, for their verdicts on each body
 
 
@@ -268,7 +268,7 @@ def _context(headers: list[tuple[bytes, bytes]], query: bytes) -> RequestContext
     return RequestContext(decoded, query)
 
 
-class _Heads:
+class _HeaderView:
     """A request's headers as the SDK's header checks read them (`request.headers.get`, the first of a
     repeated name, as Starlette's), from the raw list, without building Starlette's `Headers`. Kept with the
     lane's verdicts on a head (gateway.http.repeat_head), so read once per name for all the requests repeating it:
@@ -281,8 +281,8 @@ class _Heads:
         self.ok: bool | None = None  # the fast path's verdict on them (FastPath.prepare), once made
 
     @property
-    def headers(self) -> _Heads:
-        # A property, not `self.headers = self`: that cycle left every request's _Heads and its header list for the
+    def headers(self) -> _HeaderView:
+        # A property, not `self.headers = self`: that cycle left every request's _HeaderView and its header list for the
         # cyclic GC to find (3 objects a call; the GC's CPU per call 2.6 us before, 1.0 after, replaying).
         return self
 

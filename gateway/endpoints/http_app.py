@@ -37,7 +37,7 @@ from mcpgw.gateway.endpoints.pipeline import Layer, assemble
 from mcpgw.gateway.sessions.request_ids import InflightIds
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.sessions.sdk_adapter import GatewaySessionManager
-from mcpgw.gateway.basics.secrets import scrub
+from mcpgw.gateway.runtime.secrets import scrub
 from mcpgw.gateway.sessions.sessions import SessionAdmission, SessionLimits
 from mcpgw.gateway.endpoints.sse import SseEndpoints
 from mcpgw.gateway.endpoints.sse_streams import StreamTable
@@ -185,7 +185,7 @@ class GatewayHttpProtocol(HotLaneProtocol, HeaderDeadlineProtocol, HeadLimitsPro
     """uvicorn's HTTP protocol with the hot lane, a deadline and a size cap for request heads, and one send per answer.
     The lane reads first: a read it takes whole (a repeated head's request, or a held body's rest: the parser between
     requests, so no head under way) never reaches the head checks, which would have nothing to count or arm; every
-    other read goes on to them and the parser. A head the lane holds back still gets their bookkeeping (`head_read`)."""
+    other read goes on to them and the parser. A head the lane holds back still gets their bookkeeping (`head_complete`)."""
 
 
 def bound_port(uv_server: Any, asked: int) -> int:

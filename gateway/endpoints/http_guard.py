@@ -35,9 +35,9 @@ from urllib.parse import parse_qs
 
 import anyio
 
-from mcpgw.gateway.basics.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
-from mcpgw.gateway.basics.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
-from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
+from mcpgw.gateway.errors.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
+from mcpgw.gateway.encoding.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
+from mcpgw.gateway.sessions.pipeline_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.http.stopping import answer_if_stopped
 
@@ -121,7 +121,7 @@ _SINGLE_HEADERS = {b"host": "Host", b"origin": "Origin", b"authorization": "Auth
                    b"mcp-protocol-version": "MCP-Protocol-Version", b"x-run-id": "X-Run-Id"}
 
 
-def _said_twice(scope: Any) -> tuple[int, int, str] | None:
+def _duplicated_header_or_run(scope: Any) -> tuple[int, int, str] | None:
     """A header of `_SINGLE_HEADERS`, or the query's `run`, given more than once, or a run named twice, as
     `?run=` and as `X-Run-Id`, differently: refused, naming them (which the client meant is not guessed)."""
     query = scope.get("query_string", b"")
@@ -156,7 +156,7 @@ class HttpGuard:
             await self.app(scope, receive, send)
             return
         headers = context_of(scope).headers  # decoded once for the whole request
-        refusal = _said_twice(scope) or self._check_caller(headers, scope["path"])
+        refusal = _duplicated_header_or_run(scope) or self._check_caller(headers, scope["path"])
         if refusal is not None:
             path = scope["path"]  # each front's clients are refused in the shape they parse
             await self._refuse(send, *refusal, envelope=path in self.policy.envelope_paths,
@@ -213,7 +213,7 @@ class HttpGuard:
         own answer. The same for a repeated head (gateway.http.repeat_head)."""
         if not self.policy.takes_messages(scope["path"]) or scope["path"] in self.policy.open_paths:
             return False
-        return not (_said_twice(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers))
+        return not (_duplicated_header_or_run(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers))
 
     def hot_head(self, head: HotHead) -> bool:
         return self.admits_head({"path": head.path, "query_string": head.query, "headers": head.headers}, head.decoded)
@@ -337,7 +337,7 @@ def _origin_host(origin: str) -> str:
 
 def load_token(env_name: str | None, token_file: str | None) -> str | None:
     """The bearer token from an environment variable or a file (first line); None when neither is given."""
-    from mcpgw.gateway.basics.errors import GatewayError
+    from mcpgw.gateway.errors.tree import GatewayError
 
     if env_name and token_file:
         raise GatewayError("give either --auth-token-env or --auth-token-file, not both")
@@ -361,7 +361,7 @@ def load_token(env_name: str | None, token_file: str | None) -> str | None:
 
 def check_exposure(host: str, token: str | None) -> None:
     """Binding beyond loopback without a token would hand every tool to the network: refuse."""
-    from mcpgw.gateway.basics.errors import GatewayError
+    from mcpgw.gateway.errors.tree import GatewayError
 
     if token is None and not is_loopback(host):
         raise GatewayError(f"--host {host} is reachable from other machines; require a bearer token with "

@@ -29,14 +29,14 @@ from urllib.parse import unquote
 
 from starlette.requests import Request
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, params_problem
-from mcpgw.gateway.basics.http_errors import send_error
+from mcpgw.gateway.errors.http_errors import send_error
 from mcpgw.gateway.sessions.run_paths import PREFIX, split_run
-from mcpgw.gateway.sessions.hot_verdicts import HotHead
+from mcpgw.gateway.sessions.pipeline_verdicts import HotHead
 from mcpgw.gateway.sessions.request_context import context_of, of_request
 from mcpgw.gateway.routing.router import Caller, Router
-from mcpgw.gateway.basics.secrets import scrub
+from mcpgw.gateway.runtime.secrets import scrub
 
 _PATH = re.compile(r"^/servers/([^/]+)(/.+)$")
 # mcprouter's proxy URLs, aliases of the same: /mcp/<id> is /servers/<id>/mcp, /sse/<id> is /servers/<id>/sse (and

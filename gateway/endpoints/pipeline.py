@@ -4,7 +4,7 @@ A request crosses the outer list (every route), then, on the MCP endpoint, the e
 the SDK's session manager with the gateway's transport (gateway.endpoints.transport). Each layer is one concern;
 what they decide is carried in the request's context (gateway.sessions.request_context), never re-read from
 headers. `assemble` wraps an app in a list, the first layer outermost. The hot lane takes a request past
-the lists only when every layer says it would let it through untouched (gateway.sessions.hot_verdicts): a layer
+the lists only when every layer says it would let it through untouched (gateway.sessions.pipeline_verdicts): a layer
 added here reaches it with no edit there.
 """
 
@@ -27,7 +27,7 @@ class Layer:
 
 def assemble(app: Any, layers: list[Layer]) -> tuple[Any, dict[Any, Any]]:
     """`app` wrapped in `layers` (the first outermost); also each layer's instance by class, in the list's order
-    (for /status, and for the hot lane, which asks each one: gateway.sessions.hot_verdicts)."""
+    (for /status, and for the hot lane, which asks each one: gateway.sessions.pipeline_verdicts)."""
     built: dict[Any, Any] = {}
     for layer in reversed(layers):
         if layer.when:

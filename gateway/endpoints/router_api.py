@@ -33,11 +33,11 @@ from starlette.routing import Route, request_response
 
 from mcpgw.gateway.sessions import client_identity
 from mcpgw.gateway.specs.server_spec import ServerSpec
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.endpoints.per_server import unknown_server
 from mcpgw.gateway.sessions.request_context import posted_json
 from mcpgw.gateway.routing.router import Caller, Router
-from mcpgw.gateway.basics.secrets import scrub
+from mcpgw.gateway.runtime.secrets import scrub
 
 LIST_SERVERS = "/v1/list-servers"
 GET_SERVER = "/v1/get-server"

@@ -4,7 +4,7 @@
 `gateway.endpoints.per_server.ServerPaths` rewrites it to `/sse`, noting the server) opens an event stream; its
 first event, `endpoint`, names the URL to POST messages to (`.../sse/messages?session_id=...`);
 answers arrive on the stream. The SDK's `SseServerTransport`
-does the transport; the gateway's SDK server (`gateway.front`) serves each stream as one
+does the transport; the gateway's SDK server (`gateway.mcp_server`) serves each stream as one
 connection, so validation, call log, record/replay and the per-server views are `/mcp`'s.
 
 Lanes: a run id on the GET (`?run=` or `X-Run-Id`) is carried into the endpoint URL the client
@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, quote
 import mcp_types as types
 from mcp.server.sse import SseServerTransport
 
-from mcpgw.gateway.basics.http_errors import send_error
+from mcpgw.gateway.errors.http_errors import send_error
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.endpoints.sse_streams import StreamTable
 

@@ -1,9 +1,9 @@
 """Records committed together, answers written after: calls answered in one event-loop turn share one commit.
 
-A hot call answered at once (gateway.basics.eager) makes its call-log record and its answer in the same turn, and
+A hot call answered at once (gateway.runtime.eager) makes its call-log record and its answer in the same turn, and
 committing each record alone is one LMDB write transaction per call (measured: about a tenth of a replayed
 call's CPU). While the hot lane answers a call at once (`collect`), a store holds what it is given to
-append (recorder.store) instead of committing it, and the call's answer is held with it (`after`); once the
+append (cassette.store) instead of committing it, and the call's answer is held with it (`after`); once the
 turn's other callbacks have run (one `call_soon`), everything held is committed - one transaction per store
 for all the calls of the turn - and then the held answers are written, in the order they were made.
 
@@ -39,7 +39,7 @@ HELD_ANSWERS = 64  # answers past which a batch commits without waiting for more
 
 
 class Holder(Protocol):
-    def commit_held(self) -> None: ...  # commit what it held for the batch (recorder.store.CassetteStore)
+    def commit_held(self) -> None: ...  # commit what it held for the batch (cassette.store.CassetteStore)
 
 
 class _Local(threading.local):

@@ -2,7 +2,7 @@
 
 A POST to the MCP endpoint that names a session is held back at its head: its body is collected here
 instead of being handed to a new ASGI task. Whole, it is offered to the hot lane; taken, it is answered
-at once when nothing it does can wait (gateway.basics.eager), else from a plain task that writes one response;
+at once when nothing it does can wait (gateway.runtime.eager), else from a plain task that writes one response;
 declined (or its body slower than HOT_BODY_WAIT), it is replayed into uvicorn exactly as uvicorn would
 have met it (head, body so far, end), so everything else keeps uvicorn's and the pipeline's way.
 
@@ -29,9 +29,9 @@ from typing import Any, cast
 from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from mcpgw.gateway.http.http_head import HeadRead
+from mcpgw.gateway.http.head_hook import HeadHook
 
-from mcpgw.gateway.basics import eager
+from mcpgw.gateway.runtime import eager
 from mcpgw.gateway.http.repeat_head import RepeatHead
 from mcpgw.gateway.sessions.request_context import CONNECTION, Connection
 from mcpgw.gateway.http.stopping import stopped_body, stopped_headers
@@ -82,7 +82,7 @@ class _HotCycle:
         self.message_event = _NoEvent()
 
 
-class HotLaneProtocol(HeadRead):
+class HotLaneProtocol(HeadHook):
     hot_lane: Any = None  # gateway.endpoints.hot_lane.HotLane, set on a subclass by gateway.endpoints.http_app.serve_http
     _hot_body: bytearray | None = None  # the body of a request held for the lane, while it arrives
     _hot_keep_alive = True
@@ -122,7 +122,7 @@ class HotLaneProtocol(HeadRead):
                 and lane.candidate(self.url, self.headers)):
             self._hot_body = bytearray()
             self._hot_keep_alive = self.parser.should_keep_alive()
-            self.head_read()  # the head checks' part of on_headers_complete; uvicorn's waits (`_go_uvicorns_way`)
+            self.head_complete()  # the head checks' part of on_headers_complete; uvicorn's waits (`_go_uvicorns_way`)
             return
         super().on_headers_complete()
 
@@ -242,7 +242,7 @@ class HotLaneProtocol(HeadRead):
         self._take(ready)
 
     def _take(self, ready: Any) -> None:
-        """Answer a request the lane took: at once when it can (gateway.basics.eager), else from a task."""
+        """Answer a request the lane took: at once when it can (gateway.runtime.eager), else from a task."""
         cycle = self.cycle = _HotCycle(self._hot_keep_alive)  # type: ignore[assignment]  # stands in for uvicorn's cycle
         batch = self.hot_lane.batch
         batch.collect(self.loop)  # its record is held, committed with the turn's others (gateway.http.commit_batch)

@@ -15,7 +15,7 @@ reads the request.
 from __future__ import annotations
 
 import json
-from mcpgw.gateway.http.http_head import HeadRead
+from mcpgw.gateway.http.head_hook import HeadHook
 
 MAX_HEADERS = 100  # browsers and SDK clients send about 10-20
 MAX_HEAD_BYTES = 64 * 1024  # request line plus headers; nginx's default buffers allow 32 KB
@@ -25,7 +25,7 @@ class _HeadTooLarge(Exception):
     pass
 
 
-class HeadLimitsProtocol(HeadRead):
+class HeadLimitsProtocol(HeadHook):
     max_headers = MAX_HEADERS
     max_head_bytes = MAX_HEAD_BYTES
     _in_head = True  # a connection starts with a request head
@@ -69,9 +69,9 @@ class HeadLimitsProtocol(HeadRead):
         self._in_head, self._head_bytes = False, 0
         super().on_headers_complete()
 
-    def head_read(self) -> None:
+    def head_complete(self) -> None:
         self._in_head, self._head_bytes = False, 0
-        super().head_read()
+        super().head_complete()
 
     def send_400_response(self, msg: str) -> None:
         if self._head_refusal is not None:

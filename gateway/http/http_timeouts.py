@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from mcpgw.gateway.http.http_head import HeadRead
+from mcpgw.gateway.http.head_hook import HeadHook
 
 HEADER_TIMEOUT = 10.0  # seconds from connection (or from a request's first byte) to its last header
 
 
-class HeaderDeadlineProtocol(HeadRead):
+class HeaderDeadlineProtocol(HeadHook):
     header_timeout = HEADER_TIMEOUT
     _header_timer: asyncio.TimerHandle | None = None
     _head_pending = False  # a request's head has begun and is not complete
@@ -45,10 +45,10 @@ class HeaderDeadlineProtocol(HeadRead):
         self._disarm_header_timer()
         super().on_headers_complete()
 
-    def head_read(self) -> None:
+    def head_complete(self) -> None:
         self._head_pending = False
         self._disarm_header_timer()
-        super().head_read()
+        super().head_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_timer()

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.basics.errors import GATEWAY_STOPPING
+from mcpgw.gateway.errors.tree import GATEWAY_STOPPING
 
 MESSAGE = "the gateway is stopping (shutdown): this request was cut off; retry once it is back"
 

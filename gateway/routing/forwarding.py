@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mcpgw.gateway.basics.errors import GatewayError, UnknownTargetError
+from mcpgw.gateway.errors.tree import GatewayError, UnknownTargetError
 from mcpgw.gateway.routing.router_core import Caller, ClientHandle, RouterCore, strip_meta
 
 logger = logging.getLogger("mcpgw.gateway.routing.router")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpgw.gateway.basics.errors import UnknownTargetError
+from mcpgw.gateway.errors.tree import UnknownTargetError
 from mcpgw.gateway.routing.router_core import RouterCore
 
 

@@ -1,7 +1,7 @@
 """The router: merges the upstreams' catalogs, routes each request to its server,
 validates every tools/call inline and writes one call-log record per call.
 
-It is protocol-era neutral and works on wire dicts; `gateway.front` adapts it
+It is protocol-era neutral and works on wire dicts; `gateway.mcp_server` adapts it
 to the SDK's server and turns `GatewayError`s into JSON-RPC errors. It holds its
 servers as `gateway.upstreams.upstream.Upstream`s and uses nothing else of them.
 

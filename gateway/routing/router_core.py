@@ -21,7 +21,7 @@ import anyio
 
 from mcpgw.gateway.tools.catalog import Catalog, build_catalog
 from mcpgw.gateway.specs.server_spec import ServerSpec
-from mcpgw.gateway.basics.errors import UnknownTargetError, UpstreamUnavailable
+from mcpgw.gateway.errors.tree import UnknownTargetError, UpstreamUnavailable
 from mcpgw.gateway.tools.naming import NamingPolicy, chosen_mode
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.events import UpstreamEvents
@@ -98,7 +98,8 @@ class RouterCore:
         self.upstreams = upstreams
         self.settings = settings
         self.call_log = call_log
-        self.naming = NamingPolicy(mode=chosen_mode(settings.naming, len(self.specs)), separator=settings.separator)
+        self.naming = NamingPolicy(mode=settings.naming_mode or chosen_mode(settings.naming or "auto", len(self.specs)),
+                                   separator=settings.separator)
         self.validators = ValidatorCache()
         self.catalog = Catalog()
         self._clients: weakref.WeakKeyDictionary[Any, ClientHandle] = weakref.WeakKeyDictionary()
@@ -158,7 +159,7 @@ class RouterCore:
     def answers_at_once(self) -> bool:
         """Whether a call is answered without waiting on anything: the start-up has settled and every upstream
         answers at once (gateway.upstreams.upstream.AnswersAtOnce: a replay without live fallback). The hot lane then
-        answers in the event loop's turn that read the request (gateway.basics.eager)."""
+        answers in the event loop's turn that read the request (gateway.runtime.eager)."""
         return self._all_at_once and self.settled
 
     async def until_settled(self, server: str | None = None) -> None:

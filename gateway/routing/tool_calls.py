@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 
 from mcpgw.gateway.tools.catalog import ToolEntry
-from mcpgw.gateway.basics.result_digest import result_digest
-from mcpgw.gateway.basics.errors import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
+from mcpgw.gateway.encoding.result_digest import result_digest
+from mcpgw.gateway.errors.tree import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
 from mcpgw.gateway.routing.router_core import Caller, RouterCore, upstream_meta
 from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply
 from mcpgw.gateway.tools.validation import UNCHECKED
@@ -110,7 +110,9 @@ class ToolCalls(RouterCore):
             record["outcome"] = "upstream_error"
             record["error"] = exc.message
             raise
-        except GatewayError as exc:
+        except GatewayError as exc:  # e.g. a recording that could not be written: the call failed after validation
+            if record["outcome"] is None:
+                record["outcome"] = "upstream_error"
             record["error"] = exc.message
             raise
         except BaseException as exc:  # cancelled by the client, or a bug: still logged
@@ -183,7 +185,7 @@ class ToolCalls(RouterCore):
 
     def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
         return {
-            "seq": None,  # first: the store writes its number into the packed record (recorder.store.with_seq)
+            "seq": None,  # first: the store writes its number into the packed record (cassette.store.with_seq)
             "run_id": caller.run_id,
             "session_id": caller.session_id,
             "lane": caller.lane,
@@ -213,11 +215,19 @@ class ToolCalls(RouterCore):
 
 
 def _result_text(result: dict[str, Any], limit: int) -> str:
-    """A result's text content (else its JSON), cut to `limit` characters with a note of the cut."""
-    parts = [c.get("text", "") for c in result.get("content") or () if isinstance(c, dict) and c.get("type") == "text"]
+    """A result's text content (else its JSON), cut to `limit` characters with a note of the cut. A server's
+    malformed answer (a `text` that is not a string, `content` not a list) is logged as it came, as JSON:
+    keeping it in the log must never fail the call."""
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else ()
+    parts = [_as_text(c.get("text", "")) for c in blocks if isinstance(c, dict) and c.get("type") == "text"]
     text = "\n".join(parts) if parts else json.dumps(result.get("structuredContent", result), ensure_ascii=False,
                                                       sort_keys=True, default=str)
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 # The last whole second formatted (to its decimal point), and the last millisecond's stamp: a call's two stamps
@@ -244,4 +254,4 @@ def _iso(ts: float) -> str:
     return text
 
 
-iso_time = _iso  # the call log's time format, for other fields of a record (gateway.front: session_opened)
+iso_time = _iso  # the call log's time format, for other fields of a record (gateway.mcp_server: session_opened)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from mcpgw.gateway.sessions.hot_verdicts import HotHead
+from mcpgw.gateway.sessions.pipeline_verdicts import HotHead
 from mcpgw.gateway.sessions.request_context import CONNECTION, COOKIE, Connection, context_of, of_request
 
 

@@ -24,8 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgw.gateway.basics.http_errors import replay_body, send_error
-from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
+from mcpgw.gateway.errors.http_errors import replay_body, send_error
+from mcpgw.gateway.sessions.pipeline_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of, with_message
 
 _ALIAS_PREFIX = "mcpgw-id-"
@@ -81,7 +81,7 @@ class InflightIds:
         if held is not None:  # `7` while `"7"` is in flight (or the reverse): a private alias keeps them apart
             self.aliased += 1
             wire_id = f"{_ALIAS_PREFIX}{next(self._serial)}"
-            scope, receive = _as_if(scope, receive, {**message, "id": wire_id})
+            scope, receive = _rewritten_request(scope, receive, {**message, "id": wire_id})
             send = _restore_id(send, wire_id, client_id)
         entry = inflight[str(wire_id)] = InFlight(client_id, wire_id)
         context_of(scope).inflight = entry
@@ -121,7 +121,7 @@ class InflightIds:
         if entry.cancel is not None:  # answered by the fast path, which the SDK never saw: cancelled here
             entry.cancel.cancel()
         if entry.wire_id != entry.client_id:
-            return _as_if(scope, receive, {**message, "params": {**message["params"], "requestId": entry.wire_id}})
+            return _rewritten_request(scope, receive, {**message, "params": {**message["params"], "requestId": entry.wire_id}})
         return scope, receive
 
 
@@ -129,7 +129,7 @@ def _same_id(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _as_if(scope: Any, receive: Any, message: dict[str, Any]) -> tuple[Any, Any]:
+def _rewritten_request(scope: Any, receive: Any, message: dict[str, Any]) -> tuple[Any, Any]:
     """The request as if the client had sent `message`: parsed for the layers inside (the fast path
     reads it) and on the wire for the SDK."""
     return with_message(scope, message), replay_body(json.dumps(message).encode(), receive)

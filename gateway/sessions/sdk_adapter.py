@@ -141,7 +141,7 @@ def request_began(transport: Any, *, suspend: bool = True) -> None:
     """What the transport's `handle_request` does as a request begins: the session's idle countdown is suspended
     while any request is served (`request_ended` restarts it). Two calls, not a context manager: on the hot lane
     the generator a context manager costs was measured at half of this bookkeeping. `suspend=False`: a request
-    answered in the event loop's turn that began it (gateway.basics.eager), which no countdown can interrupt; if it waits
+    answered in the event loop's turn that began it (gateway.runtime.eager), which no countdown can interrupt; if it waits
     after all, `request_waits` suspends the countdown then."""
     transport._requests_in_flight += 1
     if suspend:

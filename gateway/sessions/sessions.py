@@ -30,8 +30,8 @@ from typing import Any
 from mcp.server.streamable_http import check_accept_headers
 from starlette.requests import Request
 
-from mcpgw.gateway.basics.http_errors import send_body, send_error
-from mcpgw.gateway.sessions.hot_verdicts import DECLINED, HotHead
+from mcpgw.gateway.errors.http_errors import send_body, send_error
+from mcpgw.gateway.sessions.pipeline_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, params_problem
 from mcpgw.gateway.sessions.sdk_adapter import connection_of

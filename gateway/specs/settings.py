@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from mcpgw.gateway.specs.modes import Mode, OnMiss, PastEnd
 
 
 @dataclass
 class Settings:
     validate: str = "audit"  # enforce | audit | off
-    naming: str = "auto"  # auto (bare in front of one server, else prefix) | prefix | benchmark | bare
+    # auto (bare in front of one server, else prefix) | prefix | benchmark | bare; None (not given): auto, or in a
+    # replay the naming the recording was made under (mcpgw.recorded_naming)
+    naming: str | None = None
+    naming_mode: str | None = None  # the naming used, once chosen (never auto); None: from `naming`, per server count
     call_timeout: float = 60.0  # seconds of silence allowed per call (progress resets it)
     max_call_timeout: float = 600.0  # hard limit per call, progress or not
     start_timeout: float = 180.0  # handshake + catalog, first npx/uvx download included
@@ -27,13 +31,13 @@ class Settings:
     cassettes_dir: Path = Path("cassettes")
     cassette: str | None = None  # recorded into (record), replayed from (replay, hybrid); the call log's in live
     log_cassette: str | None = None  # where the call log goes when it is not `cassette`
-    mode: str = "live"  # live | record | replay | hybrid
-    past_end: str = "repeat"  # replay: what a lane answers past its recorded end (repeat | miss)
+    mode: Mode = Mode.LIVE
+    past_end: PastEnd = PastEnd.REPEAT  # replay: what a lane answers past its recorded end
     run_idle_timeout: float = 300.0  # seconds after which a run's own server instances (isolation: run) stop
     page_size: int = 0  # list pages towards clients (--page-size); 0: every list whole, in one page
     # A replay's misses (replay/answer_sources.py): what answers a call the recording lacks, after an equivalent
     # recording (same arguments once the tool's schema defaults are filled in) was looked for.
-    on_miss: str = "refuse"  # refuse | live (what --mode hybrid means) | simulate
+    on_miss: OnMiss = OnMiss.REFUSE
     overlay: str | None = None  # cassette a replay adds to (live and simulated answers, the model's own exchanges)
     model_mode: str | None = None  # the model side's mode when not the tools' (live: forward and record into the overlay)
     simulator_base_url: str | None = None  # OpenAI-compatible endpoint that simulates a miss's answer

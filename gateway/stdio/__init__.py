@@ -1,5 +1,5 @@
 """The gateway served over stdio: the guard on the input stream (malformed lines, ids in flight).
-Below: basics.
+Below: commandline, runtime, encoding, errors.
 
 The face, what other rooms may import: stdio_guard.
 """

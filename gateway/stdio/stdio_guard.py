@@ -38,7 +38,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from mcpgw.gateway.basics.json_messages import parse_message, valid_id
+from mcpgw.gateway.encoding.json_messages import parse_message, valid_id
 
 ENVELOPE_VERSION = "io.modelcontextprotocol/protocolVersion"  # a 2026-07-28 request's version, in params._meta
 

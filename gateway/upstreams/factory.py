@@ -3,7 +3,7 @@
 `serve` (mcpgw.app) wraps it for record and hybrid; `drift` (replay.drift) is handed it by
 mcpgw/commands/drift.py; `mcpgw lock check|refresh` and `servers install`'s verify step probe with it
 (lock.probe). So every command starts a server the same way. Each gives it the installs to start
-from (gateway.upstreams.installs: the lock's, mcpgw.lock.installed.CacheInstalls).
+from (gateway.upstreams.installs: the lock's, mcpgw.lock.install_lookup.CacheInstalls).
 """
 
 from __future__ import annotations

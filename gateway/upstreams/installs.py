@@ -1,5 +1,5 @@
 """What a live upstream asks of the installs at its start (`Installs`); the lock's cache answers
-(mcpgw.lock.installed.CacheInstalls), handed in by the composition roots: the core knows no install format."""
+(mcpgw.lock.install_lookup.CacheInstalls), handed in by the composition roots: the core knows no install format."""
 
 from __future__ import annotations
 

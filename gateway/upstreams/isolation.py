@@ -24,7 +24,7 @@ import anyio
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.specs.server_spec import RUN_STATE_VAR, ServerSpec
-from mcpgw.gateway.basics.errors import UpstreamUnavailable
+from mcpgw.gateway.errors.tree import UpstreamUnavailable
 from mcpgw.gateway.upstreams.installs import Installs
 from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status, Upstream
 

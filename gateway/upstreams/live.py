@@ -27,12 +27,12 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from mcpgw.gateway import __version__
 from mcpgw.gateway.tools.catalog import ServerCatalog, fetch_catalog, refresh_list
 from mcpgw.gateway.upstreams.child_env import child_env
-from mcpgw.gateway.basics.deadlines import Deadline, Scoped
+from mcpgw.gateway.runtime.deadlines import Deadline, Scoped
 from mcpgw.gateway.specs.server_spec import ServerSpec, expand_env
 from mcpgw.gateway.upstreams.events import CatalogChangedFn, NotificationFn
 from mcpgw.gateway.upstreams.installs import Installs
 from mcpgw.gateway.upstreams.isolation import state_dir, uses_state_dir, with_state_dir
-from mcpgw.gateway.basics.errors import (
+from mcpgw.gateway.errors.tree import (
     RESPONSE_TOO_LARGE,
     ResponseTooLarge,
     UpstreamCrashed,
@@ -72,7 +72,7 @@ class LiveUpstream:
         self.catalog: ServerCatalog | None = None
         self._on_notification = on_notification
         self._on_catalog_changed = on_catalog_changed
-        self._dispatcher: Any = None  # StdioRpc, or the SDK's JSONRPCDispatcher (gateway.basics.deadlines.Scoped)
+        self._dispatcher: Any = None  # StdioRpc, or the SDK's JSONRPCDispatcher (gateway.runtime.deadlines.Scoped)
         self._process: ProcessInfo | None = None
         self._inflight: list[CallOptions] = []  # most recent last: where server->client requests go
         self._scope: anyio.CancelScope | None = None
@@ -255,7 +255,7 @@ class LiveUpstream:
         hard_limit = max(timeout, options.max_timeout or self.settings.max_call_timeout)
         loop = asyncio.get_running_loop()
         started = loop.time()  # anyio's clock (`anyio.current_time()`), looked up for less
-        deadline = Deadline(started + timeout)  # kept by the dispatcher (gateway.basics.deadlines)
+        deadline = Deadline(started + timeout)  # kept by the dispatcher (gateway.runtime.deadlines)
         opts: dict[str, Any] = {"deadline": deadline}
         if options.on_progress is not None:
             client_progress = options.on_progress

@@ -25,7 +25,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR
 
-from mcpgw.gateway.basics.deadlines import Deadline
+from mcpgw.gateway.runtime.deadlines import Deadline
 from mcpgw.gateway.upstreams.stdio_transport import Inbox, Pipe
 
 logger = logging.getLogger(__name__)
@@ -157,7 +157,7 @@ class StdioRpc:
             pass
 
     async def send_raw_request(self, method: str, params: Any, opts: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The result of a request; `opts`: `on_progress`, `deadline` (gateway.basics.deadlines: TimeoutError once it
+        """The result of a request; `opts`: `on_progress`, `deadline` (gateway.runtime.deadlines: TimeoutError once it
         passes), `cancel_on_abandon` (default True: tell the server when the caller gives up)."""
         if self._closed:
             raise MCPError(code=CONNECTION_CLOSED, message="Connection closed")

@@ -3,7 +3,8 @@
 Compared with the SDK's `stdio_client`: the server runs in its own process
 group; each stdout line is capped at `max_message_bytes` (an oversized
 response becomes an error for the request it answers, found by its id, and
-its bytes are discarded as they stream in); non-JSON lines on stdout are
+its bytes are discarded as they stream in; so does one nested deeper than the
+JSON parser goes); non-JSON lines on stdout are
 reported, not fatal; the server's stderr is kept in a ring buffer so a crash
 can be explained; shutdown closes stdin, waits, then SIGTERMs and SIGKILLs
 the whole group, every wait bounded.
@@ -18,6 +19,7 @@ import logging
 import os
 import re
 import signal
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -25,10 +27,10 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.basics.errors import RESPONSE_TOO_LARGE
-from mcpgw.gateway.basics.json_text import compact
+from mcpgw.gateway.errors.tree import RESPONSE_TOO_LARGE
+from mcpgw.gateway.encoding.json_text import compact
 
-from mcpgw.gateway.basics.secrets import scrub
+from mcpgw.gateway.runtime.secrets import scrub
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +175,14 @@ async def stdio_process(
                 continue
             try:
                 message = _parse_raw(line)
+            except RecursionError:  # nested deeper than the parser goes: that request's error, the connection lives
+                error = _too_deep_error(line)
+                if error is None:  # no id to answer (a request or a notification from the server): skipped
+                    info.garbage_lines += 1
+                    info.stderr_tail.append(f"[stdout, nested too deep to read] {line[:120].decode('utf-8', 'replace')}")
+                    continue
+                inbox.put(error)
+                continue
             except ValueError:
                 info.garbage_lines += 1
                 snippet = line[:120].decode("utf-8", "replace")
@@ -294,13 +304,28 @@ async def _lines(stream: asyncio.StreamReader, limit: int) -> AsyncIterator[byte
 
 def _too_large_error(head: bytes, tail: bytes, size: int, *, limit: int) -> dict[str, Any] | None:
     """An error response standing in for an oversized one, if its id can be found."""
+    message = (f"response of {size} bytes exceeds the gateway's limit of {limit} bytes (mcpgw serve "
+               "--max-response-bytes N raises it)")
+    return _error_for(head, tail, message)
+
+
+def _too_deep_error(line: bytes) -> dict[str, Any] | None:
+    """An error response standing in for one nested deeper than the JSON parser goes (about as many levels as
+    the interpreter's recursion limit), if its id can be found. Checked only once a parse has failed so: an
+    answer that parses costs nothing more."""
+    message = (f"response nested deeper than the gateway reads (about {sys.getrecursionlimit()} levels of JSON "
+               f"arrays and objects); it was discarded ({len(line)} bytes)")
+    return _error_for(line[:256], line[-256:], message)
+
+
+def _error_for(head: bytes, tail: bytes, message: str) -> dict[str, Any] | None:
+    """An error response, under the id of the response whose first and last bytes are `head` and `tail`
+    (None when no top-level id is found there, or the message is the server's own request)."""
     match = _TAIL_ID_RE.search(tail) or _HEAD_ID_RE.search(head)
     if match is None or b'"method"' in head[:64]:
         return None
     raw_id = match.group(1).decode()
     request_id: int | str = int(raw_id) if raw_id[0] != '"' else raw_id[1:-1]
-    message = (f"response of {size} bytes exceeds the gateway's limit of {limit} bytes (mcpgw serve "
-               "--max-response-bytes N raises it)")
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": RESPONSE_TOO_LARGE, "message": message}}
 
 

@@ -3,7 +3,7 @@
 It works on wire dicts (method + params dict -> a `Reply` holding the result dict) so a cassette
 stores exactly what went over the wire and drift compares dicts. Live
 (`gateway.upstreams.live`), one instance per run (`gateway.upstreams.isolation`), recording
-(`replay.recording`), cassette (`replay.cassette_upstream`) and the
+(`cassette.recording_upstream`), cassette (`replay.cassette_upstream`) and the
 handler-based test double below all implement `Upstream`, as httpx's
 transports implement `BaseTransport`: the router and the composition root use
 nothing of an upstream that the Protocol does not name. A capability only some
@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 from anyio.abc import TaskStatus
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.tools.catalog import ServerCatalog
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -55,7 +55,7 @@ class Reply:
     result: dict[str, Any]
     source: str = LIVE  # live, recorded, equivalent, simulated, ... (replay.answer_sources)
     cassette_key: str | None = None  # the key it was recorded or replayed under
-    result_digest: str | None = None  # its digest (gateway.basics.result_digest), when the upstream knew it already
+    result_digest: str | None = None  # its digest (gateway.encoding.result_digest), when the upstream knew it already
     note: dict[str, Any] | None = None  # a simulated answer's making (replay.answer_sources), for its call record
 
 
@@ -107,7 +107,7 @@ class PerRunInstances(Protocol):
 class AnswersAtOnce(Protocol):
     """An upstream whose `request` may answer without waiting for anything (a replay with no live fallback:
     the cassette answers from memory and LMDB). When every upstream does, the hot lane answers a call in the
-    event loop's turn that read it, instead of in a task (gateway.basics.eager)."""
+    event loop's turn that read it, instead of in a task (gateway.runtime.eager)."""
 
     @property
     def answers_at_once(self) -> bool: ...  # True: `request` never suspends, nor uses anything bound to a task

@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.commands import DEFAULT_CONFIG as LOCK_FILE
-from mcpgw.recorder.paths import add_dir_option
+from mcpgw.cassette.paths import add_dir_option
 
 
 def register(sub: Any) -> None:
@@ -38,7 +38,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     from mcpgw.gateway.specs.settings import Settings
     from mcpgw.gateway.upstreams.factory import live_upstream
     from mcpgw.gateway.upstreams.upstream import Upstream
-    from mcpgw.lock.installed import CacheInstalls
+    from mcpgw.lock.install_lookup import CacheInstalls
     from mcpgw.commands.drift_cli import cmd_drift as run
 
     installs = CacheInstalls()

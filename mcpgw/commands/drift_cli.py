@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from mcpgw.lock.config import load_config
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.specs.spec_record import spec_from_dict
 from mcpgw.replay.compare import parse_rules
@@ -24,7 +24,7 @@ LOCK_FILE = "servers.lock.yaml"  # what `mcpgw serve` and `drift --learn`'s advi
 def cmd_drift(args: argparse.Namespace, make_upstream: MakeUpstream, catalog_diff: CatalogDiff | None) -> int:
     """The composition root (mcpgw/commands/drift.py) gives the live upstreams, as `serve` builds them,
     and the catalog classification of `lock check`."""
-    from mcpgw.recorder.cassette import open_named
+    from mcpgw.cassette.cassette import open_named
 
     settings = Settings(cassettes_dir=Path(args.cassettes_dir), call_timeout=args.call_timeout)
     cassette = open_named(settings.cassettes_dir, args.cassette, create=False)
@@ -115,7 +115,7 @@ async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], r
 def print_report(report: DriftReport) -> None:
     from rich.table import Table
 
-    from mcpgw.gateway.basics.console import table_console
+    from mcpgw.gateway.commandline.console import table_console
 
     console = table_console()
     summary = report.summary()

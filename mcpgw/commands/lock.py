@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     install.add_argument("--sources", metavar="DIR", default=None,
                          help="folder(s) holding owner+repo@commit.tar.gz archives or directories, looked up "
                               "before any download (default: $MCPGW_SOURCES)")
-    install.set_defaults(func=lazy("mcpgw.lock.install", "cmd_install"))
+    install.set_defaults(func=lazy("mcpgw.lock.installer", "cmd_install"))
 
 
 def _seconds(text: str) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpgw.commands import lazy
+from mcpgw.gateway.specs.modes import PastEnd, choices
 from mcpgw.runs.cli import MODES, STRATEGY_NAMES
 
 
@@ -57,7 +58,7 @@ def register(sub: Any) -> None:
     serve.add_argument("--log-cassette", help="replay/hybrid: cassette for the call log (default <cassette>-<mode>-<time>)")
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit")
     serve.add_argument("--naming", choices=("prefix", "benchmark"), default="prefix")
-    serve.add_argument("--past-end", choices=("repeat", "miss"), default="repeat")
+    serve.add_argument("--past-end", choices=choices(PastEnd), default=PastEnd.REPEAT.value)
     serve.add_argument("--call-timeout", type=float, default=60.0)
     serve.add_argument("--port", type=int, help="port of the gateway it starts (default: a free one)")
     add_model_options(serve, log_results=4000)  # runs keep tool results by default: the judge reads them

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.gateway.specs.modes import Mode, OnMiss, PastEnd, choices
 from mcpgw.commands import DEFAULT_CONFIG
 
 
@@ -26,8 +27,9 @@ def register(sub: Any) -> None:
     serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
                        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
                             "verdict, enforce answers an invalid call with an error naming the path, off skips it")
-    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default="auto",
-                       help="auto (default): bare in front of one server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
+    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default=None,
+                       help="auto (default; a replay: the naming the recording was made under): bare in front of one "
+                            "server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
                             "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
     serve.add_argument("--page-size", type=int, default=0,
                        help="page tools/list, prompts/list and resources/list in pages of N (nextCursor); default 0: "
@@ -44,14 +46,15 @@ def register(sub: Any) -> None:
                        help="longest wait of list requests for every server's first start to settle (default 180)")
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
     serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024,
-                       help="largest answer an upstream may give (default 16 MiB); a bigger one is an error")
-    serve.add_argument("--mode", choices=("live", "record", "replay", "hybrid"),
+                       help="largest answer an upstream (or the simulator) may give (default 16 MiB); a bigger one "
+                            "is an error")
+    serve.add_argument("--mode", choices=choices(Mode),
                        help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
                             "is given, live otherwise")
     serve.add_argument("--cassette", help="record: cassette to write; replay/hybrid: cassette to play (default 'default'); "
                                           "live: cassette for the call log")
     serve.add_argument("--log-cassette", help="cassette for the call log in replay/hybrid (default: <mode>-<time>)")
-    serve.add_argument("--past-end", choices=("repeat", "miss"), default="repeat",
+    serve.add_argument("--past-end", choices=choices(PastEnd), default=PastEnd.REPEAT.value,
                        help="replay: answer to a request repeated more often than recorded")
     serve.add_argument("--run-idle-timeout", type=float, default=300.0, metavar="SECONDS",
                        help="servers with isolation: run get one instance per run; it stops after this much idle time")
@@ -101,7 +104,7 @@ def register(sub: Any) -> None:
     seen.add_argument("--metrics", action="store_true", help="serve GET /metrics in Prometheus text format")
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
-    from mcpgw.recorder.paths import add_dir_option
+    from mcpgw.cassette.paths import add_dir_option
 
     add_dir_option(serve)
 
@@ -152,18 +155,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         check_port_free(args.host, args.port)
     if args.config:  # a broken file is refused first, and alone
         load_config(args.config)
-    from mcpgw.recorder.embedded import default_cassette
+    from mcpgw.cassette.embedded import default_cassette
 
     embedded = default_cassette(Path(args.cassettes_dir))  # the user's own cassettes/default, else the installed one
-    mode = args.mode or default_mode(args, embedded)
+    mode = Mode(args.mode or default_mode(args, embedded))
     cassette = args.cassette
     if mode == "replay" and cassette in (None, "default") and embedded is not None:
         cassette = str(embedded.resolve())  # played read-only in place; the call log stays in --cassettes-dir
     from mcpgw.commands.answer_options import answer_settings
 
     answers = answer_settings(args, mode)
-    if mode == "replay" and answers["on_miss"] == "live" and answers["overlay"]:
-        mode = "hybrid"  # the same thing, by today's name; without an overlay it would write the played cassette:
+    if mode == Mode.REPLAY and answers["on_miss"] == OnMiss.LIVE and answers["overlay"]:
+        mode = Mode.HYBRID  # the same thing, by today's name; without an overlay it would write the played cassette:
         # refused (mcpgw.overlay.check_answer_settings)
     specs = []
     separator = "__"
@@ -181,7 +184,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         mode=mode,
         log_cassette=args.log_cassette,
         response_mode=args.responses,
-        past_end=args.past_end,
+        past_end=PastEnd(args.past_end),
         run_idle_timeout=args.run_idle_timeout,
         validate=args.validate,
         naming=args.naming,
@@ -250,7 +253,7 @@ def check_port_free(host: str, port: int) -> None:
 
 def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
     """The mode when --mode is not given, said out loud: never a silent switch to starting servers."""
-    from mcpgw.recorder.paths import cassette_path, is_cassette
+    from mcpgw.cassette.paths import cassette_path, is_cassette
 
     given = [flag for flag, value in (("--config", args.config), ("--profile", args.profile), ("--servers", args.servers)) if value]
     if given:
@@ -271,12 +274,12 @@ def _serve_workers(args: argparse.Namespace) -> int:
     from mcpgw.app import open_cassette, replay_log_path
     from mcpgw.workers import run_parent
     from mcpgw.gateway.specs.settings import Settings
-    from mcpgw.recorder.cassette import open_path
-    from mcpgw.recorder.paths import cassette_path
+    from mcpgw.cassette.cassette import open_path
+    from mcpgw.cassette.paths import cassette_path
 
     if args.workers < 1:
         raise GatewayError(f"--workers {args.workers}: needs at least 1")
-    from mcpgw.recorder.embedded import default_cassette
+    from mcpgw.cassette.embedded import default_cassette
 
     cassettes_dir = Path(args.cassettes_dir)
     embedded = default_cassette(cassettes_dir)
@@ -287,7 +290,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
                            "would add to the overlay on its own)")
     check_port_free(args.host, args.port)
     # The call log is made once and shared: this parent holds its writer lock while the workers run (each worker
-    # writes it as its parent's: recorder.writer_lock), so another gateway is refused it.
+    # writes it as its parent's: cassette.writer_lock), so another gateway is refused it.
     if args.log_cassette:
         log_name = args.log_cassette
         log = open_cassette(Settings(cassettes_dir=cassettes_dir), log_name, create=True, exclusive=True)

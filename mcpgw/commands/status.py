@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.commands import DEFAULT_URL
 
 
@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     export.add_argument("--trace-content", action="store_true", help="--format otlp: arguments and results on the spans")
     export.set_defaults(func=cmd_calls_export)
 
-    from mcpgw.recorder.paths import add_dir_option
+    from mcpgw.cassette.paths import add_dir_option
     from mcpgw.recorder.replay_logs import add_log_option
 
     add_dir_option(export)
@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 
 def cmd_servers(args: argparse.Namespace) -> int:
     from mcpgw.gateway.endpoints.http_guard import load_token
-    from mcpgw.gateway.basics.status_client import fetch_status
+    from mcpgw.gateway.commandline.status_client import fetch_status
 
     status = fetch_status(args.url, load_token(args.auth_token_env, args.auth_token_file))
     if args.json:
@@ -55,7 +55,7 @@ def cmd_servers(args: argparse.Namespace) -> int:
 def print_status(status: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from mcpgw.gateway.basics.console import table_console
+    from mcpgw.gateway.commandline.console import table_console
 
     hidden = status.get("hidden_tools") or 0  # the servers list them; the lock's hide_tools keeps them from clients
     served = f"{status['tools']} tools" + (f" (+{hidden} the servers list and the lock hides: hide_tools)" if hidden else "")
@@ -92,7 +92,7 @@ def _notes(info: dict[str, Any]) -> list[str]:
 def cmd_calls_export(args: argparse.Namespace) -> int:
     from mcpgw.recorder.calllog import export_jsonl
     from mcpgw.recorder.replay_logs import call_log_paths, log_note
-    from mcpgw.recorder.store import CassetteFormatError
+    from mcpgw.cassette.store import CassetteFormatError
 
     paths = call_log_paths(Path(args.cassettes_dir), args.cassette, args.log)
     if args.format == "otlp":
@@ -130,8 +130,8 @@ def cmd_calls_export(args: argparse.Namespace) -> int:
 
 
 def _export_otlp(args: argparse.Namespace, paths: list[Path]) -> int:
-    from mcpgw.recorder.store import CassetteFormatError
-    from mcpgw.telemetry.export import export_otlp
+    from mcpgw.cassette.store import CassetteFormatError
+    from mcpgw.telemetry.call_log_export import export_otlp
 
     if not args.to or not args.to.startswith(("http://", "https://")):
         raise GatewayError("--format otlp needs --to URL: the collector's OTLP/HTTP base URL (e.g. http://127.0.0.1:6006)")

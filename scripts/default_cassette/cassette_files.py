@@ -45,7 +45,7 @@ def tidy_cassette() -> list[str]:
 
 
 def cassette_summary() -> dict[str, Any]:
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
 
     cassette = Cassette(CASSETTE, create=False, readonly=True)
     try:

@@ -165,7 +165,7 @@ def test_a_broken_first_party_import_fails_loudly(tmp_path, monkeypatch):
 
 def test_cassette_through_the_recorder(tmp_path, capsys):
     import mcpgw.recorder.calllog as calllog  # required dependencies: a broken install fails here, it does not skip
-    import mcpgw.recorder.store as store_mod
+    import mcpgw.cassette.store as store_mod
     store = store_mod.CassetteStore(tmp_path / "cassette")
     log = calllog.CallLog(store)
     for i in range(3):

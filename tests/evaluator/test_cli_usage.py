@@ -16,7 +16,7 @@ def test_a_negative_limit_is_refused(tmp_path, capsys):
 
 def test_the_same_record_through_two_inputs_counts_once(tmp_path, capsys):
     import mcpgw.recorder.calllog as calllog
-    import mcpgw.recorder.store as store_mod
+    import mcpgw.cassette.store as store_mod
 
     store = store_mod.CassetteStore(tmp_path / "cassette")
     log = calllog.CallLog(store)

@@ -15,7 +15,7 @@ import mcp
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.gateway.basics.errors import UPSTREAM_TIMEOUT
+from mcpgw.gateway.errors.tree import UPSTREAM_TIMEOUT
 from tests.conftest import ROOT, misbehaving_entry, stop_gateway
 
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry("good")

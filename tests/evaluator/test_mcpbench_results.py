@@ -54,7 +54,7 @@ def test_the_gateway_verdict_keeps_json_schema_semantics_for_absent_arguments(tm
     from mcpgw.gateway.specs.settings import Settings
     from mcpgw.gateway.upstreams.upstream import HandlerUpstream
     from mcpgw.recorder.calllog import CallLog, iter_calls
-    from mcpgw.recorder.store import CassetteStore
+    from mcpgw.cassette.store import CassetteStore
 
     async def answer(method, params):
         return {"content": [{"type": "text", "text": "found"}]}

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.gateway.basics.errors import UPSTREAM_TIMEOUT
+from mcpgw.gateway.errors.tree import UPSTREAM_TIMEOUT
 from tests.conftest import misbehaving_entry, pid_alive
 
 CONFIG = "version: 1\nservers:\n" + "".join(

@@ -23,14 +23,14 @@ from mcpgw.gateway.http import commit_batch
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.http.commit_batch import Batch, collecting_batch
 from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.front import build_http_app, build_server
+from mcpgw.gateway.mcp_server import build_http_app, build_server
 from mcpgw.gateway.http.hot_protocol import HotLaneProtocol
 from mcpgw.gateway.endpoints.http_app import serve_http
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.gateway.test_write_coalescing import post
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from mcpgw.lock.config import load_config, parse_config
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 
 GOOD = """version: 1
 separator: "__"

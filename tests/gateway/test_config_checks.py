@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mcpgw.lock.config import parse_config
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from tests.gateway.test_config import GOOD
 
 TWICE = GOOD.replace("profiles:", "  time:\n    command: uvx\n    args: [mcp-server-time]\nprofiles:")

@@ -1,4 +1,4 @@
-"""gateway.basics.eager: a coroutine run at once returns its value without a task; one that suspends goes on in a task
+"""gateway.runtime.eager: a coroutine run at once returns its value without a task; one that suspends goes on in a task
 from where it stopped (a future, a bare yield), cancellable there; context variables stay per call."""
 
 import asyncio
@@ -8,7 +8,7 @@ import types
 import anyio
 import pytest
 
-from mcpgw.gateway.basics import eager
+from mcpgw.gateway.runtime import eager
 from mcpgw.gateway.endpoints.fast_path import cancelled
 from mcpgw.gateway.endpoints.hot_lane import HotLane
 

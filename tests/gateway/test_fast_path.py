@@ -15,21 +15,21 @@ import pytest
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.basics.errors import UpstreamRejected
-from mcpgw.gateway.front import build_http_app, build_server
+from mcpgw.gateway.errors.tree import UpstreamRejected
+from mcpgw.gateway.mcp_server import build_http_app, build_server
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.specs.settings import Settings
-from mcpgw.gateway.basics.stable_results import StableResults
+from mcpgw.gateway.encoding.result_memo import ResultMemo
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog, iter_calls
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 OUTPUT = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
 
 
-REPLAYED = StableResults()
+REPLAYED = ResultMemo()
 REPLAYED_RESULT = {"content": [{"type": "text", "text": 'recorded "answer" é\n'}], "isError": False}
 
 
@@ -39,7 +39,7 @@ async def answer(method, params):
         raise UpstreamRejected("alpha", -32000, "upstream refused", {"why": "test"})
     if params["name"] == "structured":
         return {"content": [{"type": "text", "text": "s"}], "structuredContent": {"sum": "not an int"}}
-    if params["name"] == "replayed":  # one result object answered every time, as a replay's (gateway.basics.stable_results)
+    if params["name"] == "replayed":  # one result object answered every time, as a replay's (gateway.encoding.result_memo)
         return REPLAYED.mark(REPLAYED_RESULT).result
     return {"content": [{"type": "text", "text": f"{params['name']}:{json.dumps(args, sort_keys=True)} é"}]}
 
@@ -252,7 +252,7 @@ def test_a_replayed_results_answer_made_once_is_the_answer_made_every_time():
     import gc
     from types import SimpleNamespace
 
-    from mcpgw.gateway.basics import stable_results
+    from mcpgw.gateway.encoding import result_memo
     from mcpgw.gateway.endpoints.fast_path import _envelope, _enveloped, _stable_text
     from mcpgw.gateway.sessions.sdk_adapter import serialize_result
 
@@ -262,7 +262,7 @@ def test_a_replayed_results_answer_made_once_is_the_answer_made_every_time():
              {"content": [], "isError": False}]
     other = [{"content": [{"type": "text", "text": "s"}], "structuredContent": {"a": 1}},
              {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}]
-    table = StableResults()
+    table = ResultMemo()
     for result in plain:
         table.mark(result)
         for request_id in (1, 0, -5, 2**40, "s1", 'q"é'):
@@ -279,4 +279,4 @@ def test_a_replayed_results_answer_made_once_is_the_answer_made_every_time():
     marked = plain[0]
     del table
     gc.collect()
-    assert stable_results.known(marked) is None  # gone with the table that marked it
+    assert result_memo.known(marked) is None  # gone with the table that marked it

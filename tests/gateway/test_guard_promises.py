@@ -14,7 +14,7 @@ import anyio
 import httpx
 import pytest
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.endpoints.http_guard import MAX_DEPTH, GuardPolicy, HttpGuard, load_token
 from tests.conftest import ROOT, misbehaving_entry
 

@@ -319,11 +319,11 @@ def test_a_connection_idle_after_a_hot_answer_is_closed_as_uvicorn_closes_it(tmp
 def test_the_lanes_header_view_reads_as_starlettes():
     from starlette.requests import Request
 
-    from mcpgw.gateway.endpoints.hot_lane import _Heads
+    from mcpgw.gateway.endpoints.hot_lane import _HeaderView
 
     raw = [(b"host", b"x"), (b"accept", b"application/json"), (b"accept", b"text/html"),
            (b"content-type", b"application/json; charset=utf-8")]
-    ours, theirs = _Heads(raw).headers, Request({"type": "http", "headers": raw}).headers
+    ours, theirs = _HeaderView(raw).headers, Request({"type": "http", "headers": raw}).headers
     for name in ("accept", "Accept", "content-type", "host", "x-none"):
         assert ours.get(name, "") == theirs.get(name, ""), name
     for name in ("accept", "x-none", "Accept", "x-none"):  # read again (kept once read), with another default too

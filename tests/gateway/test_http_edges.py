@@ -324,7 +324,7 @@ def test_a_body_led_by_a_bom_is_read_alike_on_every_path_and_other_encodings_are
     not. A BOM-led call answered in JSON (the fast path) was answered, the same call answered as SSE (the
     SDK's path, here asked for by a progress token) was refused: the SDK is now handed what the guard read.
     JSON in another encoding (which Python would read) is refused at the guard, for every path alike."""
-    from mcpgw.gateway.basics.json_messages import BOM
+    from mcpgw.gateway.encoding.json_messages import BOM
 
     with httpx.Client(timeout=30) as client:
         headers = open_session(client, gateway.url)

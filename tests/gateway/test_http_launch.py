@@ -89,7 +89,7 @@ def test_the_gateway_runs_an_http_entrys_command_and_stops_it(tmp_path):
 
 
 def test_free_port_is_one_loopback_port_per_launch_in_url_args_env_and_headers():
-    from mcpgw.gateway.basics.errors import ConfigError
+    from mcpgw.gateway.errors.tree import ConfigError
     from mcpgw.gateway.upstreams.http_launch import with_free_port
 
     text = ("version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:${FREE_PORT}/mcp\"\n"

@@ -1,4 +1,4 @@
-"""gateway.basics.json_messages reads a body as json.loads would with its hooks: the quick road for a UTF-8 object gives
+"""gateway.encoding.json_messages reads a body as json.loads would with its hooks: the quick road for a UTF-8 object gives
 the same value, or the same one-line refusal, as detect_encoding + JSONDecoder.decode, on generated and mutated bodies."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from mcpgw.gateway.basics.json_messages import MAX_DEPTH, _DECODER, parse_json
+from mcpgw.gateway.encoding.json_messages import MAX_DEPTH, _DECODER, parse_json
 
 
 def _reference(body: bytes):

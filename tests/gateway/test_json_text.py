@@ -1,4 +1,4 @@
-"""The encoders made once (gateway.basics.json_text) write what json.dumps writes with the same options."""
+"""The encoders made once (gateway.encoding.json_text) write what json.dumps writes with the same options."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from mcpgw.gateway.basics.json_text import canonical, compact
+from mcpgw.gateway.encoding.json_text import canonical, compact
 
 
 def _value(rng: random.Random, depth: int = 0):

@@ -18,19 +18,19 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.basics.http_errors import send_error
+from mcpgw.gateway.errors.http_errors import send_error
 from mcpgw.gateway.endpoints import http_app
 from mcpgw.gateway.endpoints.pipeline import Layer
-from mcpgw.gateway.front import build_http_app, build_server
+from mcpgw.gateway.mcp_server import build_http_app, build_server
 from mcpgw.gateway.routing.router import Router
-from mcpgw.gateway.sessions.hot_verdicts import HotHead, verdicts
+from mcpgw.gateway.sessions.pipeline_verdicts import HotHead, verdicts
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.gateway.test_commit_batch import _add, _answer
 
 BLOCK = "x-no-tools"  # the header the verdict-giving layer refuses tools/call on

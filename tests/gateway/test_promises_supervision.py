@@ -21,7 +21,7 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.gateway.basics.errors import UPSTREAM_TIMEOUT
+from mcpgw.gateway.errors.tree import UPSTREAM_TIMEOUT
 from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import call, export, open_session
 

@@ -12,16 +12,16 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.basics.errors import GatewayError, ReplayMiss, UpstreamRejected
+from mcpgw.gateway.errors.tree import GatewayError, ReplayMiss, UpstreamRejected
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream, Upstream
 from mcpgw.lock.config import ServerSpec
-from mcpgw.recorder.cassette import Cassette
-from mcpgw.recorder.redaction import Redactor
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.redaction import Redactor
 from mcpgw.replay.cassette_upstream import CassetteUpstream
-from mcpgw.replay.recording import RecordingUpstream
+from mcpgw.cassette.recording_upstream import RecordingUpstream
 
 CATALOG = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "calc", "version": "1"}},
                         tools=[{"name": "half", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}])

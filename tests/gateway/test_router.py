@@ -9,12 +9,12 @@ from mcp.shared.exceptions import MCPError
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.front import build_server
+from mcpgw.gateway.mcp_server import build_server
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog, iter_calls
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.gateway.test_bad_input import run
 
 

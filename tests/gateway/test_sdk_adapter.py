@@ -14,12 +14,12 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 
 from mcpgw.gateway.sessions import sdk_adapter
-from mcpgw.gateway.front import build_server
+from mcpgw.gateway.mcp_server import build_server
 from mcpgw.gateway.endpoints.http_app import build_http_app
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 
 GATEWAY = Path(sdk_adapter.__file__).parent
 

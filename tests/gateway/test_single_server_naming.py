@@ -1,5 +1,6 @@
 """Issue 44, item 2: in front of one server, `/mcp` and `serve --stdio` name its tools as the server does
-(as its per-server endpoint does); in front of several, `<server>__<tool>`; an explicit `--naming` wins.
+(as its per-server endpoint does); in front of several, `<server>__<tool>`; an explicit `--naming` wins (a replay
+without one names tools as its recording did).
 
 Names are what clients see; cassette keys hold the server id and the server's own tool name, so a cassette
 recorded under prefixed names replays under bare ones, and the other way round.
@@ -35,9 +36,10 @@ def test_one_server_is_bare_on_mcp_and_stdio_and_a_prefixed_recording_still_repl
         stop_gateway(recorder)
     assert "fx__echo" in names and recorded[0]["content"][0]["text"] == "echo: once"
 
-    # Replayed with the default naming over /mcp: the server's own names, answered from that recording.
+    # Replayed with `--naming auto` over /mcp: the server's own names, answered from that recording (a replay
+    # without --naming names tools as the recording did: issue 50 item 5, tests/replay/test_overlay_new_server.py).
     player = start_gateway(tmp_path / "p", ONE, "--mode", "replay", "--cassette", "rec", "--cassettes-dir",
-                           str(tmp_path / "cassettes"), "--log-cassette", "log", naming=None)
+                           str(tmp_path / "cassettes"), "--log-cassette", "log", "--naming", "auto", naming=None)
     try:
         names, replayed = run(lambda: sdk_calls(player.url, "legacy", [("echo", {"message": "once"})]))
         assert player.status()["naming"] == "bare"
@@ -51,7 +53,8 @@ def test_one_server_is_bare_on_mcp_and_stdio_and_a_prefixed_recording_still_repl
     # The same over stdio (MCPEval's path: `serve --stdio` in front of its one server).
     params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
         "-m", "mcpgw.cli", "serve", "--stdio", "--config", str(tmp_path / "config.yaml"), "--mode", "replay",
-        "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "rec", "--log-cassette", "stdio-log"])
+        "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "rec", "--log-cassette", "stdio-log",
+        "--naming", "auto"])
     names, over_stdio = run(lambda: sdk_calls(params, "legacy", [("echo", {"message": "once"})]))
     assert "echo" in names and not any("__" in n for n in names)
     assert over_stdio == recorded

@@ -1,4 +1,4 @@
-"""`mcpgw servers` (and `connect`, through gateway.basics.status_client) read a running gateway's /status: from the
+"""`mcpgw servers` (and `connect`, through gateway.commandline.status_client) read a running gateway's /status: from the
 URL `serve` prints too (ending in /mcp), and a gateway wanting a token says so rather than "no gateway"."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from mcpgw.gateway.basics.deadlines import Deadline, Scoped
+from mcpgw.gateway.runtime.deadlines import Deadline, Scoped
 from mcpgw.gateway.upstreams.stdio_rpc import StdioRpc
 from mcpgw.gateway.upstreams.stdio_transport import Inbox
 

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.gateway.basics.errors import UPSTREAM_UNAVAILABLE
+from mcpgw.gateway.errors.tree import UPSTREAM_UNAVAILABLE
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import misbehaving_entry
 from tests.gateway.test_bad_input import run

@@ -19,15 +19,15 @@ from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.upstreams.isolation import PerRunUpstream
 from mcpgw.gateway.upstreams.live import LiveUpstream
-from mcpgw.lock.installed import CacheInstalls
-from mcpgw.gateway.basics.errors import ReplayMiss
+from mcpgw.lock.install_lookup import CacheInstalls
+from mcpgw.gateway.errors.tree import ReplayMiss
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.cassette import Cassette
-from mcpgw.replay.recording import RecordingUpstream
-from mcpgw.recorder.redaction import Redactor
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.recording_upstream import RecordingUpstream
+from mcpgw.cassette.redaction import Redactor
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 from tests.gateway.test_bad_input import run
 

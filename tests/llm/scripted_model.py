@@ -4,7 +4,8 @@ The script maps (strategy, marker) to the replies of one conversation, in order:
 a request belongs to the first marker found in its messages, and its strategy is
 read from its shape (tools -> tc, a stop list -> react, neither -> mcpbench).
 Steps: {"text": ...}, {"tool_calls": [[name, arguments dict or raw text]], "text"?},
-{"status": 500}, {"hold": seconds} (answer nothing that long, or until stopped, or until the caller leaves:
+{"status": 500}, {"text": ..., "echo_authorization": true} (the text, then the request's Authorization header),
+{"hold": seconds} (answer nothing that long, or until stopped, or until the caller leaves:
 `abandoned` counts those), {"stream_hold": seconds} (streamed: one chunk, then the same wait; a caller that leaves
 mid-stream is counted too). A request with "stream": true gets its reply as SSE chunks
 (content in pieces, each tool call's arguments in two pieces, usage last when asked).
@@ -78,6 +79,8 @@ class ScriptedModel:
                   "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
                  for i, (name, args) in enumerate(step.get("tool_calls") or [])]
         content = step.get("text")
+        if step.get("echo_authorization"):  # an endpoint that quotes its caller's key back (as some error pages do)
+            content = f"{content or ''} Authorization: {request.headers.get('authorization')}"
         usage = {"prompt_tokens": len(json.dumps(body["messages"])) // 4,
                  "completion_tokens": 1 + len(content or "") // 4 + 8 * len(calls)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]

@@ -1,10 +1,10 @@
-"""The model's replay lanes (replay.player.Player over replay.lanes.LaneRule, binding untagged
+"""The model's replay lanes (cassette.player.Player over cassette.lanes.LaneRule, binding untagged
 clients): a replay lane answers from one recorded lane in that lane's order."""
 
 from __future__ import annotations
 
 from mcpgw.llm.passthrough import CHAT, MODEL
-from mcpgw.replay.player import HIT, Player
+from mcpgw.cassette.player import HIT, Player
 
 
 def body(key: str) -> dict:
@@ -18,7 +18,7 @@ def entry(key: str, lane: str, answer: str) -> dict:
 
 
 def model_lanes(entries: list[dict], past_end: str = "repeat", max_lanes: int = 10_000) -> Player:
-    return Player(MODEL, entries, past_end=past_end, bind_strangers=True, max_lanes=max_lanes)
+    return Player(MODEL, entries, past_end=past_end, bind_untagged=True, max_lanes=max_lanes)
 
 
 def answers(lanes: Player, lane: str, *keys: str) -> list:

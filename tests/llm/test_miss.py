@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpgw.recorder.misses import describe_model_miss
+from mcpgw.cassette.misses import describe_model_miss
 
 PATH = "/v1/chat/completions"
 

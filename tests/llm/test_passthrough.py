@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from mcpgw.recorder.calllog import iter_calls
-from mcpgw.recorder.cassette import Cassette
+from mcpgw.cassette.cassette import Cassette
 from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
 

@@ -1,7 +1,7 @@
 """A model exchange's call-log record is written before its answer goes out.
 
 It was written after (a background task once the body was sent). A client acts on an answer at once: the
-tool call the model asked for reached the gateway, was answered in the turn that read it (gateway.basics.eager) and
+tool call the model asked for reached the gateway, was answered in the turn that read it (gateway.runtime.eager) and
 logged before the model's record, so a replay's call log could differ from the recording's in its order (a
 run's model turn after the tool call it caused). tests/runs/test_end_to_end.py caught it, once in a while."""
 
@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
 
 from mcpgw.llm.passthrough import CHAT, ModelPassthrough
-from tests.replay.test_one_player import CHAT_BODY, model_entries
+from tests.cassette.test_one_player import CHAT_BODY, model_entries
 
 
 class ListLog:

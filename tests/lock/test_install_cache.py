@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.lock.helpers import mcpgw
-from tests.lock.test_install import fake_runners  # noqa: F401 - the fixture
+from tests.lock.test_installer import fake_runners  # noqa: F401 - the fixture
 
 LOCK = """version: 1
 servers:

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.gateway.specs.server_spec import Pin, ServerSpec
 from mcpgw.lock.locked import catalog_digest, parse, render, snapshot
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpgw.lock.config import parse_config
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.lock.lockedit import add_servers, add_to_profile, scalar, server_indent, set_entry_key
 
 ROOT = Path(__file__).resolve().parents[2]

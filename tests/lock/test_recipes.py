@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcpgw.lock.config import parse_config
-from mcpgw.gateway.basics.errors import ConfigError
+from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.lock.recipes import build_env, build_steps
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from mcpgw.lock.config import parse_config
-from mcpgw.lock.installed import build_dir, built_info, installed_spec
+from mcpgw.lock.install_lookup import build_dir, built_info, installed_spec
 from mcpgw.gateway.specs.server_spec import Source
 from mcpgw.lock.build import _gist
 from mcpgw.lock.sources import SourceError, source_tree

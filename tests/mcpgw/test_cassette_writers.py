@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcpgw.recorder.cassette import Cassette
+from mcpgw.cassette.cassette import Cassette
 from tests.conftest import ROOT, RunningGateway, misbehaving_entry, pid_alive, start_gateway, stop_gateway
 from tests.replay.test_record_replay import assert_succeeded, calls
 

@@ -11,11 +11,11 @@ import sys
 import httpx
 import pytest
 
-from mcpgw.gateway.basics.errors import GatewayError
+from mcpgw.gateway.errors.tree import GatewayError
 
 from mcpgw.cli import main
 from mcpgw.commands.serve import default_mode
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.conftest import ROOT, free_port, misbehaving_entry
 from tests.evaluator import scenario
 

@@ -13,7 +13,7 @@ from mcpgw.cli import build_parser
 from mcpgw.commands import LazyHandler
 
 ROOT = Path(__file__).resolve().parents[2]
-FEATURES = ("gateway", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock")
+FEATURES = ("gateway", "cassette", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock")
 
 
 def _handlers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], object]:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
 from tests.replay.test_drift_cli import drift_in
 from tests.replay.test_record_replay import calls

@@ -27,7 +27,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcpgw.recorder.cassette import Cassette, Recorded
+from mcpgw.cassette.cassette import Cassette, Recorded
 from tests.conftest import ROOT, RunningGateway, free_port, pid_alive, stop_gateway
 from tests.gateway.test_hot_lane_fuzz import dechunk
 from tests.replay.test_default_cassette import (

@@ -1,4 +1,4 @@
-"""While recording, a lane's calls reach a server with state in the order they were keyed (recorder.lane_gate).
+"""While recording, a lane's calls reach a server with state in the order they were keyed (cassette.lane_gate).
 
 A read sent while the lane's write is still being answered (two calls of one planning round) was answered by
 the server from the state before the write and stored under the key of the state after it: replayed one
@@ -13,11 +13,11 @@ import anyio
 
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream
-from mcpgw.recorder.cassette import Cassette
-from mcpgw.replay.recording import RecordingUpstream
-from mcpgw.recorder.redaction import Redactor
-from mcpgw.recorder.state import GroupState
-from mcpgw.lock.installed import CacheInstalls
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.recording_upstream import RecordingUpstream
+from mcpgw.cassette.redaction import Redactor
+from mcpgw.cassette.state import GroupState
+from mcpgw.lock.install_lookup import CacheInstalls
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 CATALOG = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "notes", "version": "1"}},
@@ -190,7 +190,7 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
     back had started afresh: replay answered it from the initial state ('old' where the run had written 'x'), and a
     recording keyed its calls as a fresh run's while the server kept its state. Now replay refuses it, and a
     recording keys it so no replay matches it."""
-    from mcpgw.gateway.basics.errors import ReplayDiverged
+    from mcpgw.gateway.errors.tree import ReplayDiverged
 
     order: list[str] = []
     script = [("A", call("read")), ("A", call("write", text="x")), ("B", call("read")), ("C", call("read")),

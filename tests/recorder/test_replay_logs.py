@@ -15,9 +15,10 @@ import httpx
 
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.replay_logs import fidelity, prune, replay_logs
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.conftest import ROOT, RunningGateway, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.replay.test_record_replay import calls
+from tests.test_layering import PARTS
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 
@@ -165,14 +166,22 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
     # `calls export default --log last`, run where the user is, not in the checkout.
     folder = tmp_path / "project"
     folder.mkdir()
-    # mcpgw as a wheel installs it: the recorder package carries its own copy of the default cassette (setup.py), here
-    # a copy made for this test, so the checkout's cassette and the logs of serves run there are never touched.
+    # mcpgw as a wheel installs it: the package laid out whole (mcpgw/, mcpgw/cassette/, ...), its cassette package
+    # carrying its own copy of the default cassette (setup.py), here a copy made for this test, found on PYTHONPATH
+    # before the editable install, so the checkout's cassette and the logs of serves run there (the README's first
+    # command leaves some in cassettes/default/runs) are never read or touched.
     install = tmp_path / "install"
-    shutil.copytree(ROOT / "recorder", install / "recorder", ignore=shutil.ignore_patterns("__pycache__"))
-    shipped = install / "recorder" / "shipped" / "default"
+    skip = shutil.ignore_patterns("__pycache__", "shipped")
+    shutil.copytree(ROOT / "mcpgw", install / "mcpgw", ignore=skip)
+    for part in PARTS:
+        shutil.copytree(ROOT / part, install / "mcpgw" / part, ignore=skip)
+    shipped = install / "mcpgw" / "cassette" / "shipped" / "default"
     shipped.mkdir(parents=True)
     shutil.copy2(ROOT / "cassettes" / "default" / "data.mdb", shipped / "data.mdb")
     env = {**os.environ, "PYTHONPATH": f"{install}{os.pathsep}{ROOT}"}  # the folder holds no cassettes/default
+    probe = subprocess.run([sys.executable, "-c", "import mcpgw.cassette.embedded as e; print(e.shipped_default())"],
+                           cwd=folder, env=env, capture_output=True, text=True, timeout=60)
+    assert probe.stdout.strip() == str(shipped.resolve()), probe.stdout + probe.stderr  # the copy, not the checkout
     port = free_port()
     log_path = tmp_path / "serve.log"
     with open(log_path, "w") as log:

@@ -4,6 +4,7 @@ real HTTP), who may be simulated, the overlay's rules, and the labels. End to en
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -11,16 +12,16 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.basics.errors import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.overlay import check_answer_settings, open_overlay
-from mcpgw.recorder.cassette import Cassette
-from mcpgw.replay.recording import RecordingUpstream  # noqa: F401  (the entries below have its shape)
-from mcpgw.recorder.state import StateModel
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.recording_upstream import RecordingUpstream  # noqa: F401  (the entries below have its shape)
+from mcpgw.cassette.state import StateModel
 from mcpgw.replay.answer_sources import META_KEY, Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
-from mcpgw.replay.equivalence import has_defaults, normalise
+from mcpgw.cassette.equivalence import has_defaults, normalise
 from mcpgw.replay.simulator import Simulator, SimulatorConfig, as_tool_result, output_problem
 from tests.llm.scripted_model import ScriptedModel
 
@@ -184,7 +185,7 @@ def test_a_stateful_server_is_never_simulated_unless_allowed(tmp_path):
 def test_the_composition_root_simulates_only_stateless_or_allowed_servers(tmp_path):
     from mcpgw.app import Gateway
     from mcpgw.gateway.specs.server_spec import ServerSpec
-    from mcpgw.recorder.cassette import Cassette as Base
+    from mcpgw.cassette.cassette import Cassette as Base
     from mcpgw.gateway.specs.spec_record import spec_to_dict
 
     cassettes = tmp_path / "cassettes"
@@ -215,6 +216,27 @@ def test_replies_become_tool_results_and_output_schemas_are_checked():
         as_tool_result('{"content": [{"text": "a"}]}')
     assert output_problem({"structuredContent": {"celsius": 1}}, CONVERT["outputSchema"]) is None
     assert "at celsius" in output_problem({"structuredContent": {"celsius": "x"}}, CONVERT["outputSchema"])
+
+
+@pytest.mark.parametrize("reply, says", [
+    ('{"content": [{"type": "text", "text": {"a": 1}}]}', "block 0 (text) is not a valid MCP block: text"),
+    ('{"content": [{"type": "image", "data": 5, "mimeType": "image/png"}]}', "block 0 (image) is not a valid MCP block"),
+    ('{"content": [{"type": "video", "url": "x"}]}', "has type 'video', not one of"),
+    ('{"content": [], "isError": "false"}', '"isError" is a string, not true or false'),
+    ("[" * 100 + "]" * 100, "nested deeper than 64 levels"),
+])
+def test_a_reply_that_is_no_valid_call_tool_result_is_refused_not_coerced(reply, says):
+    with pytest.raises(Exception, match=re.escape(says)):
+        as_tool_result(reply)
+
+
+def test_gateway_keys_are_dropped_from_a_simulated_result_and_a_non_object_structured_content_is_retried():
+    reply = json.dumps({"content": [{"type": "text", "text": "a", "_meta": {"mcpgw/source": "recorded", "k": 1}},
+                                    {"type": "text", "text": "b", "_meta": {"mcpgw/x": 1}}],
+                        "_meta": {"mcpgw/source": "recorded"}, "structuredContent": [1]})
+    result = as_tool_result(reply)
+    assert result["content"] == [{"type": "text", "text": "a", "_meta": {"k": 1}}, {"type": "text", "text": "b"}]
+    assert "_meta" not in result and output_problem(result, None) == "structuredContent must be a JSON object"
 
 
 @pytest.mark.parametrize("fields, says", [

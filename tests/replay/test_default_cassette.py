@@ -26,7 +26,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.recorder.cassette import Cassette, Recorded
+from mcpgw.cassette.cassette import Cassette, Recorded
 from tests.conftest import ROOT, RunningGateway, free_port, stop_gateway
 
 EMBEDDED = ROOT / "cassettes" / "default"

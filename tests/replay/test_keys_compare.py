@@ -1,5 +1,5 @@
 from mcpgw.gateway.upstreams.stdio_transport import _too_large_error
-from mcpgw.recorder.state import StateModel
+from mcpgw.cassette.state import StateModel
 from mcpgw.replay.compare import Rules, compare_results, parse_rules
 
 
@@ -33,7 +33,7 @@ def test_oversized_response_id_is_the_top_level_one():
 
 
 def test_a_miss_shows_the_nearest_recordings_arguments_whole():
-    from mcpgw.recorder.misses import describe_miss, nearest
+    from mcpgw.cassette.misses import describe_miss, nearest
 
     query = "SELECT name, population FROM cities WHERE country = 'France' ORDER BY population DESC LIMIT 10"
     recorded = [{"method": "tools/call", "params": {"name": "sql", "arguments": {"query": query, "limit": 10}}}]
@@ -45,7 +45,7 @@ def test_a_miss_shows_the_nearest_recordings_arguments_whole():
 
 def test_two_long_strings_that_part_late_are_shown_where_they_differ():
     """Cut at the same 60 characters, "WHERE country = 'France'" and "... 'Spain'" read alike (issue 22)."""
-    from mcpgw.recorder.misses import differences
+    from mcpgw.cassette.misses import differences
 
     head = "SELECT name, population FROM cities WHERE continent = 'Europe' AND country = "
     diff, = differences({"query": head + "'Spain' LIMIT 10"}, {"query": head + "'France' LIMIT 10"})

@@ -1,7 +1,7 @@
 """Issue 25 item 10: replay lanes (run ids, clients without one) are bounded like sessions.
 
 Each lane a client names held its replay state for good; 10,000 run ids cost 13.6 MB. The tables
-(recorder.lane_table) keep at most `max_lanes`, dropping the least recently used; a lane in use
+(cassette.lane_table) keep at most `max_lanes`, dropping the least recently used; a lane in use
 is never the one dropped, and a dropped lane starts afresh."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcpgw.gateway.upstreams.upstream import CallOptions
-from mcpgw.recorder.lane_table import LaneTable
+from mcpgw.cassette.lane_table import LaneTable
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 from tests.llm.test_lanes import INTERLEAVED, model_lanes, answers
 from tests.replay.test_own_lane import PARAMS, entries
@@ -71,11 +71,11 @@ def test_a_dropped_run_is_refused_however_many_runs_came_and_went(tmp_path, chur
     """Issue 41 item 2: the names of dropped lanes were kept in a list of 10 x --max-lanes; past it, a returning
     run was a fresh one and got the server's first recorded answer again ('old' where it had written 'x').
     --max-lanes 5, run A writes, `churned` other runs read, A reads: refused, and memory stays flat."""
-    from mcpgw.gateway.basics.errors import ReplayDiverged
-    from mcpgw.recorder.cassette import Cassette
-    from mcpgw.replay.recording import RecordingUpstream
-    from mcpgw.recorder.redaction import Redactor
-    from mcpgw.recorder.state import GroupState
+    from mcpgw.gateway.errors.tree import ReplayDiverged
+    from mcpgw.cassette.cassette import Cassette
+    from mcpgw.cassette.recording_upstream import RecordingUpstream
+    from mcpgw.cassette.redaction import Redactor
+    from mcpgw.cassette.state import GroupState
     from tests.recorder.test_recording_order import CATALOG, call, notes_server
 
     cassette = Cassette(tmp_path / "c")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from mcpgw.recorder.calllog import iter_calls
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
 from tests.replay.new_model_scripts import A_CALLS, B_CALLS, B_SOURCES, model_script, simulator_script, write_queries

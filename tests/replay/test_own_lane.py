@@ -38,7 +38,7 @@ def test_a_tagged_lane_answers_from_its_own_recording_and_others_from_all():
 def test_each_replayed_answer_carries_its_own_digest_for_the_call_log():
     """The digest a replayed answer hands the call log (Reply.result_digest) is made once per recorded answer:
     each answer's own, on its first replay and on every later one, never another answer's."""
-    from mcpgw.gateway.basics.result_digest import result_digest
+    from mcpgw.gateway.encoding.result_digest import result_digest
 
     key = CassetteUpstream("time", None, [], tracked=False).model.keyed("tools/call", PARAMS, "").key
     upstream = CassetteUpstream("time", None, entries(key), tracked=False)

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.recorder.cassette import Cassette
+from mcpgw.cassette.cassette import Cassette
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run

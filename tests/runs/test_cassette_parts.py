@@ -4,7 +4,7 @@ lane in its recorded order, and replay logs kept beside an existing cassette sur
 
 from __future__ import annotations
 
-from mcpgw.recorder.cassette import Cassette
+from mcpgw.cassette.cassette import Cassette
 from mcpgw.runs.cassette_parts import merge_parts, parts_dir
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from mcpgw.cli import main
 from mcpgw.recorder.calllog import iter_calls
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel

@@ -85,7 +85,7 @@ def test_attempts_have_run_ids_of_their_own_and_resume_by_task(tmp_path):
 
 
 def test_the_next_attempt_counts_every_lane_in_the_cassette_and_replay_takes_the_final_one(tmp_path):
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
     from mcpgw.runs.attempts import plan
     from mcpgw.runs.manifest import write_manifest
 

@@ -66,7 +66,7 @@ def test_record_and_replay_across_nodes_equal_one_machine(tmp_path):
 
 
 def timings(cassette) -> dict:
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
     from mcpgw.runs.manifest import KIND
 
     opened = Cassette(cassette, create=False, readonly=True)
@@ -179,7 +179,7 @@ def test_an_address_nobody_answers_at_is_one_line(tmp_path):
                        "--ray", f"127.0.0.1:{free_port()}", timeout=60)
     assert "no cassette 'x'" in one_line(result)
     (tmp_path / "c").mkdir()
-    from mcpgw.recorder.cassette import Cassette
+    from mcpgw.cassette.cassette import Cassette
 
     Cassette(tmp_path / "c" / "x").close()
     result = mcpgw_run(tasks, tmp_path / "a.jsonl", tmp_path / "c", "--mode", "replay", "--cassette", "x",

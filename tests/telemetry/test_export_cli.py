@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mcpgw.cli import main
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.store import CassetteStore
+from mcpgw.cassette.store import CassetteStore
 from tests.conftest import free_port
 from tests.telemetry.receiver import Receiver
 from tests.telemetry.test_spans import model_record, tool_record

@@ -21,7 +21,7 @@ from tests.telemetry.receiver import Receiver
 
 API_KEY = "ak-live-0a9b8c7d6e5f4321"
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry("talk", extra="    env: [MY_API_KEY]\n")
-DROPPED = ("traces to", "trace collector did not take")  # telemetry.exporter's, or at exit telemetry.tracing's
+DROPPED = ("traces to", "trace collector did not take")  # telemetry.otlp_exporter's, or at exit telemetry.tracing's
 
 
 def calls(url: str, plan: list[tuple[str, dict]]) -> list[tuple[float, bool]]:

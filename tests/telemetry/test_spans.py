@@ -9,9 +9,9 @@ import logging
 from pathlib import Path
 
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.recorder.redaction import Redactor
-from mcpgw.recorder.store import CassetteStore
-from mcpgw.telemetry.exporter import otlp_exporter
+from mcpgw.cassette.redaction import Redactor
+from mcpgw.cassette.store import CassetteStore
+from mcpgw.telemetry.otlp_exporter import otlp_exporter
 from mcpgw.telemetry.observed import ObservedCallLog, mask_of
 from mcpgw.telemetry.spans import epoch_ns
 from mcpgw.telemetry.tracing import Tracing

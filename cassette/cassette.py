@@ -1,0 +1,155 @@
+"""A cassette: what one recording holds, on top of the LMDB store.
+
+    meta       b"format" (store), b"info": created, gateway version, the lock entries recorded
+    catalog    server id -> {catalog: initialize + lists as sent, provenance}
+    exchanges  8-byte sequence -> {key, server, method, params, result | error, provenance}
+    calls      8-byte sequence -> call-log record (recorder.calllog)
+    runs       run summaries (replay hit/miss statistics, drift results)
+
+Exchanges are keyed by sequence so that loading them back gives recorded order;
+`load()` groups them by request key for replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpgw.gateway import __version__
+from mcpgw.gateway.errors.tree import CassetteError
+from mcpgw.cassette.paths import cassette_path
+from mcpgw.cassette.store import CassetteFormatError, CassetteStore
+from mcpgw.cassette.writer_lock import WriterLock, hold_writer
+
+
+@dataclass
+class Recorded:
+    """A cassette loaded for replay."""
+
+    info: dict[str, Any]
+    catalogs: dict[str, dict[str, Any]]  # server -> {"catalog": ..., "provenance": ...}
+    exchanges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # request key -> entries, in order
+    by_server: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+
+
+class Cassette:
+    """`exclusive`: this process is the cassette's one writer (cassette.writer_lock), or it is refused;
+    `parent_may_hold`: or its parent process is (a --workers worker and its call log)."""
+
+    def __init__(self, path: Path, *, create: bool = True, readonly: bool = False, exclusive: bool = False,
+                 parent_may_hold: bool = False) -> None:
+        self.path = Path(path)
+        self.lock: WriterLock | None = None
+        if exclusive and not readonly and (create or (self.path / "data.mdb").exists()):
+            self.lock = hold_writer(self.path, create=create, parent_may_hold=parent_may_hold)
+        # Whether this open makes the cassette: known only once no other writer can be making it too.
+        self.new = self.lock is not None and self.lock.fd is not None and not (self.path / "data.mdb").exists()
+        try:
+            self.store = CassetteStore(self.path, create=create, readonly=readonly)
+        except BaseException:
+            self._unmake()
+            raise
+        self.readonly = readonly
+
+    # -- writing -------------------------------------------------------------------
+
+    def write_info(self, servers: dict[str, dict[str, Any]], *, naming: dict[str, str] | None = None) -> None:
+        """`servers`: lock entries added to the recorded ones; `naming`: the tool naming the recording is made
+        under (mcpgw.recorded_naming), replacing the one kept."""
+        info = self.store.get("meta", b"info") or {"created": time.time(), "servers": {}}
+        info["servers"] = {**info.get("servers", {}), **servers}
+        if naming is not None:
+            info["naming"] = naming
+        info["gateway_version"] = __version__
+        info["updated"] = time.time()
+        self.store.put("meta", b"info", info)
+
+    def record_catalog(self, server: str, catalog: dict[str, Any], provenance: dict[str, Any]) -> None:
+        self.store.put("catalog", server.encode(), {"catalog": catalog, "provenance": provenance})
+
+    def record_exchange(self, entry: dict[str, Any], *, wait: bool = True) -> Any:
+        """Queue one exchange; with `wait`, a future resolved once it is on disk (kill -9 safe)."""
+        return self.store.append("exchanges", entry, wait=wait)
+
+    def record_run(self, summary: dict[str, Any]) -> None:
+        self.store.put("runs", f"{summary.get('started', time.time()):.6f}".encode(), summary)
+
+    def close(self) -> None:
+        self.store.close()
+        if self.lock is not None:
+            self.lock.release()
+
+    def discard(self) -> None:
+        """Close; and when this open made the cassette, take it away again (a start refused after opening it
+        leaves nothing behind): its files, and its folder when the open made that too."""
+        self.store.close()
+        self._unmake()
+
+    def _unmake(self) -> None:
+        if not self.new or self.lock is None or self.lock.fd is None:  # not made here, or no longer ours to remove
+            if self.lock is not None:
+                self.lock.release()
+            return
+        for name in ("data.mdb", "lock.mdb"):
+            (self.path / name).unlink(missing_ok=True)
+        made_folder = self.lock.made_folder
+        self.lock.release(remove=True)
+        if made_folder:
+            try:
+                self.path.rmdir()  # only if empty: nothing of anyone else's is removed
+            except OSError:
+                pass
+
+    # -- reading ---------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        return self.store.get("meta", b"info") or {}
+
+    def load(self) -> Recorded:
+        recorded = Recorded(self.info(), {k.decode(): v for k, v in self.store.items("catalog")})
+        for _, entry in self.store.items("exchanges"):
+            recorded.exchanges.setdefault(entry["key"], []).append(entry)
+            recorded.by_server[entry["server"]].append(entry)
+        return recorded
+
+    def content(self) -> dict[str, Any]:
+        """What the recording answers from, as a digest (sha256 of its catalogs' and exchanges' stored bytes) and a
+        count of exchanges: an overlay is tied to it (mcpgw.overlay), so a base recorded into again is told apart."""
+        digest = hashlib.sha256()
+        exchanges = 0
+        with self.store.env.begin() as txn:
+            for db in ("catalog", "exchanges"):
+                digest.update(db.encode())
+                for key, value in txn.cursor(db=self.store.dbs[db]):
+                    digest.update(len(key).to_bytes(4, "big") + bytes(key) + len(value).to_bytes(8, "big") + bytes(value))
+                    exchanges += db == "exchanges"
+        return {"digest": digest.hexdigest(), "exchanges": exchanges}
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [v for _, v in self.store.items("runs")]
+
+
+def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool = False, exclusive: bool = False,
+               parent_may_hold: bool = False) -> Cassette:
+    """Cassette `name` of a cassettes folder; a clear CassetteError when it is missing, foreign or unreadable
+    (`exclusive`, `parent_may_hold`: Cassette's)."""
+    path = cassette_path(cassettes_dir, name, write=create or not readonly)  # writes stay in the folder
+    if not create and not (path / "data.mdb").exists():
+        known = sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists()) if cassettes_dir.exists() else []
+        raise CassetteError(f"no cassette {name!r} in {cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
+    return open_path(path, create=create, readonly=readonly, exclusive=exclusive, parent_may_hold=parent_may_hold)
+
+
+def open_path(path: Path, *, create: bool, readonly: bool = False, exclusive: bool = False,
+              parent_may_hold: bool = False) -> Cassette:
+    """The cassette in folder `path`; a clear CassetteError when it is foreign or unreadable."""
+    try:
+        return Cassette(path, create=create, readonly=readonly, exclusive=exclusive, parent_may_hold=parent_may_hold)
+    except CassetteFormatError as exc:
+        raise CassetteError(str(exc)) from None
+    except OSError as exc:  # e.g. the cassettes folder is a file, or not writable
+        raise CassetteError(f"cannot open cassette {path}: {exc.strerror or exc}") from None
