@@ -187,7 +187,7 @@ def start_gateway(code: Path, config: Path, cassettes: Path, extra: list[str], o
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise SystemExit(f"gateway ({code}) did not come up")
+                    raise SystemExit(f"gateway ({code}) did not come up") from None
                 time.sleep(0.2)
         wait_ready(f"http://127.0.0.1:{port}", "up", timeout=120)
     except BaseException:

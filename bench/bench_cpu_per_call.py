@@ -112,7 +112,7 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
                 if answer.status_code != 200 or b'"result"' not in answer.content:
                     raise RuntimeError(f"{row.url}: {answer.status_code} {answer.text[:200]}")
 
-        await asyncio.gather(*(drive(c, h) for c, h in zip(sessions, heads)))
+        await asyncio.gather(*(drive(c, h) for c, h in zip(sessions, heads, strict=True)))
 
     try:
         for entry in opened:  # warm up

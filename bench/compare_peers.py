@@ -333,7 +333,7 @@ def verdicts(rows: list[Row]) -> list[str]:
         if own and own == own:
             out.append(f"replay: the SDK clients' own CPU is {own:.2f} ms per call, so they cannot exceed {1000 / own:.0f} "
                        f"calls/s against any server; 2x the SDK floor would be {2 * floor[1]:.0f} calls/s")
-    for name, (p50, rate) in by.items():
+    for name, (_p50, rate) in by.items():
         if "--workers" in name and replay:
             workers = int(name.rsplit(" ", 1)[1])
             out.append(f"{name}: calls/s {rate / replay[1]:.2f}x one process (target >= {1 + 0.8 * (min(workers, os.cpu_count() or 1) - 1):.1f}x)")

@@ -91,11 +91,11 @@ async def _drive(url: str, clients: int, per_client: int, pid: int, data: Path, 
                 raise RuntimeError(f"{url}: {answer.status_code} {answer.text[:200]}")
 
     try:
-        await asyncio.gather(*(calls(c, h, 0, 50) for c, h in zip(sessions, heads)))  # warm up
+        await asyncio.gather(*(calls(c, h, 0, 50) for c, h in zip(sessions, heads, strict=True)))  # warm up
         perf = subprocess.Popen(["perf", "record", "-F", str(frequency), "--call-graph", "dwarf,8192", "-o", str(data),
                                  "-p", str(pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)  # perf attached before the measured calls
-        await asyncio.gather(*(calls(c, h, 50, 50 + per_client) for c, h in zip(sessions, heads)))
+        await asyncio.gather(*(calls(c, h, 50, 50 + per_client) for c, h in zip(sessions, heads, strict=True)))
         perf.send_signal(2)
         perf.wait(60)
     finally:

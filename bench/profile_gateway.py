@@ -62,7 +62,7 @@ def report(path: str, profile: Path, calls: int, cpu_s: float) -> None:
     stats = pstats.Stats(str(profile))
     by_area: dict[str, float] = defaultdict(float)
     rows = []
-    for (filename, line, name), (_, ncalls, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, line, name), (_, ncalls, tottime, _cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
         if name == "run" and filename.endswith("runners.py"):
             continue  # the event loop's own frame: its time is mostly waiting for I/O
         by_area[area_of(filename)] += tottime

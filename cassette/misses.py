@@ -52,7 +52,7 @@ def differences(wanted: Any, recorded: Any, path: str = "") -> list[str]:
     if isinstance(wanted, list) and isinstance(recorded, list) and path:
         if len(wanted) != len(recorded):
             return [f"{path}: recorded {len(recorded)} item(s), asked {len(wanted)}"]
-        return [d for i, (w, r) in enumerate(zip(wanted, recorded)) for d in differences(w, r, f"{path}[{i}]")]
+        return [d for i, (w, r) in enumerate(zip(wanted, recorded, strict=True)) for d in differences(w, r, f"{path}[{i}]")]
     if wanted == recorded:
         return []
     if isinstance(wanted, str) and isinstance(recorded, str):
@@ -65,7 +65,7 @@ def differences(wanted: Any, recorded: Any, path: str = "") -> list[str]:
 def _where_strings_differ(recorded: str, wanted: str, before: int = 20, limit: int = 60) -> tuple[str, str]:
     """Two long strings cut at the same 60 characters read alike when they differ further on: show each
     from a little before the first character where they part (the position said), not from their start."""
-    same = next((i for i, (a, b) in enumerate(zip(recorded, wanted)) if a != b), min(len(recorded), len(wanted)))
+    same = next((i for i, (a, b) in enumerate(zip(recorded, wanted, strict=False)) if a != b), min(len(recorded), len(wanted)))
     if max(len(json.dumps(recorded)), len(json.dumps(wanted))) <= limit or same < before:
         return _short(recorded, limit), _short(wanted, limit)
     start = same - before
@@ -183,7 +183,7 @@ def _message_text(message: Any) -> str:
 def _where_texts_part(recorded: str, asked: str, around: int = 60) -> str:
     """The first differing character's offset and both texts around it: long prompts
     (40-85k characters) agree for thousands of characters before they differ."""
-    offset = next((i for i, (a, b) in enumerate(zip(recorded, asked)) if a != b), min(len(recorded), len(asked)))
+    offset = next((i for i, (a, b) in enumerate(zip(recorded, asked, strict=False)) if a != b), min(len(recorded), len(asked)))
     start = max(0, offset - around)
 
     def excerpt(text: str) -> str:
@@ -207,7 +207,7 @@ def first_difference(asked: dict[str, Any], recorded: dict[str, Any]) -> tuple[i
     asked_msgs: list[Any] = given if isinstance(given := asked.get("messages"), list) else []
     recorded_msgs: list[Any] = kept if isinstance(kept := recorded.get("messages"), list) else []
     common = 0
-    for mine, theirs in zip(asked_msgs, recorded_msgs):
+    for mine, theirs in zip(asked_msgs, recorded_msgs, strict=False):
         if mine != theirs:
             break
         common += 1

@@ -123,7 +123,8 @@ class RecordingUpstream:
         except UpstreamRejected as exc:
             await self._write(call, method, params, {"error": {"code": exc.code, "message": exc.message, "data": exc.data}},
                               started, options, seen)
-            raise answered_by(exc, LIVE, call.key)
+            answered_by(exc, LIVE, call.key)
+            raise
         await self._write(call, method, params, {"result": result}, started, options, seen)
         return Reply(result, LIVE, call.key)
 

@@ -295,7 +295,7 @@ class CassetteStore:
             return None
         except (lmdb.Error, OSError, SequenceTaken) as exc:
             flags = [told] * len(new_ops) if isinstance(told, bool) else told
-            ops = self._pending_retry + [op for op, waited in zip(new_ops, flags) if not waited]
+            ops = self._pending_retry + [op for op, waited in zip(new_ops, flags, strict=True) if not waited]
             if len(ops) > MAX_PENDING:  # the oldest given up, and counted: a call log says how many it lost
                 for db, _, _ in ops[:-MAX_PENDING]:
                     self.dropped[db] = self.dropped.get(db, 0) + 1

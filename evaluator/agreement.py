@@ -25,7 +25,7 @@ Label = Hashable
 def _pairs(first: Sequence[Label | None], second: Sequence[Label | None]) -> list[tuple[Label, Label]]:
     if len(first) != len(second):
         raise ValueError(f"label lists differ in length: {len(first)} and {len(second)}")
-    return [(a, b) for a, b in zip(first, second) if a is not None and b is not None]
+    return [(a, b) for a, b in zip(first, second, strict=True) if a is not None and b is not None]
 
 
 def percentage_agreement(first: Sequence[Label | None], second: Sequence[Label | None]) -> float | None:
@@ -102,5 +102,5 @@ def judge_vs_humans(judge: Mapping[str, Label | None], humans: Mapping[str, Sequ
         "fleiss_kappa": fleiss_kappa(rater_rows),
         "all_raters_agreement": all_raters_agreement(rater_rows),
         "all_raters_agreement_with_judge": all_raters_agreement(
-            [row + [j] for row, j in zip(rater_rows, judge_labels)]),
+            [row + [j] for row, j in zip(rater_rows, judge_labels, strict=True)]),
     }

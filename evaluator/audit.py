@@ -69,10 +69,10 @@ def audit_calls(records: Iterable[Mapping[str, Any]], catalog: Iterable[tuple[st
             unknown.append(record)
             continue
         server, tool = record.get("server") or UNKNOWN_SERVER, record.get("tool") or record["exposed_name"]
-        row = rows.get((server, tool))
-        if row is None:
-            row = rows[(server, tool)] = _Row(server, tool, record["exposed_name"])
-            by_exposed.setdefault(record["exposed_name"], row)
+        if (server, tool) not in rows:
+            rows[(server, tool)] = _Row(server, tool, record["exposed_name"])
+            by_exposed.setdefault(record["exposed_name"], rows[(server, tool)])
+        row = rows[(server, tool)]
         row.calls += 1
         outcome = record["outcome"]
         if outcome == "ok":
@@ -167,7 +167,7 @@ def _attribute_unknown(unknown: list[Mapping[str, Any]], rows: dict[tuple[str, s
 
 def _summarise(rows: dict[tuple[str, str], _Row]) -> dict[str, Any]:
     tools = []
-    totals = {"calls": 0, "invalid": 0, "near_misses": 0, "is_error": 0, "timeouts": 0, "misses": 0, "ok": 0,
+    totals: dict[str, Any] = {"calls": 0, "invalid": 0, "near_misses": 0, "is_error": 0, "timeouts": 0, "misses": 0, "ok": 0,
               "unknown_name_calls": 0}
     for row in rows.values():
         row.latencies.sort()

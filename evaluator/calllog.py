@@ -134,7 +134,7 @@ def _session_tasks(sessions: dict[str, list[dict[str, Any]]]) -> dict[str, list[
     timed: dict[str, list[tuple[str, str, str]]] = {}  # run -> (opened, first call, key)
     for key, calls in sessions.items():
         opened = calls[0].get("session_opened")
-        starts = [c.get("started_at") for c in calls]
+        starts: list[Any] = [c.get("started_at") for c in calls]
         if not isinstance(opened, str) or not all(isinstance(s, str) for s in starts):
             tasks[key] = calls
             continue

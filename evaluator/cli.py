@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpgw.evaluator.errors import EvaluatorError, InputError, SourceUnavailable
 
@@ -74,7 +74,13 @@ def cassette_logs(args: argparse.Namespace) -> list[Path]:
     return paths
 
 
-class _RichProgress:
+if TYPE_CHECKING:  # the pipeline is imported when a command runs, not with this module
+    from mcpgw.evaluator.pipeline import Progress
+else:
+    Progress = object
+
+
+class _RichProgress(Progress):
     """The pipeline's progress hooks shown as a rich progress bar on stderr."""
 
     def __init__(self) -> None:
@@ -311,7 +317,8 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
 
         try:
             with open(args.drift, encoding="utf-8") as handle:
-                return json.load(handle)
+                drift: dict[str, Any] | None = json.load(handle)
+                return drift
         except (OSError, ValueError) as exc:
             raise SourceUnavailable(f"{args.drift}: cannot read the drift report: {exc}") from None
     if not getattr(args, "cassette", None):

@@ -14,15 +14,16 @@ import json.decoder
 import json.scanner
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from mcpgw.evaluator.errors import InputError
 
 
-class LineDict(dict):
+class LineDict(dict[str, Any]):
     """A JSON object that remembers the line it starts on."""
 
     __slots__ = ("line",)
+    line: int
 
 
 def _read_text(path: str | Path) -> str:
@@ -78,8 +79,10 @@ def load_json(path: str | Path, *, with_lines: bool = True) -> Any:
 
 def loads_with_lines(text: str, source: str = "<text>") -> Any:
     newlines = [i for i, ch in enumerate(text) if ch == "\n"]
-    decoder = json.JSONDecoder()
-    plain_object = json.decoder.JSONObject
+    # The pure-Python scanner's hooks (JSONObject, parse_object, scan_once, py_make_scanner) are undocumented,
+    # so typeshed leaves them out.
+    decoder: Any = json.JSONDecoder()
+    plain_object = json.decoder.JSONObject  # type: ignore[attr-defined]
 
     def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
         start = s_and_end[1] - 1  # index of the "{"
@@ -89,7 +92,7 @@ def loads_with_lines(text: str, source: str = "<text>") -> Any:
         return stamped, end
 
     decoder.parse_object = parse_object  # read by py_make_scanner when it is built
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     try:
         return decoder.decode(text)
     except json.JSONDecodeError as exc:
@@ -118,8 +121,13 @@ def load_records(path: str | Path) -> list[tuple[int, Any]]:
         return [(line_of(value, 1), value)]
 
 
+@overload
+def line_of(value: Any, default: int) -> int: ...
+@overload
+def line_of(value: Any, default: int | None = None) -> int | None: ...
 def line_of(value: Any, default: int | None = None) -> int | None:
-    return getattr(value, "line", default)
+    line: int | None = getattr(value, "line", default)
+    return line
 
 
 class Fields:
@@ -143,6 +151,12 @@ class Fields:
                 return key
         return None
 
+    @overload
+    def text(self, *keys: str, required: Literal[True] = True, default: str | None = None) -> str: ...
+    @overload
+    def text(self, *keys: str, required: bool, default: str) -> str: ...
+    @overload
+    def text(self, *keys: str, required: bool, default: None = None) -> str | None: ...
     def text(self, *keys: str, required: bool = True, default: str | None = None) -> str | None:
         """A string field under the first of `keys` present; numbers are accepted as ids."""
         key = self.first_key(*keys)

@@ -15,7 +15,7 @@ fail the same way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +26,13 @@ from mcpgw.evaluator.judges.client import JudgeClient
 from mcpgw.evaluator.judges.prompting import Template
 from mcpgw.evaluator.judges.trace import estimate_rounds, list_tools, render_calls, render_trace
 from mcpgw.evaluator.pipeline import UNKNOWN_MODEL, EvalInputs, Loaded, Progress, RunIndex, predicted_calls
+from mcpgw.evaluator.tasks import McpEvalTask
 
 KINDS = ("agentbench", "mcpbench", "mcpeval")
 Key = tuple[str, str, str]  # (judge kind, model, run or task id)
 Job = Callable[[], Awaitable[dict[str, Any]]]
 Planned = tuple[Key, dict[str, Any], Job | None]
+Runs = Mapping[str, list[dict[str, Any]]]  # run id -> its call records
 NO_ANSWER = "(no final answer was recorded for this run)"
 
 
@@ -46,7 +48,8 @@ class JudgeRun:
             inputs: EvalInputs, progress: Progress) -> dict[str, Any]:
         return asyncio.run(self._run_all(runs, index, loaded, inputs, progress))
 
-    async def _run_all(self, runs, index, loaded, inputs, progress) -> dict[str, Any]:
+    async def _run_all(self, runs: Runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs,
+                       progress: Progress) -> dict[str, Any]:
         meta: dict[Key, dict[str, Any]] = {}
         jobs: list[tuple[Key, Job]] = []
         for collect in (self._agentbench_jobs, self._mcpbench_jobs, self._mcpeval_jobs):
@@ -78,7 +81,7 @@ class JudgeRun:
             await self.client.aclose()
         return self._assemble(meta, results)
 
-    def _agentbench_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
+    def _agentbench_jobs(self, runs: Runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
         for tasks in loaded.agentbench.values():
             for run_id, task_id in sorted(index.task_of.items()):
                 task = tasks.get(task_id)
@@ -94,7 +97,7 @@ class JudgeRun:
                                        reference_answer=task.reference_answer, answer=answer.final_answer,
                                        template=self.templates.get("agentbench"))
 
-    def _mcpbench_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
+    def _mcpbench_jobs(self, runs: Runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
         for tasks in loaded.mcpbench.values():
             for task in tasks:
                 for run_id in index.runs_for(task.task_id):
@@ -111,7 +114,7 @@ class JudgeRun:
                            _bind(rubric.judge_rubric, self.client, task_id=run_id, values=values,
                                  runs=self.rubric_runs, seed=self.seed, template=self.templates.get("mcpbench")))
 
-    def _mcpeval_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
+    def _mcpeval_jobs(self, runs: Runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
         for truth in loaded.mcpeval.values():
             for model, task_id, calls, response in _mcpeval_cases(runs, index, truth, inputs):
                 gt = truth[task_id]
@@ -122,7 +125,7 @@ class JudgeRun:
                        _bind(aspects.judge_trajectory_and_completion, self.client, task_id=f"{model}/{task_id}",
                              values=values, template=self.templates.get("mcpeval")))
 
-    def _assemble(self, meta: dict, results: dict) -> dict[str, Any]:
+    def _assemble(self, meta: dict[Key, dict[str, Any]], results: dict[Key, dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         grouped: dict[str, dict[str, dict[str, dict[str, Any]]]] = {k: {} for k in KINDS}
         for (kind, model, item), info in meta.items():
@@ -150,7 +153,8 @@ def _bind(func: Callable[..., Awaitable[dict[str, Any]]], *args: Any, **kwargs: 
     return lambda: func(*args, **kwargs)
 
 
-def _mcpeval_cases(runs, index: RunIndex, truth, inputs: EvalInputs):
+def _mcpeval_cases(runs: Runs, index: RunIndex, truth: Mapping[str, McpEvalTask],
+                   inputs: EvalInputs) -> Iterator[tuple[str, str, list[dict[str, Any]], str | None]]:
     """(model, task id, predicted calls, final response) for every prediction of a known task."""
     sets = inputs.prediction_sets or ([inputs.predictions] if inputs.predictions is not None else [])
     if sets:
@@ -171,7 +175,7 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(kept) / len(kept) if kept else None
 
 
-def _mean_axes(rows) -> dict[str, Any]:
+def _mean_axes(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     rows = list(rows)
     mean = {axis: _mean([r.get("axes", {}).get(axis) for r in rows]) for axis in rubric.AXES}
     mean["overall"] = _mean([r.get("overall") for r in rows])
@@ -179,7 +183,7 @@ def _mean_axes(rows) -> dict[str, Any]:
     return mean
 
 
-def _mean_judgements(rows) -> dict[str, Any]:
+def _mean_judgements(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     rows = list(rows)
     return {"trajectory": _mean([r.get("trajectory", {}).get("score") for r in rows]),
             "completion": _mean([r.get("completion", {}).get("score") for r in rows]),

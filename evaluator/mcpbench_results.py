@@ -136,7 +136,7 @@ def _grouped(data: Any, source: str) -> list[tuple[str | None, str, Any]]:
         return [(None, f"results[{i}]", raw) for i, raw in enumerate(data["results"])]
     by_model = data.get("task_run_results", data)
     prefix = "task_run_results." if "task_run_results" in data else ""
-    out = []
+    out: list[tuple[str | None, str, Any]] = []
     for model, items in by_model.items():
         if not isinstance(items, list):
             if any(key in data for key in ("input_schema_compliance", "tool_call_success_rate", "final_metrics")):
@@ -279,10 +279,10 @@ def differences(task_id: str, row: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _same(ours: Any, theirs: Any) -> bool:
     if isinstance(ours, bool) or isinstance(theirs, bool):
-        return ours == theirs
+        return bool(ours == theirs)
     if isinstance(ours, (int, float)) and isinstance(theirs, (int, float)):
         return abs(ours - theirs) <= TOLERANCE
-    return ours == theirs
+    return bool(ours == theirs)
 
 
 def score_results(files: Mapping[str, list[ResultTask]], *, checks: SchemaChecks | None = None,

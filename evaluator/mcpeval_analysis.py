@@ -29,7 +29,7 @@ def parameter_mismatches(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, di
 
 def tool_usage(tasks: Mapping[str, Mapping[str, Any]], truth: Mapping[str, Sequence[Mapping[str, Any]]],
                predictions: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
-    usage = {"ground_truth_tools": Counter(), "prediction_tools": Counter(), "missing_tools": Counter(),
+    usage: dict[str, Counter[str]] = {"ground_truth_tools": Counter(), "prediction_tools": Counter(), "missing_tools": Counter(),
              "extra_tools": Counter()}
     for task_id, row in tasks.items():
         usage["ground_truth_tools"].update(c["tool_name"] for c in truth[task_id])
@@ -41,8 +41,8 @@ def tool_usage(tasks: Mapping[str, Mapping[str, Any]], truth: Mapping[str, Seque
 
 def success_patterns(tasks: Mapping[str, Mapping[str, Any]],
                      truth: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
-    by_count = {m: {"success": Counter(), "failure": Counter()} for m in MODES}
-    by_combo = {m: {"success": Counter(), "failure": Counter()} for m in MODES}
+    by_count: dict[str, dict[str, Counter[int]]] = {m: {"success": Counter(), "failure": Counter()} for m in MODES}
+    by_combo: dict[str, dict[str, Counter[str]]] = {m: {"success": Counter(), "failure": Counter()} for m in MODES}
     per_tool: dict[str, list[int]] = {}  # tool -> [successful tasks, tasks] under strict matching
     for task_id, row in tasks.items():
         names = [c["tool_name"] for c in truth[task_id]]

@@ -54,7 +54,7 @@ def values_equal(expected: Any, actual: Any, flexible: bool = False) -> bool:
         return abs(a - b) / max(abs(a), abs(b)) < 0.2
     if flexible and isinstance(a, str) and isinstance(b, str) and (a in b or b in a):
         return True
-    return a == b
+    return bool(a == b)
 
 
 def _important(value: Any) -> bool:
@@ -122,7 +122,7 @@ def match_task(
     param_mismatches: dict[str, dict[str, tuple[Any, Any]]] = {}
     scores: list[float] = []
     name_matches = exact = 0
-    for i, (gt_call, pred_call) in enumerate(zip(expected, actual)):
+    for i, (gt_call, pred_call) in enumerate(zip(expected, actual, strict=False)):
         name = gt_call["tool_name"]
         if name != pred_call["tool_name"]:
             continue
@@ -209,7 +209,7 @@ def summarize(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         wins = sum(1 for p in part if p["success"])
 
         def mean(key: str) -> float:
-            return sum(p[key] for p in part) / len(part) if part else 0.0
+            return sum(p[key] for p in part) / len(part) if part else 0.0  # noqa: B023  # called within this iteration
 
         summary[mode] = {
             "successful_tasks": wins,
@@ -241,7 +241,7 @@ def analysis_summary(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         part = [r[mode] for r in rows]
 
         def mean(key: str) -> float:
-            return sum(p[key] for p in part) / len(part) if part else 0
+            return sum(p[key] for p in part) / len(part) if part else 0  # noqa: B023  # called within this iteration
 
         out[name] = {"tasks_with_complete_success": sum(1 for p in part if p["success"]),
                      "average_name_match_score": mean("tool_name_score"),

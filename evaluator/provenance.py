@@ -27,7 +27,8 @@ def source_of(record: Mapping[str, Any]) -> str | None:
     source = record.get("source")
     if source is None:
         return None
-    return OLDER_NAMES.get(source, source)
+    named: str = OLDER_NAMES.get(source, source)
+    return named
 
 
 def provenance(runs: Mapping[str, list[dict[str, Any]]], task_of: Mapping[str, str],

@@ -60,7 +60,7 @@ def compile_check(schema: Any) -> tuple[Check, str | None]:
 
     def check(instance: Any) -> bool:
         try:
-            return is_valid(instance)
+            return bool(is_valid(instance))
         except Exception:  # noqa: BLE001 - e.g. a pattern that is not a valid regex
             return False
 

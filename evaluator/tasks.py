@@ -140,7 +140,8 @@ def _inner_task(entry: Any, source: str, path: str) -> Any:
 def read_mcpbench_tasks(path: str | Path, data: Any = None) -> list[McpBenchTask]:
     source = str(path)
     data = load_json(path) if data is None else data
-    tasks, seen = [], {}
+    tasks: list[McpBenchTask] = []
+    seen: dict[str, int | None] = {}
     for server_name, raw, _container, field_path in _entries(data, source):
         f = Fields(raw, source, line_of(raw), field_path)
         task_id = f.text("task_id", "id")

@@ -18,14 +18,18 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 FORMATS = ("mcpbench", "mcpservers", "vscode", "mcprouter")
 
 
+def run_query(run: str | None) -> str:
+    """`?run=<id>` percent-encoded as the gateway reads it (gateway.sessions.run_ids: a space is %20, never `+`)."""
+    return f"?run={quote(run, safe='')}" if run else ""
+
+
 def endpoint(server: str, run: str | None) -> str:
-    path = f"/servers/{quote(server, safe='')}/mcp"
-    return f"{path}?{urlencode({'run': run})}" if run else path
+    return f"/servers/{quote(server, safe='')}/mcp" + run_query(run)
 
 
 def mcpbench_commands(status: dict[str, Any], base: str, run: str | None) -> dict[str, Any]:
@@ -46,7 +50,7 @@ def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: 
                 token_ref: str | None) -> dict[str, Any]:
     base = base.rstrip("/")
     headers = {"Authorization": f"Bearer {token_ref}"} if token_ref else None
-    entries: dict[str, str] = {"mcpgw": base + "/mcp" + (f"?{urlencode({'run': run})}" if run else "")}
+    entries: dict[str, str] = {"mcpgw": base + "/mcp" + run_query(run)}
     if per_server:
         entries = {sid: base + endpoint(sid, run) for sid in sorted(status["servers"])}
     servers = {}
@@ -57,7 +61,7 @@ def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: 
         servers[name] = entry
     if not vscode:
         return {"mcpServers": servers}
-    if token_ref == "${input:%s}" % TOKEN_INPUT:  # VS Code prompts for it once and keeps it in its secret storage
+    if token_ref == f"${{input:{TOKEN_INPUT}}}":  # VS Code prompts for it once and keeps it in its secret storage
         return {"inputs": [{"type": "promptString", "id": TOKEN_INPUT, "description": "mcpgw gateway token",
                             "password": True}], "servers": servers}
     return {"servers": servers}
@@ -68,8 +72,8 @@ def token_ref(kind: str, token_env: str | None, literal: str | None) -> str:
     if literal is not None:
         return literal
     if kind == "vscode":
-        return "${input:%s}" % TOKEN_INPUT
-    return "${env:%s}" % (token_env or "MCPGW_TOKEN")
+        return f"${{input:{TOKEN_INPUT}}}"
+    return f"${{env:{token_env or 'MCPGW_TOKEN'}}}"
 
 
 def render(kind: str, status: dict[str, Any], base: str, *, run: str | None = None, per_server: bool = False,

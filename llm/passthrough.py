@@ -181,11 +181,12 @@ class ModelPassthrough:
                                              status_code=answer.status, media_type="text/event-stream",
                                              headers={"Cache-Control": "no-cache"})
             else:
-                answer = await _unless_client_leaves(request, self.live.send("POST" if body is not None else "GET",
-                                                                              upstream_path, raw, traceparent))
-                if answer is None:
+                sent = await _unless_client_leaves(request, self.live.send("POST" if body is not None else "GET",
+                                                                            upstream_path, raw, traceparent))
+                if sent is None:
                     log("live", status=499, error=CLIENT_LEFT)
                     return _error(499, CLIENT_LEFT, "client_closed_request")  # read by nobody: said for the log's sake
+                answer = sent
         except ModelUnreachable as exc:
             log("live", status=502, error=str(exc))
             return _error(502, str(exc), "model_unreachable")

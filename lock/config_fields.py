@@ -7,12 +7,14 @@ of themselves and of each key; the field readers below check one value's type an
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from mcpgw.gateway.errors.tree import ConfigError
 
 
-class LineMapping(dict):
+class LineMapping(dict[Any, Any]):  # YAML keys need not be strings
     """A dict that remembers the source line of itself and of each key."""
 
     line: int = 0
@@ -40,7 +42,7 @@ def _refuse_duplicates(node: yaml.MappingNode, what: str) -> None:
 
 
 class LineLoader(yaml.SafeLoader):
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineMapping:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineMapping:
         # Checked before the children are built, so a repeated server id is reported as a server, not a key.
         _refuse_duplicates(node, "key")
         for key_node, value_node in node.value:

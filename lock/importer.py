@@ -139,14 +139,14 @@ def _from_commands(text: str, name: str, entry: dict[str, Any], source: str, bas
             endpoint = entry.get("endpoint") or ("/sse" if transport == "sse" else "/mcp")
             url = f"http://127.0.0.1:{port}{endpoint if str(endpoint).startswith('/') else '/' + str(endpoint)}"
             if str(port) in argv[1:]:  # the command takes its port: a free loopback one at each start (gateway.upstreams.http_launch)
-                free = "${%s}" % FREE_PORT_VAR
+                free = f"${{{FREE_PORT_VAR}}}"
                 argv = [argv[0], *(free if word == str(port) else word for word in argv[1:])]
                 url = url.replace(f":{port}/", f":{free}/", 1)
     resolved = _resolve_cwd(cwd, base) if cwd else None
     sid = server_id_from_name(name)
     spec = ServerSpec(
         id=sid, transport=transport, command=argv[0], args=tuple(argv[1:]), cwd=resolved,
-        env_required=tuple(env), env_values={n: "${%s}" % n for n in env}, url=url,
+        env_required=tuple(env), env_values={n: f"${{{n}}}" for n in env}, url=url,
         title=name if sid != name else None, line=line or 0,
     )
     item = Imported(name, spec)
@@ -175,7 +175,7 @@ def _translate_refs(item: Imported) -> ServerSpec:
             var = re.sub(r"[^A-Za-z0-9_]", "_", ref).upper() if kind == "input" else ref
             if kind == "input":
                 item.notes.append(f"VS Code input {ref!r} is read from the environment variable {var}")
-            return "${%s}" % var
+            return f"${{{var}}}"
         return _VSCODE_REF.sub(one, value)
 
     env = {}
@@ -183,7 +183,7 @@ def _translate_refs(item: Imported) -> ServerSpec:
         value = translate(value)
         if not ENV_REF_RE.search(value) and SECRET_NAME_RE.search(name) and value:
             item.notes.append(f"env {name}: its literal value was not copied; export {name} for the gateway")
-            value = "${%s}" % name
+            value = f"${{{name}}}"
         env[name] = value
     headers = {}
     for name, value in spec.headers.items():
@@ -191,7 +191,7 @@ def _translate_refs(item: Imported) -> ServerSpec:
         if "${" not in value and SECRET_NAME_RE.search(name) and value:
             var = re.sub(r"[^A-Za-z0-9]+", "_", f"{spec.id}_{name}").upper()
             scheme, _, token = value.partition(" ")
-            value = f"{scheme} ${{{var}}}" if token and scheme.lower() in ("bearer", "basic", "token") else "${%s}" % var
+            value = f"{scheme} ${{{var}}}" if token and scheme.lower() in ("bearer", "basic", "token") else f"${{{var}}}"
             item.notes.append(f"header {name}: its literal value was not copied; export {var} for the gateway")
         headers[name] = value
     required = [n for v in env.values() for n in ENV_REF_RE.findall(v)]
@@ -219,7 +219,7 @@ def render_entry(spec: ServerSpec, key_indent: int, field_indent: int) -> str:
     if spec.cwd:
         lines.append(f"{fpad}cwd: {json.dumps(spec.cwd)}")
     if spec.env_values:
-        as_list = all(v == "${%s}" % k for k, v in spec.env_values.items())
+        as_list = all(v == f"${{{k}}}" for k, v in spec.env_values.items())
         value = json.dumps(list(spec.env_values)) if as_list else "{" + ", ".join(
             f"{json.dumps(k)}: {json.dumps(v)}" for k, v in spec.env_values.items()) + "}"
         lines.append(f"{fpad}env: {value}")

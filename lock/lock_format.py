@@ -154,7 +154,8 @@ def _build(entry: LineMapping, source: str, where: str) -> dict[str, Any] | None
         parse_recipe(raw)
     except RecipeError as exc:
         raise ConfigError(source, line_of(entry, "build"), f"{where}: build: {exc}") from None
-    return _plain(raw)
+    plain: dict[str, Any] = _plain(raw)  # a recipe that parsed is a mapping
+    return plain
 
 
 def _plain(value: Any) -> Any:
@@ -189,7 +190,7 @@ def _env(entry: LineMapping, source: str, where: str) -> tuple[tuple[str, ...], 
     if raw is None:
         return (), {}
     if isinstance(raw, list) and all(isinstance(n, str) for n in raw):
-        return tuple(raw), {n: "${%s}" % n for n in raw}
+        return tuple(raw), {n: f"${{{n}}}" for n in raw}
     if isinstance(raw, LineMapping):
         required: list[str] = []
         values: dict[str, str] = {}
@@ -233,7 +234,7 @@ def check_transport(spec: ServerSpec, source: str, where: str) -> None:
         raise ConfigError(source, spec.line, f"{where}: a stdio server needs a 'command'")
     if spec.transport != "stdio" and not spec.url:
         raise ConfigError(source, spec.line, f"{where}: an {spec.transport} server needs a 'url'")
-    if spec.transport != "stdio" and "${%s}" % FREE_PORT_VAR in (spec.url or "") and not spec.command:
+    if spec.transport != "stdio" and f"${{{FREE_PORT_VAR}}}" in (spec.url or "") and not spec.command:
         raise ConfigError(source, spec.line, f"{where}: ${{{FREE_PORT_VAR}}} in 'url' is a port the gateway picks when it "
                                              "starts the entry's 'command', and there is none")
 

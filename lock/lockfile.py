@@ -47,5 +47,6 @@ def open_lock(path: str | Path) -> LockFile:
     doc = yaml.safe_load(text)
     if not isinstance(doc, dict) or "version" not in doc:
         raise ConfigError(source, None, "not a lock file; turn it into one with `mcpgw lock import`")
-    raw = doc.get("servers") if isinstance(doc.get("servers"), dict) else {}
+    servers = doc.get("servers")
+    raw = servers if isinstance(servers, dict) else {}
     return LockFile(path, text, config, {str(k): v for k, v in raw.items()})

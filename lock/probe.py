@@ -62,6 +62,7 @@ async def _probe(spec: ServerSpec, settings: Settings, timeout: float) -> Probe:
         await upstream.wait_ready(timeout)
         seconds = anyio.current_time() - started
         status = upstream.status
+        reason: str | None
         if status.state == "starting":
             reason = f"did not become ready within {timeout:g}s"
         else:

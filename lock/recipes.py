@@ -40,7 +40,7 @@ def uv_binary() -> str:
     if found:
         return found
     try:
-        from uv import find_uv_bin  # type: ignore[import-not-found]
+        from uv import find_uv_bin
 
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):

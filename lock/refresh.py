@@ -19,7 +19,7 @@ from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.gateway.tools.schema_diff import diff_tools
 from mcpgw.lock.locked import KEY, Locked, render, snapshot
 from mcpgw.lock.lockedit import check_text, set_entry_key, write_atomic
-from mcpgw.lock.lockfile import DEFAULT_LOCK, open_lock
+from mcpgw.lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
 from mcpgw.lock.probe import Probe
 from mcpgw.lock.progress import probe_with_progress
 
@@ -43,7 +43,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         result = _refresh_one(lock, probe, refreshed)
         if result.locked is not None and result.result != "unchanged":
             block = result.locked
-            text = set_entry_key(text, probe.spec.id, KEY, lambda column, b=block: render(b, column), lock.source)
+            text = set_entry_key(text, probe.spec.id, KEY, lambda column: render(block, column), lock.source)
         results.append(result)
     if text != lock.text:
         check_text(text, lock.source)
@@ -52,7 +52,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     return 1 if any(r.result == "failed" for r in results) else 0
 
 
-def _refresh_one(lock, probe: Probe, refreshed: str) -> Refreshed:
+def _refresh_one(lock: LockFile, probe: Probe, refreshed: str) -> Refreshed:
     sid = probe.spec.id
     if not probe.ready or probe.catalog is None:
         return Refreshed(sid, "failed", f"{probe.state}: {probe.reason or 'no reason given'}")

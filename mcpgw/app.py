@@ -26,7 +26,8 @@ import anyio
 
 from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.errors.tree import CassetteError, GatewayError
-from mcpgw.gateway.mcp_server import build_http_app, build_server, serve_http, serve_stdio
+from mcpgw.gateway.endpoints.http_app import build_http_app, serve_http
+from mcpgw.gateway.mcp_server import build_server, serve_stdio
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, default_allowed_hosts
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.runtime.secrets import register as register_secrets
@@ -55,7 +56,7 @@ from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
 from mcpgw.gateway.upstreams.factory import live_upstream
 from mcpgw.lock.install_lookup import CacheInstalls
-from mcpgw.gateway.specs.modes import Mode, choices
+from mcpgw.gateway.specs.modes import Mode, OnMiss, choices
 
 logger = logging.getLogger("mcpgw")
 MODES = choices(Mode)
@@ -106,8 +107,8 @@ class Gateway:
 
         if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
             # Nothing to replay yet: every call would miss and go live, which is what record does.
-            self.mode = settings.mode = "record"
-            settings.on_miss = "refuse"  # nothing to miss: every call is live and recorded
+            self.mode = settings.mode = Mode.RECORD
+            settings.on_miss = OnMiss.REFUSE  # nothing to miss: every call is live and recorded
             self.notes.append(f"hybrid: cassette {settings.cassette or 'default'!r} does not exist yet, so this session "
                               "starts it (every call goes live and is recorded); the next hybrid serve replays it")
         check_answer_settings(settings)
@@ -184,6 +185,7 @@ class Gateway:
         self._redactor = Redactor(secrets, redact_patterns)  # compiled once, shared by every writer
         if self._redactor.active:
             register_secrets(self._redactor)  # logs, status reasons and error messages, as in cassettes
+        assert self.log_cassette is not None  # every mode opened one above (record: its cassette)
         call_log = CallLog(self.log_cassette.store, self._redactor,
                            max_value=settings.max_logged_value, max_bytes=settings.max_call_log_bytes)
         self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
@@ -287,7 +289,6 @@ class Gateway:
                               workers=self.workers, default_run=self.default_run)
 
     async def serve_http(self) -> None:
-        s = self.settings
         app = self.http_app()
         if self.telemetry is not None:
             self.telemetry.status = app.status_body

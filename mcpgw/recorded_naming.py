@@ -10,7 +10,7 @@ before this was kept names tools as `--naming auto` does. A `--naming` given win
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.naming import chosen_mode
@@ -41,6 +41,6 @@ def replay_naming(settings: Settings, servers: int, recorded: dict[str, Any], ov
     return naming
 
 
-def _valid(kept: Any) -> bool:
+def _valid(kept: Any) -> TypeGuard[dict[str, Any]]:
     return (isinstance(kept, dict) and kept.get("mode") in ("prefix", "bare", "benchmark")
             and isinstance(kept.get("separator"), str) and bool(kept["separator"]))

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from mcpgw.cassette.cassette import Cassette, Recorded
 from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.specs.modes import Mode
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.llm.passthrough import MODEL_SERVER
 
@@ -17,7 +18,7 @@ class Serving(Protocol):
 
     notes: list[str]
     router: Router
-    mode: str
+    mode: Mode
     settings: Settings
     cassette: Cassette | None
     log_cassette: Cassette | None

@@ -7,8 +7,7 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.mcp_server import serve_http
-from mcpgw.gateway.endpoints.http_app import build_model_app
+from mcpgw.gateway.endpoints.http_app import build_model_app, serve_http
 
 
 async def settle_saying_who(router: Any, ready_timeout: float, every: float = 5.0) -> None:

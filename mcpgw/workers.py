@@ -54,7 +54,7 @@ def run_parent(argv: list[str], count: int, log_cassette: str, host: str, port: 
             codes = [child.poll() for child in children]
             if all(code is not None for code in codes):
                 stopped = (0, -signal.SIGTERM, -signal.SIGINT) if stopping else (0,)
-                failed = [code for code in codes if code not in stopped]
+                failed = [code for code in codes if code is not None and code not in stopped]
                 return 0 if not failed else (failed[0] if failed[0] > 0 else 1)
             if not stopping and any(code is not None for code in codes):
                 forward(signal.SIGTERM, None)

@@ -225,7 +225,8 @@ class CassetteUpstream:
                                                                self.server_entries, options)
         except ReplayMiss as exc:
             self.player.diverge(turn.lane, turn.call, method, params)
-            raise answered_by(exc, MISSED, turn.call.key)
+            answered_by(exc, MISSED, turn.call.key)
+            raise
         self.player.took_live(turn, options.lane, entry)  # asked again, it replays what was simulated
         return Reply(with_label(result, SIMULATED) if self.label_in_result else result, SIMULATED, turn.call.key,
                      self._stable.mark(result).digest, note)
@@ -242,11 +243,13 @@ class CassetteUpstream:
                         await self._catch_up(lane, options)
                         lane.live = True
             except GatewayError as exc:  # the live side could not be brought to the recording's state: refused
-                raise answered_by(exc, MISSED, call.key)
+                answered_by(exc, MISSED, call.key)
+                raise
         try:  # recorded under the key replay computes, history included
             result = (await self.fallback.request_keyed(call, method, params, options)).result
         except GatewayError as exc:  # whatever the live side answers, errors included
-            raise answered_by(exc, LIVE_SOURCE, call.key)
+            answered_by(exc, LIVE_SOURCE, call.key)
+            raise
         # As a recorded entry is (but unredacted, and kept in memory only), for what replays it: a later catch-up
         # re-sends it (its method and params).
         entry = entry_record(call, self.name, method, params, {"result": result}, lane=options.lane)

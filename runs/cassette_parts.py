@@ -61,9 +61,9 @@ def merge_parts(target: Path, extra: list[Path] | None = None) -> int:
         cassette = Cassette(path, create=False, readonly=True)
         try:
             entries = [v for _, v in cassette.store.items("exchanges")]
-            exchanges += zip(_ordered(entries, "lane"), entries)
+            exchanges += zip(_ordered(entries, "lane"), entries, strict=True)
             records = [v for _, v in cassette.store.items("calls")]
-            calls += zip(_ordered(records, "run_id"), records)
+            calls += zip(_ordered(records, "run_id"), records, strict=True)
             for key, value in cassette.store.items("catalog"):
                 catalog.setdefault(bytes(key), []).append(value)
             for key, value in cassette.store.items("runs"):

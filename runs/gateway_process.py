@@ -19,7 +19,8 @@ from mcpgw.gateway.errors.tree import GatewayError
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def ensure_free(port: int) -> None:

@@ -178,7 +178,7 @@ def parse_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
         return {}, None
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return None, f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
     if not isinstance(value, dict):
         return None, f"the arguments must be a JSON object, got {type(value).__name__}"

@@ -170,9 +170,9 @@ class _Fanout:
                 self.gateways[node["NodeID"]] = started["base"]
         if failures:
             self.stop_gateways()
-            for part in part_paths(self.target):  # this run's parts hold only the handshakes: nothing to keep
-                if part.name.startswith(self.stamp):
-                    shutil.rmtree(part, ignore_errors=True)
+            for made in part_paths(self.target):  # this run's parts hold only the handshakes: nothing to keep
+                if made.name.startswith(self.stamp):
+                    shutil.rmtree(made, ignore_errors=True)
             with contextlib.suppress(OSError):
                 parts_dir(self.target).rmdir()  # when empty
             raise GatewayError(failures[0] + (f" (and {len(failures) - 1} more node(s))" if len(failures) > 1 else ""))

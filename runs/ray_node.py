@@ -64,7 +64,8 @@ class NodeGateway:
         import httpx
 
         assert self.process is not None
-        return httpx.get(self.process.base + "/status", timeout=10).json()
+        status: dict[str, Any] = httpx.get(self.process.base + "/status", timeout=10).json()
+        return status
 
     def stop(self) -> None:
         if self.process is not None:

@@ -43,10 +43,10 @@ class Progress:
             self._task = self._bar.add_task(label, total=total)
 
     def advance(self) -> None:
-        if self._task is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.advance(self._task)
 
     def finish(self) -> None:
-        if self._task is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.stop()
             self._task = None

@@ -166,5 +166,7 @@ async def _task_tools(mcp: Any, task: RunTask, names: ServerNames, options: RunO
         serving = ", ".join(f"{title} ({sid})" for sid, title in sorted(names.titles.items())) or "nothing"
         raise NoTools(f"none of the task's servers ({', '.join(sorted(task.servers))}) is served by the gateway "
                       f"(serving: {serving})")
-    servers = names.matching(offered_servers(task, names, options.distraction_count, options.distraction_seed))
+    offered = offered_servers(task, names, options.distraction_count, options.distraction_seed)
+    assert offered is not None  # a task that names its servers is offered some
+    servers = names.matching(offered)
     return [t for t in listed if names.server_of(t["name"]) in servers]

@@ -31,16 +31,16 @@ def load_tasks(paths: list[str], *, use_fuzzy: bool = True) -> list[RunTask]:
         source = str(Path(path).resolve())
         kind = detect_kind(path)
         if kind == "mcpbench":
-            for t in read_mcpbench_tasks(path):
-                prompt = (t.fuzzy_description if use_fuzzy else "") or t.task_description
-                out.append(RunTask(t.task_id, prompt, set(t.servers), kind, source, RESIDENT_SERVERS,
-                                   list(t.distraction_servers)))
+            for bench in read_mcpbench_tasks(path):
+                prompt = (bench.fuzzy_description if use_fuzzy else "") or bench.task_description
+                out.append(RunTask(bench.task_id, prompt, set(bench.servers), kind, source, RESIDENT_SERVERS,
+                                   list(bench.distraction_servers)))
         elif kind == "mcpeval":
             for t in read_mcpeval_tasks(path).values():
                 if not t.description:  # the reference answer is not something to hand the agent
                     raise InputError(source, t.line, "description", "missing: the agent needs the task's description or goal")
                 out.append(RunTask(t.task_id, t.description, None, kind, source))
         else:
-            for t in read_agentbench_tasks(path).values():
-                out.append(RunTask(t.task_id, t.query, None, kind, source))
+            for agent in read_agentbench_tasks(path).values():
+                out.append(RunTask(agent.task_id, agent.query, None, kind, source))
     return out

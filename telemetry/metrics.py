@@ -1,7 +1,10 @@
 """`GET /metrics`: Prometheus text format (prometheus-client), counted from the finished call-log records.
 
 Counters move with each record (so they equal the call log's counts); the servers' states and restarts, the
-HTTP sessions and the edge's refusals are read from /status's own body when scraped.
+HTTP sessions and the edge's refusals are read from /status's own body when scraped. Label values that come from
+clients are bounded (telemetry.label_values): a tool name the catalog lacks counts as `(unknown)`; at most
+`MAX_TOOLS` tool names and `MAX_MODELS` model names (a model only once an exchange with it was answered), each at
+most 200 characters, the rest as `(other)`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from mcpgw.telemetry.label_values import UNKNOWN, LabelValues
 from mcpgw.telemetry.spans import answer_source, is_model, verdict
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -20,6 +24,8 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
            10, 30, 60, 300)
 MAX_LANES_COUNTED = 100_000  # distinct lanes remembered for the lanes count (a bound on memory)
+MAX_TOOLS = 2_000  # distinct `tool` label values (the catalog's names); the rest count as `(other)`
+MAX_MODELS = 100  # distinct `model` label values (models that answered); the rest count as `(other)`
 
 
 class Metrics:
@@ -39,6 +45,8 @@ class Metrics:
         self.tokens = Counter("mcpgw_model_tokens", "tokens the model answers reported, by kind (prompt, completion)",
                               ("model", "kind"), registry=r)
         self.lanes: set[str] = set()
+        self.tool_names = LabelValues(MAX_TOOLS)
+        self.model_names = LabelValues(MAX_MODELS)
         self.status = status
         r.register(_StatusCollector(self))
 
@@ -48,7 +56,8 @@ class Metrics:
         if lane and len(self.lanes) < MAX_LANES_COUNTED:
             self.lanes.add(str(lane))
         if is_model(record):
-            model = str(record.get("model") or "")
+            # A model name is the client's string: it names a label only once an exchange with it was answered.
+            model = self.model_names.value(str(record.get("model") or ""), vouched=record.get("is_error") is False)
             self.model.labels(model, str(record.get("outcome"))).inc()
             for kind in ("prompt", "completion"):
                 count = (record.get("tokens") or {}).get(kind)
@@ -56,8 +65,9 @@ class Metrics:
                     self.tokens.labels(model, kind).inc(count)
             return
         server = str(record.get("server") or "")
-        self.calls.labels(server, str(record.get("tool") or record.get("exposed_name") or ""),
-                          str(record.get("outcome")), verdict(record)).inc()
+        tool = record.get("tool")  # the catalog's name; a name no server has is the client's string: one value for all
+        tool_label = self.tool_names.value(str(tool)) if record.get("known_tool") and tool is not None else UNKNOWN
+        self.calls.labels(server, tool_label, str(record.get("outcome")), verdict(record)).inc()
         source = answer_source(record)
         if source != "none":
             self.replay.labels(server, source).inc()

@@ -72,7 +72,7 @@ def answer_source(record: dict[str, Any]) -> str:
     recording was asked. Logs older than the answer sources say "replay" for a recorded answer."""
     outcome = record.get("outcome")
     if outcome in ("miss", "diverged"):
-        return outcome
+        return str(outcome)
     source = record.get("source")
     if source is None:
         return "none"
@@ -166,7 +166,7 @@ def model_span(record: dict[str, Any], *, content: bool = False) -> SpanShape:  
     _put(a, "mcpgw.lane", record.get("lane"))
     _put(a, "mcpgw.endpoint", path)
     _put(a, "mcpgw.outcome", record.get("outcome"))  # hit | miss | live | recorded (llm.call_record)
-    _put(a, "mcpgw.answer_source", {"hit": "recorded"}.get(record.get("outcome"), record.get("outcome")))
+    _put(a, "mcpgw.answer_source", {"hit": "recorded"}.get(str(record.get("outcome")), record.get("outcome")))
     _put(a, "mcpgw.cassette_key", record.get("cassette_key"))
     _put(a, "mcpgw.stream", record.get("stream"))
     error = record.get("error") if record.get("is_error") else None

@@ -37,7 +37,7 @@ class _ChosenIds(RandomIdGenerator):
         chosen = getattr(self.chosen, "span_id", None)
         if chosen is not None:
             self.chosen.span_id = None
-            return chosen
+            return int(chosen)
         return super().generate_span_id()
 
 
@@ -238,8 +238,9 @@ class Tracing:
             self.roots.clear()
         for old in ended:
             old.span.end(end_time=old.last_end_ns)
-        if getattr(self.exporter, "failing", False):  # telemetry.otlp_exporter.OnceWarningExporter
-            self.exporter.abandon()
+        exporter: Any = self.exporter  # failing and abandon(): telemetry.otlp_exporter.OnceWarningExporter's
+        if getattr(exporter, "failing", False):
+            exporter.abandon()
 
         def finish() -> None:
             self.processor.force_flush(timeout_ms)
@@ -248,9 +249,9 @@ class Tracing:
         closing = threading.Thread(target=finish, name="mcpgw-trace-close", daemon=True)
         closing.start()
         closing.join(timeout_ms / 1000 + 0.5)
-        if closing.is_alive() and not getattr(self.exporter, "failing", False):  # else said already
+        if closing.is_alive() and not getattr(exporter, "failing", False):  # else said already
             import logging
 
-            self.exporter.failing = True  # one line about it: the exporter, failing later, says nothing more
+            exporter.failing = True  # one line about it: the exporter, failing later, says nothing more
             logging.getLogger("mcpgw.telemetry").warning(
                 "mcpgw: the trace collector did not take the last spans in %.1f s; they are dropped", timeout_ms / 1000)

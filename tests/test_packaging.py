@@ -74,7 +74,7 @@ def test_wheel_carries_the_default_cassette_byte_for_byte(wheel):
 
 def test_wheel_entry_point_and_pinned_sdk(wheel):
     (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
-    (line,) = [l for l in wheel.read(entry_points).decode().splitlines() if l.startswith("mcpgw =")]
+    (line,) = [entry for entry in wheel.read(entry_points).decode().splitlines() if entry.startswith("mcpgw =")]
     module, function = line.split("=", 1)[1].strip().split(":")
     source = module.replace(".", "/") + ".py"
     assert source in wheel.namelist() and f"def {function}(" in wheel.read(source).decode()

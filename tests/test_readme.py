@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import ROOT, SERVING
 
-MARKER = re.compile(r"<!--\s*readme-test:\s*needs\s+(\S.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*readme-test:\s*(?:needs\s+(\S.*?)|(expects a replay miss))\s*-->")
 
 
 def shell_blocks(text: str) -> list[tuple[int, str | None, list[str]]]:
@@ -37,7 +37,7 @@ def shell_blocks(text: str) -> list[tuple[int, str | None, list[str]]]:
             needs = None
             before = lines[i - 1].strip() if i else ""
             if (said := MARKER.fullmatch(before)) is not None:
-                needs = said.group(1)
+                needs = said.group(1) or said.group(2)
             body = []
             i += 1
             while i < len(lines) and lines[i].strip() != "```":
@@ -123,25 +123,41 @@ def default_gateway(tmp_path: Path):
             process.wait(timeout=5)
 
 
-def test_every_readme_shell_block_runs_or_says_what_it_needs(default_gateway: str, tmp_path: Path):
-    blocks = shell_blocks((ROOT / "README.md").read_text())
-    runnable = [(line, cmds) for line, needs, cmds in blocks if needs is None]
-    assert runnable, "no README block runs against the default gateway"
+MISS_EXPECTED = "expects a replay miss"  # a block showing a miss: its answer must be one, saying what else it can be
+
+
+def documents() -> list[Path]:
+    """The README and every page of the documentation site: their blocks are tested alike."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def check_miss(command: str, answer: httpx.Response) -> None:
+    said = answer.text
+    assert "replay miss" in said and "nearest recorded" in said, f"{command}\n-> {said[:500]}"
+    assert "--miss-as-tool-error" in said and "--mode hybrid" in said, f"{command}\n-> {said[:500]}"
+
+
+def test_every_documented_shell_block_runs_or_says_what_it_needs(default_gateway: str, tmp_path: Path):
     ran = 0
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     with httpx.Client(timeout=30) as client:
-        for line, cmds in runnable:
-            for command in cmds:
-                where = f"README.md:{line}: {command}"
-                if command.startswith("curl "):
-                    check_answer(where, client.send(curl_request(command, default_gateway)))
-                else:
-                    done = subprocess.run(["bash", "-c", command.replace("http://127.0.0.1:8765", default_gateway)],
-                                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-                    said = done.stdout + done.stderr
-                    assert done.returncode == 0 and "replay miss" not in said, f"{where}\n-> {said[-1000:]}"
-                ran += 1
-    assert ran >= 4
+        for document in documents():
+            blocks = shell_blocks(document.read_text())
+            runnable = [(line, needs, cmds) for line, needs, cmds in blocks if needs in (None, MISS_EXPECTED)]
+            for line, needs, cmds in runnable:
+                for command in cmds:
+                    where = f"{document.relative_to(ROOT)}:{line}: {command}"
+                    if command.startswith("curl ") and needs == MISS_EXPECTED:
+                        check_miss(where, client.send(curl_request(command, default_gateway)))
+                    elif command.startswith("curl "):
+                        check_answer(where, client.send(curl_request(command, default_gateway)))
+                    else:
+                        done = subprocess.run(["bash", "-c", command.replace("http://127.0.0.1:8765", default_gateway)],
+                                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                        said = done.stdout + done.stderr  # (stdout may show a log holding the tour's miss)
+                        assert done.returncode == 0 and "replay miss" not in done.stderr, f"{where}\n-> {said[-1000:]}"
+                    ran += 1
+    assert ran >= 8
 
 
 def test_blocks_are_read_with_their_markers():

@@ -164,6 +164,7 @@ def _usage_of(response: Any) -> dict[str, Any] | None:
     if usage is None:
         return None
     try:
-        return usage.model_dump()
+        dumped: dict[str, Any] = usage.model_dump()
+        return dumped
     except AttributeError:
         return None

@@ -141,7 +141,8 @@ def combine(parsed: list[dict[str, Any]]) -> dict[str, Any]:
         scores[key] = sum(values) / len(values) if values else None
     axes: dict[str, float | None] = {}
     for axis, (a, b) in AXES.items():
-        axes[axis] = None if scores[a] is None or scores[b] is None else (scores[a] + scores[b]) / 2 / 10
+        first, second = scores[a], scores[b]
+        axes[axis] = None if first is None or second is None else (first + second) / 2 / 10
     present = [v for v in scores.values() if v is not None]
     return {"scores": scores, "axes": axes,
             "overall": sum(present) / len(present) / 10 if len(present) == len(SCORE_KEYS) else None}

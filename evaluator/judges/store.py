@@ -58,7 +58,7 @@ class JsonlStore:
         if self.path.exists():
             try:
                 with self.path.open(encoding="utf-8") as handle:
-                    for lineno, line in enumerate(handle, 1):
+                    for lineno, line in enumerate(handle, 1):  # noqa: B007  # read by the except below
                         if line.strip():
                             entry = json.loads(line)
                             self._data[entry["key"]] = entry["value"]

@@ -46,8 +46,10 @@ def render_trace(calls: Sequence[Mapping[str, Any]], budget: int = 12000, arg_li
     text = "\n".join(lines)
     if len(text) <= budget:
         return text
-    head, tail, used = [], [], 0
-    for a, b in zip(lines, reversed(lines)):
+    head: list[str] = []
+    tail: list[str] = []
+    used = 0
+    for a, b in zip(lines, reversed(lines), strict=True):
         if used + len(a) + len(b) + 2 > budget - 80 or len(head) + len(tail) + 2 > len(lines):
             break
         head.append(a)

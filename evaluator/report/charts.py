@@ -72,7 +72,8 @@ def grouped(groups: Sequence[str], series: Sequence[tuple[str, Sequence[float | 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}"><title>{escape(title)}</title>',
            f'<text x="0" y="18" class="chart-title">{escape(title)}</text>']
-    x, y = left, 40
+    x: float = left  # the legend's items are CHAR_W (a float) wide
+    y = 40
     for index, (name, _) in enumerate(series):  # legend, wrapping when it runs out of room
         item_w = 24 + len(name) * CHAR_W + 16
         if x + item_w > width and x > left:

@@ -44,7 +44,7 @@ def _table(section: Section) -> str:
         body = []
         for row in section.rows:
             cells = []
-            for value, (_, kind) in zip(row, section.columns):
+            for value, (_, kind) in zip(row, section.columns, strict=True):
                 cls = "num" if kind in _NUMERIC else ""
                 if kind in ("pct", "lowpct") and isinstance(value, float):
                     good = value if kind == "pct" else 1.0 - value

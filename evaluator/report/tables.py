@@ -157,7 +157,7 @@ def pass_rates(report: Mapping[str, Any]) -> Section | None:
     if not data:
         return None
     present = [c for c in CATEGORIES if any(c in r["summary"]["categories"] for r in data.values())]
-    extra = sorted({c for r in data.values() for c in r["summary"]["categories"] if c not in CATEGORIES})
+    extra: list[str] = sorted({c for r in data.values() for c in r["summary"]["categories"] if c not in CATEGORIES})
     section = Section("MCP-AgentBench pass rates (MCP-Eval judge)",
                       [("model", "text"), ("pass rate", "pct"), ("avg of categories", "pct"), ("judged", "int"),
                        ("unjudged", "int")] + [(SHORT_CATEGORY.get(c, c), "pct") for c in present + extra],

@@ -18,7 +18,7 @@ def _rich_table(section: Section) -> Any:
     for header, kind in section.columns:
         table.add_column(header, justify="right" if kind in _NUMERIC else "left", overflow="fold")
     for row in section.rows:
-        table.add_row(*(_styled(value, kind) for value, (_, kind) in zip(row, section.columns)))
+        table.add_row(*(_styled(value, kind) for value, (_, kind) in zip(row, section.columns, strict=True)))
     return table
 
 
@@ -79,7 +79,7 @@ def markdown_sections(sections: list[Section], title: str = "Evaluation report")
             lines.append("| " + " | ".join(_md_escape(h) for h, _ in section.columns) + " |")
             lines.append("|" + "|".join("---:" if k in _NUMERIC else "---" for _, k in section.columns) + "|")
             for row in section.rows:
-                cells = (_md_escape(cell(v, k)) for v, (_, k) in zip(row, section.columns))
+                cells = (_md_escape(cell(v, k)) for v, (_, k) in zip(row, section.columns, strict=True))
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
         lines += [f"- {_md_escape(note)}" for note in section.notes]

@@ -31,12 +31,12 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import parse_qs
 
 import anyio
 
 from mcpgw.gateway.errors.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
 from mcpgw.gateway.encoding.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
+from mcpgw.gateway.sessions import run_ids
 from mcpgw.gateway.sessions.pipeline_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.http.stopping import answer_if_stopped
@@ -121,19 +121,13 @@ _SINGLE_HEADERS = {b"host": "Host", b"origin": "Origin", b"authorization": "Auth
                    b"mcp-protocol-version": "MCP-Protocol-Version", b"x-run-id": "X-Run-Id"}
 
 
-def _duplicated_header_or_run(scope: Any) -> tuple[int, int, str] | None:
-    """A header of `_SINGLE_HEADERS`, or the query's `run`, given more than once, or a run named twice, as
-    `?run=` and as `X-Run-Id`, differently: refused, naming them (which the client meant is not guessed)."""
-    query = scope.get("query_string", b"")
+def _duplicated_header_or_run(scope: Any, run_problem: str | None) -> tuple[int, int, str] | None:
+    """A header of `_SINGLE_HEADERS`, or the query's `run`, given more than once, or a run named twice (path,
+    `?run=`, `X-Run-Id`) differently, or one that cannot be read (`run_problem`: gateway.sessions.run_ids): refused,
+    naming them (which the client meant is not guessed)."""
+    if run_problem is not None:
+        return 400, -32600, run_problem
     headers = scope.get("headers", ())
-    if b"run=" in query:
-        runs = parse_qs(query.decode("latin-1"), keep_blank_values=True).get("run", ())
-        if len(runs) > 1:
-            return 400, -32600, f"{len(runs)} run parameters in the query: send exactly one"
-        header = next((value.decode("latin-1") for name, value in headers if name.lower() == b"x-run-id"), "")
-        if runs and runs[0] and header and header != runs[0]:
-            return 400, -32600, (f"two runs named: ?run={runs[0]} and X-Run-Id: {header}: name one (or the same "
-                                 "in both)")
     seen: set[bytes] = set()
     for name, _ in headers:
         name = name.lower()
@@ -156,7 +150,7 @@ class HttpGuard:
             await self.app(scope, receive, send)
             return
         headers = context_of(scope).headers  # decoded once for the whole request
-        refusal = _duplicated_header_or_run(scope) or self._check_caller(headers, scope["path"])
+        refusal = _duplicated_header_or_run(scope, context_of(scope).run_problem) or self._check_caller(headers, scope["path"])
         if refusal is not None:
             path = scope["path"]  # each front's clients are refused in the shape they parse
             await self._refuse(send, *refusal, envelope=path in self.policy.envelope_paths,
@@ -207,16 +201,25 @@ class HttpGuard:
             body = body[len(BOM):]
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, message)
 
-    def admits_head(self, scope: Any, headers: dict[str, str]) -> bool:
+    def admits_head(self, scope: Any, headers: dict[str, str], run_problem: str | None = None) -> bool:
         """Would the guard let a whole MCP POST with this head (path, headers, declared length) through as it is?
         The hot lane's question (gateway.endpoints.hot_lane), with `admits_body`; it leaves every refusal to this layer's
         own answer. The same for a repeated head (gateway.http.repeat_head)."""
         if not self.policy.takes_messages(scope["path"]) or scope["path"] in self.policy.open_paths:
             return False
-        return not (_duplicated_header_or_run(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers))
+        return not (_duplicated_header_or_run(scope, run_problem) or self._check_caller(headers, scope["path"])
+                    or self._message_head(headers))
 
     def hot_head(self, head: HotHead) -> bool:
-        return self.admits_head({"path": head.path, "query_string": head.query, "headers": head.headers}, head.decoded)
+        """Asked once per head (a repeated head keeps it): the run it names read as the pipeline reads it (a path's
+        run never reaches the lane: gateway.endpoints.per_server.ServerPaths declines it)."""
+        try:
+            run_ids.read(None, head.query, head.decoded.get("x-run-id"))
+            problem = None
+        except run_ids.RunIdError as exc:
+            problem = str(exc)  # declined: the pipeline's 400 says why
+        return self.admits_head({"path": head.path, "query_string": head.query, "headers": head.headers}, head.decoded,
+                                problem)
 
     def hot_body(self, head: HotHead, body: bytes, message: Any) -> Any:
         """The body parsed as this layer parses it; its JSON-RPC shape the hot lane's end (the fast path) checks as

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, params_problem
 from mcpgw.gateway.errors.http_errors import send_error
+from mcpgw.gateway.sessions.run_ids import RunIdError
 from mcpgw.gateway.sessions.run_paths import PREFIX, split_run
 from mcpgw.gateway.sessions.pipeline_verdicts import HotHead
 from mcpgw.gateway.sessions.request_context import context_of, of_request
@@ -82,9 +83,13 @@ class ServerPaths:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             ctx = context_of(scope)  # made here, once, for every layer behind
-            tagged = split_run(scope.get("raw_path", b"").decode("latin-1")) if scope["path"].startswith(PREFIX) else None
+            try:
+                tagged = split_run(scope.get("raw_path", b"").decode("latin-1")) if scope["path"].startswith(PREFIX) else None
+            except RunIdError as exc:  # refused by the guard, saying why (its path left as it is)
+                ctx.name_path_run(exc)
+                tagged = None
             if tagged is not None:  # /runs/<id>/<route>: the route, tagged (gateway.sessions.run_paths)
-                ctx.path_run = tagged[0]
+                ctx.name_path_run(tagged[0])
                 scope = {**scope, "path": tagged[1], "raw_path": tagged[1].encode()}
             split = split_path(scope["path"], self.endpoints)
             if split is not None:

@@ -360,7 +360,7 @@ class HotLaneProtocol(HeadHook):
         if logs is None:  # asked once per connection
             logs = self._logs_answers = bool(self.access_log and self.access_logger.isEnabledFor(logging.INFO))
         if logs:  # its arguments made only if written: uvicorn's five, which its access formatter reads
-            self.access_logger.info('%s - "%s %s HTTP/%s" %d', "%s:%d" % self.client if self.client else "-", "POST",
+            self.access_logger.info('%s - "%s %s HTTP/%s" %d', f"{self.client[0]}:{self.client[1]}" if self.client else "-", "POST",
                                     self.url.decode("latin-1"), "1.1", status)
         whole = getattr(self.transport, "write_whole", self.transport.write)  # gateway.http.write_coalescing: no wait
         whole(b"".join(content))

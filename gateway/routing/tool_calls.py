@@ -21,6 +21,10 @@ from mcpgw.gateway.routing.router_core import Caller, RouterCore, upstream_meta
 from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply
 from mcpgw.gateway.tools.validation import UNCHECKED
 
+# Said after a replay miss a client is given as an error: what else a miss can be (README: the tour; docs: troubleshooting).
+MISS_CHOICES = (" [a replay answers only what was recorded (`mcpgw cassette show NAME --calls` lists it); serve with "
+                "--miss-as-tool-error to give misses to the agent as tool errors, or --mode hybrid to answer them live]")
+
 
 class ToolCalls(RouterCore):
     def tool_input_schema(self, exposed: str) -> dict[str, Any] | None:
@@ -101,6 +105,7 @@ class ToolCalls(RouterCore):
             if self.settings.miss_as_tool_error:  # the agent reads it as the tool's answer and may go on
                 record["is_error"] = True
                 return {"content": [{"type": "text", "text": exc.message}], "isError": True}
+            exc.message += MISS_CHOICES  # towards the client only: many agent frameworks turn it into a broken tool
             raise
         except UpstreamTimeout as exc:
             record["outcome"] = "timeout"
@@ -249,7 +254,7 @@ def _iso(ts: float) -> str:
     made = _SECOND[0]
     if made[0] != second:
         made = _SECOND[0] = (second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S."))
-    text = "%s%03d+00:00" % (made[1], micro // 1000)
+    text = f"{made[1]}{micro // 1000:03d}+00:00"
     _MILLI[0] = (milli, text)
     return text
 

@@ -80,7 +80,7 @@ class ClientIdentity:
 
 
 def tagged_run(request: Any) -> str | None:
-    """The run id a request names (`?run=`, else the `X-Run-Id` header), if any."""
+    """The run id a request names (its path's `/runs/<id>`, `?run=` or `X-Run-Id`: gateway.sessions.run_ids), if any."""
     ctx = of_request(request)
     return ctx.run if ctx is not None else None
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from mcpgw.gateway.sessions import run_ids
 
 CONTEXT = "mcpgw.context"  # scope key
 CONNECTION = "mcpgw.connection"  # scope key: the request's TCP connection (`Connection`), set by the HTTP protocol
@@ -45,6 +46,9 @@ class RequestContext:
     inflight: Any = None  # its entry in the table of ids in flight (gateway.sessions.request_ids)
     extra: dict[str, Any] = field(default_factory=dict)
     path_run: str | None = None  # the run a `/runs/<id>/...` path names (gateway.sessions.run_paths); last: others are positional
+    # The run the request names, read once (gateway.sessions.run_ids): an id, None (untagged), or why it cannot be
+    # read (a `RunIdError`, which the guard answers with a 400). `name_path_run` reads it again.
+    _run: Any = _NOT_PARSED
 
     @property
     def session_id(self) -> str | None:
@@ -71,14 +75,32 @@ class RequestContext:
 
     @property
     def run(self) -> str | None:
-        """The run a request names: its path's `/runs/<id>`, else `?run=`, else the `X-Run-Id` header."""
-        if self.path_run is not None:
-            return self.path_run
-        if b"run=" in self.query:
-            named = parse_qs(self.query.decode("latin-1")).get("run", [""])[0]
-            if named:
-                return named
-        return self.headers.get("x-run-id") or None
+        """The run a request names: its path's `/runs/<id>`, `?run=` or the `X-Run-Id` header (all that are given
+        name the same run: gateway.sessions.run_ids); None when untagged, or when it cannot be read (`run_problem`)."""
+        run = self._read_run()
+        return None if isinstance(run, run_ids.RunIdError) else run
+
+    @property
+    def run_problem(self) -> str | None:
+        """Why the run the request names cannot be read (two that differ, not UTF-8, ...): the guard's 400."""
+        run = self._read_run()
+        return str(run) if isinstance(run, run_ids.RunIdError) else None
+
+    def name_path_run(self, run: str | run_ids.RunIdError) -> None:
+        """The run the path names (gateway.endpoints.per_server.ServerPaths), or why its id cannot be read."""
+        if isinstance(run, str):
+            self.path_run = run
+        self._run = run if isinstance(run, run_ids.RunIdError) else _NOT_PARSED
+
+    def _read_run(self) -> str | None | run_ids.RunIdError:
+        run = self._run
+        if run is _NOT_PARSED:
+            try:
+                run = run_ids.read(self.path_run, self.query, self.headers.get("x-run-id"))
+            except run_ids.RunIdError as exc:
+                run = exc
+            self._run = run
+        return run  # type: ignore[no-any-return]
 
     @property
     def cookie_identity(self) -> str | None:

@@ -4,25 +4,26 @@ Clients that append their own paths to a base URL cannot carry `?run=` (the quer
 (the `openai` and `AzureOpenAI` clients a harness builds itself): MCP-Bench's runner reaches its model through an
 `AzureOpenAI(azure_endpoint=...)` it makes, so its model requests were untagged. A base URL of
 `http://host:port/runs/<id>` (Azure) or `.../runs/<id>/v1` (OpenAI, mcprouter's API) tags every request made
-under it, with no code changed; `mcpgw connect --run <id>` prints them. A run id in the path wins over `?run=` and
-`X-Run-Id`.
+under it, with no code changed; `mcpgw connect --run <id>` prints them. A request that also names its run by `?run=`
+or `X-Run-Id` must name the same one (gateway.sessions.run_ids: one reading of a run id everywhere).
 """
 
 from __future__ import annotations
 
 from urllib.parse import unquote
 
+from mcpgw.gateway.sessions import run_ids
+
 PREFIX = "/runs/"
-MAX_RUN = 200
 
 
 def split_run(raw_path: str) -> tuple[str, str] | None:
     """`/runs/<id>/<route>`, as sent (percent-encoded: an id may hold an encoded `/`) -> (id, `/<route>` decoded);
-    None for any other path, or an id that is empty, too long or not printable (a 404 then: no route has it)."""
+    None for any other path, or an empty id (a 404 then: no route has it). An id that cannot be read (not UTF-8,
+    too long, not printable, an untagged lane's shape) raises `run_ids.RunIdError` (a 400 saying why)."""
     if not raw_path.startswith(PREFIX):
         return None
     run, slash, rest = raw_path[len(PREFIX):].partition("/")
-    run = unquote(run)
-    if not slash or not run or len(run) > MAX_RUN or not run.isprintable():
+    if not slash or not run:
         return None
-    return run, "/" + unquote(rest)
+    return run_ids.from_url(run, "the path"), "/" + unquote(rest)

@@ -124,7 +124,7 @@ class ServerSpec:
         password as surely as an API_KEY), and header values that reference the environment or
         whose name says secret. Plain flags and numbers (`true`, `8080`) are left alone: masking
         them would rewrite ordinary text; so is the per-run state directory (not a secret)."""
-        run_state = "${%s}" % RUN_STATE_VAR
+        run_state = f"${{{RUN_STATE_VAR}}}"
         values = [expand_env(v) for v in self.env_values.values() if run_state not in v]
         values += [expand_env(v) for name, v in self.headers.items() if "${" in v or SECRET_NAME_RE.search(name)]
         templates = [*self.env_values.values(), *self.headers.values()]

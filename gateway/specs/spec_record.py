@@ -16,7 +16,7 @@ def spec_to_dict(spec: ServerSpec) -> dict[str, Any]:
     return {
         "id": spec.id, "transport": spec.transport, "command": spec.command, "args": list(spec.args),
         "cwd": spec.cwd, "env_required": list(spec.env_required),
-        "env_values": {k: (v if ENV_REF_RE.fullmatch(v) or PLAIN_VALUE_RE.fullmatch(v) or "${%s}" % RUN_STATE_VAR in v
+        "env_values": {k: (v if ENV_REF_RE.fullmatch(v) or PLAIN_VALUE_RE.fullmatch(v) or f"${{{RUN_STATE_VAR}}}" in v
                            else "«redacted»")
                        for k, v in spec.env_values.items()},
         "url": spec.url, "headers": {k: (v if "${" in v or not SECRET_NAME_RE.search(k) else "«redacted»")

@@ -38,7 +38,7 @@ class NotListening(Exception):
     """The command exited, or its port never opened in time: one line saying which."""
 
 
-_PORT_TOKEN = "${%s}" % FREE_PORT_VAR
+_PORT_TOKEN = f"${{{FREE_PORT_VAR}}}"
 
 
 def uses_free_port(spec: ServerSpec) -> bool:

@@ -29,7 +29,7 @@ from mcpgw.gateway.upstreams.installs import Installs
 from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status, Upstream
 
 logger = logging.getLogger(__name__)
-_TOKEN = "${%s}" % RUN_STATE_VAR
+_TOKEN = f"${{{RUN_STATE_VAR}}}"
 
 
 def uses_state_dir(spec: ServerSpec) -> bool:

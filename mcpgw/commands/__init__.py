@@ -27,7 +27,8 @@ class LazyHandler:
         self.module, self.function = module, function
 
     def resolve(self) -> Handler:
-        return getattr(importlib.import_module(self.module), self.function)
+        handler: Handler = getattr(importlib.import_module(self.module), self.function)
+        return handler
 
     def __call__(self, args: argparse.Namespace) -> int:
         return int(self.resolve()(args) or 0)

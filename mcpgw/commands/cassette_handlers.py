@@ -210,6 +210,11 @@ def _kib(size: int) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     cassette = _open(args, args.name)
+    if args.calls is not None:
+        try:
+            return _show_calls(cassette, args.calls, args.json)
+        finally:
+            cassette.close()
     try:
         summary = summarize(cassette)
     finally:
@@ -358,3 +363,26 @@ def parse_age(text: str) -> float:
     if unit not in units or value < 0:
         raise GatewayError(f"--older-than {text!r}: use a number and a unit, e.g. 90s, 30m, 12h, 7d, 2w")
     return value * units[unit]
+
+
+def _show_calls(cassette: Cassette, server: str, as_json: bool) -> int:
+    """Each distinct recorded tools/call, as a client would make it: what a replay answers (state aside)."""
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for _, entry in cassette.store.items("exchanges"):
+        if entry.get("method") != "tools/call" or (server and entry.get("server") != server):
+            continue
+        params = entry.get("params") or {}
+        arguments = params.get("arguments") or {}
+        key = (entry["server"], str(params.get("name")), json.dumps(arguments, sort_keys=True))
+        seen.setdefault(key, {"server": entry["server"], "tool": params.get("name"), "arguments": arguments,
+                              "after_state_changes": bool(entry.get("history"))})
+    calls = [seen[key] for key in sorted(seen)]
+    if as_json:
+        print(json.dumps(calls, indent=2))
+    elif not calls:
+        print(f"no recorded tool calls{f' of server {server!r}' if server else ''} in {cassette.path}", file=sys.stderr)
+    for call in [] if as_json else calls:
+        later = "  (after this run's earlier state-changing calls)" if call["after_state_changes"] else ""
+        print(f"{call['server']}:{call['tool']} {json.dumps(call['arguments'], ensure_ascii=False)}{later}")
+    return 0
+

@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -125,7 +126,7 @@ def print_report(report: DriftReport) -> None:
                   f"(drift {100 * report.drift_share:.1f}%)")
     servers = Table("server", "state", "recorded", "live")
     for sid, info in report.servers.items():
-        version = lambda i: f"{(i or {}).get('name', '')} {(i or {}).get('version', '')}".strip()  # noqa: E731
+        version: Callable[[Any], str] = lambda i: f"{(i or {}).get('name', '')} {(i or {}).get('version', '')}".strip()  # noqa: E731
         state = info["state"] + (f" ({info['reason']})" if info["state"] != "ready" and info.get("reason") else "")
         servers.add_row(sid, state, version(info.get("recorded")), version(info.get("live")))
     console.print(servers)

@@ -59,7 +59,7 @@ def read_plan(text: str) -> tuple[bool, list[tuple[str, Any]], str | None]:
         return False, [], f"the plan is not valid JSON ({exc})"
     if not isinstance(plan, dict):
         return False, [], "the plan is not a JSON object"
-    calls = []
+    calls: list[tuple[str, Any]] = []
     for item in plan.get("planned_tools") or []:
         if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
             calls.append(("?", "a planned call without a 'tool' name"))
@@ -89,7 +89,7 @@ async def solve(task: RunTask, model: ChatModel, tools: TaskTools, max_rounds: i
         if calls:
             results = await _run_parallel(tools, calls)
             history += [f"Round {round_no}: {tool}({_args(params)}) -> {cut(result, RESULT_LIMIT)}"
-                        for (tool, params), result in zip(calls, results)]
+                        for (tool, params), result in zip(calls, results, strict=True)]
         if not go_on:
             break
     else:

@@ -18,7 +18,7 @@ def first_difference(a: Any, b: Any, path: str = "$") -> str:
     if isinstance(a, list):
         if len(a) != len(b):
             return f"{path}: {len(a)} items vs {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if x != y:
                 return first_difference(x, y, f"{path}[{i}]")
     return f"{path}: {json.dumps(a)[:120]} vs {json.dumps(b)[:120]}"
@@ -35,7 +35,7 @@ def era_view(observation: dict[str, Any], era: str) -> dict[str, Any]:
 
 def compare(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]], era: str) -> list[str]:
     problems = []
-    for rec, rep in zip((era_view(o, era) for o in recorded), replayed):
+    for rec, rep in zip((era_view(o, era) for o in recorded), replayed, strict=False):
         if rec != rep:
             problems.append(f"[{era}] {rec['step']}: {first_difference(rec, rep)}")
     if len(recorded) != len(replayed):

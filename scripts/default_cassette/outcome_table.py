@@ -36,7 +36,7 @@ def preview(observation: dict[str, Any], width: int = 70) -> str:
 
 def print_table(steps: list[Step], observations: list[dict[str, Any]], skipped: list[tuple[str, str]]) -> Counter:
     rows: dict[str, list[Any]] = {}
-    for step, obs in zip(steps, observations):
+    for step, obs in zip(steps, observations, strict=True):
         if step.kind != "tool":
             continue
         row = rows.setdefault(step.target, [0, Counter(), preview(obs), step.generated])
@@ -52,7 +52,7 @@ def print_table(steps: list[Step], observations: list[dict[str, Any]], skipped: 
     for name, why in skipped:
         print(f"{name:<{width}} {0:>5}  {'skipped':<22} {why}")
     print("\nother requests:")
-    for step, obs in zip(steps, observations):
+    for step, obs in zip(steps, observations, strict=True):
         if step.kind != "tool":
             print(f"  {step.label():<60} {outcome(obs):<15} {preview(obs, 50)}")
     return totals
@@ -60,7 +60,7 @@ def print_table(steps: list[Step], observations: list[dict[str, Any]], skipped: 
 
 def check_environment_answer(steps: list[Step], observations: list[dict[str, Any]]) -> None:
     """get-env answers with the server's environment: make sure nothing secret-looking went into the cassette."""
-    for step, obs in zip(steps, observations):
+    for step, obs in zip(steps, observations, strict=True):
         if step.target != "everything__get-env" or "result" not in obs:
             continue
         text = "".join(c.get("text", "") for c in obs["result"].get("content", []))

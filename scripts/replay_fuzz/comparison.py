@@ -79,7 +79,7 @@ class Report:
 
 def compare(report: Report, finding_base: dict, replay: list, truth: list, roots: list[str], *, refusals_ok: bool,
             offset: int = 0, hybrid: bool = False) -> None:
-    for i, (a, t) in enumerate(zip(replay, truth)):
+    for i, (a, t) in enumerate(zip(replay, truth, strict=True)):
         if a is None:
             continue
         if "Unknown tool" in json.dumps(t.get("error", "")):  # every answer would compare equal, proving nothing

@@ -24,13 +24,14 @@ EV_INDEX = next(Path.home().glob(".npm/_npx/*/node_modules/@modelcontextprotocol
 
 
 def config_text(root: str, isolated: bool, everything: bool = False) -> str:
-    fs_cmd = ("command: node\n    args: [%s, %s]" % (json.dumps(str(FS_INDEX)), json.dumps(root))) if FS_INDEX else (
-        "command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-filesystem@2026.8.31\", %s]" % json.dumps(root))
-    text = "version: 1\nservers:\n  filesystem:\n    %s\n    isolation: %s\n" % (fs_cmd, "run" if isolated else "shared")
+    isolation = "run" if isolated else "shared"
+    fs_cmd = (f"command: node\n    args: [{json.dumps(str(FS_INDEX))}, {json.dumps(root)}]" if FS_INDEX else
+              f'command: npx\n    args: ["-y", "@modelcontextprotocol/server-filesystem@2026.8.31", {json.dumps(root)}]')
+    text = f"version: 1\nservers:\n  filesystem:\n    {fs_cmd}\n    isolation: {isolation}\n"
     if everything:
-        ev_cmd = ("command: node\n    args: [%s, \"stdio\"]" % json.dumps(str(EV_INDEX))) if EV_INDEX else (
-            "command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-everything@2026.8.31\", \"stdio\"]")
-        text += "  everything:\n    %s\n    isolation: %s\n" % (ev_cmd, "run" if isolated else "shared")
+        ev_cmd = (f'command: node\n    args: [{json.dumps(str(EV_INDEX))}, "stdio"]' if EV_INDEX else
+                  'command: npx\n    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]')
+        text += f"  everything:\n    {ev_cmd}\n    isolation: {isolation}\n"
     return text
 
 

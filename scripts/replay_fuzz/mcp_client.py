@@ -61,7 +61,7 @@ class Session:
         ctype = r.headers.get("content-type", "")
         if "text/event-stream" in ctype:
             for block in r.text.split("\n\n"):
-                data = "\n".join(l[5:].lstrip() for l in block.splitlines() if l.startswith("data:"))
+                data = "\n".join(line[5:].lstrip() for line in block.splitlines() if line.startswith("data:"))
                 if not data:
                     continue
                 msg = json.loads(data)
@@ -71,7 +71,7 @@ class Session:
         try:
             return r.json()
         except ValueError:
-            raise RpcError({"code": -3, "message": f"HTTP {r.status_code}: {r.text[:300]}"})
+            raise RpcError({"code": -3, "message": f"HTTP {r.status_code}: {r.text[:300]}"}) from None
 
     def open(self) -> "Session":
         if self.modern:

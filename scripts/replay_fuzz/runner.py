@@ -76,7 +76,7 @@ class Runner:
 
                 def second():
                     time.sleep(0.001)
-                    out[1] = send(nxt)
+                    out[1] = send(nxt)  # noqa: B023  # the thread is joined within this iteration
                 t = threading.Thread(target=second)
                 t.start()
                 out[0] = send(st)

@@ -255,12 +255,12 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
                 held, sent = threading.Event(), threading.Event()
 
                 def hold_loop() -> None:  # the loop kept busy until every request has arrived: one turn reads them
-                    held.set()
-                    sent.wait(10)
+                    held.set()  # noqa: B023  # runs before the loop moves on
+                    sent.wait(10)  # noqa: B023  # runs before the loop moves on
 
                 loop.call_soon_threadsafe(hold_loop)
                 assert held.wait(10)
-                for number, (sock, session) in enumerate(zip(socks, sessions)):
+                for number, (sock, session) in enumerate(zip(socks, sessions, strict=True)):
                     sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "id": 1 + round_, "method": "tools/call", "params": {
                         "name": "alpha__add", "arguments": {"a": number, "b": round_}}}, session))
                 sent.set()

@@ -231,7 +231,7 @@ def test_sigterm_answers_calls_in_flight_with_a_json_rpc_error(gateway_factory):
 
     time.sleep(0.5)  # not a synchronisation: lets the calls reach the upstream before the signal
     gateway.process.send_signal(signal.SIGTERM)
-    for rid, sock in zip((5, 6), hung):
+    for rid, sock in zip((5, 6), hung, strict=True):
         received = b""
         try:
             while chunk := sock.recv(65536):

@@ -202,7 +202,7 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
     assert on["at_once"][0] == 0 and on["at_once"][1] >= 10 and on["at_once"][1] <= on["served"][1], on
     for mode in ("live", "replay"):
         assert len(on[mode]) == len(off[mode]) == 21
-        for number, (hot, plain) in enumerate(zip(on[mode], off[mode])):
+        for number, (hot, plain) in enumerate(zip(on[mode], off[mode], strict=True)):
             assert hot == plain, f"{mode} answer {number} differs:\n{hot!r}\n{plain!r}"
     assert on["replay"][:7] == recorded[:7]  # replay answers the recorded calls as they were answered
     assert on["live_log"] == off["live_log"] and len(on["live_log"]) >= 10

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 
 import anyio
 import httpx
@@ -108,14 +109,14 @@ def test_sdk_client_in_both_eras_sees_the_servers_own_names(recorded):
     gateway, _ = recorded
     served = gateway.status()["fast_path"]["served"]
     for mode in ("legacy", "2026-07-28"):
-        names, results = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=names-{mode}", mode,
-                                               [("echo", {"message": "own names"})]))
+        names, results = run(partial(sdk_calls, f"{gateway.base}/servers/everything/mcp?run=names-{mode}", mode,
+                                                [("echo", {"message": "own names"})]))
         assert "echo" in names and "get-sum" in names and not any("__" in n for n in names), names
         assert results[0]["content"][0]["text"] == "Echo: own names"
-        merged, _ = run(lambda: sdk_calls(f"{gateway.url}?run=merged-{mode}", mode, []))
+        merged, _ = run(partial(sdk_calls, f"{gateway.url}?run=merged-{mode}", mode, []))
         assert sorted(names) == sorted(n.removeprefix("everything__") for n in merged if n.startswith("everything__"))
     assert gateway.status()["fast_path"]["served"] > served  # the per-server endpoint takes /mcp's fast path too
-    time_names, _ = run(lambda: sdk_calls(f"{gateway.base}/servers/time/mcp?run=t", "legacy", []))
+    time_names, _ = run(partial(sdk_calls, f"{gateway.base}/servers/time/mcp?run=t", "legacy", []))
     assert sorted(time_names) == ["convert_time", "get_current_time"]
     # An unknown name on a server's endpoint names that server's nearest tools, under its own names.
     with httpx.Client(timeout=30) as fresh:
@@ -125,11 +126,11 @@ def test_sdk_client_in_both_eras_sees_the_servers_own_names(recorded):
 
 def test_sse_transport_per_server_and_for_all_servers(recorded):
     gateway, tmp = recorded
-    names, results = run(lambda: sse_calls(f"{gateway.base}/servers/everything/sse?run=sse-one",
-                                           [("echo", {"message": "over sse"})]))
+    names, results = run(partial(sse_calls, f"{gateway.base}/servers/everything/sse?run=sse-one",
+                                            [("echo", {"message": "over sse"})]))
     assert "echo" in names and not any("__" in n for n in names)
     assert results[0]["content"][0]["text"] == "Echo: over sse"
-    names, results = run(lambda: sse_calls(f"{gateway.base}/sse", [("everything__get-sum", {"a": 2, "b": 3})]))
+    names, results = run(partial(sse_calls, f"{gateway.base}/sse", [("everything__get-sum", {"a": 2, "b": 3})]))
     assert "everything__echo" in names and "time__convert_time" in names
     assert "5" in results[0]["content"][0]["text"]
     log = list(iter_calls(tmp / "cassettes" / "rec"))
@@ -147,16 +148,19 @@ def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path
     everything = [("get-sum", {"a": 20, "b": 22}), ("echo", {"message": "both ways"})]
     first = {}
     for mode in ("legacy", "2026-07-28"):
-        _, via_server = run(lambda: sdk_calls(f"{gateway.base}/servers/time/mcp?run=a-{mode}", mode, steps))
-        _, via_mcp = run(lambda: sdk_calls(f"{gateway.url}?run=b-{mode}", mode, prefixed))
-        _, sums = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=c-{mode}", mode, everything))
+        _, via_server = run(partial(sdk_calls, f"{gateway.base}/servers/time/mcp?run=a-{mode}", mode, steps))
+        _, via_mcp = run(partial(sdk_calls, f"{gateway.url}?run=b-{mode}", mode, prefixed))
+        _, sums = run(partial(sdk_calls, f"{gateway.base}/servers/everything/mcp?run=c-{mode}", mode, everything))
         first[mode] = (via_server, via_mcp, sums)
     stop_gateway(gateway)  # the cassette is complete
 
     log = [r for r in iter_calls(tmp / "cassettes" / "rec") if r["run_id"].startswith(("a-", "b-"))]
     by_run = {run_id: [r for r in log if r["run_id"] == run_id] for run_id in {r["run_id"] for r in log}}
-    same = lambda r: {k: v for k, v in r.items() if k not in ("endpoint", "run_id", "lane", "session_id", "session_opened", "seq", "started_at",  # noqa: E731
-                                                              "ended_at", "latency_ms", "upstream_ms", "result_digest")}
+
+    def same(r):
+        return {k: v for k, v in r.items() if k not in ("endpoint", "run_id", "lane", "session_id", "session_opened", "seq",
+                                                        "started_at", "ended_at", "latency_ms", "upstream_ms", "result_digest")}
+
     for mode in ("legacy", "2026-07-28"):
         a, b = by_run[f"a-{mode}"], by_run[f"b-{mode}"]
         assert [r["endpoint"] for r in a] == ["/servers/time/mcp"] * 2 and [r["endpoint"] for r in b] == ["/mcp"] * 2
@@ -173,13 +177,13 @@ def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path
         assert all(s["pid"] is None for s in player.status()["servers"].values())
         for mode in ("legacy", "2026-07-28"):
             via_server, via_mcp, sums = first[mode]
-            _, replayed_mcp = run(lambda: sdk_calls(f"{player.url}?run=a-{mode}", mode, prefixed))
-            _, replayed_server = run(lambda: sdk_calls(f"{player.base}/servers/time/mcp?run=b-{mode}", mode, steps))
-            _, replayed_sums = run(lambda: sdk_calls(f"{player.url}?run=c-{mode}", mode,
-                                                     [(f"everything__{n}", a) for n, a in everything]))
+            _, replayed_mcp = run(partial(sdk_calls, f"{player.url}?run=a-{mode}", mode, prefixed))
+            _, replayed_server = run(partial(sdk_calls, f"{player.base}/servers/time/mcp?run=b-{mode}", mode, steps))
+            _, replayed_sums = run(partial(sdk_calls, f"{player.url}?run=c-{mode}", mode,
+                                                      [(f"everything__{n}", a) for n, a in everything]))
             assert replayed_mcp == via_server and replayed_server == via_mcp and replayed_sums == sums, mode
             # ... and over SSE, from the same recording
-            _, over_sse = run(lambda: sse_calls(f"{player.base}/servers/time/sse?run=a-{mode}", steps))
+            _, over_sse = run(partial(sse_calls, f"{player.base}/servers/time/sse?run=a-{mode}", steps))
             assert over_sse == via_server
     finally:
         stop_gateway(player)
@@ -327,7 +331,7 @@ def test_stdio_calls_are_logged_with_endpoint_stdio(tmp_path):
     params = StdioServerParameters(command=sys.executable, args=[
         "-m", "mcpgw.cli", "serve", "--stdio", "--config", str(tmp_path / "c.yaml"), "--cassettes-dir",
         str(tmp_path / "cassettes"), "--cassette", "s"], cwd=str(ROOT))
-    _, results = run(lambda: sdk_calls(params, "legacy", [("echo", {"message": "over stdio"})]))  # one server: its own names
+    _, results = run(partial(sdk_calls, params, "legacy", [("echo", {"message": "over stdio"})]))  # one server: its own names
     assert results[0]["content"][0]["text"] == "echo: over stdio"
     assert [r["endpoint"] for r in iter_calls(tmp_path / "cassettes" / "s")] == ["stdio"]
 

@@ -156,9 +156,9 @@ def test_restart_backoff_doubles(gateways):
             break
         time.sleep(0.1)
     assert len(starts) >= 4, starts
-    gaps = [b - a for a, b in zip(starts, starts[1:])][:3]
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)][:3]
     # Each gap is the backoff delay plus the time a start takes to fail (well under a second here).
-    for gap, delay in zip(gaps, (0.5, 1.0, 2.0)):
+    for gap, delay in zip(gaps, (0.5, 1.0, 2.0), strict=True):
         assert delay - 0.05 < gap < delay + 0.9, gaps
     info = main.server("flaky")
     assert info["state"] in ("unavailable", "restarting", "starting") and info["restarts"] >= 3

@@ -135,7 +135,7 @@ def mutated(rng: random.Random, host: str, session: str, number: int) -> list[tu
     for data in requests:
         if kind == "split" or rng.random() < 0.3:  # cut in pieces at any byte: reads that end mid-head, mid-body
             cuts = sorted(rng.sample(range(1, len(data)), rng.randrange(1, 3)))
-            pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+            pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
             writes += [(piece, 0.05) for piece in pieces]
         else:
             writes.append((data, 0.0))
@@ -151,7 +151,7 @@ def test_a_byte_level_fuzzer_finds_no_difference_between_the_lane_and_the_parser
         gateways[lane] = start_gateway(tmp_path / lane, CONFIG, "--mode", "live", "--validate", "enforce")
     try:
         for number in range(24):
-            seen = {lane: transcript(gateway.url, lambda host, session: mutated(random.Random(number), host, session, number))
+            seen = {lane: transcript(gateway.url, lambda host, session, number=number: mutated(random.Random(number), host, session, number))
                     for lane, gateway in gateways.items()}
             assert seen["on"] == seen["off"], f"case {number}:\n{seen['on']!r}\n{seen['off']!r}"
         lane = gateways["on"].status()["hot_lane"]

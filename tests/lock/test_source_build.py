@@ -94,7 +94,7 @@ def test_mcpbench_offline_servers_serve_table7_catalogs_and_answer(built_cache, 
             ("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"}),
             ("scientific_computing__determinant", {"name": "A"}),
         ])
-        answers = dict(zip(["add", "hexagram", "fahrenheit", "map", "react", "tokyo", "tensor", "determinant"], texts))
+        answers = dict(zip(["add", "hexagram", "fahrenheit", "map", "react", "tokyo", "tensor", "determinant"], texts, strict=True))
     finally:
         stop_gateway(gateway)
     assert float(answers["add"]) == 6.5

@@ -45,6 +45,6 @@ def test_a_cassette_recorded_before_the_rooms_replays_byte_for_byte(tmp_path):
     finally:
         stop_gateway(gateway)
     assert len(bodies) == len(kept["replayed_bodies"]) == 8
-    for number, (now, then) in enumerate(zip(bodies, kept["replayed_bodies"]), 1):
+    for number, (now, then) in enumerate(zip(bodies, kept["replayed_bodies"], strict=True), 1):
         assert now == then, f"call {number} ({kept['calls'][number - 1]}) replays otherwise than it did"
     assert (cassette / "data.mdb").read_bytes() == (FIXTURE / "pre-rooms" / "data.mdb").read_bytes()  # read, not written

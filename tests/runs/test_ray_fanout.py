@@ -78,9 +78,9 @@ def timings(cassette) -> dict:
 
 
 def assert_nodes_without_path(address: str) -> None:
-    probe = ("import ray; ray.init(address=%r, logging_level='ERROR'); "
+    probe = (f"import ray; ray.init(address={address!r}, logging_level='ERROR'); "
              "f = ray.remote(num_cpus=1)(lambda: __import__('os').environ.get('PATH')); "
-             "print(set(ray.get([f.remote() for _ in range(4)])))" % address)
+             "print(set(ray.get([f.remote() for _ in range(4)])))")
     out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() in ("{''}", "{None}"), out.stdout + out.stderr

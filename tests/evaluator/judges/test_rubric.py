@@ -93,7 +93,7 @@ def test_axes_subdimensions_and_ranges_shuffle_independently():
         text = shuffled_rubric(random.Random(seed))
         axes = re.findall(r"^### (.+)$", text, re.M)
         axis_orders.add(tuple(axes))
-        for axis, block in zip(axes, re.split(r"^### .+$", text, flags=re.M)[1:]):
+        for axis, block in zip(axes, re.split(r"^### .+$", text, flags=re.M)[1:], strict=True):
             sub_orders[axis].add(tuple(re.findall(r"^\d\. (.+?) \(answer key", block, re.M)))
         fulfillment = text.split("Task fulfillment", 1)[1]
         first_range.add(re.search(r"   - (\S+):", fulfillment).group(1))
