@@ -19,7 +19,7 @@ import os
 import shlex
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +92,10 @@ def hold_writer(folder: Path, *, create: bool, parent_may_hold: bool = False) ->
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(_this_process()).encode(), 0)
         return WriterLock(folder, fd, made_folder)
-    raise CassetteBusy(f"cassette {folder}: its writer lock file keeps being replaced; another process is "
-                       "making or removing this cassette: try again")
+    raise CassetteBusy(
+        f"cassette {folder}: its writer lock file keeps being replaced; another process is "
+        "making or removing this cassette: try again"
+    )
 
 
 def holder(folder: Path) -> dict[str, Any] | None:
@@ -116,11 +118,16 @@ def busy_message(folder: Path, who: dict[str, Any] | None) -> str:
     said = "another process"
     if who:
         said = f"pid {who.get('pid')} ({who.get('command')}, since {who.get('since')})"
-    return (f"cassette {folder} is being written by {said}: one writer per cassette. Stop that process first, or "
-            "write another cassette (replaying it, which only reads it, needs no lock)")
+    return (
+        f"cassette {folder} is being written by {said}: one writer per cassette. Stop that process first, or "
+        "write another cassette (replaying it, which only reads it, needs no lock)"
+    )
 
 
 def _this_process() -> dict[str, Any]:
     command = shlex.join(getattr(sys, "orig_argv", sys.argv))
-    return {"pid": os.getpid(), "command": command if len(command) <= 300 else command[:297] + "...",
-            "since": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")}
+    return {
+        "pid": os.getpid(),
+        "command": command if len(command) <= 300 else command[:297] + "...",
+        "since": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+    }

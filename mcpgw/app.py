@@ -86,7 +86,8 @@ class Gateway:
         try:
             self._compose(specs, settings, default_run, redact_patterns, only, workers, worker_channel)
         except BaseException:
-            for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():
+            opened: list[Cassette | None] = [self.cassette, self.overlay, self.log_cassette]  # as _compose left them
+            for cassette in {id(c): c for c in opened if c is not None}.values():  # record's call log is its cassette
                 cassette.discard()
             raise
 

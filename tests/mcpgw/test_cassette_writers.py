@@ -24,9 +24,26 @@ def serve_refused(tmp_path: Path, config: str, *args: str) -> subprocess.Complet
     """`mcpgw serve` expected to stop at start: its exit, bounded."""
     config_path = tmp_path / "refused.yaml"
     config_path.write_text(config)
-    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config_path), "--port", "0",
-                                "--cassettes-dir", str(tmp_path / "cassettes"), *args],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(config_path),
+            "--port",
+            "0",
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         out, err = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -58,7 +75,9 @@ def test_one_writer_per_cassette_named_when_refused_freed_by_kill_9_while_replay
     first = gateway(tmp_path, "first", ONE, "--mode", "record", "--cassette", "X")
     try:
         refused = serve_refused(tmp_path, ONE, "--mode", "record", "--cassette", "X")
-        assert f"cassette {tmp_path / 'cassettes' / 'X'} is being written by pid {first.process.pid} (" in refused.stderr
+        assert (
+            f"cassette {tmp_path / 'cassettes' / 'X'} is being written by pid {first.process.pid} (" in refused.stderr
+        )
         assert "one writer per cassette" in refused.stderr and "Traceback" not in refused.stderr
         assert_succeeded(calls(first, [("fx__echo", {"message": "one"})]))
     finally:
@@ -81,7 +100,9 @@ def test_one_writer_per_cassette_named_when_refused_freed_by_kill_9_while_replay
         log = gateway(tmp_path, "log", ONE, "--mode", "replay", "--cassette", "X", "--log-cassette", "L")
         try:
             refused = serve_refused(tmp_path, ONE, "--mode", "replay", "--cassette", "X", "--log-cassette", "L")
-            assert f"cassette {tmp_path / 'cassettes' / 'L'} is being written by pid {log.process.pid} (" in refused.stderr
+            assert (
+                f"cassette {tmp_path / 'cassettes' / 'L'} is being written by pid {log.process.pid} (" in refused.stderr
+            )
         finally:
             stop_gateway(log)
     finally:
@@ -134,9 +155,24 @@ def test_an_overlay_over_a_base_recorded_into_again_is_refused_and_a_refused_sta
     assert "--log-cassette and --overlay both name 'O'" in same.stderr and "corrupt" not in same.stderr
     # A start refused after its overlay (and its call log) were opened takes them away again
     os.environ.pop("MCPGW_TEST_UNSET_KEY", None)
-    late = serve_refused(tmp_path, ONE, "--mode", "replay", "--cassette", "X", "--overlay", "O", "--on-miss", "simulate",
-                         "--simulator-base-url", "http://127.0.0.1:9/v1", "--simulator-model", "m",
-                         "--simulator-key-env", "MCPGW_TEST_UNSET_KEY")
+    late = serve_refused(
+        tmp_path,
+        ONE,
+        "--mode",
+        "replay",
+        "--cassette",
+        "X",
+        "--overlay",
+        "O",
+        "--on-miss",
+        "simulate",
+        "--simulator-base-url",
+        "http://127.0.0.1:9/v1",
+        "--simulator-model",
+        "m",
+        "--simulator-key-env",
+        "MCPGW_TEST_UNSET_KEY",
+    )
     assert "MCPGW_TEST_UNSET_KEY: that environment variable is not set" in late.stderr
     assert sorted(p.name for p in cassettes.iterdir()) == ["X"]
     assert not (cassettes / "X" / "runs").exists() or not any((cassettes / "X" / "runs").iterdir())
@@ -144,8 +180,19 @@ def test_an_overlay_over_a_base_recorded_into_again_is_refused_and_a_refused_sta
     # --model-mode live without an overlay: said at start. The overlay made here is tied to X as it is.
     made = gateway(tmp_path, "overlay", ONE, "--mode", "replay", "--cassette", "X", "--overlay", "O")
     stop_gateway(made)
-    warned = gateway(tmp_path, "model", ONE, "--mode", "replay", "--cassette", "X", "--model-mode", "live",
-                     "--llm-base-url", "http://127.0.0.1:9/v1")
+    warned = gateway(
+        tmp_path,
+        "model",
+        ONE,
+        "--mode",
+        "replay",
+        "--cassette",
+        "X",
+        "--model-mode",
+        "live",
+        "--llm-base-url",
+        "http://127.0.0.1:9/v1",
+    )
     stop_gateway(warned)
     assert "--model-mode live without --overlay: the model's exchanges are answered live" in warned.log()
 
@@ -154,6 +201,8 @@ def test_an_overlay_over_a_base_recorded_into_again_is_refused_and_a_refused_sta
     assert_succeeded(calls(again, [("fx__echo", {"message": "b"})], run_id="r2"))
     stop_gateway(again)
     refused = serve_refused(tmp_path, ONE, "--mode", "replay", "--cassette", "X", "--overlay", "O")
-    assert "overlay 'O' was made over cassette 'X' as it was then, and that cassette has changed since" in refused.stderr
+    assert (
+        "overlay 'O' was made over cassette 'X' as it was then, and that cassette has changed since" in refused.stderr
+    )
     assert "it holds 2 exchanges now, 1 when the overlay was made" in refused.stderr
     assert (cassettes / "O" / "data.mdb").exists()  # an overlay that existed before is never taken away
