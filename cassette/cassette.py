@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway import __version__
-from mcpgw.gateway.errors.tree import CassetteError
 from mcpgw.cassette.paths import cassette_path
 from mcpgw.cassette.store import CassetteFormatError, CassetteStore
 from mcpgw.cassette.writer_lock import WriterLock, hold_writer
+from mcpgw.gateway import __version__
+from mcpgw.gateway.errors.tree import CassetteError
 
 
 @dataclass
@@ -40,8 +40,15 @@ class Cassette:
     """`exclusive`: this process is the cassette's one writer (cassette.writer_lock), or it is refused;
     `parent_may_hold`: or its parent process is (a --workers worker and its call log)."""
 
-    def __init__(self, path: Path, *, create: bool = True, readonly: bool = False, exclusive: bool = False,
-                 parent_may_hold: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        readonly: bool = False,
+        exclusive: bool = False,
+        parent_may_hold: bool = False,
+    ) -> None:
         self.path = Path(path)
         self.lock: WriterLock | None = None
         if exclusive and not readonly and (create or (self.path / "data.mdb").exists()):
@@ -125,7 +132,9 @@ class Cassette:
             for db in ("catalog", "exchanges"):
                 digest.update(db.encode())
                 for key, value in txn.cursor(db=self.store.dbs[db]):
-                    digest.update(len(key).to_bytes(4, "big") + bytes(key) + len(value).to_bytes(8, "big") + bytes(value))
+                    digest.update(
+                        len(key).to_bytes(4, "big") + bytes(key) + len(value).to_bytes(8, "big") + bytes(value)
+                    )
                     exchanges += db == "exchanges"
         return {"digest": digest.hexdigest(), "exchanges": exchanges}
 
@@ -133,19 +142,31 @@ class Cassette:
         return [v for _, v in self.store.items("runs")]
 
 
-def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool = False, exclusive: bool = False,
-               parent_may_hold: bool = False) -> Cassette:
+def open_named(
+    cassettes_dir: Path,
+    name: str,
+    *,
+    create: bool,
+    readonly: bool = False,
+    exclusive: bool = False,
+    parent_may_hold: bool = False,
+) -> Cassette:
     """Cassette `name` of a cassettes folder; a clear CassetteError when it is missing, foreign or unreadable
     (`exclusive`, `parent_may_hold`: Cassette's)."""
     path = cassette_path(cassettes_dir, name, write=create or not readonly)  # writes stay in the folder
     if not create and not (path / "data.mdb").exists():
-        known = sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists()) if cassettes_dir.exists() else []
+        known = (
+            sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists())
+            if cassettes_dir.exists()
+            else []
+        )
         raise CassetteError(f"no cassette {name!r} in {cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
     return open_path(path, create=create, readonly=readonly, exclusive=exclusive, parent_may_hold=parent_may_hold)
 
 
-def open_path(path: Path, *, create: bool, readonly: bool = False, exclusive: bool = False,
-              parent_may_hold: bool = False) -> Cassette:
+def open_path(
+    path: Path, *, create: bool, readonly: bool = False, exclusive: bool = False, parent_may_hold: bool = False
+) -> Cassette:
     """The cassette in folder `path`; a clear CassetteError when it is foreign or unreadable."""
     try:
         return Cassette(path, create=create, readonly=readonly, exclusive=exclusive, parent_may_hold=parent_may_hold)

@@ -14,6 +14,7 @@ seq_key = struct.Struct(">Q").pack  # a record's number as its key: 8 bytes, big
 
 class Packed(NamedTuple):
     """A record to append, and its bytes packed with "seq" None as its first field."""
+
     record: dict[str, Any]
     data: bytes
 
@@ -27,7 +28,7 @@ def with_seq(value: dict[str, Any] | Packed, seq: int) -> bytes:
     if isinstance(value, Packed):
         data = value.data
         head = 1 if 0x80 <= data[0] <= 0x8F else 3 if data[0] == 0xDE else 5 if data[0] == 0xDF else 0
-        if head and data[head:head + 5] == _SEQ_NONE:
-            return b"".join((data[:head], _SEQ_NONE[:4], pack(seq), data[head + 5:]))
+        if head and data[head : head + 5] == _SEQ_NONE:
+            return b"".join((data[:head], _SEQ_NONE[:4], pack(seq), data[head + 5 :]))
         value = value.record
     return pack({**value, "seq": seq})

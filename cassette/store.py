@@ -32,10 +32,14 @@ from typing import Any
 
 import lmdb
 
-from mcpgw.gateway.http.commit_batch import collecting_batch
-from mcpgw.cassette.on_disk import CassetteDamaged as CassetteDamaged, CassetteFormatError as CassetteFormatError, check_data_file
 from mcpgw.cassette.codec import pack, unpack
-from mcpgw.cassette.record_numbers import Packed as Packed, seq_key as seq_key, with_seq as with_seq
+from mcpgw.cassette.on_disk import CassetteDamaged as CassetteDamaged
+from mcpgw.cassette.on_disk import CassetteFormatError as CassetteFormatError
+from mcpgw.cassette.on_disk import check_data_file
+from mcpgw.cassette.record_numbers import Packed as Packed
+from mcpgw.cassette.record_numbers import seq_key as seq_key
+from mcpgw.cassette.record_numbers import with_seq as with_seq
+from mcpgw.gateway.http.commit_batch import collecting_batch
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +80,15 @@ class CassetteStore:
         use_lock = not readonly or (self.path / "lock.mdb").exists()
         try:
             self.env = lmdb.open(
-                str(self.path), max_dbs=len(DATABASES) + 2, map_size=MAP_SIZE, subdir=True,
-                readonly=readonly, sync=False, metasync=False, lock=use_lock, create=create and not readonly,
+                str(self.path),
+                max_dbs=len(DATABASES) + 2,
+                map_size=MAP_SIZE,
+                subdir=True,
+                readonly=readonly,
+                sync=False,
+                metasync=False,
+                lock=use_lock,
+                create=create and not readonly,
             )
         except lmdb.Error as exc:
             raise CassetteFormatError(f"{self.path}: corrupt or not a cassette, cannot open it: {exc}") from None
@@ -101,7 +112,9 @@ class CassetteStore:
         self._count_lock = threading.Lock()
         self._queued = 0  # items handed to the writer thread and not yet committed (or failed)
         self._pending_retry: list[tuple[str, bytes | None, Any]] = []
-        self._held: list[tuple[str, bytes | None, Any]] = []  # appends held for the loop turn's batch (gateway.http.commit_batch)
+        self._held: list[
+            tuple[str, bytes | None, Any]
+        ] = []  # appends held for the loop turn's batch (gateway.http.commit_batch)
         self._error: str | None = None
         self._failed_commits = 0  # in the current failure episode (logged once at its start, once at its end)
         self.dropped: dict[str, int] = {}  # records given up per db: past MAX_PENDING, or held still at close
@@ -139,7 +152,9 @@ class CassetteStore:
         """Queue one write; with `wait`, return a future resolved once it is committed."""
         return self.put_many([(db, key, value)], wait=wait)
 
-    def append(self, db: str, value: dict[str, Any], *, wait: bool = False, packed: bytes | None = None) -> asyncio.Future[None] | None:
+    def append(
+        self, db: str, value: dict[str, Any], *, wait: bool = False, packed: bytes | None = None
+    ) -> asyncio.Future[None] | None:
         """Queue a record under the next sequence number of `db`, assigned inside the write
         transaction (so two processes appending to one cassette never overwrite each other).
         The record's "seq" field is set to it. `packed`: the record already packed with "seq" None as its
@@ -175,7 +190,9 @@ class CassetteStore:
         if held:
             self._submit(held, False)
 
-    def _submit(self, encoded: list[tuple[str, bytes | None, Any]], wait: bool, free: int = 0) -> asyncio.Future[None] | None:
+    def _submit(
+        self, encoded: list[tuple[str, bytes | None, Any]], wait: bool, free: int = 0
+    ) -> asyncio.Future[None] | None:
         """`free`: how many of the first ops nobody waits for (held appends handed in with a waited write)."""
         future = asyncio.get_running_loop().create_future() if wait else None
         if self._commit_inline(encoded, future, free):
@@ -186,8 +203,9 @@ class CassetteStore:
         self._ensure_writer()
         return future
 
-    def _commit_inline(self, encoded: list[tuple[str, bytes | None, Any]], future: asyncio.Future[None] | None,
-                       free: int = 0) -> bool:
+    def _commit_inline(
+        self, encoded: list[tuple[str, bytes | None, Any]], future: asyncio.Future[None] | None, free: int = 0
+    ) -> bool:
         """Commit now, on this thread, if nothing is queued or being written (so the order of
         records is the order they were handed in); False leaves the write to the writer thread.
 
@@ -200,7 +218,9 @@ class CassetteStore:
             with self._count_lock:
                 if self._queued:
                     return False
-            outcome = self._commit(encoded, told=_told(len(encoded), future is not None, free) if free else future is not None)
+            outcome = self._commit(
+                encoded, told=_told(len(encoded), future is not None, free) if free else future is not None
+            )
             if future is not None:
                 _settle(future, outcome)
         finally:
@@ -212,7 +232,9 @@ class CassetteStore:
 
     def _ensure_writer(self) -> None:
         if self._writer is None:
-            self._writer = threading.Thread(target=self._write_loop, name=f"cassette-writer:{self.path.name}", daemon=True)
+            self._writer = threading.Thread(
+                target=self._write_loop, name=f"cassette-writer:{self.path.name}", daemon=True
+            )
             self._writer.start()
 
     def _write_loop(self) -> None:
@@ -252,7 +274,9 @@ class CassetteStore:
             if future is not None:
                 loop.call_soon_threadsafe(_settle, future, outcome)
 
-    def _commit(self, new_ops: list[tuple[str, bytes | None, Any]], told: list[bool] | bool = False) -> BaseException | None:
+    def _commit(
+        self, new_ops: list[tuple[str, bytes | None, Any]], told: list[bool] | bool = False
+    ) -> BaseException | None:
         """One write transaction: what an earlier failure holds, then `new_ops`. Returns the
         failure to hand to whoever waits for these records, or None once they are committed.
 
@@ -275,7 +299,11 @@ class CassetteStore:
                             next_seq[db] = (struct.unpack(">Q", cursor.key())[0] + 1) if cursor.last() else 1
                         seq = next_seq[db]
                         next_seq[db] += 1
-                        value = with_seq(value, seq) if db == "calls" else pack(value.record if isinstance(value, Packed) else value)
+                        value = (
+                            with_seq(value, seq)
+                            if db == "calls"
+                            else pack(value.record if isinstance(value, Packed) else value)
+                        )
                         # append: a number not past the db's last key is refused (put says False), never overwritten
                         if not txn.put(seq_key(seq), value, db=self.dbs[db], append=True):
                             raise SequenceTaken(f"{db} record number {seq} is taken")
@@ -288,8 +316,12 @@ class CassetteStore:
             self.commits += 1
             self.written += len(ops)
             if self._failed_commits:
-                logger.warning("%s: cassette writes work again after %d failed commit(s); the %d record(s) held are written",
-                               self.path, self._failed_commits, len(ops) - len(new_ops))
+                logger.warning(
+                    "%s: cassette writes work again after %d failed commit(s); the %d record(s) held are written",
+                    self.path,
+                    self._failed_commits,
+                    len(ops) - len(new_ops),
+                )
                 self._failed_commits = 0
             self._error = None
             return None
@@ -303,16 +335,22 @@ class CassetteStore:
             self._pending_retry = ops
             lost = sum(self.dropped.values())
             held = f"{len(ops)} record(s) held in memory, retried every {RETRY_EVERY:g} s" if ops else "no record held"
-            self._error = (f"cassette write failing ({type(exc).__name__}: {exc}); {held}"
-                           + (f"; {lost} dropped (more than {MAX_PENDING} held)" if lost else ""))
+            self._error = f"cassette write failing ({type(exc).__name__}: {exc}); {held}" + (
+                f"; {lost} dropped (more than {MAX_PENDING} held)" if lost else ""
+            )
             self._failed_commits += 1
             if self._failed_commits == 1:  # one line an episode: a full disk under load fails a commit per call
                 logger.error("%s: %s", self.path, self._error)
             return StoreWriteError(f"{self.path}: could not write the cassette ({type(exc).__name__}: {exc})")
 
     def health(self) -> dict[str, Any]:
-        return {"path": str(self.path), "error": self._error, "commits": self.commits, "written": self.written,
-                "held": len(self._pending_retry)}
+        return {
+            "path": str(self.path),
+            "error": self._error,
+            "commits": self.commits,
+            "written": self.written,
+            "held": len(self._pending_retry),
+        }
 
     def close(self) -> None:
         """Flush what is queued, sync to disk, close. Bounded: a stuck writer is abandoned after 10 s."""
@@ -327,8 +365,12 @@ class CassetteStore:
             with self._txn_lock:  # one last try for what a failed commit held
                 self._commit([])
         if self._pending_retry:
-            logger.error("%s: closing with %d record(s) that could not be written: %s",
-                         self.path, len(self._pending_retry), self._error)
+            logger.error(
+                "%s: closing with %d record(s) that could not be written: %s",
+                self.path,
+                len(self._pending_retry),
+                self._error,
+            )
             for db, _, _ in self._pending_retry:
                 self.dropped[db] = self.dropped.get(db, 0) + 1
             self._pending_retry = []
@@ -367,8 +409,10 @@ class CassetteStore:
             raise self._damaged(db, exc) from None
 
     def _damaged(self, db: str, exc: BaseException) -> CassetteDamaged:
-        return CassetteDamaged(f"{self.path / 'data.mdb'}: damaged, cannot read its {db!r} records "
-                               f"({type(exc).__name__}: {str(exc)[:120]})")
+        return CassetteDamaged(
+            f"{self.path / 'data.mdb'}: damaged, cannot read its {db!r} records "
+            f"({type(exc).__name__}: {str(exc)[:120]})"
+        )
 
 
 def _told(count: int, waited: bool, free: int) -> list[bool] | bool:

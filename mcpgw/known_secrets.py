@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from mcpgw.cassette.redaction import MASK
 from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.specs.settings import Settings
-from mcpgw.cassette.redaction import MASK
 
 
 def known_secrets(settings: Settings, *spec_lists: Iterable[ServerSpec]) -> list[str]:

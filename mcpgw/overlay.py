@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgw.gateway.errors.tree import CassetteError, GatewayError
-from mcpgw.gateway.specs.settings import Settings
-from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.cassette.cassette import Cassette, Recorded, open_named
 from mcpgw.cassette.paths import cassette_path
 from mcpgw.cassette.redaction import Redactor
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.replay.answer_sources import Simulation, mark_overlay
 from mcpgw.replay.simulator import SIMULATOR_SERVER, Simulator, SimulatorConfig
 
@@ -40,33 +40,47 @@ def check_answer_settings(settings: Settings) -> None:
         raise GatewayError(f"--model-mode {settings.model_mode!r}: expected one of {', '.join(MODEL_MODES)}")
     replaying = settings.mode in ("replay", "hybrid")
     if (settings.overlay or settings.on_miss != "refuse" or settings.model_mode) and not replaying:
-        raise GatewayError("--overlay, --on-miss and --model-mode shape a replay: use them with --mode replay (or hybrid)")
+        raise GatewayError(
+            "--overlay, --on-miss and --model-mode shape a replay: use them with --mode replay (or hybrid)"
+        )
     if settings.mode == "hybrid" and settings.on_miss == "simulate":
         raise GatewayError("--mode hybrid takes misses live; --on-miss simulate simulates them: choose one")
     if settings.on_miss == "simulate":
         if not settings.overlay:
-            raise GatewayError("--on-miss simulate needs --overlay NAME: simulated answers are kept there, so the next "
-                               "replay gives the same answers without the simulator")
+            raise GatewayError(
+                "--on-miss simulate needs --overlay NAME: simulated answers are kept there, so the next "
+                "replay gives the same answers without the simulator"
+            )
         if not settings.simulator_base_url or not settings.simulator_model:
-            raise GatewayError("--on-miss simulate needs --simulator-base-url URL and --simulator-model NAME "
-                               "(any OpenAI-compatible chat endpoint; --simulator-key-env VAR for its key)")
+            raise GatewayError(
+                "--on-miss simulate needs --simulator-base-url URL and --simulator-model NAME "
+                "(any OpenAI-compatible chat endpoint; --simulator-key-env VAR for its key)"
+            )
     if settings.model_mode in ("live", "hybrid") and not settings.llm_base_url:
         raise GatewayError(f"--model-mode {settings.model_mode} needs the model endpoint: --llm-base-url URL")
     if settings.mode == "replay" and settings.on_miss == "live" and not settings.overlay:
-        raise GatewayError(f"--mode replay --on-miss live without --overlay would record each live answer into the "
-                           f"played cassette {settings.cassette or 'default'!r}, and a replay never writes what it plays: "
-                           "add --overlay NAME to keep them apart from it, or use --mode hybrid to record them into it")
+        raise GatewayError(
+            f"--mode replay --on-miss live without --overlay would record each live answer into the "
+            f"played cassette {settings.cassette or 'default'!r}, and a replay never writes what it plays: "
+            "add --overlay NAME to keep them apart from it, or use --mode hybrid to record them into it"
+        )
     if settings.mode == "replay" and settings.model_mode == "hybrid" and not settings.overlay:
-        raise GatewayError("--mode replay --model-mode hybrid without --overlay would record the model's misses into the "
-                           "played cassette, and a replay never writes what it plays: add --overlay NAME")
+        raise GatewayError(
+            "--mode replay --model-mode hybrid without --overlay would record the model's misses into the "
+            "played cassette, and a replay never writes what it plays: add --overlay NAME"
+        )
     if settings.overlay and settings.log_cassette and _one_cassette(settings, settings.overlay, settings.log_cassette):
-        raise GatewayError(f"--log-cassette and --overlay both name {settings.overlay!r}: the call log needs a cassette "
-                           "of its own, apart from the answers the overlay keeps; name another for one of them")
+        raise GatewayError(
+            f"--log-cassette and --overlay both name {settings.overlay!r}: the call log needs a cassette "
+            "of its own, apart from the answers the overlay keeps; name another for one of them"
+        )
 
 
 def _one_cassette(settings: Settings, a: str, b: str) -> bool:
     try:
-        return bool(cassette_path(settings.cassettes_dir, a).resolve() == cassette_path(settings.cassettes_dir, b).resolve())
+        return bool(
+            cassette_path(settings.cassettes_dir, a).resolve() == cassette_path(settings.cassettes_dir, b).resolve()
+        )
     except GatewayError:
         return False  # a name that is no cassette's is refused, with its reason, where it is opened
 
@@ -77,8 +91,10 @@ def open_overlay(settings: Settings, base: Cassette, notes: list[str] | None = N
     before it changed. `notes`: what to say at start."""
     assert settings.overlay is not None
     if cassette_path(settings.cassettes_dir, settings.overlay, write=True).resolve() == base.path.resolve():
-        raise CassetteError(f"--overlay {settings.overlay!r} is the cassette being played; an overlay is a cassette of "
-                            "its own (the base is never written)")
+        raise CassetteError(
+            f"--overlay {settings.overlay!r} is the cassette being played; an overlay is a cassette of "
+            "its own (the base is never written)"
+        )
     overlay = open_named(settings.cassettes_dir, settings.overlay, create=True, exclusive=True)
     try:
         tie = _tie(settings.overlay, overlay, base, notes if notes is not None else [])
@@ -106,23 +122,32 @@ def _tie(name: str, overlay: Cassette, base: Cassette, notes: list[str]) -> dict
             raise CassetteError(f"cassette {name!r} is a recording, not an overlay: name a new one")
         return {**info, "overlay_of": {**this_base, **base.content()}, "servers": {}}
     if {k: made_over.get(k) for k in ("name", "created")} != this_base:
-        raise CassetteError(f"overlay {name!r} was made over cassette {made_over.get('name')!r} "
-                            f"(created {made_over.get('created')}), not over {this_base['name']!r} "
-                            f"(created {this_base['created']}): its answers belong to that recording")
+        raise CassetteError(
+            f"overlay {name!r} was made over cassette {made_over.get('name')!r} "
+            f"(created {made_over.get('created')}), not over {this_base['name']!r} "
+            f"(created {this_base['created']}): its answers belong to that recording"
+        )
     content = base.content()
     if "digest" not in made_over:  # made before overlays were tied to their base's content
-        notes.append(f"overlay {name!r} was made before overlays were tied to their base's content; it is tied now to "
-                     f"{this_base['name']!r} as it is ({content['exchanges']} exchanges): a change to the base from "
-                     "now on is refused")
+        notes.append(
+            f"overlay {name!r} was made before overlays were tied to their base's content; it is tied now to "
+            f"{this_base['name']!r} as it is ({content['exchanges']} exchanges): a change to the base from "
+            "now on is refused"
+        )
         return {**info, "overlay_of": {**made_over, **content}}
     if made_over["digest"] != content["digest"]:
         then = made_over.get("exchanges")
-        how = (f"it holds {content['exchanges']} exchanges now, {then} when the overlay was made (recorded into again)"
-               if then != content["exchanges"] else "its recorded exchanges or catalogs were rewritten")
-        raise CassetteError(f"overlay {name!r} was made over cassette {this_base['name']!r} as it was then, and that "
-                            f"cassette has changed since: {how}. The overlay's answers were made for calls the old "
-                            "recording lacked, so played over the new one they would mix two environments: make a "
-                            "new overlay (--overlay NEW_NAME)")
+        how = (
+            f"it holds {content['exchanges']} exchanges now, {then} when the overlay was made (recorded into again)"
+            if then != content["exchanges"]
+            else "its recorded exchanges or catalogs were rewritten"
+        )
+        raise CassetteError(
+            f"overlay {name!r} was made over cassette {this_base['name']!r} as it was then, and that "
+            f"cassette has changed since: {how}. The overlay's answers were made for calls the old "
+            "recording lacked, so played over the new one they would mix two environments: make a "
+            "new overlay (--overlay NEW_NAME)"
+        )
     return None
 
 
@@ -149,8 +174,9 @@ def layered(base: Recorded, overlay: Recorded) -> Recorded:
     return merged
 
 
-def model_side(settings: Settings, mode: str, base: Cassette | None, overlay: Cassette | None,
-               recorded: Recorded | None) -> tuple[str, Cassette | None, list[dict[str, Any]]]:
+def model_side(
+    settings: Settings, mode: str, base: Cassette | None, overlay: Cassette | None, recorded: Recorded | None
+) -> tuple[str, Cassette | None, list[dict[str, Any]]]:
     """The model passthrough's mode, the cassette it records into, and the exchanges it replays."""
     entries = list(recorded.by_server.get(MODEL_SERVER, [])) if recorded is not None else []
     model_mode = settings.model_mode or ("hybrid" if mode == "hybrid" else mode)
@@ -163,8 +189,9 @@ def model_side(settings: Settings, mode: str, base: Cassette | None, overlay: Ca
     return model_mode, base if model_mode in ("record", "hybrid") else None, entries
 
 
-def simulation(settings: Settings, overlay: Cassette | None, secrets: list[str],
-               patterns: list[str] | None) -> Simulation | None:
+def simulation(
+    settings: Settings, overlay: Cassette | None, secrets: list[str], patterns: list[str] | None
+) -> Simulation | None:
     if settings.on_miss != "simulate":
         return None
     assert overlay is not None and settings.simulator_base_url and settings.simulator_model
@@ -172,8 +199,15 @@ def simulation(settings: Settings, overlay: Cassette | None, secrets: list[str],
     if settings.simulator_key_env:
         key = os.environ.get(settings.simulator_key_env)
         if not key:
-            raise GatewayError(f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set")
-    config = SimulatorConfig(settings.simulator_base_url, settings.simulator_model, key, settings.simulator_timeout,
-                             max_bytes=settings.max_response_bytes)  # a simulator's answer is bounded as a server's is
+            raise GatewayError(
+                f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set"
+            )
+    config = SimulatorConfig(
+        settings.simulator_base_url,
+        settings.simulator_model,
+        key,
+        settings.simulator_timeout,
+        max_bytes=settings.max_response_bytes,
+    )  # a simulator's answer is bounded as a server's is
     # the servers' declared values and the simulator's key never reach the overlay's bytes
     return Simulation(Simulator(config), overlay, Redactor([*secrets, *([key] if key else [])], patterns))

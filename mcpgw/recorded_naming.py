@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
+from mcpgw.cassette.cassette import Cassette
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.naming import chosen_mode
-from mcpgw.cassette.cassette import Cassette
 
 NAMING_KEY = "naming"
 
@@ -31,7 +31,9 @@ def choose_naming(settings: Settings, servers: int, recorded_info: dict[str, Any
     return naming
 
 
-def replay_naming(settings: Settings, servers: int, recorded: dict[str, Any], overlay: Cassette | None) -> dict[str, str]:
+def replay_naming(
+    settings: Settings, servers: int, recorded: dict[str, Any], overlay: Cassette | None
+) -> dict[str, str]:
     """A replay's naming; what it adds to an overlay is made under it, so base + overlay replays it under the
     same names (kept in the overlay when it is not the naming the recording already says)."""
     naming = choose_naming(settings, servers, recorded)
@@ -42,5 +44,9 @@ def replay_naming(settings: Settings, servers: int, recorded: dict[str, Any], ov
 
 
 def _valid(kept: Any) -> TypeGuard[dict[str, Any]]:
-    return (isinstance(kept, dict) and kept.get("mode") in ("prefix", "bare", "benchmark")
-            and isinstance(kept.get("separator"), str) and bool(kept["separator"]))
+    return (
+        isinstance(kept, dict)
+        and kept.get("mode") in ("prefix", "bare", "benchmark")
+        and isinstance(kept.get("separator"), str)
+        and bool(kept["separator"])
+    )

@@ -22,9 +22,13 @@ from pydantic import BaseModel, ValidationError
 from mcpgw.gateway.encoding.json_messages import MAX_DEPTH, parse_json
 
 GATEWAY_PREFIX = "mcpgw/"  # _meta keys the gateway writes itself (replay.answer_sources.META_KEY)
-BLOCKS: dict[str, type[BaseModel]] = {"text": types.TextContent, "image": types.ImageContent,
-                                      "audio": types.AudioContent, "resource_link": types.ResourceLink,
-                                      "resource": types.EmbeddedResource}
+BLOCKS: dict[str, type[BaseModel]] = {
+    "text": types.TextContent,
+    "image": types.ImageContent,
+    "audio": types.AudioContent,
+    "resource_link": types.ResourceLink,
+    "resource": types.EmbeddedResource,
+}
 TOO_DEEP = "JSON nested deeper than"  # json_messages.parse_json's words for it
 
 
@@ -55,8 +59,10 @@ def as_tool_result(reply: str) -> dict[str, Any]:
     is_error = value.get("isError")
     if is_error is not None and not isinstance(is_error, bool):
         raise SimulationFailed(f'the simulator\'s "isError" is {_kind(is_error)}, not true or false')
-    result: dict[str, Any] = {"content": [_checked_block(number, block) for number, block in enumerate(value["content"])],
-                              "isError": bool(is_error)}
+    result: dict[str, Any] = {
+        "content": [_checked_block(number, block) for number, block in enumerate(value["content"])],
+        "isError": bool(is_error),
+    }
     if "structuredContent" in value:  # an object, matching the outputSchema: checked with the one retry
         result["structuredContent"] = value["structuredContent"]
     return result
@@ -70,16 +76,18 @@ def _checked_block(number: int, block: Any) -> dict[str, Any]:
         raise SimulationFailed(f"the simulator's CallToolResult has content blocks without a type (block {number})")
     model = BLOCKS.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise SimulationFailed(f"the simulator's content block {number} has type {str(kind)[:40]!r}, not one of "
-                               + ", ".join(BLOCKS))
+        raise SimulationFailed(
+            f"the simulator's content block {number} has type {str(kind)[:40]!r}, not one of " + ", ".join(BLOCKS)
+        )
     checked = _without_gateway_keys_in(block)
     try:
         model.model_validate(checked, strict=True)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "(block)"
-        raise SimulationFailed(f"the simulator's content block {number} ({kind}) is not a valid MCP block: "
-                               f"{where}: {error['msg']}") from None
+        raise SimulationFailed(
+            f"the simulator's content block {number} ({kind}) is not a valid MCP block: {where}: {error['msg']}"
+        ) from None
     return checked
 
 
@@ -104,4 +112,5 @@ def _without_gateway_keys_in(value: dict[str, Any]) -> dict[str, Any]:
 
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number")
+        type(value), "a number"
+    )

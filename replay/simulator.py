@@ -32,8 +32,8 @@ import httpx
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
-from mcpgw.gateway.encoding.json_messages import parse_json
 from mcpgw.cassette.misses import differences
+from mcpgw.gateway.encoding.json_messages import parse_json
 from mcpgw.replay.simulated_result import SimulationFailed as SimulationFailed  # (raised here, caught by callers)
 from mcpgw.replay.simulated_result import as_tool_result as as_tool_result
 
@@ -70,7 +70,9 @@ class SimulatorConfig:
     max_bytes: int = 16 * 1024 * 1024  # of one simulator answer (the gateway's --max-response-bytes)
 
 
-def examples_for(tool: str, arguments: Any, entries: list[dict[str, Any]], limit: int = EXAMPLES) -> list[dict[str, Any]]:
+def examples_for(
+    tool: str, arguments: Any, entries: list[dict[str, Any]], limit: int = EXAMPLES
+) -> list[dict[str, Any]]:
     """The recorded answers of `tool` whose arguments differ least from `arguments` (recorded order breaks ties);
     each once (the same arguments recorded twice are shown once). Simulated answers are never examples."""
     scored, seen = [], set()
@@ -92,19 +94,30 @@ def examples_for(tool: str, arguments: Any, entries: list[dict[str, Any]], limit
 
 def _shown_result(result: dict[str, Any]) -> str:
     text = json.dumps(result, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + f"... [{len(text) - EXAMPLE_CHARS} more characters]"
+    return (
+        text
+        if len(text) <= EXAMPLE_CHARS
+        else text[:EXAMPLE_CHARS] + f"... [{len(text) - EXAMPLE_CHARS} more characters]"
+    )
 
 
 def prompt(server: str, tool: dict[str, Any], arguments: Any, examples: list[dict[str, Any]]) -> list[dict[str, str]]:
-    definition = {"server": server, "name": tool.get("name"), "description": tool.get("description"),
-                  "inputSchema": tool.get("inputSchema")}
+    definition = {
+        "server": server,
+        "name": tool.get("name"),
+        "description": tool.get("description"),
+        "inputSchema": tool.get("inputSchema"),
+    }
     if tool.get("outputSchema") is not None:
         definition["outputSchema"] = tool["outputSchema"]
     parts = ["Tool definition:\n" + json.dumps(definition, ensure_ascii=False, sort_keys=True, indent=1)]
     for number, entry in enumerate(examples, 1):
-        parts.append(f"Earlier call {number} arguments:\n"
-                     + json.dumps((entry.get("params") or {}).get("arguments") or {}, ensure_ascii=False, sort_keys=True)
-                     + f"\nEarlier call {number} real result:\n" + _shown_result(entry["result"]))
+        parts.append(
+            f"Earlier call {number} arguments:\n"
+            + json.dumps((entry.get("params") or {}).get("arguments") or {}, ensure_ascii=False, sort_keys=True)
+            + f"\nEarlier call {number} real result:\n"
+            + _shown_result(entry["result"])
+        )
     if not examples:
         parts.append("(No earlier call of this tool was recorded.)")
     parts.append("New call arguments:\n" + json.dumps(arguments, ensure_ascii=False, sort_keys=True))
@@ -137,14 +150,19 @@ class Simulator:
         self.config = config
         self.model = config.model
         headers = {"Authorization": f"Bearer {config.key}"} if config.key else {}
-        self._client = client or httpx.AsyncClient(base_url=config.base_url.rstrip("/") + "/", headers=headers,
-                                                   timeout=httpx.Timeout(config.timeout), trust_env=False)
+        self._client = client or httpx.AsyncClient(
+            base_url=config.base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout),
+            trust_env=False,
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def answer(self, server: str, tool: dict[str, Any], arguments: Any,
-                     recorded: list[dict[str, Any]]) -> Simulated:
+    async def answer(
+        self, server: str, tool: dict[str, Any], arguments: Any, recorded: list[dict[str, Any]]
+    ) -> Simulated:
         examples = examples_for(str(tool.get("name")), arguments, recorded)
         messages = prompt(server, tool, arguments, examples)
         exchanges: list[dict[str, Any]] = []
@@ -157,9 +175,14 @@ class Simulator:
             if not problem:
                 _kept_once(exchanges[-1])
                 return Simulated(result, [str(e.get("key")) for e in examples], attempt, exchanges)
-            messages = [*messages, {"role": "assistant", "content": reply},
-                        {"role": "user", "content": f"That answer is not usable: {problem}. Reply again, with the "
-                                                    "result only."}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply},
+                {
+                    "role": "user",
+                    "content": f"That answer is not usable: {problem}. Reply again, with the result only.",
+                },
+            ]
         raise SimulationFailed(f"the simulated answer did not validate twice ({problem})")
 
     async def _ask(self, messages: list[dict[str, str]], exchanges: list[dict[str, Any]], deadline: float) -> str:
@@ -181,8 +204,10 @@ class Simulator:
         exchange["status"] = status
         if raw is None:
             exchange["error"] = "too large"
-            raise SimulationFailed(f"the simulator's answer is larger than the gateway's limit of {self.config.max_bytes} "
-                                   "bytes (mcpgw serve --max-response-bytes N raises it)")
+            raise SimulationFailed(
+                f"the simulator's answer is larger than the gateway's limit of {self.config.max_bytes} "
+                "bytes (mcpgw serve --max-response-bytes N raises it)"
+            )
         answer, problem = parse_json(raw)  # strict JSON, nested at most json_messages.MAX_DEPTH deep
         if problem is not None:
             exchange["text"] = raw[:2000].decode("utf-8", "replace")

@@ -60,8 +60,15 @@ class RunningGateway:
         return self.log_path.read_text(errors="replace")
 
 
-def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240,
-                  token: str | None = None, naming: str | None = "prefix") -> RunningGateway:
+def start_gateway(
+    tmp_path: Path,
+    config: str,
+    *args: str,
+    suffix: str = ".yaml",
+    settle: float = 240,
+    token: str | None = None,
+    naming: str | None = "prefix",
+) -> RunningGateway:
     """`mcpgw serve` with these flags; `token`: the value of its --auth-token-env variable, to read /status.
     `naming`: the tests call tools by their `<server>__<tool>` names, one server or several, so `--naming prefix`
     is given unless the flags name one (None: the gateway's default, bare in front of one server).
@@ -75,10 +82,26 @@ def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml"
     log_path = tmp_path / "gateway.log"
     log = open(log_path, "w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config_path), "--port", str(port),
-         "--cassettes-dir", str(cassettes), "--cassette", "test", *args,
-         *(("--naming", naming) if naming and "--naming" not in args else ())],
-        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(config_path),
+            "--port",
+            str(port),
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "test",
+            *args,
+            *(("--naming", naming) if naming and "--naming" not in args else ()),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        start_new_session=True,
     )
     gateway = RunningGateway("", "", process, cassettes, log_path, token)
     deadline = time.monotonic() + settle
@@ -152,16 +175,23 @@ SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared
 BUILT = ("math_mcp", "bibliomantic", "scientific_computing", "huge_icons", "wikipedia")
 
 
-def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml",
-                    package_caches: Path | None = None) -> subprocess.CompletedProcess:
+def install_servers(
+    cache: Path, *argv: str, config: str = "servers.lock.yaml", package_caches: Path | None = None
+) -> subprocess.CompletedProcess:
     """`mcpgw servers install` into `cache`; with `package_caches`, npm and uv start from empty caches of
     their own there too, as on a machine that never installed anything."""
     env = {**os.environ, "MCPGW_CACHE": str(cache)}
     if package_caches is not None:
         env.update(npm_config_cache=str(package_caches / "npm"), UV_CACHE_DIR=str(package_caches / "uv"))
     env.pop("MCPGW_SOURCES", None)
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=1200,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -171,7 +201,13 @@ def built_cache(tmp_path_factory) -> Path:
     if not (SNAPSHOTS / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4.tar.gz").exists():
         pytest.skip(f"no MCP-Bench snapshot at {SNAPSHOTS} (CI puts the shared folder beside the clone)")
     cache = tmp_path_factory.mktemp("mcpgw-cache")
-    done = install_servers(cache, "--servers", *BUILT, "--sources", str(SNAPSHOTS),
-                           package_caches=tmp_path_factory.mktemp("package-caches"))
+    done = install_servers(
+        cache,
+        "--servers",
+        *BUILT,
+        "--sources",
+        str(SNAPSHOTS),
+        package_caches=tmp_path_factory.mktemp("package-caches"),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return cache

@@ -23,8 +23,12 @@ CONFIG = "version: 1\nservers:\n  good:\n    transport: stdio\n    command: pyth
 def app_routes(tmp_path: Path) -> list[str]:
     """Every route path of the app `serve` builds with every optional route switched on (metrics, model routes)."""
     specs = list(parse_config(CONFIG).servers.values())
-    gateway = Gateway(specs, Settings(mode="live", cassettes_dir=tmp_path, cassette="routes", metrics=True,
-                                      llm_base_url="http://127.0.0.1:9/v1"))
+    gateway = Gateway(
+        specs,
+        Settings(
+            mode="live", cassettes_dir=tmp_path, cassette="routes", metrics=True, llm_base_url="http://127.0.0.1:9/v1"
+        ),
+    )
     try:
         app = gateway.http_app()
         while not hasattr(app, "router"):
@@ -38,8 +42,14 @@ def test_every_http_route_is_documented(tmp_path):
     page = (DOCS / "reference" / "http.md").read_text()
     routes = app_routes(tmp_path)
     assert "/v1/call-tool" in routes and "/metrics" in routes  # the walk saw the optional routes
-    missing = [path for path in routes if f"`{path}`" not in page and f"`{path}," not in page and f" `{path}`" not in page
-               and path not in re.findall(r"`([^`]+)`", page)]
+    missing = [
+        path
+        for path in routes
+        if f"`{path}`" not in page
+        and f"`{path}," not in page
+        and f" `{path}`" not in page
+        and path not in re.findall(r"`([^`]+)`", page)
+    ]
     assert missing == [], f"routes not on docs/reference/http.md: {missing}"
 
 

@@ -66,8 +66,10 @@ def from_query(query: bytes) -> str | None:
     if not values or not values[0]:
         return None
     if "+" in values[0]:
-        raise RunIdError("a '+' in ?run= is ambiguous (a space in form encoding, a plus in a URL): write %2B for a "
-                         "plus, %20 for a space")
+        raise RunIdError(
+            "a '+' in ?run= is ambiguous (a space in form encoding, a plus in a URL): write %2B for a "
+            "plus, %20 for a space"
+        )
     return from_url(values[0], "?run=")
 
 
@@ -100,6 +102,8 @@ def _checked(run: str, where: str) -> str:
         raise RunIdError(f"the run id in {where} holds a character that is not printable")
     last = run.rpartition("/")[2]
     if "/" in run and (last.startswith(_UNTAGGED_PREFIXES) or last in _UNTAGGED_NAMES):
-        raise RunIdError(f"the run id {run!r} in {where} has the shape of an untagged client's lane "
-                         "(<run>/client-<id>, <run>/session-<id>): choose another")
+        raise RunIdError(
+            f"the run id {run!r} in {where} has the shape of an untagged client's lane "
+            "(<run>/client-<id>, <run>/session-<id>): choose another"
+        )
     return run

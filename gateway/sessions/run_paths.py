@@ -23,7 +23,7 @@ def split_run(raw_path: str) -> tuple[str, str] | None:
     too long, not printable, an untagged lane's shape) raises `run_ids.RunIdError` (a 400 saying why)."""
     if not raw_path.startswith(PREFIX):
         return None
-    run, slash, rest = raw_path[len(PREFIX):].partition("/")
+    run, slash, rest = raw_path[len(PREFIX) :].partition("/")
     if not slash or not run:
         return None
     return run_ids.from_url(run, "the path"), "/" + unquote(rest)

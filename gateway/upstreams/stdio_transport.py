@@ -27,9 +27,8 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.errors.tree import RESPONSE_TOO_LARGE
 from mcpgw.gateway.encoding.json_text import compact
-
+from mcpgw.gateway.errors.tree import RESPONSE_TOO_LARGE
 from mcpgw.gateway.runtime.secrets import scrub
 
 logger = logging.getLogger(__name__)
@@ -40,7 +39,7 @@ _ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
 # Only a top-level id counts: last member (`..."id":7}`, as TypeScript servers write it), or
 # among the first members (`{"jsonrpc":"2.0","id":7,...`, as Python servers do). A nested
 # "id" inside the result must never be taken for it.
-_TAIL_ID_RE = re.compile(rb',\s*' + _ID + rb'\s*\}\s*$')
+_TAIL_ID_RE = re.compile(rb",\s*" + _ID + rb"\s*\}\s*$")
 _HEAD_ID_RE = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID)
 
 
@@ -94,7 +93,9 @@ class Inbox:
                 self._early.append(message)
                 return
             if not self.dropped:
-                logger.warning("stdio upstream: %d messages before anyone reads them; dropping the rest", self.MAX_EARLY)
+                logger.warning(
+                    "stdio upstream: %d messages before anyone reads them; dropping the rest", self.MAX_EARLY
+                )
             self.dropped += 1
 
     def close(self) -> None:
@@ -152,8 +153,14 @@ async def stdio_process(
     """Yields (the server's messages, plain JSON-RPC dicts; its stdin; process info). The process and its
     pipes are asyncio's own: the gateway runs on asyncio (uvloop)."""
     process = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=env, cwd=cwd, start_new_session=True)
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
     LIVE_GROUPS.add(process.pid)
     info = ProcessInfo(pid=process.pid)
     inbox = Inbox()
@@ -179,7 +186,9 @@ async def stdio_process(
                 error = _too_deep_error(line)
                 if error is None:  # no id to answer (a request or a notification from the server): skipped
                     info.garbage_lines += 1
-                    info.stderr_tail.append(f"[stdout, nested too deep to read] {line[:120].decode('utf-8', 'replace')}")
+                    info.stderr_tail.append(
+                        f"[stdout, nested too deep to read] {line[:120].decode('utf-8', 'replace')}"
+                    )
                     continue
                 inbox.put(error)
                 continue
@@ -304,8 +313,10 @@ async def _lines(stream: asyncio.StreamReader, limit: int) -> AsyncIterator[byte
 
 def _too_large_error(head: bytes, tail: bytes, size: int, *, limit: int) -> dict[str, Any] | None:
     """An error response standing in for an oversized one, if its id can be found."""
-    message = (f"response of {size} bytes exceeds the gateway's limit of {limit} bytes (mcpgw serve "
-               "--max-response-bytes N raises it)")
+    message = (
+        f"response of {size} bytes exceeds the gateway's limit of {limit} bytes (mcpgw serve "
+        "--max-response-bytes N raises it)"
+    )
     return _error_for(head, tail, message)
 
 
@@ -313,8 +324,10 @@ def _too_deep_error(line: bytes) -> dict[str, Any] | None:
     """An error response standing in for one nested deeper than the JSON parser goes (about as many levels as
     the interpreter's recursion limit), if its id can be found. Checked only once a parse has failed so: an
     answer that parses costs nothing more."""
-    message = (f"response nested deeper than the gateway reads (about {sys.getrecursionlimit()} levels of JSON "
-               f"arrays and objects); it was discarded ({len(line)} bytes)")
+    message = (
+        f"response nested deeper than the gateway reads (about {sys.getrecursionlimit()} levels of JSON "
+        f"arrays and objects); it was discarded ({len(line)} bytes)"
+    )
     return _error_for(line[:256], line[-256:], message)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpgw.cassette.paths import add_dir_option
 from mcpgw.commands import lazy, usage
 from mcpgw.commands.cassette_handlers import CASSETTE_HELP, SHIPPED
-from mcpgw.cassette.paths import add_dir_option
 
 
 def register(sub: Any) -> None:
@@ -19,8 +19,13 @@ def register(sub: Any) -> None:
     show = actions.add_parser("show", help="one cassette: servers, tools, calls, per-replay fidelity, freshness")
     show.add_argument("name", help=CASSETTE_HELP)
     show.add_argument("--json", action="store_true")
-    show.add_argument("--calls", nargs="?", const="", metavar="SERVER",
-                      help="list the recorded tool calls (of SERVER only, if given): what a replay can answer")
+    show.add_argument(
+        "--calls",
+        nargs="?",
+        const="",
+        metavar="SERVER",
+        help="list the recorded tool calls (of SERVER only, if given): what a replay can answer",
+    )
     show.set_defaults(func=lazy("mcpgw.commands.cassette_handlers", "cmd_show"))
     export = actions.add_parser("export", help="catalogs, exchanges and calls as JSONL")
     export.add_argument("name", help=CASSETTE_HELP)

@@ -13,8 +13,21 @@ def mutate(seq: dict, rng: random.Random) -> tuple[dict, list[str]]:
     steps = s["steps"]
     done = []
     for _ in range(rng.choice([1, 1, 1, 2, 3])):
-        op = rng.choice(["drop", "insert", "swap", "change", "repeat", "cut", "copy_other", "move_lane",
-                         "reopen", "insert_read", "endpoint"])
+        op = rng.choice(
+            [
+                "drop",
+                "insert",
+                "swap",
+                "change",
+                "repeat",
+                "cut",
+                "copy_other",
+                "move_lane",
+                "reopen",
+                "insert_read",
+                "endpoint",
+            ]
+        )
         calls = [i for i, st in enumerate(steps) if st[0] == "call"]
         if op == "drop" and steps:
             i = rng.randrange(len(steps))
@@ -42,8 +55,13 @@ def mutate(seq: dict, rng: random.Random) -> tuple[dict, list[str]]:
                 tool = steps[i][2]
                 args = copy.deepcopy(steps[i][3])
                 key = rng.choice(sorted(args))
-                pool = {"path": FILES + DIRS, "content": CONTENTS, "source": FILES, "destination": FILES,
-                        "pattern": PATTERNS}.get(key)
+                pool = {
+                    "path": FILES + DIRS,
+                    "content": CONTENTS,
+                    "source": FILES,
+                    "destination": FILES,
+                    "pattern": PATTERNS,
+                }.get(key)
                 if pool:
                     args[key] = rng.choice(pool)
             steps[i] = ["call", steps[i][1], tool, args]

@@ -31,9 +31,25 @@ def repeats(tmp_path):
 
 def evaluate(files, seed: str) -> str:
     calls, answers, truth = files
-    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", "eval", "--calls", str(calls), "--answers", str(answers),
-                           "--tasks", str(truth), "--json"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONHASHSEED": seed})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "eval",
+            "--calls",
+            str(calls),
+            "--answers",
+            str(answers),
+            "--tasks",
+            str(truth),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONHASHSEED": seed},
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     del report["generated_at"], report["elapsed_s"]  # when it ran and how long it took: not what it found

@@ -12,8 +12,8 @@ import json
 import subprocess
 import sys
 
-from mcpgw.evaluator.pipeline import EvalInputs, evaluate
 from mcpgw.cassette.store import CassetteStore
+from mcpgw.evaluator.pipeline import EvalInputs, evaluate
 from tests.conftest import ROOT
 from tests.evaluator.conftest import call
 
@@ -25,14 +25,32 @@ def _at(second: int) -> str:
 def calls() -> list[dict]:
     """Three tasks of run `mb`: a 2-server task (sessions s-a, s-b opened together; s-b's second answer
     simulated), then two one-server tasks of two calls each, one of which errs."""
-    rows = [("s-a", "alpha", 0, 2, "recorded", "ok"), ("s-a", "alpha", 0, 3, "recorded", "ok"),
-            ("s-b", "beta", 1, 4, "recorded", "ok"), ("s-b", "beta", 1, 5, "simulated", "ok"),
-            ("s-c", "alpha", 10, 11, "recorded", "ok"), ("s-c", "alpha", 10, 12, "recorded", "upstream_error"),
-            ("s-d", "beta", 20, 21, "recorded", "ok"), ("s-d", "beta", 20, 22, "live", "upstream_error")]
-    return [call("mb", seq=n, session_id=session, server=server, tool="t", exposed_name=f"{server}__t",
-                 session_opened=_at(opened), started_at=_at(started), source=source, outcome=outcome,
-                 is_error=outcome != "ok")
-            for n, (session, server, opened, started, source, outcome) in enumerate(rows)]
+    rows = [
+        ("s-a", "alpha", 0, 2, "recorded", "ok"),
+        ("s-a", "alpha", 0, 3, "recorded", "ok"),
+        ("s-b", "beta", 1, 4, "recorded", "ok"),
+        ("s-b", "beta", 1, 5, "simulated", "ok"),
+        ("s-c", "alpha", 10, 11, "recorded", "ok"),
+        ("s-c", "alpha", 10, 12, "recorded", "upstream_error"),
+        ("s-d", "beta", 20, 21, "recorded", "ok"),
+        ("s-d", "beta", 20, 22, "live", "upstream_error"),
+    ]
+    return [
+        call(
+            "mb",
+            seq=n,
+            session_id=session,
+            server=server,
+            tool="t",
+            exposed_name=f"{server}__t",
+            session_opened=_at(opened),
+            started_at=_at(started),
+            source=source,
+            outcome=outcome,
+            is_error=outcome != "ok",
+        )
+        for n, (session, server, opened, started, source, outcome) in enumerate(rows)
+    ]
 
 
 def check(report: dict) -> None:
@@ -60,7 +78,25 @@ def test_the_same_through_mcpgw_eval_on_a_call_log(tmp_path):
         store.append("calls", record)
     store.close()
     out = tmp_path / "report.json"
-    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", "eval", "--cassette", str(log), "--tasks-by", "session",
-                           "--format", "json", "-o", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "eval",
+            "--cassette",
+            str(log),
+            "--tasks-by",
+            "session",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     check(json.loads(out.read_text()))

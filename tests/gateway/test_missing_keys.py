@@ -23,8 +23,13 @@ def test_a_server_missing_its_key_starts_lists_tools_and_answers_for_itself(tmp_
         assert info["state"] == "ready" and info["missing_keys"] == [KEY] and info["tools"] > 0
         # The variable is left unset (not set empty): the server sees what it would see without the gateway.
         assert call(gateway, "keyless__env", {"name": KEY}).content[0].text == f"{KEY}="
-        table = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", gateway.base],
-                               capture_output=True, text=True, cwd=ROOT, timeout=30)
+        table = subprocess.run(
+            [sys.executable, "-m", "mcpgw.cli", "servers", "--url", gateway.base],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=30,
+        )
         assert table.returncode == 0 and f"started without {KEY}" in table.stdout
     finally:
         stop_gateway(gateway)

@@ -21,7 +21,10 @@ def _session(client: httpx.Client, url: str) -> dict[str, str]:
     response = client.post(url, json=INIT, headers=ACCEPT)
     assert response.status_code == 200, response.text
     headers = {**ACCEPT, "mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-    assert client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers).status_code == 202
+    assert (
+        client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers).status_code
+        == 202
+    )
     return headers
 
 
@@ -35,8 +38,9 @@ def test_a_run_id_reads_one_way_everywhere_and_two_that_differ_are_refused(tmp_p
 
             def call(case: str, path: str = "/mcp", run_header: bytes | None = None) -> httpx.Response:
                 headers = list(session.items()) + ([("x-run-id", run_header)] if run_header is not None else [])
-                return client.post(gateway.base + path, json=tool_call(case, "probe__echo", {"message": case}),
-                                   headers=headers)
+                return client.post(
+                    gateway.base + path, json=tool_call(case, "probe__echo", {"message": case}), headers=headers
+                )
 
             answered = {
                 # the same run, named in one place or several alike
@@ -74,6 +78,12 @@ def test_a_run_id_reads_one_way_everywhere_and_two_that_differ_are_refused(tmp_p
     assert hot_served >= 4, hot_served  # the header and query cases on /mcp went the hot lane's way
     lanes = {r["arguments"]["message"]: r["lane"] for r in iter_calls(gateway.cassettes / "test")}
     assert {case: lanes.get(case) for case in answered} == {
-        "path a+b": "a+b", "query a%2Bb": "a+b", "header a+b": "a+b",
-        "path ü": "ü", "query ü": "ü", "header ü": "ü", "all three A": "A"}
+        "path a+b": "a+b",
+        "query a%2Bb": "a+b",
+        "header a+b": "a+b",
+        "path ü": "ü",
+        "query ü": "ü",
+        "header ü": "ü",
+        "all three A": "A",
+    }
     assert not {f"x{n}" for n in range(1, 8)} & set(lanes)  # no refused call reached a lane

@@ -28,23 +28,36 @@ RECORDED = (IN_CONFIG, IN_ENVIRONMENT, AUTH_TOKEN, MODEL_KEY)
 CANARIES = (*RECORDED, SIMULATOR_KEY)
 
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry(
-    "fx", extra=f"    flags: [stateless]\n    env: {{API_KEY: \"{IN_CONFIG}\", OTHER_KEY: \"${{MCPGW_TEST_CANARY}}\"}}\n")
+    "fx", extra=f'    flags: [stateless]\n    env: {{API_KEY: "{IN_CONFIG}", OTHER_KEY: "${{MCPGW_TEST_CANARY}}"}}\n'
+)
 JSON_ONLY = {"Accept": "application/json", "Content-Type": "application/json"}
 
 
 def echo(base: str, message: str, rid: int, run: str = "r1") -> dict:
     """A one-shot tools/call of fx's echo, with the gateway's token, in run `run`."""
-    answer = httpx.post(base + f"/servers/fx/mcp?run={run}", timeout=60,
-                        json={"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                              "params": {"name": "echo", "arguments": {"message": message}}},
-                        headers={**JSON_ONLY, "Authorization": f"Bearer {AUTH_TOKEN}"})
+    answer = httpx.post(
+        base + f"/servers/fx/mcp?run={run}",
+        timeout=60,
+        json={
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"message": message}},
+        },
+        headers={**JSON_ONLY, "Authorization": f"Bearer {AUTH_TOKEN}"},
+    )
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
 
 
 def exported(cassettes, *argv: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", *argv, "--cassettes-dir", str(cassettes)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *argv, "--cassettes-dir", str(cassettes)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -54,24 +67,49 @@ def test_no_secret_the_process_knows_reaches_a_file_a_span_or_a_log_in_record_or
     monkeypatch.setenv("MCPGW_TEST_TOKEN", AUTH_TOKEN)
     monkeypatch.setenv("MCPGW_TEST_MODEL_KEY", MODEL_KEY)
     monkeypatch.setenv("MCPGW_TEST_SIM_KEY", SIMULATOR_KEY)
-    common = ("--auth-token-env", "MCPGW_TEST_TOKEN", "--llm-key-env", "MCPGW_TEST_MODEL_KEY", "--trace-content",
-              "--log-results", "1000")
-    simulator = ScriptedModel({("mcpbench", "Tool definition"): [{"text": "simulated.", "echo_authorization": True}] * 8},
-                              model="sim-1").start()
+    common = (
+        "--auth-token-env",
+        "MCPGW_TEST_TOKEN",
+        "--llm-key-env",
+        "MCPGW_TEST_MODEL_KEY",
+        "--trace-content",
+        "--log-results",
+        "1000",
+    )
+    simulator = ScriptedModel(
+        {("mcpbench", "Tool definition"): [{"text": "simulated.", "echo_authorization": True}] * 8}, model="sim-1"
+    ).start()
     try:
         with Receiver() as receiver:
-            recording = start_gateway(tmp_path, CONFIG, "--mode", "record", "--otlp-endpoint", receiver.url, *common,
-                                      token=AUTH_TOKEN)
+            recording = start_gateway(
+                tmp_path, CONFIG, "--mode", "record", "--otlp-endpoint", receiver.url, *common, token=AUTH_TOKEN
+            )
             try:
                 for rid, canary in enumerate(RECORDED):
                     assert echo(recording.base, canary, rid)["content"][0]["text"] == f"echo: {canary}"
             finally:
                 stop_gateway(recording)
             logs = [recording.log()]
-            replay = start_gateway(tmp_path, CONFIG, "--mode", "replay", "--overlay", "B", "--on-miss", "simulate",
-                                   "--simulator-base-url", simulator.base_url, "--simulator-model", "sim-1",
-                                   "--simulator-key-env", "MCPGW_TEST_SIM_KEY", "--otlp-endpoint", receiver.url, *common,
-                                   token=AUTH_TOKEN)
+            replay = start_gateway(
+                tmp_path,
+                CONFIG,
+                "--mode",
+                "replay",
+                "--overlay",
+                "B",
+                "--on-miss",
+                "simulate",
+                "--simulator-base-url",
+                simulator.base_url,
+                "--simulator-model",
+                "sim-1",
+                "--simulator-key-env",
+                "MCPGW_TEST_SIM_KEY",
+                "--otlp-endpoint",
+                receiver.url,
+                *common,
+                token=AUTH_TOKEN,
+            )
             try:
                 # recorded: the answer as stored (checked last, after where each canary went)
                 answers = [echo(replay.base, canary, rid)["content"][0]["text"] for rid, canary in enumerate(RECORDED)]
@@ -93,11 +131,19 @@ def test_no_secret_the_process_knows_reaches_a_file_a_span_or_a_log_in_record_or
     assert [r["source"] for r in replayed] == ["recorded"] * 4 + ["simulated"] * 5
     files = {str(path.relative_to(cassettes)): path.read_bytes() for path in cassettes.rglob("*") if path.is_file()}
     assert "B/data.mdb" in files and "test/data.mdb" in files
-    exports = [exported(cassettes, "calls", "export", "test"), exported(cassettes, "calls", "export", "test", "--log", "all"),
-               exported(cassettes, "cassette", "export", "test"), exported(cassettes, "cassette", "export", "B")]
-    places = {**{name: data.decode("utf-8", "replace") for name, data in files.items()},
-              **{f"export {i}": text for i, text in enumerate(exports)},
-              "record log": logs[0], "replay log": logs[1], "spans": spans}
+    exports = [
+        exported(cassettes, "calls", "export", "test"),
+        exported(cassettes, "calls", "export", "test", "--log", "all"),
+        exported(cassettes, "cassette", "export", "test"),
+        exported(cassettes, "cassette", "export", "B"),
+    ]
+    places = {
+        **{name: data.decode("utf-8", "replace") for name, data in files.items()},
+        **{f"export {i}": text for i, text in enumerate(exports)},
+        "record log": logs[0],
+        "replay log": logs[1],
+        "spans": spans,
+    }
     leaks = {canary: sorted(where for where, text in places.items() if canary in text) for canary in CANARIES}
     assert leaks == {canary: [] for canary in CANARIES}
     assert answers == ["echo: «redacted»"] * 4
@@ -108,12 +154,16 @@ def test_no_secret_the_process_knows_reaches_a_file_a_span_or_a_log_in_record_or
 def test_a_text_block_whose_text_is_not_a_string_is_logged_as_it_came(tmp_path):
     """--log-results with a live server's `text: {...}` block: code 0 and a traceback before; now the answer
     passes as the server sent it (as without --log-results) and the call log keeps the block's text as JSON."""
-    gateway = start_gateway(tmp_path, "version: 1\nservers:\n" + misbehaving_entry("fx"), "--mode", "live",
-                            "--log-results", "100")
+    gateway = start_gateway(
+        tmp_path, "version: 1\nservers:\n" + misbehaving_entry("fx"), "--mode", "live", "--log-results", "100"
+    )
     try:
-        answer = httpx.post(gateway.base + "/servers/fx/mcp", timeout=60, headers=JSON_ONLY,
-                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                  "params": {"name": "odd_text", "arguments": {}}})
+        answer = httpx.post(
+            gateway.base + "/servers/fx/mcp",
+            timeout=60,
+            headers=JSON_ONLY,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "odd_text", "arguments": {}}},
+        )
     finally:
         stop_gateway(gateway)
     assert answer.status_code == 200, answer.text

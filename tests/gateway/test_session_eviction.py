@@ -31,7 +31,9 @@ def _open(client: httpx.Client, url: str) -> str:
 
 
 def _call(client: httpx.Client, url: str, session_id: str, message: str) -> int:
-    return client.post(url, json=tool_call(1, "probe__echo", {"message": message}), headers=_headers(session_id)).status_code
+    return client.post(
+        url, json=tool_call(1, "probe__echo", {"message": message}), headers=_headers(session_id)
+    ).status_code
 
 
 def test_the_cap_closes_the_longest_idle_session_never_one_between_initialize_and_its_first_request(tmp_path):
@@ -54,10 +56,14 @@ def test_the_cap_closes_the_longest_idle_session_never_one_between_initialize_an
             refused = _initialize(client, url)
             assert refused.status_code == 503 and refused.headers.get("retry-after") == "5", refused.text
             assert "mcp-session-id" not in refused.headers
-            still_open = {name: _call(client, url, sid, name) for name, sid in
-                          {"other": other, "newer 0": newer[0], "newer 1": newer[1]}.items()}
-            closed = {name: _call(client, url, sid, name) for name, sid in
-                      {"old 0": old[0], "old 1": old[1], "old 2": old[2], "fresh": fresh}.items()}
+            still_open = {
+                name: _call(client, url, sid, name)
+                for name, sid in {"other": other, "newer 0": newer[0], "newer 1": newer[1]}.items()
+            }
+            closed = {
+                name: _call(client, url, sid, name)
+                for name, sid in {"old 0": old[0], "old 1": old[1], "old 2": old[2], "fresh": fresh}.items()
+            }
             evicted = gateway.status()["http"]["sessions"]["evicted"]
     finally:
         stop_gateway(gateway)

@@ -14,9 +14,14 @@ from tests.gateway.test_status_client import TOKEN, token_gateway  # noqa: F401 
 
 
 def connect(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "connect", *args, "--auth-token-env", "MCPGW_TEST_TOKEN"],
-                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, "MCPGW_TEST_TOKEN": TOKEN},
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "connect", *args, "--auth-token-env", "MCPGW_TEST_TOKEN"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "MCPGW_TEST_TOKEN": TOKEN},
+        timeout=60,
+    )
 
 
 def test_the_mcp_endpoint_as_gateway_gives_the_same_file(token_gateway):  # noqa: F811
@@ -27,11 +32,14 @@ def test_the_mcp_endpoint_as_gateway_gives_the_same_file(token_gateway):  # noqa
     assert json.loads(from_endpoint.stdout)["servers"]["mcpgw"]["url"] == token_gateway.base + "/mcp"
 
 
-@pytest.mark.parametrize("output, problem", [
-    ("{tmp}", "Is a directory"),
-    ("{tmp}/nodir/x.json", "No such file or directory"),
-    ("/dev/full", "No space left on device"),
-])
+@pytest.mark.parametrize(
+    "output, problem",
+    [
+        ("{tmp}", "Is a directory"),
+        ("{tmp}/nodir/x.json", "No such file or directory"),
+        ("/dev/full", "No space left on device"),
+    ],
+)
 def test_an_output_it_cannot_write_is_one_line(token_gateway, tmp_path, output, problem):  # noqa: F811
     if output == "/dev/full" and not os.path.exists("/dev/full"):
         pytest.skip("needs /dev/full")

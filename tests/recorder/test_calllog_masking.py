@@ -4,10 +4,10 @@ matches; a record without one is stored as it came."""
 
 from __future__ import annotations
 
-from mcpgw.recorder.calllog import CallLog, iter_calls
 from mcpgw.cassette.codec import pack
 from mcpgw.cassette.redaction import MASK, Redactor
 from mcpgw.cassette.store import CassetteStore
+from mcpgw.recorder.calllog import CallLog, iter_calls
 
 KEY = "sk-canary-Tq52xVb7"
 URL = "postgres://app:p%40ss-word9@db/app"
@@ -29,8 +29,12 @@ def test_a_record_is_masked_where_a_secret_is_and_kept_as_it_came_elsewhere(tmp_
     assert not redact.may_be_in(pack(plain)) and redact.may_be_in(pack(leaky))
     stored = logged(tmp_path, redact, [plain, leaky])
     assert stored[0] == plain
-    assert stored[1] == {"tool": "echo", "arguments": {"message": [f"k={MASK}"], MASK: 1}, "result": f"pw {MASK}",
-                         "error": MASK}
+    assert stored[1] == {
+        "tool": "echo",
+        "arguments": {"message": [f"k={MASK}"], MASK: 1},
+        "result": f"pw {MASK}",
+        "error": MASK,
+    }
 
 
 def test_a_redact_pattern_is_always_looked_for(tmp_path):

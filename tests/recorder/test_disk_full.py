@@ -16,8 +16,13 @@ from mcpgw.cassette.store import CassetteStore, StoreWriteError
 def small_disk(tmp_path):
     mount = tmp_path / "disk"
     mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("needs root to mount a small tmpfs")
     try:
         yield mount
@@ -55,7 +60,6 @@ def test_a_write_reported_failed_is_not_committed_later_and_writing_resumes(smal
     assert store.get("exchanges", b"told-failed") is None
     assert [record["tool"] for _, record in store.items("calls")] == ["logged-while-full"]
     store.close()
-
 
 
 def _fill_up(path) -> None:
@@ -106,7 +110,6 @@ def test_a_held_call_log_line_committed_with_a_write_someone_waits_for_is_kept_w
     store.close()
 
 
-
 def test_records_given_up_past_the_held_limit_are_counted_in_the_call_logs_dropped(small_disk, monkeypatch):
     """Issue 50 item 12: held records past MAX_PENDING are given up oldest first, and the call log's `dropped`
     (/status) counts them, so every call is in the log or counted."""
@@ -136,12 +139,18 @@ def test_records_given_up_past_the_held_limit_are_counted_in_the_call_logs_dropp
 
 # -- issue 50 item 12: a real recording gateway on a full disk -------------------------------------------------
 
+
 @pytest.fixture
 def disk_20m(tmp_path):
     mount = tmp_path / "disk20"
     mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("needs root to mount a small tmpfs")
     try:
         yield mount
@@ -216,7 +225,9 @@ def _held_lines_written_by_the_timer(gateway, filler) -> None:
     assert "work again" in log
 
 
-def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lines_on_a_timer(gateway_factory, disk_20m):
+def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lines_on_a_timer(
+    gateway_factory, disk_20m
+):
     """16 clients call through a recording gateway whose disk is full: every call answered (result or error) has
     its record with an outcome, the call-log lines held while the disk was full are written within seconds of
     space returning with no further call (a kill -9 then loses none), /status clears, and the failure is one
@@ -224,8 +235,9 @@ def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lin
     from mcpgw.recorder.calllog import iter_calls
     from tests.conftest import misbehaving_entry
 
-    gateway = gateway_factory("version: 1\nservers:\n" + misbehaving_entry("probe"),
-                              "--mode", "record", "--cassettes-dir", str(disk_20m))
+    gateway = gateway_factory(
+        "version: 1\nservers:\n" + misbehaving_entry("probe"), "--mode", "record", "--cassettes-dir", str(disk_20m)
+    )
     assert _call_concurrently(gateway.url, "before", 1, 1) == {"before-0-0": True}
     filler = disk_20m / "filler"
     _fill(filler)
@@ -242,7 +254,8 @@ def test_a_recording_gateway_on_a_full_disk_logs_every_call_and_retries_held_lin
 
 
 def test_a_replay_on_a_full_disk_writes_its_held_log_lines_once_space_returns_with_no_new_call(
-        gateway_factory, disk_20m, tmp_path):
+    gateway_factory, disk_20m, tmp_path
+):
     """The replay's call log (a cassette of its own, beside the played one) on a full disk: the calls are answered
     from the recording, their log lines held; once space returns they are written with no further call, and
     a kill -9 after that loses none (they used to wait for a next write, and /status said failing until exit)."""

@@ -21,8 +21,11 @@ from tests.gateway.test_per_server import run, sdk_calls
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 ONE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 # The new server first in the lock: the replay, which has no lock, lists the tools in the hybrid run's order
-TWO = ("version: 1\nservers:\n" + f'  every:\n    command: npx\n    args: ["-y", "{EVERYTHING}", "stdio"]\n'
-       + misbehaving_entry("fx"))
+TWO = (
+    "version: 1\nservers:\n"
+    + f'  every:\n    command: npx\n    args: ["-y", "{EVERYTHING}", "stdio"]\n'
+    + misbehaving_entry("fx")
+)
 # Both servers offer `echo`: under the base's bare naming it is prefixed in front of both, the rest stays bare
 STEPS = [("fx__echo", {"message": "recorded"}), ("fx__echo", {"message": "new"}), ("get-sum", {"a": 2, "b": 3})]
 
@@ -49,8 +52,20 @@ def test_hybrid_overlay_keeps_a_new_server_and_its_naming_for_the_replay(tmp_pat
     base = cassettes / "base" / "data.mdb"
     before = digest(base)
 
-    hybrid = start_gateway(tmp_path / "hybrid", TWO, "--mode", "hybrid", "--cassette", "base", "--overlay", "O",
-                           "--log-cassette", "hybrid-log", *where, naming=None)
+    hybrid = start_gateway(
+        tmp_path / "hybrid",
+        TWO,
+        "--mode",
+        "hybrid",
+        "--cassette",
+        "base",
+        "--overlay",
+        "O",
+        "--log-cassette",
+        "hybrid-log",
+        *where,
+        naming=None,
+    )
     try:
         assert hybrid.server("every")["state"] == "ready", hybrid.log()
         hybrid_names, hybrid_results = run(lambda: sdk_calls(hybrid.url, "legacy", STEPS))
@@ -64,8 +79,20 @@ def test_hybrid_overlay_keeps_a_new_server_and_its_naming_for_the_replay(tmp_pat
     assert [r["source"] for r in iter_calls(cassettes / "hybrid-log")] == ["recorded", "live", "live"]
 
     # Base + overlay, the new server never started: it answers both servers, under the same names
-    player = start_gateway(tmp_path / "replay", TWO, "--mode", "replay", "--cassette", "base", "--overlay", "O",
-                           "--log-cassette", "replay-log", *where, naming=None)
+    player = start_gateway(
+        tmp_path / "replay",
+        TWO,
+        "--mode",
+        "replay",
+        "--cassette",
+        "base",
+        "--overlay",
+        "O",
+        "--log-cassette",
+        "replay-log",
+        *where,
+        naming=None,
+    )
     try:
         replay_names, replay_results = run(lambda: sdk_calls(player.url, "legacy", STEPS))
     finally:
@@ -75,7 +102,10 @@ def test_hybrid_overlay_keeps_a_new_server_and_its_naming_for_the_replay(tmp_pat
     assert replay_results == hybrid_results
     records = list(iter_calls(cassettes / "replay-log"))
     assert [(r["server"], r["exposed_name"], r["source"]) for r in records] == [
-        ("fx", "fx__echo", "recorded"), ("fx", "fx__echo", "live"), ("every", "get-sum", "live")]
+        ("fx", "fx__echo", "recorded"),
+        ("fx", "fx__echo", "live"),
+        ("every", "get-sum", "live"),
+    ]
     assert digest(base) == before
 
 
@@ -90,8 +120,20 @@ def test_a_replay_names_tools_as_the_recording_did_unless_a_naming_is_given(tmp_
     assert "fx__wipe" in names  # two servers, default naming: prefixed
 
     # In front of one of them (auto would be bare now): the recording's names, its answer
-    player = start_gateway(tmp_path / "one", two, "--mode", "replay", "--cassette", "both", "--servers", "fx",
-                           "--log-cassette", "one-log", *where, naming=None)
+    player = start_gateway(
+        tmp_path / "one",
+        two,
+        "--mode",
+        "replay",
+        "--cassette",
+        "both",
+        "--servers",
+        "fx",
+        "--log-cassette",
+        "one-log",
+        *where,
+        naming=None,
+    )
     try:
         names, replayed = run(lambda: sdk_calls(player.url, "legacy", [("fx__echo", {"message": "hi"})]))
         assert player.status()["naming"] == "prefix"
@@ -100,8 +142,22 @@ def test_a_replay_names_tools_as_the_recording_did_unless_a_naming_is_given(tmp_
     assert "fx__wipe" in names and "wipe" not in names and replayed == recorded
 
     # A naming given wins (the cassette is keyed on server and the server's own name, whatever the naming)
-    given = start_gateway(tmp_path / "given", two, "--mode", "replay", "--cassette", "both", "--servers", "fx",
-                          "--naming", "auto", "--log-cassette", "given-log", *where, naming=None)
+    given = start_gateway(
+        tmp_path / "given",
+        two,
+        "--mode",
+        "replay",
+        "--cassette",
+        "both",
+        "--servers",
+        "fx",
+        "--naming",
+        "auto",
+        "--log-cassette",
+        "given-log",
+        *where,
+        naming=None,
+    )
     try:
         names, replayed = run(lambda: sdk_calls(given.url, "legacy", [("echo", {"message": "hi"})]))
     finally:

@@ -24,19 +24,26 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.specs.spec_record import spec_to_dict
 from mcpgw.recorder.calllog import iter_calls
-from mcpgw.cassette.cassette import Cassette
-from mcpgw.cassette.store import CassetteStore
 from tests.conftest import start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
 
-LOOKUP = {"name": "lookup", "description": "Looks a word up", "annotations": {"readOnlyHint": True},
-          "inputSchema": {"type": "object", "required": ["word"], "properties": {"word": {"type": "string"}}}}
-CONVERT = {"name": "convert", "description": "Converts a temperature",
-           "inputSchema": {"type": "object", "required": ["value"], "properties": {"value": {"type": "number"}}},
-           "outputSchema": {"type": "object", "required": ["celsius"], "properties": {"celsius": {"type": "number"}}}}
+LOOKUP = {
+    "name": "lookup",
+    "description": "Looks a word up",
+    "annotations": {"readOnlyHint": True},
+    "inputSchema": {"type": "object", "required": ["word"], "properties": {"word": {"type": "string"}}},
+}
+CONVERT = {
+    "name": "convert",
+    "description": "Converts a temperature",
+    "inputSchema": {"type": "object", "required": ["value"], "properties": {"value": {"type": "number"}}},
+    "outputSchema": {"type": "object", "required": ["celsius"], "properties": {"celsius": {"type": "number"}}},
+}
 LIMIT = 1024 * 1024  # --max-response-bytes
 TIMEOUT = 4.0  # --simulator-timeout
 MARK = "kept-once-" + "q" * 50_000  # the text of one answer, to count its copies in the overlay
@@ -53,21 +60,48 @@ def converted(structured: Any) -> dict[str, Any]:
 # (tool, arguments, the simulator's replies to it); each call's own word or number is its script's marker
 CASES: dict[str, tuple[str, dict[str, Any], list[dict[str, Any]]]] = {
     "huge": ("lookup", {"word": "w-huge"}, [{"text": "x" * (40 * 1024 * 1024)}]),
-    "slow": ("convert", {"value": 9876.5}, [{"hold": 3, **result_text(converted({"celsius": "warm"}))},
-                                            {"hold": 3, **result_text(converted({"celsius": 15.0}))}]),
+    "slow": (
+        "convert",
+        {"value": 9876.5},
+        [
+            {"hold": 3, **result_text(converted({"celsius": "warm"}))},
+            {"hold": 3, **result_text(converted({"celsius": 15.0}))},
+        ],
+    ),
     "deep": ("lookup", {"word": "w-deep"}, [{"text": "[" * 200_000 + "]" * 200_000}]),
-    "text-object": ("lookup", {"word": "w-textobj"},
-                    [result_text({"content": [{"type": "text", "text": {"an": "object"}}], "isError": False})]),
-    "image-number": ("lookup", {"word": "w-image"},
-                     [result_text({"content": [{"type": "image", "data": 5, "mimeType": "image/png"}]})]),
-    "error-string": ("lookup", {"word": "w-iserror"},
-                     [result_text({"content": [{"type": "text", "text": "fine"}], "isError": "false"})]),
-    "meta": ("lookup", {"word": "w-meta"},
-             [result_text({"content": [{"type": "text", "text": MARK,
-                                        "_meta": {"mcpgw/source": "recorded", "keep": "me"}}],
-                           "_meta": {"mcpgw/source": "recorded"}, "isError": False})]),
-    "array-structured": ("convert", {"value": 4321.5}, [result_text(converted([1])),
-                                                        result_text(converted({"celsius": 21.0}))]),
+    "text-object": (
+        "lookup",
+        {"word": "w-textobj"},
+        [result_text({"content": [{"type": "text", "text": {"an": "object"}}], "isError": False})],
+    ),
+    "image-number": (
+        "lookup",
+        {"word": "w-image"},
+        [result_text({"content": [{"type": "image", "data": 5, "mimeType": "image/png"}]})],
+    ),
+    "error-string": (
+        "lookup",
+        {"word": "w-iserror"},
+        [result_text({"content": [{"type": "text", "text": "fine"}], "isError": "false"})],
+    ),
+    "meta": (
+        "lookup",
+        {"word": "w-meta"},
+        [
+            result_text(
+                {
+                    "content": [{"type": "text", "text": MARK, "_meta": {"mcpgw/source": "recorded", "keep": "me"}}],
+                    "_meta": {"mcpgw/source": "recorded"},
+                    "isError": False,
+                }
+            )
+        ],
+    ),
+    "array-structured": (
+        "convert",
+        {"value": 4321.5},
+        [result_text(converted([1])), result_text(converted({"celsius": 21.0}))],
+    ),
     "invalid": ("convert", {"value": "abc"}, [result_text(converted({"celsius": 1.0}))]),
 }
 
@@ -82,8 +116,14 @@ def base_cassette(cassettes: Path) -> None:
     base = Cassette(cassettes / "A")
     spec = ServerSpec("calc", "stdio", command="x", flags=frozenset({"stateless"}))
     base.write_info({"calc": spec_to_dict(spec)})
-    base.record_catalog("calc", {"init": {"serverInfo": {"name": "calc", "version": "1"}, "protocolVersion": "2025-06-18"},
-                                 "tools": [LOOKUP, CONVERT]}, {"recorded_at": 0})
+    base.record_catalog(
+        "calc",
+        {
+            "init": {"serverInfo": {"name": "calc", "version": "1"}, "protocolVersion": "2025-06-18"},
+            "tools": [LOOKUP, CONVERT],
+        },
+        {"recorded_at": 0},
+    )
     base.close()
 
 
@@ -103,12 +143,32 @@ def served(tmp_path_factory) -> dict[str, Any]:
     model = ScriptedModel(script, model="sim-1").start()
     out: dict[str, Any] = {"answers": {}, "seconds": {}}
     try:
-        gateway = start_gateway(tmp, "version: 1\nservers:\n  x: {command: x}\n", "--mode", "replay",
-                                "--cassettes-dir", str(cassettes), "--cassette", "A", "--overlay", "B1",
-                                "--log-cassette", "log", "--on-miss", "simulate", "--simulator-base-url", model.base_url,
-                                "--simulator-model", "sim-1", "--simulator-timeout", str(TIMEOUT),
-                                "--max-response-bytes", str(LIMIT))
+        gateway = start_gateway(
+            tmp,
+            "version: 1\nservers:\n  x: {command: x}\n",
+            "--mode",
+            "replay",
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "A",
+            "--overlay",
+            "B1",
+            "--log-cassette",
+            "log",
+            "--on-miss",
+            "simulate",
+            "--simulator-base-url",
+            model.base_url,
+            "--simulator-model",
+            "sim-1",
+            "--simulator-timeout",
+            str(TIMEOUT),
+            "--max-response-bytes",
+            str(LIMIT),
+        )
         try:
+
             async def go() -> None:
                 for case, (tool, arguments, _) in CASES.items():  # a session each: one answer cannot spoil the next
                     before = peak_rss_mb(gateway.process.pid)
@@ -176,9 +236,14 @@ def test_json_nested_200000_deep_is_a_miss_not_a_traceback(served):
     assert "RecursionError" not in served["log"] and "Traceback" not in served["log"]
 
 
-@pytest.mark.parametrize("case, says", [("text-object", "(text) is not a valid MCP block: text: Input should be a valid string"),
-                                        ("image-number", "(image) is not a valid MCP block: data: Input should be a valid string"),
-                                        ("error-string", '"isError" is a string, not true or false')])
+@pytest.mark.parametrize(
+    "case, says",
+    [
+        ("text-object", "(text) is not a valid MCP block: text: Input should be a valid string"),
+        ("image-number", "(image) is not a valid MCP block: data: Input should be a valid string"),
+        ("error-string", '"isError" is a string, not true or false'),
+    ],
+)
 def test_malformed_content_is_refused_before_anything_is_stored(served, case, says):
     answer = served["answers"][case]
     assert says in answer.get("error", ""), answer

@@ -32,24 +32,42 @@ def test_client_strings_do_not_grow_metrics_labels(tmp_path):
         try:
             with httpx.Client(timeout=30) as client:
                 opened = client.post(gateway.url, json=INIT, headers=ACCEPT)
-                headers = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"],
-                           "mcp-protocol-version": "2025-06-18"}
-                client.post(gateway.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-                assert client.post(gateway.url, json=tool_call(0, "talk__echo", {"message": "hi"}),
-                                   headers=headers).status_code == 200
+                headers = {
+                    **ACCEPT,
+                    "mcp-session-id": opened.headers["mcp-session-id"],
+                    "mcp-protocol-version": "2025-06-18",
+                }
+                client.post(
+                    gateway.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+                )
+                assert (
+                    client.post(
+                        gateway.url, json=tool_call(0, "talk__echo", {"message": "hi"}), headers=headers
+                    ).status_code
+                    == 200
+                )
                 unknown = [f"no_such_tool_{n}" for n in range(300)] + ["x" * 100_000, "y" * 100_000]
                 for n, name in enumerate(unknown, 1):
                     answer = client.post(gateway.url, json=tool_call(n, name, {}), headers=headers)
                     assert answer.status_code == 200 and "error" in answer.text, answer.text[:300]
                 chat = {"messages": [{"role": "user", "content": MARKER}]}
-                answered = [client.post(gateway.base + "/v1/chat/completions", json={**chat, "model": name})
-                            for name in ("model-a", "model-b", "m" * 5_000)]  # the third is answered, but too long
+                answered = [
+                    client.post(gateway.base + "/v1/chat/completions", json={**chat, "model": name})
+                    for name in ("model-a", "model-b", "m" * 5_000)
+                ]  # the third is answered, but too long
                 assert [r.status_code for r in answered] == [200, 200, 200], [r.text[:200] for r in answered]
-                missed = [client.post(gateway.base + "/v1/chat/completions",
-                                      json={"model": f"stranger-{n}", "messages": [{"role": "user", "content": f"q{n}"}]})
-                          for n in range(100)] + [
-                    client.post(gateway.base + "/v1/chat/completions",
-                                json={"model": "z" * 1_000_000, "messages": [{"role": "user", "content": "big"}]})]
+                missed = [
+                    client.post(
+                        gateway.base + "/v1/chat/completions",
+                        json={"model": f"stranger-{n}", "messages": [{"role": "user", "content": f"q{n}"}]},
+                    )
+                    for n in range(100)
+                ] + [
+                    client.post(
+                        gateway.base + "/v1/chat/completions",
+                        json={"model": "z" * 1_000_000, "messages": [{"role": "user", "content": "big"}]},
+                    )
+                ]
                 assert all(r.status_code >= 400 for r in missed)
                 scraped = client.get(gateway.base + "/metrics").text
         finally:
