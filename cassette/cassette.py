@@ -12,6 +12,7 @@ Exchanges are keyed by sequence so that loading them back gives recorded order;
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 
 from mcpgw.cassette.paths import cassette_path
 from mcpgw.cassette.store import CassetteFormatError, CassetteStore
+from mcpgw.cassette.writer_lock import WriterLock, hold_writer
 from mcpgw.gateway import __version__
 from mcpgw.gateway.errors.tree import CassetteError
 
@@ -35,9 +37,29 @@ class Recorded:
 
 
 class Cassette:
-    def __init__(self, path: Path, *, create: bool = True, readonly: bool = False) -> None:
+    """`exclusive`: this process is the cassette's one writer (cassette.writer_lock), or it is refused;
+    `parent_may_hold`: or its parent process is (a --workers worker and its call log)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        readonly: bool = False,
+        exclusive: bool = False,
+        parent_may_hold: bool = False,
+    ) -> None:
         self.path = Path(path)
-        self.store = CassetteStore(self.path, create=create, readonly=readonly)
+        self.lock: WriterLock | None = None
+        if exclusive and not readonly and (create or (self.path / "data.mdb").exists()):
+            self.lock = hold_writer(self.path, create=create, parent_may_hold=parent_may_hold)
+        # Whether this open makes the cassette: known only once no other writer can be making it too.
+        self.new = self.lock is not None and self.lock.fd is not None and not (self.path / "data.mdb").exists()
+        try:
+            self.store = CassetteStore(self.path, create=create, readonly=readonly)
+        except BaseException:
+            self._unmake()
+            raise
         self.readonly = readonly
 
     # -- writing -------------------------------------------------------------------
@@ -65,6 +87,29 @@ class Cassette:
 
     def close(self) -> None:
         self.store.close()
+        if self.lock is not None:
+            self.lock.release()
+
+    def discard(self) -> None:
+        """Close; and when this open made the cassette, take it away again (a start refused after opening it
+        leaves nothing behind): its files, and its folder when the open made that too."""
+        self.store.close()
+        self._unmake()
+
+    def _unmake(self) -> None:
+        if not self.new or self.lock is None or self.lock.fd is None:  # not made here, or no longer ours to remove
+            if self.lock is not None:
+                self.lock.release()
+            return
+        for name in ("data.mdb", "lock.mdb"):
+            (self.path / name).unlink(missing_ok=True)
+        made_folder = self.lock.made_folder
+        self.lock.release(remove=True)
+        if made_folder:
+            try:
+                self.path.rmdir()  # only if empty: nothing of anyone else's is removed
+            except OSError:
+                pass
 
     # -- reading ---------------------------------------------------------------------
 
@@ -78,12 +123,36 @@ class Cassette:
             recorded.by_server[entry["server"]].append(entry)
         return recorded
 
+    def content(self) -> dict[str, Any]:
+        """What the recording answers from, as a digest (sha256 of its catalogs' and exchanges' stored bytes) and a
+        count of exchanges: an overlay is tied to it (mcpgw.overlay), so a base recorded into again is told apart."""
+        digest = hashlib.sha256()
+        exchanges = 0
+        with self.store.env.begin() as txn:
+            for db in ("catalog", "exchanges"):
+                digest.update(db.encode())
+                for key, value in txn.cursor(db=self.store.dbs[db]):
+                    digest.update(
+                        len(key).to_bytes(4, "big") + bytes(key) + len(value).to_bytes(8, "big") + bytes(value)
+                    )
+                    exchanges += db == "exchanges"
+        return {"digest": digest.hexdigest(), "exchanges": exchanges}
+
     def runs(self) -> list[dict[str, Any]]:
         return [v for _, v in self.store.items("runs")]
 
 
-def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool = False) -> Cassette:
-    """Cassette `name` of a cassettes folder; a clear CassetteError when it is missing, foreign or unreadable."""
+def open_named(
+    cassettes_dir: Path,
+    name: str,
+    *,
+    create: bool,
+    readonly: bool = False,
+    exclusive: bool = False,
+    parent_may_hold: bool = False,
+) -> Cassette:
+    """Cassette `name` of a cassettes folder; a clear CassetteError when it is missing, foreign or unreadable
+    (`exclusive`, `parent_may_hold`: Cassette's)."""
     path = cassette_path(cassettes_dir, name, write=create or not readonly)  # writes stay in the folder
     if not create and not (path / "data.mdb").exists():
         known = (
@@ -92,13 +161,15 @@ def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool =
             else []
         )
         raise CassetteError(f"no cassette {name!r} in {cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
-    return open_path(path, create=create, readonly=readonly)
+    return open_path(path, create=create, readonly=readonly, exclusive=exclusive, parent_may_hold=parent_may_hold)
 
 
-def open_path(path: Path, *, create: bool, readonly: bool = False) -> Cassette:
+def open_path(
+    path: Path, *, create: bool, readonly: bool = False, exclusive: bool = False, parent_may_hold: bool = False
+) -> Cassette:
     """The cassette in folder `path`; a clear CassetteError when it is foreign or unreadable."""
     try:
-        return Cassette(path, create=create, readonly=readonly)
+        return Cassette(path, create=create, readonly=readonly, exclusive=exclusive, parent_may_hold=parent_may_hold)
     except CassetteFormatError as exc:
         raise CassetteError(str(exc)) from None
     except OSError as exc:  # e.g. the cassettes folder is a file, or not writable

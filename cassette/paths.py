@@ -23,7 +23,12 @@ from typing import Any
 from mcpgw.gateway.errors.tree import GatewayError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-CASSETTE_ENTRIES = {"data.mdb", "lock.mdb", "runs"}  # an LMDB environment, and the replay logs beside it
+CASSETTE_ENTRIES = {
+    "data.mdb",
+    "lock.mdb",
+    "writer.lock",
+    "runs",
+}  # an LMDB environment, its writer lock (cassette.writer_lock), the replay logs
 LMDB_MAGIC = 0xBEEFC0DE  # at byte 16 of data.mdb
 
 

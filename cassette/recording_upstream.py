@@ -15,6 +15,7 @@ JSON-RPC errors and `isError` results are, labelled as such.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -44,6 +45,7 @@ class RecordingUpstream:
         redact: Redactor,
         lock_digest: str,
         group: GroupState | None = None,
+        join: Callable[[], None] | None = None,
     ) -> None:
         self.inner = inner
         self.name = inner.name
@@ -54,6 +56,8 @@ class RecordingUpstream:
         self.recorder = Recorder(cassette, redact)
         self._group = group if group is not None else GroupState()  # lane -> history, shared within a state group
         self._player: tuple[Any, Player] | None = None  # (catalog its state model was built from, player)
+        self._join = join  # hybrid: writes a server new to the cassette into it (its spec and catalog)
+        self._joining = False
 
     # The supervised lifecycle, catalog and status are the live upstream's.
     @property
@@ -78,6 +82,11 @@ class RecordingUpstream:
         if catalog is None:
             return
         self.recorder.record_catalog(self.name, catalog.as_dict(), self._served_by())
+
+    def join_with_next_exchange(self) -> None:
+        """The server joins the cassette (`join`) when its next exchange is recorded, not before: a cassette's
+        server list and catalogs change only when an exchange is added (a hybrid serve nobody calls writes nothing)."""
+        self._joining = self._join is not None
 
     def state_model(self) -> StateModel:
         """Which calls change state, by the live catalog's annotations (rebuilt when it changes)."""
@@ -146,6 +155,9 @@ class RecordingUpstream:
         options: CallOptions,
         seen: list[list[Any]] | None,
     ) -> None:
+        if self._joining and self._join is not None:
+            self._joining = False
+            self._join()  # queued before the exchange: committed with it, or before it
         try:
             await self.recorder.record(
                 call,

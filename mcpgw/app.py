@@ -60,8 +60,23 @@ logger = logging.getLogger("mcpgw")
 MODES = choices(Mode)
 
 
-def open_cassette(settings: Settings, name: str, *, create: bool, readonly: bool = False) -> Cassette:
-    return open_named(settings.cassettes_dir, name, create=create, readonly=readonly)
+def open_cassette(
+    settings: Settings,
+    name: str,
+    *,
+    create: bool,
+    readonly: bool = False,
+    exclusive: bool = False,
+    parent_may_hold: bool = False,
+) -> Cassette:
+    return open_named(
+        settings.cassettes_dir,
+        name,
+        create=create,
+        readonly=readonly,
+        exclusive=exclusive,
+        parent_may_hold=parent_may_hold,
+    )
 
 
 def replay_log_path(cassettes_dir: Path, played: Path, mode: str) -> Path:
@@ -82,11 +97,32 @@ class Gateway:
         workers: Any = None,
         worker_channel: Any = None,
     ) -> None:
+        """Every cassette written is held by this process alone (cassette.writer_lock) until `close`. A start
+        refused midway closes what it opened and takes away the cassettes it made (an overlay, a call log)."""
+        self.cassette: Cassette | None = None  # the recorded one (record, replay, hybrid)
+        self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
+        self.log_cassette: Cassette | None = None  # where the call log goes
+        try:
+            self._compose(specs, settings, default_run, redact_patterns, only, workers, worker_channel)
+        except BaseException:
+            opened: list[Cassette | None] = [self.cassette, self.overlay, self.log_cassette]  # as _compose left them
+            for cassette in {id(c): c for c in opened if c is not None}.values():  # record's call log is its cassette
+                cassette.discard()
+            raise
+
+    def _compose(
+        self,
+        specs: list[ServerSpec],
+        settings: Settings,
+        default_run: str,
+        redact_patterns: list[str] | None,
+        only: list[str] | None,
+        workers: Any,
+        worker_channel: Any,
+    ) -> None:
         self.settings = settings
         self.default_run = default_run
         self.mode = settings.mode
-        self.cassette: Cassette | None = None  # the recorded one (record, replay, hybrid)
-        self.log_cassette: Cassette | None = None  # where the call log goes
         self.recorded: Recorded | None = None
         self.started = time.time()
         self.notes: list[str] = []  # said at start: why this mode, where the call log goes
@@ -108,7 +144,12 @@ class Gateway:
                 "starts it (every call goes live and is recorded); the next hybrid serve replays it"
             )
         check_answer_settings(settings)
-        self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
+        if settings.model_mode == "live" and settings.overlay is None:
+            self.notes.append(
+                f"--model-mode live without --overlay: the model's exchanges are answered live by "
+                f"{settings.llm_base_url} and kept nowhere a replay reads them (only the call log says "
+                "what was asked); pass --overlay NAME to keep them for replay"
+            )
         self.naming: dict[str, str] | None = (
             None  # the tool naming recorded (mcpgw.recorded_naming); live: the router's
         )
@@ -116,16 +157,14 @@ class Gateway:
         given = {s.id: s for s in specs}  # the user's lock says which servers may be simulated
         if self.mode in ("replay", "hybrid"):
             # Replay never writes into what it plays; hybrid records its misses into it, unless an overlay takes them.
+            writes_base = self.mode == "hybrid" and settings.overlay is None
             self.cassette = open_cassette(
-                settings,
-                settings.cassette or "default",
-                create=False,
-                readonly=self.mode == "replay" or settings.overlay is not None,
+                settings, settings.cassette or "default", create=False, readonly=not writes_base, exclusive=writes_base
             )
             self.recorded = self.cassette.load()
             if settings.overlay:
                 try:
-                    self.overlay = open_overlay(settings, self.cassette)
+                    self.overlay = open_overlay(settings, self.cassette, self.notes)
                 except GatewayError:
                     self.cassette.close()
                     raise
@@ -160,7 +199,10 @@ class Gateway:
             if only:
                 specs = [s for s in specs if s.id in only]
             self.cassette = open_cassette(
-                settings, settings.cassette or (_session_name("record") if not self.notes else "default"), create=True
+                settings,
+                settings.cassette or (_session_name("record") if not self.notes else "default"),
+                create=True,
+                exclusive=True,
             )
             self.naming = choose_naming(settings, len(specs), None)
             self.cassette.write_info({s.id: spec_to_dict(s) for s in specs}, naming=self.naming)
@@ -174,16 +216,20 @@ class Gateway:
                 raise CassetteError(
                     f"--log-cassette {settings.log_cassette!r} is the cassette being played; the call log needs another one"
                 )
-            self.log_cassette = open_cassette(settings, settings.log_cassette, create=True)
+            self.log_cassette = open_cassette(
+                settings, settings.log_cassette, create=True, exclusive=True, parent_may_hold=workers is not None
+            )  # --workers: the parent holds it
         elif self.mode == "record":
             self.log_cassette = self.cassette
         elif self.mode == "live":
-            self.log_cassette = open_cassette(settings, settings.cassette or _session_name("live"), create=True)
+            self.log_cassette = open_cassette(
+                settings, settings.cassette or _session_name("live"), create=True, exclusive=True
+            )
         else:
             assert self.cassette is not None
             try:
                 self.log_cassette = open_path(
-                    replay_log_path(settings.cassettes_dir, self.cassette.path, self.mode), create=True
+                    replay_log_path(settings.cassettes_dir, self.cassette.path, self.mode), create=True, exclusive=True
                 )
             except CassetteError as exc:
                 self.cassette.close()
@@ -270,11 +316,16 @@ class Gateway:
                     await events.catalog_changed(server, kind)
                 elif self.recorded is not None and server not in self.recorded.catalogs:
                     # hybrid keeps the recorded catalog; a server new to the cassette is served (and recorded) live,
-                    # its lock entry kept where its catalog and answers go (the overlay, if any: the base is read-only)
-                    assert self.cassette is not None
-                    (self.overlay or self.cassette).write_info({spec.id: spec_to_dict(spec)}, naming=self.naming)
-                    up.record_catalog()
+                    # and joins the cassette (its spec and catalog, so a replay serves it too) with its first exchange
+                    up.join_with_next_exchange()
                     await events.catalog_changed(server, kind)
+
+            def join() -> (
+                None
+            ):  # its lock entry kept where its catalog and answers go (the overlay, if any: the base is read-only)
+                assert self.cassette is not None
+                (self.overlay or self.cassette).write_info({spec.id: spec_to_dict(spec)}, naming=self.naming)
+                up.record_catalog()
 
             assert self.cassette is not None
             up = RecordingUpstream(
@@ -284,6 +335,7 @@ class Gateway:
                 group=self._group(spec),
                 redact=self._redactor,
                 lock_digest=spec_digest(spec),
+                join=join,
             )
             return up
 

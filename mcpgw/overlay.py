@@ -58,34 +58,97 @@ def check_answer_settings(settings: Settings) -> None:
             )
     if settings.model_mode in ("live", "hybrid") and not settings.llm_base_url:
         raise GatewayError(f"--model-mode {settings.model_mode} needs the model endpoint: --llm-base-url URL")
+    if settings.mode == "replay" and settings.on_miss == "live" and not settings.overlay:
+        raise GatewayError(
+            f"--mode replay --on-miss live without --overlay would record each live answer into the "
+            f"played cassette {settings.cassette or 'default'!r}, and a replay never writes what it plays: "
+            "add --overlay NAME to keep them apart from it, or use --mode hybrid to record them into it"
+        )
+    if settings.mode == "replay" and settings.model_mode == "hybrid" and not settings.overlay:
+        raise GatewayError(
+            "--mode replay --model-mode hybrid without --overlay would record the model's misses into the "
+            "played cassette, and a replay never writes what it plays: add --overlay NAME"
+        )
+    if settings.overlay and settings.log_cassette and _one_cassette(settings, settings.overlay, settings.log_cassette):
+        raise GatewayError(
+            f"--log-cassette and --overlay both name {settings.overlay!r}: the call log needs a cassette "
+            "of its own, apart from the answers the overlay keeps; name another for one of them"
+        )
 
 
-def open_overlay(settings: Settings, base: Cassette) -> Cassette:
-    """The overlay cassette, made if new, inside the cassettes folder; refused when it is the base or another base's."""
+def _one_cassette(settings: Settings, a: str, b: str) -> bool:
+    try:
+        return bool(
+            cassette_path(settings.cassettes_dir, a).resolve() == cassette_path(settings.cassettes_dir, b).resolve()
+        )
+    except GatewayError:
+        return False  # a name that is no cassette's is refused, with its reason, where it is opened
+
+
+def open_overlay(settings: Settings, base: Cassette, notes: list[str] | None = None) -> Cassette:
+    """The overlay cassette, made if new, inside the cassettes folder, held by this process alone (a second writer
+    is refused: cassette.writer_lock); refused when it is the base, another base's, or made over this base as it was
+    before it changed. `notes`: what to say at start."""
     assert settings.overlay is not None
     if cassette_path(settings.cassettes_dir, settings.overlay, write=True).resolve() == base.path.resolve():
         raise CassetteError(
             f"--overlay {settings.overlay!r} is the cassette being played; an overlay is a cassette of "
             "its own (the base is never written)"
         )
-    overlay = open_named(settings.cassettes_dir, settings.overlay, create=True)
+    overlay = open_named(settings.cassettes_dir, settings.overlay, create=True, exclusive=True)
+    try:
+        tie = _tie(settings.overlay, overlay, base, notes if notes is not None else [])
+    except GatewayError:
+        overlay.discard()  # made by this start: taken away again
+        raise
+    if tie is not None:
+        overlay.store.put("meta", b"info", tie)
+    return overlay
+
+
+def _tie(name: str, overlay: Cassette, base: Cassette, notes: list[str]) -> dict[str, Any] | None:
+    """The overlay's info tying it to `base` when it is to be written (a new overlay, or one made before ties held
+    the base's content), else None; refused when it was made over another base or over this one as it was before.
+
+    The tie is the base's name, creation time and content (Cassette.content): a base recorded into again, or
+    rewritten, is another environment, and the overlay's answers (simulated or live for calls the base lacked) were
+    made over the old one: played over the new one, a call simulated then could now meet a recorded answer."""
     info = overlay.info()
-    base_info = base.info()
     made_over = info.get("overlay_of")
+    base_info = base.info()
     this_base = {"name": base.path.name, "created": base_info.get("created")}
-    if made_over is not None and made_over != this_base:
-        overlay.close()
+    if made_over is None:
+        if info.get("servers") or any(True for _ in overlay.store.items("exchanges")):
+            raise CassetteError(f"cassette {name!r} is a recording, not an overlay: name a new one")
+        return {**info, "overlay_of": {**this_base, **base.content()}, "servers": {}}
+    if {k: made_over.get(k) for k in ("name", "created")} != this_base:
         raise CassetteError(
-            f"overlay {settings.overlay!r} was made over cassette {made_over.get('name')!r} "
+            f"overlay {name!r} was made over cassette {made_over.get('name')!r} "
             f"(created {made_over.get('created')}), not over {this_base['name']!r} "
             f"(created {this_base['created']}): its answers belong to that recording"
         )
-    if made_over is None:
-        if info.get("servers") or any(True for _ in overlay.store.items("exchanges")):
-            overlay.close()
-            raise CassetteError(f"cassette {settings.overlay!r} is a recording, not an overlay: name a new one")
-        overlay.store.put("meta", b"info", {**info, "overlay_of": this_base, "servers": {}})
-    return overlay
+    content = base.content()
+    if "digest" not in made_over:  # made before overlays were tied to their base's content
+        notes.append(
+            f"overlay {name!r} was made before overlays were tied to their base's content; it is tied now to "
+            f"{this_base['name']!r} as it is ({content['exchanges']} exchanges): a change to the base from "
+            "now on is refused"
+        )
+        return {**info, "overlay_of": {**made_over, **content}}
+    if made_over["digest"] != content["digest"]:
+        then = made_over.get("exchanges")
+        how = (
+            f"it holds {content['exchanges']} exchanges now, {then} when the overlay was made (recorded into again)"
+            if then != content["exchanges"]
+            else "its recorded exchanges or catalogs were rewritten"
+        )
+        raise CassetteError(
+            f"overlay {name!r} was made over cassette {this_base['name']!r} as it was then, and that "
+            f"cassette has changed since: {how}. The overlay's answers were made for calls the old "
+            "recording lacked, so played over the new one they would mix two environments: make a "
+            "new overlay (--overlay NEW_NAME)"
+        )
+    return None
 
 
 def layered(base: Recorded, overlay: Recorded) -> Recorded:

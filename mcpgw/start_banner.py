@@ -56,6 +56,9 @@ def start_lines(gateway: Serving) -> list[str]:
             + (
                 f"; what this run adds goes into overlay {gateway.overlay.path} (the played cassette is not written)"
                 if gateway.overlay is not None
+                else ", into the played cassette itself, as --mode hybrid does (--overlay NAME keeps what a run adds "
+                "apart from it)"
+                if gateway.mode == "hybrid"
                 else ""
             )
         )

@@ -16,7 +16,8 @@ def add_answer_options(parser: argparse.ArgumentParser) -> None:
         default=OnMiss.REFUSE.value,
         help="replay: what answers a call the recording lacks (after an equivalent recording, the same "
         "call with the tool's schema defaults filled in, was looked for): refuse (default), live "
-        "(the real server, recorded; what --mode hybrid does) or simulate (--simulator-*)",
+        "(the real server, recorded; what --mode hybrid does; with --mode replay, into --overlay) or simulate "
+        "(--simulator-*)",
     )
     group.add_argument(
         "--overlay",

@@ -268,8 +268,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from mcpgw.commands.answer_options import answer_settings
 
     answers = answer_settings(args, mode)
-    if mode == Mode.REPLAY and answers["on_miss"] == OnMiss.LIVE:
-        mode = Mode.HYBRID  # the same thing, by today's name
+    if mode == Mode.REPLAY and answers["on_miss"] == OnMiss.LIVE and answers["overlay"]:
+        mode = Mode.HYBRID  # the same thing, by today's name; without an overlay it would write the played cassette:
+        # refused (mcpgw.overlay.check_answer_settings)
     specs = []
     separator = "__"
     install = "mcpgw servers install"
@@ -424,9 +425,11 @@ def _serve_workers(args: argparse.Namespace) -> int:
             "would add to the overlay on its own)"
         )
     check_port_free(args.host, args.port)
+    # The call log is made once and shared: this parent holds its writer lock while the workers run (each worker
+    # writes it as its parent's: cassette.writer_lock), so another gateway is refused it.
     if args.log_cassette:
         log_name = args.log_cassette
-        open_cassette(Settings(cassettes_dir=cassettes_dir), log_name, create=True).close()  # made once, shared
+        log = open_cassette(Settings(cassettes_dir=cassettes_dir), log_name, create=True, exclusive=True)
     else:  # one session: its call log goes where a single process's would (cassettes/<name>/runs/)
         played = (
             embedded.resolve()
@@ -434,8 +437,10 @@ def _serve_workers(args: argparse.Namespace) -> int:
             else cassette_path(cassettes_dir, args.cassette or "default")
         )
         log_path = replay_log_path(cassettes_dir, played, "replay")
-        open_path(log_path, create=True).close()
+        log = open_path(log_path, create=True, exclusive=True)
         log_name = str(log_path.resolve())
+    held, log.lock = log.lock, None  # the store is closed; the lock is kept until the workers are gone
+    log.close()
     argv, skip = [], False
     for item in args.argv:  # the same serve command, without --workers
         if skip:
@@ -447,7 +452,11 @@ def _serve_workers(args: argparse.Namespace) -> int:
         elif item == "--log-cassette":
             skip = True
     print(f"mcpgw: {args.workers} workers on {args.host}:{args.port}; call log -> cassette {log_name}", file=sys.stderr)
-    return run_parent(argv, args.workers, log_name, args.host, args.port)
+    try:
+        return run_parent(argv, args.workers, log_name, args.host, args.port)
+    finally:
+        if held is not None:
+            held.release()
 
 
 def _has_uvloop() -> bool:

@@ -332,6 +332,12 @@ def test_gateway_keys_are_dropped_from_a_simulated_result_and_a_non_object_struc
         ({"mode": "hybrid", "on_miss": "simulate", "overlay": "B"}, "choose one"),
         ({"mode": "record", "overlay": "B"}, "shape a replay"),
         ({"model_mode": "live", "overlay": "B"}, "--llm-base-url"),
+        ({"on_miss": "live", "cassette": "A"}, "a replay never writes what it plays: add --overlay NAME"),
+        (
+            {"model_mode": "hybrid", "llm_base_url": "http://x"},
+            "a replay never writes what it plays: add --overlay NAME",
+        ),
+        ({"overlay": "B", "log_cassette": "B"}, "--log-cassette and --overlay both name 'B'"),
     ],
 )
 def test_contradictory_or_incomplete_answer_settings_are_refused_before_start(fields, says):
