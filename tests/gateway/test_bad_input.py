@@ -41,24 +41,42 @@ def gateway(inprocess_factory):
     return inprocess_factory(CONFIG, "--call-timeout", "1.5", "--max-response-bytes", "100000", "--require-keys")
 
 
-async def call(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
+async def acall(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
     async def go():
         with anyio.fail_after(30):
             async with Client(gateway.url, mode=mode) as client:
                 return await client.call_tool(name, arguments, **kwargs)
 
-    return await run(go)
+    return await arun(go)
 
 
-async def run(fn):
+async def arun(fn):
     """fn(), with the one real error pulled out of the task groups' exception groups."""
     try:
         return await fn()
     except BaseExceptionGroup as group:
-        leaf = group
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
-        raise leaf from None
+        raise _first_leaf(group) from None
+
+
+def call(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
+    """`acall` for a test that is not async (other modules import it)."""
+    return run(lambda: acall(gateway, name, arguments, mode=mode, **kwargs))
+
+
+def run(fn):
+    """anyio.run, with the one real error pulled out of the task groups' exception groups (other modules
+    import it; an async test awaits `arun`)."""
+    try:
+        return anyio.run(fn)
+    except BaseExceptionGroup as group:
+        raise _first_leaf(group) from None
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf
 
 
 async def test_start_failures_are_reported_with_reasons_and_do_not_block_others(gateway):
@@ -70,13 +88,13 @@ async def test_start_failures_are_reported_with_reasons_and_do_not_block_others(
     assert status["nokey"]["state"] == "unavailable"
     assert "MCPGW_TEST_UNSET_KEY" in status["nokey"]["reason"]
     assert "command not found" in status["nocmd"]["reason"]
-    result = await call(gateway, "good__echo", {"message": "hi"})
+    result = await acall(gateway, "good__echo", {"message": "hi"})
     assert result.content[0].text == "echo: hi"
 
 
 async def test_dead_upstream_call_names_the_reason(gateway):
     with pytest.raises(MCPError) as err:
-        await call(gateway, "nokey__echo", {"message": "hi"})
+        await acall(gateway, "nokey__echo", {"message": "hi"})
     # never started: its tools are not offered, and a call naming it says why (issue 44 item 14), not "Unknown tool"
     assert "not available" in str(err.value) and "MCPGW_TEST_UNSET_KEY" in str(err.value), str(err.value)
     assert "MCPGW_TEST_UNSET_KEY" in gateway.server("nokey")["reason"]
@@ -84,15 +102,15 @@ async def test_dead_upstream_call_names_the_reason(gateway):
 
 async def test_unknown_tool_suggests_near_names(gateway):
     with pytest.raises(MCPError) as err:
-        await call(gateway, "good__ecoh", {"message": "hi"})
+        await acall(gateway, "good__ecoh", {"message": "hi"})
     assert "good__echo" in str(err.value)
     with pytest.raises(MCPError) as err:
-        await call(gateway, "echo", {"message": "hi"})  # the bare upstream name
+        await acall(gateway, "echo", {"message": "hi"})  # the bare upstream name
     assert "good__echo" in str(err.value)
 
 
 async def test_invalid_arguments_audit_mode_forwards_and_logs(gateway):
-    result = await call(gateway, "good__echo", {"message": 5})
+    result = await acall(gateway, "good__echo", {"message": 5})
     assert result.content[0].text == "echo: 5"  # audit: forwarded
     records = export(gateway, 1)
     last = [r for r in records if r["exposed_name"] == "good__echo"][-1]
@@ -103,12 +121,12 @@ async def test_invalid_arguments_audit_mode_forwards_and_logs(gateway):
 
 async def test_invalid_arguments_enforce_mode_is_not_forwarded(inprocess_factory):
     gateway = inprocess_factory(CONFIG, "--validate", "enforce")
-    result = await call(gateway, "good__echo", {"mesage": "hi"})
+    result = await acall(gateway, "good__echo", {"mesage": "hi"})
     assert result.is_error
     text = result.content[0].text
     assert "$.message" in text and "missing" in text and "not forwarded" in text
     assert "'mesage' was unexpected" in text
-    result = await call(gateway, "good__echo", {"message": ["a"]})
+    result = await acall(gateway, "good__echo", {"message": ["a"]})
     assert "expected type \"string\", received [\"a\"]" in result.content[0].text
     records = export(gateway, 2)
     assert [r["outcome"] for r in records] == ["rejected", "rejected"]
@@ -116,11 +134,11 @@ async def test_invalid_arguments_enforce_mode_is_not_forwarded(inprocess_factory
 
 async def test_schema_that_is_itself_invalid(inprocess_factory):
     audit = inprocess_factory(CONFIG)
-    assert (await call(audit, "good__bad_schema", {})).is_error is False
+    assert (await acall(audit, "good__bad_schema", {})).is_error is False
     (record,) = export(audit, 1)
     assert record["validation"]["schema_invalid"] is True and record["validation"]["valid"] is False
     enforce = inprocess_factory(CONFIG, "--validate", "enforce")
-    result = await call(enforce, "good__bad_schema", {})
+    result = await acall(enforce, "good__bad_schema", {})
     assert result.is_error and "schema is itself invalid" in result.content[0].text
 
 
@@ -154,33 +172,33 @@ async def test_malformed_json_rpc_and_unknown_method(gateway):
     assert not_rpc.status_code == 400
     unknown = post(gateway, {"jsonrpc": "2.0", "id": 9, "method": "does/not/exist"}, session)
     assert unknown["error"]["code"] == -32601
-    assert (await call(gateway, "good__echo", {"message": "still here"})).content[0].text == "echo: still here"
+    assert (await acall(gateway, "good__echo", {"message": "still here"})).content[0].text == "echo: still here"
 
 
 async def test_upstream_crash_mid_call_fails_fast_and_restarts(gateway):
     pid = gateway.server("good")["pid"]
     started = time.monotonic()
     with pytest.raises(MCPError) as err:
-        await call(gateway, "good__crash", {})
+        await acall(gateway, "good__crash", {})
     assert time.monotonic() - started < 1.5
     assert "connection lost" in str(err.value) and "crashing on purpose" in str(err.value)
     # Meanwhile, and after, the other server answers.
-    assert (await call(gateway, "other__echo", {"message": "x"})).content[0].text == "echo: x"
+    assert (await acall(gateway, "other__echo", {"message": "x"})).content[0].text == "echo: x"
     info = gateway.wait_state("good", ("ready",), timeout=20)
     assert info["pid"] != pid and info["restarts"] >= 1
     assert not pid_alive(pid)
-    assert (await call(gateway, "good__echo", {"message": "back"})).content[0].text == "echo: back"
+    assert (await acall(gateway, "good__echo", {"message": "back"})).content[0].text == "echo: back"
 
 
 async def test_hanging_call_times_out_with_a_clear_error(gateway):
     started = time.monotonic()
     with pytest.raises(MCPError) as err:
-        await call(gateway, "good__hang", {})
+        await acall(gateway, "good__hang", {})
     elapsed = time.monotonic() - started
     assert 1.4 < elapsed < 5
     assert err.value.code == UPSTREAM_TIMEOUT and "no answer to tools/call" in str(err.value)
     assert export(gateway, 1)[-1]["outcome"] == "timeout"
-    assert (await call(gateway, "good__echo", {"message": "ok"})).content[0].text == "echo: ok"
+    assert (await acall(gateway, "good__echo", {"message": "ok"})).content[0].text == "echo: ok"
 
 
 async def test_progress_extends_the_timeout(gateway):
@@ -189,25 +207,25 @@ async def test_progress_extends_the_timeout(gateway):
     async def on_progress(progress, total, message):
         seen.append(progress)
 
-    result = await call(gateway, "good__slow", {"seconds": 3}, progress_callback=on_progress)
+    result = await acall(gateway, "good__slow", {"seconds": 3}, progress_callback=on_progress)
     assert result.content[0].text == "slept 3.0"
     assert seen == [1, 2, 3, 4]
     with pytest.raises(MCPError) as err:  # the same call without progress exceeds the 1.5 s silence limit
-        await call(gateway, "good__slow", {"seconds": 3})
+        await acall(gateway, "good__slow", {"seconds": 3})
     assert err.value.code == UPSTREAM_TIMEOUT and "limit 1.5s without progress" in str(err.value)
 
 
 async def test_response_larger_than_limit(gateway):
     with pytest.raises(MCPError) as err:
-        await call(gateway, "good__huge", {"bytes": 500_000})
+        await acall(gateway, "good__huge", {"bytes": 500_000})
     assert "exceeds the gateway's limit of 100000 bytes (mcpgw serve --max-response-bytes N raises it)" in str(err.value)
-    assert len((await call(gateway, "good__huge", {"bytes": 50_000})).content[0].text) == 50_000
+    assert len((await acall(gateway, "good__huge", {"bytes": 50_000})).content[0].text) == 50_000
     assert gateway.server("good")["restarts"] == 0  # the server itself was fine
 
 
 async def test_garbage_on_stdout_is_skipped(gateway):
-    assert (await call(gateway, "good__garbage", {})).content[0].text == "after garbage"
-    assert (await call(gateway, "good__echo", {"message": "x"})).content[0].text == "echo: x"
+    assert (await acall(gateway, "good__garbage", {})).content[0].text == "after garbage"
+    assert (await acall(gateway, "good__echo", {"message": "x"})).content[0].text == "echo: x"
 
 
 async def test_client_disconnect_mid_call(gateway):
@@ -215,7 +233,7 @@ async def test_client_disconnect_mid_call(gateway):
     body = {"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "good__slow", "arguments": {"seconds": 1}}}
     with pytest.raises(httpx.ReadTimeout):
         httpx.post(gateway.url, json=body, headers=session, timeout=0.3)
-    assert (await call(gateway, "good__echo", {"message": "alive"})).content[0].text == "echo: alive"
+    assert (await acall(gateway, "good__echo", {"message": "alive"})).content[0].text == "echo: alive"
     assert gateway.server("good")["state"] == "ready"
 
 
@@ -242,16 +260,16 @@ async def test_list_changed_reaches_the_client_and_sampling_is_relayed(gateway):
                 after = {t.name for t in (await client.list_tools()).tools}
                 return before, after, answer
 
-    before, after, answer = await run(go)
+    before, after, answer = await arun(go)
     assert after - before == {"good__extra_0"}
     assert json.loads(answer.content[0].text)["content"]["text"] == "four"
 
 
 async def test_output_schema_verdict_is_logged(gateway):
-    await call(gateway, "good__structured", {"out": {"n": 2}})
+    await acall(gateway, "good__structured", {"out": {"n": 2}})
     # The SDK client checks it too, after the gateway passed it on (so the gateway did not refuse it).
     with pytest.raises(RuntimeError, match="Invalid structured content returned by tool good__structured"):
-        await call(gateway, "good__structured", {"out": {"n": "two"}})
+        await acall(gateway, "good__structured", {"out": {"n": "two"}})
     records = [r for r in export(gateway, 2) if r["tool"] == "structured"]
     assert records[0]["output_validation"]["valid"] is True
     assert records[1]["output_validation"]["valid"] is False
@@ -319,7 +337,7 @@ async def test_client_cancellation_reaches_the_upstream(gateway):
                         return seen
                     await anyio.sleep(0.1)
 
-    assert len(await run(go)) == 1  # the upstream got notifications/cancelled for the abandoned call
+    assert len(await arun(go)) == 1  # the upstream got notifications/cancelled for the abandoned call
     first = export(gateway, 2)[0]  # the abandoned call, then at least one good__cancelled
     assert first["outcome"] == "upstream_error" and "abandoned" in first["error"]
 
@@ -348,5 +366,5 @@ async def test_list_changed_reaches_2026_clients_on_listen_streams(gateway):
                     async for event in subscription:
                         return type(event).__name__, {t.name for t in (await client.list_tools()).tools}
 
-    kind, names = await run(go)
+    kind, names = await arun(go)
     assert kind == "ToolsListChanged" and "other__extra_0" in names
