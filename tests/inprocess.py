@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,12 +24,12 @@ import uvicorn
 from tests.conftest import RunningGateway
 
 # uvicorn.Server of each serving thread, so the test can stop the one it started (uvicorn keeps no registry).
-_SERVERS: dict[int, uvicorn.Server] = {}
+_SERVERS: weakref.WeakKeyDictionary[threading.Thread, uvicorn.Server] = weakref.WeakKeyDictionary()
 _original_startup = uvicorn.Server.startup
 
 
 async def _startup_noted(self: uvicorn.Server, sockets: Any = None) -> None:
-    _SERVERS[threading.get_ident()] = self
+    _SERVERS[threading.current_thread()] = self  # keyed by the thread itself: a dead thread's id is reused
     await _original_startup(self, sockets=sockets)
 
 
@@ -36,7 +37,7 @@ uvicorn.Server.startup = _startup_noted  # type: ignore[method-assign]
 
 # The Gateway each serving thread built, so a test reads its call log through the store it has open: LMDB
 # (py-lmdb) refuses a second open of one environment in one process.
-_GATEWAYS: dict[int, Any] = {}
+_GATEWAYS: weakref.WeakKeyDictionary[threading.Thread, Any] = weakref.WeakKeyDictionary()
 
 
 def _note_gateway() -> None:
@@ -48,7 +49,7 @@ def _note_gateway() -> None:
 
     def noted(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        _GATEWAYS[threading.get_ident()] = self
+        _GATEWAYS[threading.current_thread()] = self
 
     noted.noted = True  # type: ignore[attr-defined]
     Gateway.__init__ = noted  # type: ignore[method-assign]
@@ -65,8 +66,8 @@ class InProcessGateway(RunningGateway):
     def stop(self, timeout: float = 30) -> None:
         if self.thread is None:
             return
-        _GATEWAYS.pop(self.thread.ident or 0, None)
-        server = _SERVERS.pop(self.thread.ident or 0, None)
+        _GATEWAYS.pop(self.thread, None)
+        server = _SERVERS.pop(self.thread, None)
         if server is not None:
             server.should_exit = True
         self.thread.join(timeout)
@@ -76,7 +77,7 @@ class InProcessGateway(RunningGateway):
     def calls(self) -> list[dict[str, Any]]:
         """The call log's records so far, read through the gateway's own open cassette (a read transaction
         beside its writer thread, as another process's reader would be)."""
-        built = _GATEWAYS.get(self.thread.ident or 0) if self.thread is not None else None
+        built = _GATEWAYS.get(self.thread) if self.thread is not None else None
         if built is None or built.log_cassette is None:
             return []
         return [record for _, record in built.log_cassette.store.items("calls")]
@@ -116,7 +117,7 @@ def start_inprocess(tmp_path: Path, config: str, *args: str, suffix: str = ".yam
     while time.monotonic() < deadline:
         if not gateway.thread.is_alive():
             raise AssertionError(f"the in-process gateway exited with {gateway.exit_code}")
-        server = _SERVERS.get(gateway.thread.ident or 0)
+        server = _SERVERS.get(gateway.thread)
         if server is not None and server.started and not gateway.base:
             port = server.servers[0].sockets[0].getsockname()[1]
             gateway.base = f"http://127.0.0.1:{port}"
