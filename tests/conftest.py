@@ -261,9 +261,26 @@ def _read(code: object) -> tuple[bool, list[object]]:
         return False, []
     if TESTS not in where.parents or where.name == "inprocess.py":
         return False, []  # the product's own code, and the in-process gateway, start no `mcpgw` process
-    if PROCESS_WORDS.search(text):
+    if PROCESS_WORDS.search(_code_only(text)):
         return True, []
     module = inspect.getmodule(code)
     namespace = vars(module) if module is not None else {}
     names = [namespace[word] for word in set(re.findall(r"[A-Za-z_]\w*", text)) if word in namespace]
     return False, [value for value in names if inspect.isfunction(value) or inspect.isclass(value)]
+
+
+def _code_only(text: str) -> str:
+    """The source without its comments and docstrings (which may name a process word they do not use)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return text
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            body[0] = ast.Pass()
+    return ast.unparse(tree)
