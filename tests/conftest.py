@@ -117,6 +117,14 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def _no_inprocess_gateway_left_running() -> Iterator[None]:
+    """A test that started in-process gateways by hand and failed before stopping them: stopped here."""
+    yield
+    if "tests.inprocess" in sys.modules:
+        sys.modules["tests.inprocess"].stop_leftovers()
+
+
 @pytest.fixture
 def inprocess_factory(tmp_path: Path) -> Iterator:
     """As `gateway_factory`, the gateway in this process (tests/inprocess.py): for tests not about processes,

@@ -64,6 +64,7 @@ class InProcessGateway(RunningGateway):
     exit_code: list[int] = field(default_factory=list)
 
     def stop(self, timeout: float = 30) -> None:
+        _STARTED[:] = [other for other in _STARTED if other is not self]
         if self.thread is None:
             return
         _GATEWAYS.pop(self.thread, None)
@@ -96,7 +97,8 @@ def call_records(gateway: RunningGateway) -> list[dict[str, Any]]:
 def start_inprocess(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 120,
                     token: str | None = None, naming: str | None = "prefix") -> InProcessGateway:
     """As `tests.conftest.start_gateway`, in this process: same flags, same defaults (`--naming prefix`,
-    `--cassette test`, cassettes under tmp_path), on a port the system picks."""
+    `--cassette test`, cassettes under tmp_path), on a port the system picks. Stopped by `.stop()`, else after
+    the test that started it; a gateway for a module or session: `with inprocess_gateway(...)`."""
     from mcpgw.cli import main
 
     _note_gateway()
@@ -111,6 +113,7 @@ def start_inprocess(tmp_path: Path, config: str, *args: str, suffix: str = ".yam
     def serve() -> None:
         gateway.exit_code.append(main(argv))
 
+    _STARTED.append(gateway)
     gateway.thread = threading.Thread(target=serve, name=f"mcpgw-serve-{tmp_path.name}", daemon=True)
     gateway.thread.start()
     deadline = time.monotonic() + settle
@@ -131,9 +134,20 @@ def start_inprocess(tmp_path: Path, config: str, *args: str, suffix: str = ".yam
     raise AssertionError("the in-process gateway did not settle")
 
 
+# Every gateway started and not stopped yet (but those a `with inprocess_gateway(...)` block owns), so one a
+# failing test left running is stopped after it (`stop_leftovers`, from an autouse fixture of tests/conftest.py).
+_STARTED: list[InProcessGateway] = []
+
+
+def stop_leftovers() -> None:
+    while _STARTED:
+        _STARTED.pop().stop()
+
+
 @contextlib.contextmanager
 def inprocess_gateway(tmp_path: Path, config: str, *args: str, **kwargs: Any) -> Iterator[InProcessGateway]:
     gateway = start_inprocess(tmp_path, config, *args, **kwargs)
+    _STARTED[:] = [other for other in _STARTED if other is not gateway]  # this block stops it, at its scope's end
     try:
         yield gateway
     finally:
