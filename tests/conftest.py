@@ -213,9 +213,10 @@ def built_cache(tmp_path_factory) -> Path:
 
 # -- the fast tier: `pytest -m fast` -----------------------------------------------------------------------
 # A test is `slow` when it starts `mcpgw` (or a real npx/uvx server) as a process, or sends signals: it has the
-# `real` marker, or the source of the test, of its fixtures or of the test-suite functions they call (followed by
-# name, to any depth) names one of PROCESS_WORDS. Every other test is `fast`. `@pytest.mark.slow` can be put on a test by hand
-# (a long fuzz run, say). The rule needs no list to keep: a new test lands in the right tier by what it does.
+# `real` marker, or the code of the test, of its fixtures or of the test-suite functions they call (followed by
+# name, to any depth; comments and docstrings aside) names one of PROCESS_WORDS. Every other test is `fast`.
+# `@pytest.mark.slow` can be put on a test by hand (a long fuzz run, say). The rule needs no list to keep: a new
+# test lands in its tier by what it does. The in-process gateway (tests/inprocess.py) is the fast tier's.
 PROCESS_WORDS = re.compile(r"\b(start_gateway|gateway_factory|GatewayProcess|subprocess|Popen|create_subprocess_exec|"
                            r"multiprocessing|StdioServerParameters|npx|uvx|install_servers|built_cache|"
                            r"mcpgw\.cli\b(?!\s+import))|--workers\b|\bsignal\.(SIG|pthread_sigmask|raise_signal)")
