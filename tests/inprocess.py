@@ -58,7 +58,7 @@ def _note_gateway() -> None:
 @dataclass
 class InProcessGateway(RunningGateway):
     """A `RunningGateway` whose `process` is a thread: `status()`, `server()`, `wait_state()` work as for a
-    subprocess; `log()` is what the command said (stderr is the test's, captured by pytest)."""
+    subprocess. What it says goes to this process's stderr (pytest's capture), so it has no `log()`."""
 
     thread: threading.Thread | None = None
     exit_code: list[int] = field(default_factory=list)
@@ -74,6 +74,10 @@ class InProcessGateway(RunningGateway):
         self.thread.join(timeout)
         if self.thread.is_alive():  # never left running behind a passing test
             raise AssertionError(f"the in-process gateway did not stop within {timeout} s")
+
+    def log(self) -> str:
+        raise AssertionError("an in-process gateway writes no log file: read capsys/caplog, or use start_gateway "
+                             "for a test about what `mcpgw serve` prints")
 
     def calls(self) -> list[dict[str, Any]]:
         """The call log's records so far, read through the gateway's own open cassette (a read transaction
