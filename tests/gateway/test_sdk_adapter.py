@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import mcp.server.streamable_http_manager as manager_module
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.server.runner import ServerRunner
@@ -89,28 +90,26 @@ def _outcome(shape):
         return "refused", type(exc).__name__
 
 
-def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_served():
+@pytest.mark.anyio
+async def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_served():
     """As the SDK's own `handle_request` keeps it: suspended from the first request in flight to the last, then
     restarted from the last one's end (the hot lane's bookkeeping, on an SDK transport's own idle scope)."""
     import anyio
     import math
 
-    async def go():
-        transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=30)
-        with anyio.CancelScope() as idle:
-            transport.idle_scope = idle
-            idle.deadline = anyio.current_time() + 30
-            sdk_adapter.request_began(transport)
-            sdk_adapter.request_began(transport)  # a second request of the session, at once
-            assert idle.deadline == math.inf and transport._requests_in_flight == 2
-            sdk_adapter.request_ended(transport, 30)
-            assert idle.deadline == math.inf  # one still in flight
-            await anyio.sleep(0.05)
-            sdk_adapter.request_ended(transport, 30)
-            assert transport._requests_in_flight == 0
-            assert abs(idle.deadline - (anyio.current_time() + 30)) < 0.01
-
-    anyio.run(go)
+    transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=30)
+    with anyio.CancelScope() as idle:
+        transport.idle_scope = idle
+        idle.deadline = anyio.current_time() + 30
+        sdk_adapter.request_began(transport)
+        sdk_adapter.request_began(transport)  # a second request of the session, at once
+        assert idle.deadline == math.inf and transport._requests_in_flight == 2
+        sdk_adapter.request_ended(transport, 30)
+        assert idle.deadline == math.inf  # one still in flight
+        await anyio.sleep(0.05)
+        sdk_adapter.request_ended(transport, 30)
+        assert transport._requests_in_flight == 0
+        assert abs(idle.deadline - (anyio.current_time() + 30)) < 0.01
 
 
 def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and_a_request_run_at_once_leaves_it(
