@@ -4,8 +4,8 @@ SIGUSR1 stops it and writes it to $MCPGW_PROFILE_OUT (so start-up is not in it).
 import cProfile
 import os
 import signal
-import time
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy

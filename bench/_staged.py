@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy
 
-from mcpgw.gateway.routing import tool_calls  # noqa: E402
+from mcpgw.cli import main  # noqa: E402
 from mcpgw.gateway.endpoints import fast_path, hot_lane  # noqa: E402
 from mcpgw.gateway.http import hot_protocol  # noqa: E402
+from mcpgw.gateway.routing import tool_calls  # noqa: E402
 from mcpgw.gateway.upstreams.upstream import Reply  # noqa: E402
-from mcpgw.cli import main  # noqa: E402
 from mcpgw.recorder import calllog  # noqa: E402
 
 CANNED = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"canned"}],"isError":false}}'
@@ -32,7 +32,9 @@ STAGE = os.environ.get("MCPGW_STAGE", "")
 
 def _answer_canned(protocol: hot_protocol.HotLaneProtocol) -> None:
     cycle = protocol.cycle = hot_protocol._HotCycle(protocol._hot_keep_alive)
-    protocol._respond(cycle, 200, [(b"content-length", str(len(CANNED)).encode()), (b"content-type", b"application/json")], CANNED)
+    protocol._respond(
+        cycle, 200, [(b"content-length", str(len(CANNED)).encode()), (b"content-type", b"application/json")], CANNED
+    )
 
 
 HELD = object()  # `held`: what the lane's checks, skipped, hand on
@@ -50,6 +52,7 @@ def _patch() -> None:
 
         hot_protocol.HotLaneProtocol._take = _take
     elif STAGE == "tasked":
+
         async def answer_unscoped(self: fast_path.FastPath, *args: object) -> bytes:
             return CANNED
 
@@ -57,7 +60,10 @@ def _patch() -> None:
     elif STAGE == "unlogged":
         calllog.CallLog.append = lambda self, record: None
     elif STAGE == "unforwarded":
-        async def _forward(self: tool_calls.ToolCalls, entry: object, params: object, arguments: object, options: object) -> Reply:
+
+        async def _forward(
+            self: tool_calls.ToolCalls, entry: object, params: object, arguments: object, options: object
+        ) -> Reply:
             return Reply({"content": [{"type": "text", "text": "canned"}], "isError": False}, "recorded")
 
         tool_calls.ToolCalls._forward = _forward

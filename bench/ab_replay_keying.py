@@ -23,9 +23,14 @@ ROW = re.compile(r"^(?P<label>.+?)\s+(?P<p50>[\d.]+)\s+(?P<p99>[\d.]+)\s+(?P<add
 
 
 def run(tree: Path, calls: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, str(tree / "bench" / "bench_replay_keying.py"), "--calls", str(calls)],
-                         cwd=tree, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(tree / "bench" / "bench_replay_keying.py"), "--calls", str(calls)],
+        cwd=tree,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows = {}
     for line in out.splitlines()[1:]:
         match = ROW.match(line.strip())

@@ -22,19 +22,23 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import lmdb
 import msgpack
 
-ECHO = {"name": "echo", "description": "Echoes the message",
-        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}}
+ECHO = {
+    "name": "echo",
+    "description": "Echoes the message",
+    "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+}
 
 
 class Replayer:
     def __init__(self) -> None:
-        self.env = lmdb.open(tempfile.mkdtemp(prefix="bare-replay-"), max_dbs=2, map_size=1 << 32,
-                             sync=False, metasync=False)
+        self.env = lmdb.open(
+            tempfile.mkdtemp(prefix="bare-replay-"), max_dbs=2, map_size=1 << 32, sync=False, metasync=False
+        )
         self.calls = self.env.open_db(b"calls")
         self.sessions: dict[str, bytes] = {}  # session id -> its history digest
         self.answers: dict[bytes, dict] = {}  # key -> result (the stand-in for a cassette index)
@@ -53,21 +57,35 @@ class Replayer:
         started = time.time()
         result = self.answers.get(key)
         if result is None:
-            result = self.answers[key] = {"content": [{"type": "text", "text": f"Echo: {arguments.get('message')}"}],
-                                          "isError": False}
+            result = self.answers[key] = {
+                "content": [{"type": "text", "text": f"Echo: {arguments.get('message')}"}],
+                "isError": False,
+            }
         self.seq += 1
-        record = {"seq": self.seq, "run_id": "default", "session_id": f"session-{session}", "started_at": _iso(started),
-                  "ended_at": _iso(time.time()), "server": "up", "tool": params.get("name"), "arguments": arguments,
-                  "validation": {"valid": valid, "errors": []}, "outcome": "ok", "is_error": False,
-                  "result_digest": hashlib.blake2b(msgpack.packb(result), digest_size=12).hexdigest(),
-                  "cassette_key": key.hex(), "source": "replay", "endpoint": "/mcp"}
+        record = {
+            "seq": self.seq,
+            "run_id": "default",
+            "session_id": f"session-{session}",
+            "started_at": _iso(started),
+            "ended_at": _iso(time.time()),
+            "server": "up",
+            "tool": params.get("name"),
+            "arguments": arguments,
+            "validation": {"valid": valid, "errors": []},
+            "outcome": "ok",
+            "is_error": False,
+            "result_digest": hashlib.blake2b(msgpack.packb(result), digest_size=12).hexdigest(),
+            "cassette_key": key.hex(),
+            "source": "replay",
+            "endpoint": "/mcp",
+        }
         with self.env.begin(write=True, db=self.calls) as txn:
             txn.put(self.seq.to_bytes(8, "big"), msgpack.packb(record))
         return result
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
 
 
 class Connection(asyncio.Protocol):
@@ -93,7 +111,7 @@ class Connection(asyncio.Protocol):
             length = int(headers.get("content-length", "0"))
             if len(self.buffer) < end + 4 + length:
                 return
-            body, self.buffer = self.buffer[end + 4:end + 4 + length], self.buffer[end + 4 + length:]
+            body, self.buffer = self.buffer[end + 4 : end + 4 + length], self.buffer[end + 4 + length :]
             self.respond(lines[0].split(" ", 1)[0], headers, body)
 
     def respond(self, method: str, headers: dict[str, str], body: bytes) -> None:
@@ -109,8 +127,11 @@ class Connection(asyncio.Protocol):
         if message.get("method") == "initialize":
             session = uuid.uuid4().hex
             self.replayer.sessions[session] = b""
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "bare-replay", "version": "0"}}
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "bare-replay", "version": "0"},
+            }
             extra = b"mcp-session-id: " + session.encode() + b"\r\n"
         else:
             session = headers.get("mcp-session-id", "")
@@ -118,10 +139,17 @@ class Connection(asyncio.Protocol):
                 self.transport.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
                 return
             result = self.replayer.answer(session, message)
-        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result},
-                            ensure_ascii=False, separators=(",", ":")).encode()
-        self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                             + str(len(answer)).encode() + b"\r\n" + extra + b"\r\n" + answer)
+        answer = json.dumps(
+            {"jsonrpc": "2.0", "id": message["id"], "result": result}, ensure_ascii=False, separators=(",", ":")
+        ).encode()
+        self.transport.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+            + str(len(answer)).encode()
+            + b"\r\n"
+            + extra
+            + b"\r\n"
+            + answer
+        )
 
 
 async def main(port: int) -> None:

@@ -56,7 +56,7 @@ from bench_gateway import free_port, stop, wait_ready  # noqa: E402
 PROTOCOL = "2025-11-25"
 UPSTREAM = [sys.executable, str(BENCH / "echo_server.py")]
 
-WRAPPER = r'''
+WRAPPER = r"""
 import json, os, signal, sys, threading
 code = os.environ["CALLS_BENCH_CODE"]
 sys.path.insert(0, code)
@@ -135,7 +135,7 @@ signal.signal(signal.SIGUSR2, done)
 sys.argv[0] = "mcpgw"
 import mcpgw.cli
 sys.exit(mcpgw.cli.main(sys.argv[1:]))
-'''
+"""
 
 
 class Session:
@@ -144,8 +144,16 @@ class Session:
     def __init__(self, port: int) -> None:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench-calls", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "bench-calls", "version": "0"},
+            },
+        }
         answer, body = self.post(init)
         if answer.status != 200:
             raise SystemExit(f"initialize: {answer.status} {body[:300]!r}")
@@ -159,8 +167,14 @@ class Session:
         return answer, answer.read()
 
     def call(self, i: int) -> None:
-        _, body = self.post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                             "params": {"name": "up__echo", "arguments": {"message": f"hello {i}"}}})
+        _, body = self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": i + 1,
+                "method": "tools/call",
+                "params": {"name": "up__echo", "arguments": {"message": f"hello {i}"}},
+            }
+        )
         if b'"result"' not in body or b'"isError":true' in body:
             raise RuntimeError(f"call {i}: not a result: {body[:300]!r}")
 
@@ -173,9 +187,30 @@ def start_gateway(code: Path, config: Path, cassettes: Path, extra: list[str], o
     env = {**os.environ, "CALLS_BENCH_CODE": str(code), "CALLS_BENCH_OUT": str(out)}
     env.pop("PYTHONPATH", None)
     log = tempfile.TemporaryFile()  # not a pipe: a chatty gateway must never block on it
-    proc = subprocess.Popen([sys.executable, "-c", WRAPPER, "serve", "--naming", "prefix", "--config", str(config),
-                             "--port", str(port), "--cassettes-dir", str(cassettes), "--validate", "audit", *extra],
-                            cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WRAPPER,
+            "serve",
+            "--naming",
+            "prefix",
+            "--config",
+            str(config),
+            "--port",
+            str(port),
+            "--cassettes-dir",
+            str(cassettes),
+            "--validate",
+            "audit",
+            *extra,
+        ],
+        cwd=code,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -217,8 +252,10 @@ def measure(code: Path, mode: str, tmp: Path, args: argparse.Namespace, tag: str
         session.close()
     finally:
         stop(proc)
-    extra = {"replay": ["--mode", "replay", "--cassette", "rec", "--log-cassette", "log"],
-             "live": ["--mode", "live", "--cassette", "live-log"]}[mode]
+    extra = {
+        "replay": ["--mode", "replay", "--cassette", "rec", "--log-cassette", "log"],
+        "live": ["--mode", "live", "--cassette", "live-log"],
+    }[mode]
     rounds = []
     out = tmp / f"counts-{tag}-{mode}.json"
     proc, port = start_gateway(code, config, cassettes, extra, out)
@@ -240,10 +277,13 @@ def measure(code: Path, mode: str, tmp: Path, args: argparse.Namespace, tag: str
             if counts["foreign"]:
                 raise SystemExit(f"{code}: mcpgw modules from outside the tree: {counts['foreign'][:5]}")
             rounds.append(counts)
-            print(f"{tag} {mode} round {number + 1}: {counts['calls'] / args.calls:.1f} calls/call, "
-                  f"{counts['c_calls'] / args.calls:.1f} c_calls/call, max depth {counts['max']} "
-                  f"(idle {counts['idle']}), depth fixes {counts['fixes']} of {counts['checks']} checks, "
-                  f"threads {counts['t_calls']} calls; mcpgw from {counts['mcpgw_file']}", file=sys.stderr)
+            print(
+                f"{tag} {mode} round {number + 1}: {counts['calls'] / args.calls:.1f} calls/call, "
+                f"{counts['c_calls'] / args.calls:.1f} c_calls/call, max depth {counts['max']} "
+                f"(idle {counts['idle']}), depth fixes {counts['fixes']} of {counts['checks']} checks, "
+                f"threads {counts['t_calls']} calls; mcpgw from {counts['mcpgw_file']}",
+                file=sys.stderr,
+            )
         session.close()
     finally:
         stop(proc)
@@ -260,7 +300,9 @@ def main() -> None:
     parser.add_argument("--stack", action="store_true", help="print the deepest stack of every column")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-calls-"))
-    (tmp / "echo.yaml").write_text(f"version: 1\nservers:\n  up:\n    command: {UPSTREAM[0]}\n    args: [{UPSTREAM[1]!r}]\n")
+    (tmp / "echo.yaml").write_text(
+        f"version: 1\nservers:\n  up:\n    command: {UPSTREAM[0]}\n    args: [{UPSTREAM[1]!r}]\n"
+    )
     trees = ([("before", args.code.resolve())] if args.code else []) + [("after", ROOT)]
     results: dict[tuple[str, str], list[dict]] = {}
     for mode in args.modes:
@@ -275,15 +317,19 @@ def report(results: dict[tuple[str, str], list[dict]], trees: list[tuple[str, Pa
         shown = [f"{v:.1f}" if per_call else f"{v:g}" for v in (statistics.median(values), min(values), max(values))]
         return shown[0] + (f" ({shown[1]}-{shown[2]})" if shown[1] != shown[2] else "")
 
-    print(f"\nper tools/call of up__echo, {args.calls} sequential calls per round on one connection, "
-          f"{args.rounds} rounds (median; the range when rounds differ); gateway's main thread\n")
+    print(
+        f"\nper tools/call of up__echo, {args.calls} sequential calls per round on one connection, "
+        f"{args.rounds} rounds (median; the range when rounds differ); gateway's main thread\n"
+    )
     print("| mode | measure | " + " | ".join(f"{tag} ({code})" for tag, code in trees) + " |")
     print("|---|---|" + "---|" * len(trees))
     for mode in args.modes:
-        for label, key, per_call in (("Python calls ('call' events)", "calls", True),
-                                     ("C calls ('c_call' events)", "c_calls", True),
-                                     ("max stack depth (frames)", "max", False),
-                                     ("calls in other threads", "t_calls", True)):
+        for label, key, per_call in (
+            ("Python calls ('call' events)", "calls", True),
+            ("C calls ('c_call' events)", "c_calls", True),
+            ("max stack depth (frames)", "max", False),
+            ("calls in other threads", "t_calls", True),
+        ):
             cells = [cell(results[(tag, mode)], key, per_call) for tag, _ in trees]
             print(f"| {mode} | {label} | " + " | ".join(cells) + " |")
     if len(trees) == 2:

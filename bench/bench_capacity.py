@@ -50,7 +50,9 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-capacity-"))
     config = tmp / "echo.yaml"
-    config.write_text(f"version: 1\nservers:\n  up:\n    command: {sys.executable}\n    args: [{str(BENCH / 'echo_server.py')!r}]\n")
+    config.write_text(
+        f"version: 1\nservers:\n  up:\n    command: {sys.executable}\n    args: [{str(BENCH / 'echo_server.py')!r}]\n"
+    )
     cassettes = tmp / "cassettes"
     record = start_gateway("record", config, cassettes, ["--mode", "record", "--cassette", "rec"], {})
     try:
@@ -64,12 +66,19 @@ def main() -> None:
         for name, script in ((FLOOR, ["echo_server.py", "--http"]), (NULL, ["null_server.py"])):
             port = free_port()
             url = f"http://127.0.0.1:{port}/mcp"
-            servers.append((name, url, "echo", serve([sys.executable, str(BENCH / script[0]), *script[1:], str(port)], url)))
+            servers.append(
+                (name, url, "echo", serve([sys.executable, str(BENCH / script[0]), *script[1:], str(port)], url))
+            )
         for workers in [1, *args.workers]:
             extra = ("--workers", str(workers)) if workers > 1 else ()
             name = f"{REPLAY} --workers {workers}" if workers > 1 else REPLAY
-            replay = start_gateway(name, config, cassettes, ["--mode", "replay", "--cassette", "rec", "--log-cassette",
-                                                             f"replay-log-{workers}", *extra], {})
+            replay = start_gateway(
+                name,
+                config,
+                cassettes,
+                ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"replay-log-{workers}", *extra],
+                {},
+            )
             servers.append((name, str(replay.target), "up__echo", replay.proc))
         for _, url, tool, _ in servers:
             load(url, tool, args.clients, 50)  # warm up
@@ -80,26 +89,36 @@ def main() -> None:
     finally:
         for _, _, _, proc in servers:
             stop(proc)
-    rows = [(name, {key: statistics.median(run[key] for run in done) for key in done[0]}) for name, done in runs.items()]
+    rows = [
+        (name, {key: statistics.median(run[key] for run in done) for key in done[0]}) for name, done in runs.items()
+    ]
 
-    print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; raw load generator, handshake era; "
-          f"{args.clients} connections x {args.calls} calls; medians of {args.repeats}\n")
+    print(
+        f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; raw load generator, handshake era; "
+        f"{args.clients} connections x {args.calls} calls; medians of {args.repeats}\n"
+    )
     print("| path | calls/s | p50 ms | server CPU ms/call | load generator CPU ms/call |\n|---|---|---|---|---|")
     for name, out in rows:
-        print(f"| {name} | {out['calls_s']:.0f} | {out['p50_ms']:.2f} | {out['server_cpu_ms']:.2f} | {out['load_cpu_ms']:.3f} |")
+        print(
+            f"| {name} | {out['calls_s']:.0f} | {out['p50_ms']:.2f} | {out['server_cpu_ms']:.2f} | {out['load_cpu_ms']:.3f} |"
+        )
     by = dict(rows)
     floor, replay = by[FLOOR], by[REPLAY]
-    print(f"\nreplay: calls/s {replay['calls_s'] / floor['calls_s']:.2f}x the SDK floor's (target >= 2x); "
-          f"p50 {replay['p50_ms'] / floor['p50_ms']:.2f}x (target <= 0.6x); "
-          f"server CPU per call {replay['server_cpu_ms'] / floor['server_cpu_ms']:.2f}x")
+    print(
+        f"\nreplay: calls/s {replay['calls_s'] / floor['calls_s']:.2f}x the SDK floor's (target >= 2x); "
+        f"p50 {replay['p50_ms'] / floor['p50_ms']:.2f}x (target <= 0.6x); "
+        f"server CPU per call {replay['server_cpu_ms'] / floor['server_cpu_ms']:.2f}x"
+    )
     cores = os.cpu_count() or 1
     for name, out in rows:
         if "--workers" in name:
             workers = int(name.rsplit(" ", 1)[1])
             spare = cores - out["load_cpu_ms"] * out["calls_s"] / 1000  # cores the load generator leaves
-            print(f"{name}: calls/s {out['calls_s'] / replay['calls_s']:.2f}x one process "
-                  f"(target >= {1 + 0.8 * (min(workers, cores) - 1):.1f}x); the load generator used "
-                  f"{cores - spare:.2f} of {cores} cores")
+            print(
+                f"{name}: calls/s {out['calls_s'] / replay['calls_s']:.2f}x one process "
+                f"(target >= {1 + 0.8 * (min(workers, cores) - 1):.1f}x); the load generator used "
+                f"{cores - spare:.2f} of {cores} cores"
+            )
 
 
 if __name__ == "__main__":

@@ -54,7 +54,9 @@ class Row:
     tree: bool = False  # count the descendants too (the --workers rows: no upstream there, only workers)
     raw: bool = False  # also measured under the raw load
     cpu: list[float] = field(default_factory=list)  # ms per call, per round
-    kernel: list[float] = field(default_factory=list)  # of which stime (the kernel's: sockets, LMDB's writes), per round
+    kernel: list[float] = field(
+        default_factory=list
+    )  # of which stime (the kernel's: sockets, LMDB's writes), per round
     rate: list[float] = field(default_factory=list)  # calls/s under the raw load, per round
     raw_cpu: list[float] = field(default_factory=list)  # server CPU ms per call under the raw load, per round
 
@@ -72,8 +74,12 @@ def proc_cpu(pid: int, *, kernel_only: bool = False) -> float:
 
 
 async def _session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+    }
     answer = await client.post(url, json=init, headers={"accept": ACCEPT})
     answer.raise_for_status()
     headers = {"accept": ACCEPT, "mcp-protocol-version": PROTOCOL}
@@ -97,14 +103,20 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
         heads = await asyncio.gather(*(_session(c, row.url) for c in sessions))
         opened.append((row, sessions, heads, [0]))
 
-    async def one_batch(row: Row, sessions: list[httpx.AsyncClient], heads: list[dict[str, str]], sent: list[int]) -> None:
+    async def one_batch(
+        row: Row, sessions: list[httpx.AsyncClient], heads: list[dict[str, str]], sent: list[int]
+    ) -> None:
         first = sent[0]  # each client's calls go on where its last batch stopped: "hello 0", "hello 1", ...
         sent[0] += per_client
 
         async def drive(client: httpx.AsyncClient, head: dict[str, str]) -> None:
             for i in range(first, first + per_client):
-                body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                        "params": {"name": row.tool, "arguments": {"message": f"hello {i}"}}}
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": i + 1,
+                    "method": "tools/call",
+                    "params": {"name": row.tool, "arguments": {"message": f"hello {i}"}},
+                }
                 try:
                     answer = await client.post(row.url, json=body, headers=head)
                 except httpx.HTTPError as exc:
@@ -123,7 +135,7 @@ async def _interleaved_cpu(rows: list[Row], clients: int, calls: int, repeats: i
             used = {id(row): 0.0 for row in rows}
             kernel = {id(row): 0.0 for row in rows}
             for turn in range(turns):
-                for row, sessions, heads, sent in opened[turn % len(opened):] + opened[:turn % len(opened)]:
+                for row, sessions, heads, sent in opened[turn % len(opened) :] + opened[: turn % len(opened)]:
                     before, before_kernel = row.cpu_now(), row.kernel_now()
                     await one_batch(row, sessions, heads, sent)
                     used[id(row)] += row.cpu_now() - before
@@ -160,9 +172,28 @@ def code_env(code: Path) -> dict[str, str]:
 def start_mcpgw(config: Path, cassettes: Path, extra: list[str], code: Path) -> tuple[str, object]:
     """mcpgw serve run from the code in `code` (its own parts, not the installed checkout's)."""
     port = free_port()
-    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
-                  "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz",
-                 env=code_env(code), cwd=code)
+    proc = serve(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--naming",
+            "prefix",
+            "--config",
+            str(config),
+            "--port",
+            str(port),
+            "--cassettes-dir",
+            str(cassettes),
+            "--validate",
+            "audit",
+            *extra,
+        ],
+        f"http://127.0.0.1:{port}/healthz",
+        env=code_env(code),
+        cwd=code,
+    )
     base = f"http://127.0.0.1:{port}"
     wait_gateway(base, extra)
     return base + "/mcp", proc
@@ -199,10 +230,29 @@ def main() -> None:
         proxies = [("naive SDK proxy", lambda p: [sys.executable, str(BENCH / "naive_proxy.py"), str(p), *UPSTREAM])]
         if not args.skip_peers:
             proxies += [
-                ("mcp-proxy 0.13", lambda p: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(p), "--host",
-                                              "127.0.0.1", "--log-level", "WARNING", "--", *UPSTREAM]),
-                ("FastMCP 4.1.2 proxy", lambda p: [str(peer_env("fastmcp") / "python"), str(BENCH / "peers" / "fastmcp_proxy.py"),
-                                                   str(p), *UPSTREAM]),
+                (
+                    "mcp-proxy 0.13",
+                    lambda p: [
+                        str(peer_env("mcp-proxy") / "mcp-proxy"),
+                        "--port",
+                        str(p),
+                        "--host",
+                        "127.0.0.1",
+                        "--log-level",
+                        "WARNING",
+                        "--",
+                        *UPSTREAM,
+                    ],
+                ),
+                (
+                    "FastMCP 4.1.2 proxy",
+                    lambda p: [
+                        str(peer_env("fastmcp") / "python"),
+                        str(BENCH / "peers" / "fastmcp_proxy.py"),
+                        str(p),
+                        *UPSTREAM,
+                    ],
+                ),
             ]
         for name, cmd in proxies:
             port = free_port()
@@ -213,15 +263,24 @@ def main() -> None:
             tag = "before" if suffix else "after"
             for name, extra, tree, raw in (
                 ("mcpgw live", ["--mode", "live", "--cassette", f"live-log-{tag}"], False, False),
-                ("mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-{tag}"], False, True),
-                ("mcpgw replay --workers 2", ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-w-{tag}",
-                                              "--workers", "2"], True, True),
+                (
+                    "mcpgw replay",
+                    ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-{tag}"],
+                    False,
+                    True,
+                ),
+                (
+                    "mcpgw replay --workers 2",
+                    ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-w-{tag}", "--workers", "2"],
+                    True,
+                    True,
+                ),
             ):
                 url, proc = start_mcpgw(config, cassettes, extra, code)
                 rows.append(Row(name + suffix, url, "up__echo", proc, tree=tree, raw=raw))
         asyncio.run(_interleaved_cpu(rows, args.clients, args.calls, args.repeats, args.batch))
         for number in range(args.repeats):
-            for row in (rows if number % 2 == 0 else rows[::-1]):
+            for row in rows if number % 2 == 0 else rows[::-1]:
                 if row.raw:
                     before = row.cpu_now()
                     row.rate.append(load(row.url, row.tool, args.clients, args.raw_calls)["calls_s"])
@@ -235,17 +294,24 @@ def main() -> None:
 def report(rows: list[Row], args: argparse.Namespace) -> None:
     cpu = {r.name: statistics.median(r.cpu) for r in rows}
     rate = {r.name: statistics.median(r.rate) for r in rows if r.rate}
-    print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.clients} httpx sessions x "
-          f"{args.calls // args.clients} calls (handshake era); raw load {args.clients} x {args.raw_calls}; "
-          f"medians of {args.repeats} interleaved rounds\n")
+    print(
+        f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.clients} httpx sessions x "
+        f"{args.calls // args.clients} calls (handshake era); raw load {args.clients} x {args.raw_calls}; "
+        f"medians of {args.repeats} interleaved rounds\n"
+    )
     raw_cpu = {r.name: statistics.median(r.raw_cpu) for r in rows if r.raw_cpu}
     kernel = {r.name: statistics.median(r.kernel) for r in rows}
-    print("| row | server CPU ms/call | of which kernel | calls/s (raw load) | server CPU ms/call (raw load) |\n"
-          "|---|---|---|---|---|")
+    print(
+        "| row | server CPU ms/call | of which kernel | calls/s (raw load) | server CPU ms/call (raw load) |\n"
+        "|---|---|---|---|---|"
+    )
     for r in rows:
         own = "" if r.tree else f"{kernel[r.name]:.3f}"  # a process tree's kernel share is not followed
-        print(f"| {r.name} | {cpu[r.name]:.3f} | {own} | {rate[r.name]:.0f} | {raw_cpu[r.name]:.3f} |" if r.name in rate
-              else f"| {r.name} | {cpu[r.name]:.3f} | {own} | | |")
+        print(
+            f"| {r.name} | {cpu[r.name]:.3f} | {own} | {rate[r.name]:.0f} | {raw_cpu[r.name]:.3f} |"
+            if r.name in rate
+            else f"| {r.name} | {cpu[r.name]:.3f} | {own} | | |"
+        )
     peers = {n: c for n, c in cpu.items() if not n.startswith(("mcpgw", "SDK floor", "bare replay"))}
     leanest = min(peers, key=peers.get)
     floor = cpu[FLOOR]
@@ -253,9 +319,13 @@ def report(rows: list[Row], args: argparse.Namespace) -> None:
     for suffix in ("", " (before)") if args.before else ("",):
         replay, live, workers = f"mcpgw replay{suffix}", f"mcpgw live{suffix}", f"mcpgw replay --workers 2{suffix}"
         label = "before" if suffix else "now"
-        print(f"{label}: replay CPU/call {cpu[replay] / floor:.2f}x the floor's (target <= 0.35x; the bare replay: "
-              f"{cpu[BARE] / floor:.2f}x); replay calls/s {rate[replay] / rate[FLOOR]:.2f}x the floor's (target >= 1.8x)")
-        print(f"{label}: live CPU/call {cpu[live] / peers[leanest]:.2f}x the leanest peer's ({leanest}; target <= 0.4x)")
+        print(
+            f"{label}: replay CPU/call {cpu[replay] / floor:.2f}x the floor's (target <= 0.35x; the bare replay: "
+            f"{cpu[BARE] / floor:.2f}x); replay calls/s {rate[replay] / rate[FLOOR]:.2f}x the floor's (target >= 1.8x)"
+        )
+        print(
+            f"{label}: live CPU/call {cpu[live] / peers[leanest]:.2f}x the leanest peer's ({leanest}; target <= 0.4x)"
+        )
         print(f"{label}: --workers 2 calls/s {rate[workers] / rate[replay]:.2f}x one process (target >= 1.6x)")
         # Not the issue's measure (that is the httpx rows, about one request per event-loop turn): under the raw
         # load a turn reads several requests, and what they share (the loop's wake-up, one commit) shows here.

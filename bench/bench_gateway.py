@@ -44,8 +44,11 @@ def free_port() -> int:
 
 def summarize(latencies: list[float], wall: float) -> dict:
     latencies.sort()
-    return {"p50_ms": latencies[len(latencies) // 2] * 1000, "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
-            "calls_s": len(latencies) / wall}
+    return {
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "calls_s": len(latencies) / wall,
+    }
 
 
 async def measure(target, tool: str, calls: int, clients: int) -> dict:
@@ -74,13 +77,37 @@ async def measure_raw(url: str, tool: str, calls: int, clients: int) -> dict:
 
     async def worker(n: int) -> None:
         async with httpx.AsyncClient(timeout=30) as client:
-            init = await client.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}},
-                headers=headers)
-            session = {**headers, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            init = await client.post(
+                url,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "bench", "version": "0"},
+                    },
+                },
+                headers=headers,
+            )
+            session = {
+                **headers,
+                "mcp-session-id": init.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
             await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
-            bodies = [json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                                  "params": {"name": tool, "arguments": {"message": f"hello {i}"}}}).encode() for i in range(n)]
+            bodies = [
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": i + 1,
+                        "method": "tools/call",
+                        "params": {"name": tool, "arguments": {"message": f"hello {i}"}},
+                    }
+                ).encode()
+                for i in range(n)
+            ]
             for body in bodies:
                 t0 = time.perf_counter()
                 response = await client.post(url, content=body, headers=session)
@@ -116,7 +143,9 @@ def wait_ready(base: str, server: str, timeout: float = 120) -> None:
 
 
 def start(cmd: list[str], cwd: Path | None = None) -> subprocess.Popen:
-    return subprocess.Popen(cmd, cwd=cwd or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        cmd, cwd=cwd or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -135,20 +164,59 @@ def validation_timing() -> dict:
     samples = []
     cases = [
         ({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}, {"message": "hi"}),
-        ({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
-         {"a": 1, "b": 2}),
-        ({"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]}, {"timezone": "UTC"}),
-        ({"type": "object", "properties": {"path": {"type": "string"}, "head": {"type": "number"}, "tail": {"type": "number"}},
-          "required": ["path"], "additionalProperties": False, "$schema": "http://json-schema.org/draft-07/schema#"},
-         {"path": "/tmp/x", "head": 3}),
-        ({"type": "object", "properties": {"source_timezone": {"type": "string"}, "time": {"type": "string"},
-                                           "target_timezone": {"type": "string"}},
-          "required": ["source_timezone", "time", "target_timezone"]},
-         {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
-        ({"type": "object", "properties": {"edits": {"type": "array", "items": {"type": "object", "properties": {
-            "oldText": {"type": "string"}, "newText": {"type": "string"}}, "required": ["oldText", "newText"]}},
-            "path": {"type": "string"}, "dryRun": {"type": "boolean", "default": False}}, "required": ["path", "edits"]},
-         {"path": "/tmp/x", "edits": [{"oldText": "a", "newText": "b"}]}),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"],
+            },
+            {"a": 1, "b": 2},
+        ),
+        (
+            {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]},
+            {"timezone": "UTC"},
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "head": {"type": "number"}, "tail": {"type": "number"}},
+                "required": ["path"],
+                "additionalProperties": False,
+                "$schema": "http://json-schema.org/draft-07/schema#",
+            },
+            {"path": "/tmp/x", "head": 3},
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "source_timezone": {"type": "string"},
+                    "time": {"type": "string"},
+                    "target_timezone": {"type": "string"},
+                },
+                "required": ["source_timezone", "time", "target_timezone"],
+            },
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "edits": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}},
+                            "required": ["oldText", "newText"],
+                        },
+                    },
+                    "path": {"type": "string"},
+                    "dryRun": {"type": "boolean", "default": False},
+                },
+                "required": ["path", "edits"],
+            },
+            {"path": "/tmp/x", "edits": [{"oldText": "a", "newText": "b"}]},
+        ),
     ]
     for schema, args in cases:
         compiled = cache.compile(schema)
@@ -176,14 +244,21 @@ def main() -> None:
     try:
         wait_http(f"http://127.0.0.1:{port}/mcp")
         for clients in args.clients:
-            rows.append(("(b) naive SDK proxy", clients, anyio.run(measure, f"http://127.0.0.1:{port}/mcp", "echo", args.calls, clients)))
+            rows.append(
+                (
+                    "(b) naive SDK proxy",
+                    clients,
+                    anyio.run(measure, f"http://127.0.0.1:{port}/mcp", "echo", args.calls, clients),
+                )
+            )
     finally:
         stop(naive)
 
     tmp = Path(tempfile.mkdtemp())
     config = tmp / "bench.yaml"
-    config.write_text("version: 1\nservers:\n  everything:\n    command: npx\n"
-                      f"    args: {UPSTREAM[1:]!r}\n".replace("'", '"'))
+    config.write_text(
+        f"version: 1\nservers:\n  everything:\n    command: npx\n    args: {UPSTREAM[1:]!r}\n".replace("'", '"')
+    )
     own = {}
     raw_rows: list = []
     setups = [
@@ -194,8 +269,25 @@ def main() -> None:
     ]
     for name, extra in setups:
         port = free_port()
-        gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
-                         "--cassettes-dir", str(tmp), "--validate", "audit", *extra])
+        gateway = start(
+            [
+                sys.executable,
+                "-m",
+                "mcpgw.cli",
+                "serve",
+                "--naming",
+                "prefix",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+                "--cassettes-dir",
+                str(tmp),
+                "--validate",
+                "audit",
+                *extra,
+            ]
+        )
         try:
             base = f"http://127.0.0.1:{port}"
             wait_ready(base, "everything")
@@ -204,7 +296,9 @@ def main() -> None:
             own[name] = httpx.get(base + "/status").json()["own_work_us"]
             if name in ("(c) mcpgw live", "(d) mcpgw record", "(e) mcpgw replay"):
                 for clients in args.clients:
-                    raw_rows.append((name, clients, anyio.run(measure_raw, base + "/mcp", "everything__echo", args.calls, clients)))
+                    raw_rows.append(
+                        (name, clients, anyio.run(measure_raw, base + "/mcp", "everything__echo", args.calls, clients))
+                    )
         finally:
             stop(gateway)
 
@@ -220,14 +314,24 @@ def main() -> None:
         by = {(name, clients): r for name, clients, r in table}
         print()
         for clients in args.clients:
-            live, rec, rep = by[("(c) mcpgw live", clients)], by[("(d) mcpgw record", clients)], by[("(e) mcpgw replay", clients)]
-            print(f"{label}, {clients:>2} clients: replay/live throughput {rep['calls_s'] / live['calls_s']:.2f}x (target >= 2x); "
-                  f"recording cost {100 * (1 - rec['calls_s'] / live['calls_s']):+.1f}% of live throughput (target <= 10%)")
+            live, rec, rep = (
+                by[("(c) mcpgw live", clients)],
+                by[("(d) mcpgw record", clients)],
+                by[("(e) mcpgw replay", clients)],
+            )
+            print(
+                f"{label}, {clients:>2} clients: replay/live throughput {rep['calls_s'] / live['calls_s']:.2f}x (target >= 2x); "
+                f"recording cost {100 * (1 - rec['calls_s'] / live['calls_s']):+.1f}% of live throughput (target <= 10%)"
+            )
     for name, o in own.items():
         if o:
-            print(f"gateway own work per call, {name}: p50 {o['p50']:.0f} us, p99 {o['p99']:.0f} us (n={o['n']}; target p50 <= 500 us)")
+            print(
+                f"gateway own work per call, {name}: p50 {o['p50']:.0f} us, p99 {o['p99']:.0f} us (n={o['n']}; target p50 <= 500 us)"
+            )
     v = validation_timing()
-    print(f"inline validation, typical schemas: p50 {v['p50_us']:.1f} us, p99 {v['p99_us']:.1f} us   (target p50 <= 25 us)")
+    print(
+        f"inline validation, typical schemas: p50 {v['p50_us']:.1f} us, p99 {v['p99_us']:.1f} us   (target p50 <= 25 us)"
+    )
 
 
 if __name__ == "__main__":

@@ -48,9 +48,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "servers.yaml"
         # one upstream that never needs to start: the flood is about the HTTP edge, not the servers
-        config.write_text("version: 1\nservers:\n  idle:\n    command: " + sys.executable + "\n    args: ['-c', 'import time; time.sleep(600)']\n")
-        gateway = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
-                                    "--cassettes-dir", str(Path(tmp) / "c")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        config.write_text(
+            "version: 1\nservers:\n  idle:\n    command: "
+            + sys.executable
+            + "\n    args: ['-c', 'import time; time.sleep(600)']\n"
+        )
+        gateway = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcpgw.cli",
+                "serve",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+                "--cassettes-dir",
+                str(Path(tmp) / "c"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             for _ in range(200):
                 try:
@@ -68,7 +86,9 @@ def main() -> None:
             while any(t.is_alive() for t in threads):
                 peak = max(peak, rss_mb(gateway.pid))
                 time.sleep(0.05)
-            print(f"{lines} x 1 KB header lines on 4 connections: answers {results} in {time.monotonic() - started:.1f} s")
+            print(
+                f"{lines} x 1 KB header lines on 4 connections: answers {results} in {time.monotonic() - started:.1f} s"
+            )
             print(f"gateway RSS: before {before:.0f} MB, peak {peak:.0f} MB, after {rss_mb(gateway.pid):.0f} MB")
         finally:
             gateway.terminate()

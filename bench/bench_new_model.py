@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mcpgw.recorder.calllog import iter_calls  # noqa: E402
 from mcpgw.cassette.store import CassetteStore  # noqa: E402
+from mcpgw.recorder.calllog import iter_calls  # noqa: E402
 from tests.llm.scripted_model import ScriptedModel  # noqa: E402
 
 KINDS = ("same", "default", "novel", "write")  # what model B does with task i (i % 4)
@@ -37,17 +37,26 @@ def task_calls(i: int, who: str) -> list[tuple[str, dict]]:
     kind = KINDS[i % 4]
     if kind == "write":
         name = f"Alice{i}" if who == "A" else f"Bob{i}"
-        return [("memory__create_entities", {"entities": [{"name": name, "entityType": "person", "observations": ["x"]}]})]
+        return [
+            ("memory__create_entities", {"entities": [{"name": name, "entityType": "person", "observations": ["x"]}]})
+        ]
     if kind == "default":
-        arguments = {"weight": 60 + i, "height": 170} if who == "A" else {"weight": 60 + i, "height": 170, "height_unit": "cm"}
+        arguments = (
+            {"weight": 60 + i, "height": 170} if who == "A" else {"weight": 60 + i, "height": 170, "height_unit": "cm"}
+        )
         return [("medical_calculator__bmi_bsa_calculator", arguments)]
     value = 100 + i if who == "A" or kind == "same" else 1000 + i
     return [("unit_converter__convert_temperature", {"value": value, "from_unit": "fahrenheit", "to_unit": "celsius"})]
 
 
 def script(tasks: int, who: str) -> dict:
-    return {("tc", f"task number {i:03d}."): [{"tool_calls": [[n, a] for n, a in task_calls(i, who)]},
-                                              {"text": f"{who} finished {i}"}] for i in range(tasks)}
+    return {
+        ("tc", f"task number {i:03d}."): [
+            {"tool_calls": [[n, a] for n, a in task_calls(i, who)]},
+            {"text": f"{who} finished {i}"},
+        ]
+        for i in range(tasks)
+    }
 
 
 def simulator(tasks: int) -> dict:
@@ -55,8 +64,13 @@ def simulator(tasks: int) -> dict:
     for i in range(tasks):
         if KINDS[i % 4] == "novel":
             body = {"original_value": 1000 + i, "converted_value": round((1000 + i - 32) * 5 / 9, 4)}
-            out[("mcpbench", f'\\"value\\": {1000 + i}')] = [{"text": json.dumps(
-                {"content": [{"type": "text", "text": json.dumps(body)}], "structuredContent": body})}]
+            out[("mcpbench", f'\\"value\\": {1000 + i}')] = [
+                {
+                    "text": json.dumps(
+                        {"content": [{"type": "text", "text": json.dumps(body)}], "structuredContent": body}
+                    )
+                }
+            ]
     return out
 
 
@@ -73,25 +87,72 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         queries = work / "queries.json"
-        queries.write_text(json.dumps([{"id": f"t{i:03d}", "query": f"Handle task number {i:03d}.", "reference_answer": "-"}
-                                       for i in range(args.tasks)]))
+        queries.write_text(
+            json.dumps(
+                [
+                    {"id": f"t{i:03d}", "query": f"Handle task number {i:03d}.", "reference_answer": "-"}
+                    for i in range(args.tasks)
+                ]
+            )
+        )
         cassettes = work / "cassettes"
         common = ["--strategy", "tc", "--cassettes-dir", str(cassettes), "--concurrency", "4", "--max-rounds", "4"]
         model_a = ScriptedModel(script(args.tasks, "A"), model="model-a").start()
         try:
-            mcpgw("run", str(queries), "--model", "model-a", "--mode", "record", "--cassette", "A", *common,
-                  "--config", str(ROOT / "servers.lock.yaml"), "--servers", "unit_converter", "medical_calculator",
-                  "memory", "--llm-base-url", model_a.base_url, "--answers", str(work / "a.jsonl"))
+            mcpgw(
+                "run",
+                str(queries),
+                "--model",
+                "model-a",
+                "--mode",
+                "record",
+                "--cassette",
+                "A",
+                *common,
+                "--config",
+                str(ROOT / "servers.lock.yaml"),
+                "--servers",
+                "unit_converter",
+                "medical_calculator",
+                "memory",
+                "--llm-base-url",
+                model_a.base_url,
+                "--answers",
+                str(work / "a.jsonl"),
+            )
         finally:
             model_a.stop()
         model_b = ScriptedModel(script(args.tasks, "B"), model="model-b").start()
         sim = ScriptedModel(simulator(args.tasks), model="sim-1").start()
         started = time.perf_counter()
         try:
-            mcpgw("run", str(queries), "--model", "model-b", "--mode", "replay", "--cassette", "A", "--overlay", "B1",
-                  "--log-cassette", "B1-log", *common, "--model-mode", "live", "--llm-base-url", model_b.base_url,
-                  "--on-miss", "simulate", "--simulator-base-url", sim.base_url, "--simulator-model", "sim-1",
-                  "--answers", str(work / "b.jsonl"))
+            mcpgw(
+                "run",
+                str(queries),
+                "--model",
+                "model-b",
+                "--mode",
+                "replay",
+                "--cassette",
+                "A",
+                "--overlay",
+                "B1",
+                "--log-cassette",
+                "B1-log",
+                *common,
+                "--model-mode",
+                "live",
+                "--llm-base-url",
+                model_b.base_url,
+                "--on-miss",
+                "simulate",
+                "--simulator-base-url",
+                sim.base_url,
+                "--simulator-model",
+                "sim-1",
+                "--answers",
+                str(work / "b.jsonl"),
+            )
         finally:
             model_b.stop()
             sim.stop()
@@ -108,8 +169,10 @@ def main() -> None:
     for name in ("recorded", "equivalent", "live", "simulated", "missed"):
         print(f"  {name:<11} {sources.get(name, 0):>4}  {100 * sources.get(name, 0) / total:5.1f}%")
     per = made["gateway_ms"] / made["made"] if made["made"] else float("nan")
-    print(f"simulated answers: {made['made']} made, {made['failed']} failed; gateway time a simulated answer "
-          f"(prompt, parsing, checks, overlay commit; the simulator's own time left out): {per:.2f} ms")
+    print(
+        f"simulated answers: {made['made']} made, {made['failed']} failed; gateway time a simulated answer "
+        f"(prompt, parsing, checks, overlay commit; the simulator's own time left out): {per:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

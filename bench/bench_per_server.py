@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -44,11 +44,30 @@ async def raw_clients(url: str, tool: str, clients: int, per_client: int, sessio
             if sessionless:
                 headers["accept"] = "application/json"
             else:
-                init = await client.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+                init = await client.post(
+                    url,
+                    headers=HEADERS,
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 0,
+                        "method": "initialize",
+                        "params": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {},
+                            "clientInfo": {"name": "bench", "version": "0"},
+                        },
+                    },
+                )
                 headers.update({"mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"})
-            bodies = [{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {
-                "name": tool, "arguments": {"message": f"hello {i}"}}} for i in range(per_client)]
+            bodies = [
+                {
+                    "jsonrpc": "2.0",
+                    "id": i + 1,
+                    "method": "tools/call",
+                    "params": {"name": tool, "arguments": {"message": f"hello {i}"}},
+                }
+                for i in range(per_client)
+            ]
             for body in bodies:
                 t0 = time.perf_counter()
                 answer = await client.post(url, json=body, headers=headers)
@@ -88,8 +107,13 @@ def rows_for(gateway: Target, label: str) -> list[Target]:
         Target(f"{label}: SDK client, /servers/up/mcp", one, gateway.proc),
         RawTarget(f"{label}: raw session, /mcp", f"{base}/mcp", "up__echo", gateway.proc),
         RawTarget(f"{label}: raw session, /servers/up/mcp", one, "echo", gateway.proc),
-        RawTarget(f"{label}: raw sessionless, /servers/up/mcp?run=", f"{one}?run=bench-{label}", "echo", gateway.proc,
-                  sessionless=True),
+        RawTarget(
+            f"{label}: raw sessionless, /servers/up/mcp?run=",
+            f"{one}?run=bench-{label}",
+            "echo",
+            gateway.proc,
+            sessionless=True,
+        ),
     ]
 
 
@@ -103,17 +127,23 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-per-server-"))
     command = WORKLOADS["python"][1]
     config = tmp / "up.yaml"
-    config.write_text(f"version: 1\nservers:\n  up:\n    command: {command[0]}\n    args: {command[1:]!r}\n"
-                      "    flags: [stateless]\n".replace("'", '"'))
+    config.write_text(
+        f"version: 1\nservers:\n  up:\n    command: {command[0]}\n    args: {command[1:]!r}\n"
+        "    flags: [stateless]\n".replace("'", '"')
+    )
     cassettes = tmp / "cassettes"
-    began = datetime.now(timezone.utc)
+    began = datetime.now(UTC)
     record = start_gateway("record", config, cassettes, ["--mode", "record", "--cassette", "rec"], {})
     try:  # the replay rows replay what this records (every message they send, each row its own lane)
         rounds([*rows_for(record, "record")], argparse.Namespace(**{**vars(args), "repeats": 1}))
     finally:
         record.stop()
-    gateways = [start_gateway("live", config, cassettes, ["--mode", "live", "--cassette", "live-log"], {}),
-                start_gateway("replay", config, cassettes, ["--mode", "replay", "--cassette", "rec", "--log-cassette", "rlog"], {})]
+    gateways = [
+        start_gateway("live", config, cassettes, ["--mode", "live", "--cassette", "live-log"], {}),
+        start_gateway(
+            "replay", config, cassettes, ["--mode", "replay", "--cassette", "rec", "--log-cassette", "rlog"], {}
+        ),
+    ]
     try:
         targets = rows_for(gateways[0], "live") + rows_for(gateways[1], "replay")
         # A round not counted: every row's first connections, imports and caches warm, so the first row is not penalised.
@@ -124,9 +154,11 @@ def main() -> None:
     finally:
         for gateway in gateways:
             gateway.stop()
-    print(f"\nmeasured {began:%Y-%m-%d %H:%M}-{datetime.now(timezone.utc):%H:%M} UTC on {os.cpu_count()} cores (load average "
-          f"{os.getloadavg()[0]:.1f}); {args.seq} sequential calls, {args.clients} clients x {args.per_client}; medians of "
-          f"{args.repeats} interleaved rounds\n")
+    print(
+        f"\nmeasured {began:%Y-%m-%d %H:%M}-{datetime.now(UTC):%H:%M} UTC on {os.cpu_count()} cores (load average "
+        f"{os.getloadavg()[0]:.1f}); {args.seq} sequential calls, {args.clients} clients x {args.per_client}; medians of "
+        f"{args.repeats} interleaved rounds\n"
+    )
     print("| path | seq p50 ms | conc calls/s | gateway CPU ms/call |\n|---|---|---|---|")
     rows = {t.name: t.row() for t in targets}
     for name, p50, rate, cpu, _ in rows.values():
@@ -135,11 +167,15 @@ def main() -> None:
     for label in ("live", "replay"):
         for kind in ("SDK client", "raw session"):
             mcp, own = rows[f"{label}: {kind}, /mcp"], rows[f"{label}: {kind}, /servers/up/mcp"]
-            print(f"{label}, {kind}: /servers/up/mcp costs {own[3] / mcp[3]:.2f}x /mcp's gateway CPU per call, "
-                  f"p50 {own[1] / mcp[1]:.2f}x, calls/s {own[2] / mcp[2]:.2f}x (target: CPU and p50 <= 1.0x, give or take noise)")
+            print(
+                f"{label}, {kind}: /servers/up/mcp costs {own[3] / mcp[3]:.2f}x /mcp's gateway CPU per call, "
+                f"p50 {own[1] / mcp[1]:.2f}x, calls/s {own[2] / mcp[2]:.2f}x (target: CPU and p50 <= 1.0x, give or take noise)"
+            )
         sessionless = rows[f"{label}: raw sessionless, /servers/up/mcp?run="]
         mcp = rows[f"{label}: raw session, /mcp"]
-        print(f"{label}, sessionless: {sessionless[3] / mcp[3]:.2f}x /mcp's gateway CPU per call, p50 {sessionless[1] / mcp[1]:.2f}x")
+        print(
+            f"{label}, sessionless: {sessionless[3] / mcp[3]:.2f}x /mcp's gateway CPU per call, p50 {sessionless[1] / mcp[1]:.2f}x"
+        )
 
 
 if __name__ == "__main__":

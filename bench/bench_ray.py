@@ -34,11 +34,15 @@ def single_tasks(folder: Path) -> Path:
     import tarfile
 
     root = Path(__file__).resolve().parents[1]
-    archives = sorted((root.parent / "shared" / "mcp-bench").glob("*.tar.gz")) or sorted(Path("/work/shared/mcp-bench").glob("*.tar.gz"))
+    archives = sorted((root.parent / "shared" / "mcp-bench").glob("*.tar.gz")) or sorted(
+        Path("/work/shared/mcp-bench").glob("*.tar.gz")
+    )
     if not archives:
         sys.exit("bench_ray: no MCP-Bench archive in ../shared/mcp-bench")
     with tarfile.open(archives[0]) as archive:
-        member = next(m for m in archive.getmembers() if m.name.endswith("tasks/mcpbench_tasks_single_runner_format.json"))
+        member = next(
+            m for m in archive.getmembers() if m.name.endswith("tasks/mcpbench_tasks_single_runner_format.json")
+        )
         out = folder / "single.json"
         out.write_bytes(archive.extractfile(member).read())
     return out
@@ -58,8 +62,22 @@ def manifest(cassette: Path) -> dict:
 def replay(tasks: Path, folder: Path, cassettes: Path, name: str, *more: str) -> dict:
     offline = {k: v for k, v in os.environ.items() if k != "PATH"}
     started = time.perf_counter()
-    done = mcpgw_run(tasks, folder / f"{name}.jsonl", cassettes, "--mode", "replay", "--cassette", "rec",
-                     "--log-cassette", name, "--concurrency", "1", *more, env=offline, timeout=3600)
+    done = mcpgw_run(
+        tasks,
+        folder / f"{name}.jsonl",
+        cassettes,
+        "--mode",
+        "replay",
+        "--cassette",
+        "rec",
+        "--log-cassette",
+        name,
+        "--concurrency",
+        "1",
+        *more,
+        env=offline,
+        timeout=3600,
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"bench_ray: {name} failed: {done.stderr[-2000:]}")
@@ -67,10 +85,15 @@ def replay(tasks: Path, folder: Path, cassettes: Path, name: str, *more: str) ->
     overheads = sorted(t["ray_overhead_s"] for t in timings.values() if "ray_overhead_s" in t)
     # The tasks' span: the driver's manifest has the run's start and end; the tasks' own elapsed sum says the work.
     m = manifest(cassettes / name)
-    return {"wall": wall, "span": m["ended"] - m["started"], "work": sum(t["elapsed_s"] for t in timings.values()),
-            "overhead_p50": statistics.median(overheads) if overheads else None,
-            "overhead_p90": overheads[int(0.9 * (len(overheads) - 1))] if overheads else None,
-            "nodes": len({t.get("node") for t in timings.values()} - {None}), "tasks": len(timings)}
+    return {
+        "wall": wall,
+        "span": m["ended"] - m["started"],
+        "work": sum(t["elapsed_s"] for t in timings.values()),
+        "overhead_p50": statistics.median(overheads) if overheads else None,
+        "overhead_p90": overheads[int(0.9 * (len(overheads) - 1))] if overheads else None,
+        "nodes": len({t.get("node") for t in timings.values()} - {None}),
+        "tasks": len(timings),
+    }
 
 
 def main() -> int:
@@ -83,8 +106,17 @@ def main() -> int:
         tasks, cassettes = folder / "tasks.json", folder / "cassettes"
         many_tasks(single_tasks(folder), tasks, args.tasks)
         with ConversationModel(script()) as model:  # recorded once, on one machine, without Ray
-            recorded = mcpgw_run(tasks, folder / "rec.jsonl", cassettes, *record_args(model), "--cassette", "rec",
-                                 "--concurrency", "4", timeout=3600)
+            recorded = mcpgw_run(
+                tasks,
+                folder / "rec.jsonl",
+                cassettes,
+                *record_args(model),
+                "--cassette",
+                "rec",
+                "--concurrency",
+                "4",
+                timeout=3600,
+            )
         if recorded.returncode != 0:
             sys.exit(f"bench_ray: the recording failed: {recorded.stderr[-2000:]}")
         results: dict[str, list[dict]] = {"no Ray": [], "Ray, 1 node": [], "Ray, 2 nodes": []}
@@ -105,15 +137,19 @@ def main() -> int:
         values = [r[key] for r in results[layout] if r[key] is not None]
         return fmt.format(statistics.median(values) * scale) if values else "-"
 
-    print(f"{args.tasks}-task replay, median of {args.rounds} interleaved round(s); answers identical to the recording: {same}")
+    print(
+        f"{args.tasks}-task replay, median of {args.rounds} interleaved round(s); answers identical to the recording: {same}"
+    )
     print(f"{'':34}" + "".join(f"{layout:>16}" for layout in results))
-    rows = [("wall time, whole command (s)", "wall", 1.0, "{:.1f}"),
-            ("run span, connect to merge (s)", "span", 1.0, "{:.1f}"),
-            ("tasks per second (over the span)", "span", None, ""),
-            ("task time, sum over tasks (s)", "work", 1.0, "{:.1f}"),
-            ("Ray overhead per task, p50 (ms)", "overhead_p50", 1000.0, "{:.0f}"),
-            ("Ray overhead per task, p90 (ms)", "overhead_p90", 1000.0, "{:.0f}"),
-            ("nodes that ran tasks", "nodes", 1.0, "{:.0f}")]
+    rows = [
+        ("wall time, whole command (s)", "wall", 1.0, "{:.1f}"),
+        ("run span, connect to merge (s)", "span", 1.0, "{:.1f}"),
+        ("tasks per second (over the span)", "span", None, ""),
+        ("task time, sum over tasks (s)", "work", 1.0, "{:.1f}"),
+        ("Ray overhead per task, p50 (ms)", "overhead_p50", 1000.0, "{:.0f}"),
+        ("Ray overhead per task, p90 (ms)", "overhead_p90", 1000.0, "{:.0f}"),
+        ("nodes that ran tasks", "nodes", 1.0, "{:.0f}"),
+    ]
     for label, key, scale, fmt in rows:
         if scale is None:
             cells = [f"{args.tasks / statistics.median(r['span'] for r in results[layout]):.2f}" for layout in results]

@@ -18,12 +18,14 @@ import time
 
 import anyio
 
-from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.cassette.state import StateModel
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
-TOOLS = [{"name": "create_entities", "inputSchema": {"type": "object"}},
-         {"name": "read_graph", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}]
+TOOLS = [
+    {"name": "create_entities", "inputSchema": {"type": "object"}},
+    {"name": "read_graph", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+]
 CATALOG = {"catalog": {"init": {"serverInfo": {"name": "bench"}}, "tools": TOOLS}}
 
 
@@ -31,7 +33,9 @@ def session(step_count: int) -> list[tuple[str, dict]]:
     steps = []
     for i in range(step_count):
         if i % 3 == 0:
-            steps.append(("create_entities", {"entities": [{"name": f"e{i}", "entityType": "t", "observations": ["x" * 40]}]}))
+            steps.append(
+                ("create_entities", {"entities": [{"name": f"e{i}", "entityType": "t", "observations": ["x" * 40]}]})
+            )
         else:
             steps.append(("read_graph", {}))
     return steps
@@ -43,9 +47,18 @@ def recorded_entries(server: str, tracked: bool, steps: list[tuple[str, dict]]) 
     for name, arguments in steps:
         params = {"name": name, "arguments": arguments}
         call = model.keyed("tools/call", params, history)
-        entries.append({"key": call.key, "base": call.base, "history": call.history, "server": server,
-                        "method": "tools/call", "params": params, "lane": "rec",
-                        "result": {"content": [{"type": "text", "text": "ok " * 20}]}})
+        entries.append(
+            {
+                "key": call.key,
+                "base": call.base,
+                "history": call.history,
+                "server": server,
+                "method": "tools/call",
+                "params": params,
+                "lane": "rec",
+                "result": {"content": [{"type": "text", "text": "ok " * 20}]},
+            }
+        )
         history = call.history_after()
     return entries
 

@@ -1,13 +1,13 @@
 """Runs benchmark: prints numbers, asserts nothing.
 
-  (1) a replayed `mcpgw run`: 100 tasks x 5 tool calls (tc strategy, 6 model turns each),
-      recorded once against a scripted model and the test fixture server, then replayed with
-      the whole CLI (gateway start included), no model endpoint, no server process;
-  (2) the model passthrough's cost per recorded completion: p50/p99 of the same
-      non-streamed completion sent straight to the scripted model, and through the gateway in
-      record mode (committed to the cassette before it is answered), interleaved.
+(1) a replayed `mcpgw run`: 100 tasks x 5 tool calls (tc strategy, 6 model turns each),
+    recorded once against a scripted model and the test fixture server, then replayed with
+    the whole CLI (gateway start included), no model endpoint, no server process;
+(2) the model passthrough's cost per recorded completion: p50/p99 of the same
+    non-streamed completion sent straight to the scripted model, and through the gateway in
+    record mode (committed to the cassette before it is answered), interleaved.
 
-    python bench/bench_runs.py [--tasks 100] [--calls 5] [--completions 300]
+  python bench/bench_runs.py [--tasks 100] [--calls 5] [--completions 300]
 """
 
 from __future__ import annotations
@@ -37,8 +37,11 @@ def marker(i: int) -> str:
 
 
 def script(tasks: int, calls: int) -> dict:
-    return {("tc", marker(i)): [{"tool_calls": [["fx__echo", {"message": f"{i}-{c}"}]]} for c in range(calls)]
-            + [{"text": f"answer {i}"}] for i in range(tasks)}
+    return {
+        ("tc", marker(i)): [{"tool_calls": [["fx__echo", {"message": f"{i}-{c}"}]]} for c in range(calls)]
+        + [{"text": f"answer {i}"}]
+        for i in range(tasks)
+    }
 
 
 def cli(*args: str, env: dict | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
@@ -55,22 +58,51 @@ def cli(*args: str, env: dict | None = None) -> tuple[float, float, subprocess.C
 
 def replayed_run(work: Path, tasks: int, calls: int) -> None:
     task_file = work / "tasks.jsonl"
-    task_file.write_text("".join(json.dumps({"id": f"t{i:04d}", "query": f"{marker(i)} echo five things",
-                                             "reference_answer": f"answer {i}"}) + "\n" for i in range(tasks)))
+    task_file.write_text(
+        "".join(
+            json.dumps({"id": f"t{i:04d}", "query": f"{marker(i)} echo five things", "reference_answer": f"answer {i}"})
+            + "\n"
+            for i in range(tasks)
+        )
+    )
     config = work / "fx.yaml"
     config.write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
-    common = [str(task_file), "--model", "scripted-1", "--strategy", "tc", "--concurrency", "8",
-              "--cassettes-dir", str(work / "cassettes"), "--max-rounds", str(calls + 1)]
+    common = [
+        str(task_file),
+        "--model",
+        "scripted-1",
+        "--strategy",
+        "tc",
+        "--concurrency",
+        "8",
+        "--cassettes-dir",
+        str(work / "cassettes"),
+        "--max-rounds",
+        str(calls + 1),
+    ]
     with ScriptedModel(script(tasks, calls)) as model:
-        wall, _, _ = cli("run", *common, "--mode", "record", "--config", str(config), "--cassette", "bench",
-                         "--llm-base-url", model.base_url)
+        wall, _, _ = cli(
+            "run",
+            *common,
+            "--mode",
+            "record",
+            "--config",
+            str(config),
+            "--cassette",
+            "bench",
+            "--llm-base-url",
+            model.base_url,
+        )
     print(f"recorded {tasks} tasks x {calls} calls in {wall:.1f}s")
     offline = {k: v for k, v in os.environ.items() if k != "PATH"}
     for attempt in range(2):
-        wall, cpu, done = cli("run", *common, "--mode", "replay", "--cassette", "bench",
-                              "--log-cassette", f"replay{attempt}", env=offline)
+        wall, cpu, done = cli(
+            "run", *common, "--mode", "replay", "--cassette", "bench", "--log-cassette", f"replay{attempt}", env=offline
+        )
         summary = [line for line in done.stderr.splitlines() if "task(s) in" in line]
-        print(f"replayed run {attempt + 1}: {wall:.2f}s wall, {cpu:.2f}s CPU (gateway + runner) :: {summary[0] if summary else ''}")
+        print(
+            f"replayed run {attempt + 1}: {wall:.2f}s wall, {cpu:.2f}s CPU (gateway + runner) :: {summary[0] if summary else ''}"
+        )
 
 
 def process_cpu(pid: int) -> float:
@@ -82,8 +114,21 @@ def passthrough_overhead(work: Path, completions: int) -> None:
     config = work / "fx.yaml"
     body = {"model": "scripted-1", "messages": [{"role": "user", "content": "[overhead] say hi"}]}
     with ScriptedModel({("mcpbench", "[overhead]"): [{"text": "hi"}] * (2 * completions + 20)}) as model:
-        gateway = GatewayProcess(["--mode", "record", "--config", str(config), "--cassettes-dir", str(work / "cassettes"),
-                                  "--cassette", "overhead", "--llm-base-url", model.base_url], work / "overhead.log")
+        gateway = GatewayProcess(
+            [
+                "--mode",
+                "record",
+                "--config",
+                str(config),
+                "--cassettes-dir",
+                str(work / "cassettes"),
+                "--cassette",
+                "overhead",
+                "--llm-base-url",
+                model.base_url,
+            ],
+            work / "overhead.log",
+        )
         try:
             direct_s, through_s = [], []
             with httpx.Client(timeout=10) as client:
@@ -93,16 +138,20 @@ def passthrough_overhead(work: Path, completions: int) -> None:
                 for i in range(completions):
                     for target, samples in ((model.base_url, direct_s), (gateway.base + "/v1", through_s)):
                         started = time.perf_counter()
-                        client.post(target + "/chat/completions", json=body, headers={"X-Run-Id": f"r{i}"}).raise_for_status()
+                        client.post(
+                            target + "/chat/completions", json=body, headers={"X-Run-Id": f"r{i}"}
+                        ).raise_for_status()
                         samples.append(time.perf_counter() - started)
                 gateway_cpu = process_cpu(gateway.process.pid) - cpu_before
         finally:
             gateway.stop()
     p = lambda xs, q: sorted(xs)[min(len(xs) - 1, int(q * len(xs)))] * 1000  # noqa: E731
-    print(f"completion straight to the model: p50 {p(direct_s, .5):.2f} ms, p99 {p(direct_s, .99):.2f} ms")
-    print(f"through the gateway, recorded:    p50 {p(through_s, .5):.2f} ms, p99 {p(through_s, .99):.2f} ms")
-    print(f"passthrough overhead per recorded completion: p50 {p(through_s, .5) - p(direct_s, .5):.2f} ms "
-          f"(n={completions}); the gateway's CPU per recorded completion: {gateway_cpu / completions * 1000:.2f} ms")
+    print(f"completion straight to the model: p50 {p(direct_s, 0.5):.2f} ms, p99 {p(direct_s, 0.99):.2f} ms")
+    print(f"through the gateway, recorded:    p50 {p(through_s, 0.5):.2f} ms, p99 {p(through_s, 0.99):.2f} ms")
+    print(
+        f"passthrough overhead per recorded completion: p50 {p(through_s, 0.5) - p(direct_s, 0.5):.2f} ms "
+        f"(n={completions}); the gateway's CPU per recorded completion: {gateway_cpu / completions * 1000:.2f} ms"
+    )
 
 
 def main() -> None:

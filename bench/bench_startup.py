@@ -80,8 +80,11 @@ def main() -> None:
     for spec in specs:
         for directory in make_plan(spec).dirs:
             Path(directory).mkdir(parents=True, exist_ok=True)
-    print(f"profile {args.profile!r} of {args.config}: {len(specs)} servers; {os.cpu_count()} cores; "
-          f"median of {args.repeat} run(s)", flush=True)
+    print(
+        f"profile {args.profile!r} of {args.config}: {len(specs)} servers; {os.cpu_count()} cores; "
+        f"median of {args.repeat} run(s)",
+        flush=True,
+    )
     if not args.no_warmup:
         set_mode("a")
         anyio.run(together, specs, args.timeout)
@@ -114,8 +117,10 @@ def main() -> None:
     print()
     print(f"{'server':<24}{'alone (a)':>11}{'alone (b)':>11}{'together (a)':>14}{'together (b)':>14}")
     for spec in specs:
-        print(f"{spec.id:<24}{med(single['a'][spec.id]):>10.2f}s{med(single['b'][spec.id]):>10.2f}s"
-              f"{med(in_group['a'][spec.id]):>13.2f}s{med(in_group['b'][spec.id]):>13.2f}s")
+        print(
+            f"{spec.id:<24}{med(single['a'][spec.id]):>10.2f}s{med(single['b'][spec.id]):>10.2f}s"
+            f"{med(in_group['a'][spec.id]):>13.2f}s{med(in_group['b'][spec.id]):>13.2f}s"
+        )
     print()
     for mode in MODES:
         counted = [s for s in specs if s.id not in failures] or specs
@@ -123,15 +128,19 @@ def main() -> None:
         slowest = med(single[mode][slowest_id])
         total = sum(med(single[mode][s.id]) for s in counted)
         every = med(all_ready[mode])
-        print(f"({mode}) {LABELS[mode]:<10} all ready together: {every:.2f}s   slowest single ready "
-              f"server: {slowest_id} {slowest:.2f}s   ratio {every / slowest:.2f}x (target <= 1.5x)   "
-              f"one after another: {total:.2f}s")
+        print(
+            f"({mode}) {LABELS[mode]:<10} all ready together: {every:.2f}s   slowest single ready "
+            f"server: {slowest_id} {slowest:.2f}s   ratio {every / slowest:.2f}x (target <= 1.5x)   "
+            f"one after another: {total:.2f}s"
+        )
         # Started together, the servers share the cores: all of them cannot be ready before the
         # CPU their starts need, spread over every core, has been spent.
         cpu = sum(med(single_cpu[mode][s.id]) for s in counted)
         floor = max(cpu / (os.cpu_count() or 1), slowest)
-        print(f"    CPU to ready, each alone (server, its launcher and the gateway's side): {cpu:.2f}s in all; "
-              f"on {os.cpu_count()} cores no start-up together can beat {floor:.2f}s: together took {every / floor:.2f}x that")
+        print(
+            f"    CPU to ready, each alone (server, its launcher and the gateway's side): {cpu:.2f}s in all; "
+            f"on {os.cpu_count()} cores no start-up together can beat {floor:.2f}s: together took {every / floor:.2f}x that"
+        )
     for sid, reason in failures.items():
         print(f"not ready: {sid} {reason}")
 

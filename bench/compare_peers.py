@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -51,7 +51,10 @@ PEER_ENVS = {  # name -> requirements of its own environment
     "fastmcp": ["fastmcp==4.1.2"],
 }
 WORKLOADS = {
-    "everything": ("server-everything echo", ["npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]),
+    "everything": (
+        "server-everything echo",
+        ["npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"],
+    ),
     "python": ("small Python stdio echo", [sys.executable, str(BENCH / "echo_server.py")]),
 }
 
@@ -109,7 +112,10 @@ async def run_clients(target: object, tool: str, clients: int, per_client: int) 
     async with anyio.create_task_group() as tg:
         for _ in range(clients):
             tg.start_soon(worker)
-    return {**summarize(latencies, max(finished) - started[0]), "client_cpu_ms": (cpu[1] - cpu[0]) / len(latencies) * 1000}
+    return {
+        **summarize(latencies, max(finished) - started[0]),
+        "client_cpu_ms": (cpu[1] - cpu[0]) / len(latencies) * 1000,
+    }
 
 
 def group_cpu(root: int | None) -> float:
@@ -193,7 +199,13 @@ class Target:
         if not self.conc:
             return self.name, float("nan"), float("nan"), None, float("nan")
         cpu = self.server_cpu / self.calls * 1000 if self.proc else None
-        return self.name, statistics.median(self.seq), statistics.median(self.conc), cpu, statistics.median(self.clients_cpu)
+        return (
+            self.name,
+            statistics.median(self.seq),
+            statistics.median(self.conc),
+            cpu,
+            statistics.median(self.clients_cpu),
+        )
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -209,8 +221,9 @@ def rounds(targets: list[Target], args: argparse.Namespace) -> None:
 
 def serve(cmd: list[str], url: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.Popen:
     log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on it
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, env={**os.environ, **(env or {})}
+    )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -227,8 +240,25 @@ def serve(cmd: list[str], url: str, env: dict[str, str] | None = None, cwd: Path
 
 def start_gateway(name: str, config: Path, cassettes: Path, extra: list[str], env: dict[str, str]) -> Target:
     port = free_port()
-    proc = serve([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", str(port),
-                  "--cassettes-dir", str(cassettes), "--validate", "audit", *extra], f"http://127.0.0.1:{port}/healthz", env)
+    proc = serve(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(config),
+            "--port",
+            str(port),
+            "--cassettes-dir",
+            str(cassettes),
+            "--validate",
+            "audit",
+            *extra,
+        ],
+        f"http://127.0.0.1:{port}/healthz",
+        env,
+    )
     base = f"http://127.0.0.1:{port}"
     wait_gateway(base, extra)
     return Target(name, base + "/mcp", proc)
@@ -247,8 +277,9 @@ def wait_gateway(base: str, extra: list[str]) -> None:
 def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:
     _, command = WORKLOADS[key]
     config = tmp / f"{key}.yaml"
-    config.write_text("version: 1\nservers:\n  up:\n"
-                      f"    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"'))
+    config.write_text(
+        f"version: 1\nservers:\n  up:\n    command: {command[0]}\n    args: {command[1:]!r}\n".replace("'", '"')
+    )
     cassettes = tmp / f"{key}-cassettes"
 
     # The recording comes first, alone: the replay rows replay what it records.
@@ -262,32 +293,92 @@ def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:
     try:
         if key == "python":
             port = free_port()
-            targets.append(Target("an SDK server answering over HTTP itself (the SDK floor)", f"http://127.0.0.1:{port}/mcp",
-                                  serve([sys.executable, str(BENCH / "echo_server.py"), "--http", str(port)], f"http://127.0.0.1:{port}/mcp")))
+            targets.append(
+                Target(
+                    "an SDK server answering over HTTP itself (the SDK floor)",
+                    f"http://127.0.0.1:{port}/mcp",
+                    serve(
+                        [sys.executable, str(BENCH / "echo_server.py"), "--http", str(port)],
+                        f"http://127.0.0.1:{port}/mcp",
+                    ),
+                )
+            )
             port = free_port()
-            targets.append(Target(NULL_ROW, f"http://127.0.0.1:{port}/mcp",
-                                  serve([sys.executable, str(BENCH / "null_server.py"), str(port)], f"http://127.0.0.1:{port}/mcp")))
-        proxies = [("naive SDK proxy (JSON answers)", lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command])]
+            targets.append(
+                Target(
+                    NULL_ROW,
+                    f"http://127.0.0.1:{port}/mcp",
+                    serve([sys.executable, str(BENCH / "null_server.py"), str(port)], f"http://127.0.0.1:{port}/mcp"),
+                )
+            )
+        proxies = [
+            (
+                "naive SDK proxy (JSON answers)",
+                lambda port: [sys.executable, str(BENCH / "naive_proxy.py"), str(port), *command],
+            )
+        ]
         if not args.skip_peers:
             proxies += [
-                ("mcp-proxy 0.13 (sparfenyuk)", lambda port: [str(peer_env("mcp-proxy") / "mcp-proxy"), "--port", str(port),
-                                                              "--host", "127.0.0.1", "--log-level", "WARNING", "--", *command]),
-                ("FastMCP 4.1.2 proxy (JSON answers)", lambda port: [str(peer_env("fastmcp") / "python"),
-                                                                     str(BENCH / "peers" / "fastmcp_proxy.py"), str(port), *command]),
+                (
+                    "mcp-proxy 0.13 (sparfenyuk)",
+                    lambda port: [
+                        str(peer_env("mcp-proxy") / "mcp-proxy"),
+                        "--port",
+                        str(port),
+                        "--host",
+                        "127.0.0.1",
+                        "--log-level",
+                        "WARNING",
+                        "--",
+                        *command,
+                    ],
+                ),
+                (
+                    "FastMCP 4.1.2 proxy (JSON answers)",
+                    lambda port: [
+                        str(peer_env("fastmcp") / "python"),
+                        str(BENCH / "peers" / "fastmcp_proxy.py"),
+                        str(port),
+                        *command,
+                    ],
+                ),
             ]
         for name, cmd in proxies:
             port = free_port()
-            targets.append(Target(name, f"http://127.0.0.1:{port}/mcp", serve(cmd(port), f"http://127.0.0.1:{port}/mcp")))
+            targets.append(
+                Target(name, f"http://127.0.0.1:{port}/mcp", serve(cmd(port), f"http://127.0.0.1:{port}/mcp"))
+            )
         setups = [
             ("mcpgw live (validation + call log)", ["--mode", "live", "--cassette", "live-log"], {}),
-            ("mcpgw live, fast path off", ["--mode", "live", "--cassette", "live-log-slow"], {"MCPGW_FAST_PATH": "off"}),
+            (
+                "mcpgw live, fast path off",
+                ["--mode", "live", "--cassette", "live-log-slow"],
+                {"MCPGW_FAST_PATH": "off"},
+            ),
             ("mcpgw replay", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"], {}),
-            ("mcpgw replay, fast path off", ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log-slow"],
-             {"MCPGW_FAST_PATH": "off"}),
+            (
+                "mcpgw replay, fast path off",
+                ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log-slow"],
+                {"MCPGW_FAST_PATH": "off"},
+            ),
         ]
         for workers in args.workers:
-            setups.append((f"mcpgw replay --workers {workers}", ["--mode", "replay", "--cassette", "rec", "--log-cassette",
-                                                                 f"replay-log-w{workers}", "--workers", str(workers)], {}))
+            setups.append(
+                (
+                    f"mcpgw replay --workers {workers}",
+                    [
+                        "--mode",
+                        "replay",
+                        "--cassette",
+                        "rec",
+                        "--log-cassette",
+                        f"replay-log-w{workers}",
+                        "--workers",
+                        str(workers),
+                    ],
+                    {},
+                )
+            )
         for name, extra, env in setups:
             targets.append(start_gateway(name, config, cassettes, extra, env))
         rounds(targets, args)
@@ -295,7 +386,9 @@ def workload_rows(key: str, args: argparse.Namespace, tmp: Path) -> list[Row]:
         for target in targets:
             target.stop()
     rows = [target.row() for target in targets]
-    return rows[:-len(setups) + 2] + [record.row()] + rows[-len(setups) + 2:]  # record beside the live rows, as before
+    return (
+        rows[: -len(setups) + 2] + [record.row()] + rows[-len(setups) + 2 :]
+    )  # record beside the live rows, as before
 
 
 NULL_ROW = "a null HTTP server (canned answers, no MCP work): the client's own floor"
@@ -310,33 +403,45 @@ def verdicts(rows: list[Row]) -> list[str]:
     live = by.get("mcpgw live (validation + call log)")
     if peers and live:
         best_p50, best_rate = min(p for p, _ in peers), max(r for _, r in peers)
-        out.append(f"live: p50 {live[0] / best_p50:.2f}x the best peer's (target <= 0.8x); "
-                   f"calls/s {live[1] / best_rate:.2f}x the best peer's (target >= 1.5x)")
+        out.append(
+            f"live: p50 {live[0] / best_p50:.2f}x the best peer's (target <= 0.8x); "
+            f"calls/s {live[1] / best_rate:.2f}x the best peer's (target >= 1.5x)"
+        )
         peer_cpu = [c for n, c in cpu.items() if n.startswith(("naive", "mcp-proxy", "FastMCP")) and c]
         if peer_cpu and cpu.get("mcpgw live (validation + call log)"):
-            out.append(f"live: server-side CPU per call {cpu['mcpgw live (validation + call log)'] / min(peer_cpu):.2f}x "
-                       "the most frugal peer's")
+            out.append(
+                f"live: server-side CPU per call {cpu['mcpgw live (validation + call log)'] / min(peer_cpu):.2f}x "
+                "the most frugal peer's"
+            )
     floor = next((v for n, v in by.items() if n.startswith("an SDK server")), None)
     replay = by.get("mcpgw replay")
     if floor and replay:
-        out.append(f"replay: p50 {replay[0] / floor[0]:.2f}x the SDK floor's (target <= 0.6x); "
-                   f"calls/s {replay[1] / floor[1]:.2f}x (target >= 2x)")
+        out.append(
+            f"replay: p50 {replay[0] / floor[0]:.2f}x the SDK floor's (target <= 0.6x); "
+            f"calls/s {replay[1] / floor[1]:.2f}x (target >= 2x)"
+        )
         floor_cpu = next((c for n, c in cpu.items() if n.startswith("an SDK server")), None)
         if floor_cpu and cpu.get("mcpgw replay"):
             out.append(f"replay: server-side CPU per call {cpu['mcpgw replay'] / floor_cpu:.2f}x the SDK floor's")
         null = by.get(NULL_ROW)
         if null:  # no server can answer faster than one that does nothing
-            out.append(f"replay: even the null server gives p50 {null[0] / floor[0]:.2f}x and calls/s {null[1] / floor[1]:.2f}x "
-                       "the SDK floor's: no server can do better with this client on this machine")
+            out.append(
+                f"replay: even the null server gives p50 {null[0] / floor[0]:.2f}x and calls/s {null[1] / floor[1]:.2f}x "
+                "the SDK floor's: no server can do better with this client on this machine"
+            )
         # The clients share one process (one core): whatever the server, they cannot call faster than their own CPU allows.
         own = clients.get("mcpgw replay")
         if own and own == own:
-            out.append(f"replay: the SDK clients' own CPU is {own:.2f} ms per call, so they cannot exceed {1000 / own:.0f} "
-                       f"calls/s against any server; 2x the SDK floor would be {2 * floor[1]:.0f} calls/s")
+            out.append(
+                f"replay: the SDK clients' own CPU is {own:.2f} ms per call, so they cannot exceed {1000 / own:.0f} "
+                f"calls/s against any server; 2x the SDK floor would be {2 * floor[1]:.0f} calls/s"
+            )
     for name, (p50, rate) in by.items():
         if "--workers" in name and replay:
             workers = int(name.rsplit(" ", 1)[1])
-            out.append(f"{name}: calls/s {rate / replay[1]:.2f}x one process (target >= {1 + 0.8 * (min(workers, os.cpu_count() or 1) - 1):.1f}x)")
+            out.append(
+                f"{name}: calls/s {rate / replay[1]:.2f}x one process (target >= {1 + 0.8 * (min(workers, os.cpu_count() or 1) - 1):.1f}x)"
+            )
     return out
 
 
@@ -353,17 +458,23 @@ def main() -> None:
     args = parser.parse_args()
     ERA["mode"] = args.era
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-peers-"))
-    began = datetime.now(timezone.utc)
+    began = datetime.now(UTC)
     table = {key: workload_rows(key, args, tmp) for key in args.workloads}
-    ended = datetime.now(timezone.utc)
-    print(f"\nmeasured {began:%Y-%m-%d %H:%M}-{ended:%H:%M} UTC on {os.cpu_count()} cores (load average "
-          f"{os.getloadavg()[0]:.1f}); SDK client, era {args.era}; {args.seq} sequential calls, {args.clients} clients x "
-          f"{args.per_client}; medians of {args.repeats}\n")
-    print("| workload | path | seq p50 ms | conc calls/s | server CPU ms/call | client CPU ms/call |\n|---|---|---|---|---|---|")
+    ended = datetime.now(UTC)
+    print(
+        f"\nmeasured {began:%Y-%m-%d %H:%M}-{ended:%H:%M} UTC on {os.cpu_count()} cores (load average "
+        f"{os.getloadavg()[0]:.1f}); SDK client, era {args.era}; {args.seq} sequential calls, {args.clients} clients x "
+        f"{args.per_client}; medians of {args.repeats}\n"
+    )
+    print(
+        "| workload | path | seq p50 ms | conc calls/s | server CPU ms/call | client CPU ms/call |\n|---|---|---|---|---|---|"
+    )
     for key, rows in table.items():
         for number, (name, p50, rate, cpu, own) in enumerate(rows):
             shown = f"{cpu:.2f}" if cpu is not None else "-"
-            print(f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} | {shown} | {own:.2f} |")
+            print(
+                f"| {WORKLOADS[key][0] if number == 0 else ''} | {name} | {p50:.2f} | {rate:.0f} | {shown} | {own:.2f} |"
+            )
     for key, rows in table.items():
         for line in verdicts(rows):
             print(f"{WORKLOADS[key][0]}: {line}")

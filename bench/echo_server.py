@@ -14,7 +14,9 @@ async def list_tools(ctx, params):
 
 
 async def call_tool(ctx, params):
-    return types.CallToolResult(content=[types.TextContent(type="text", text=f"Echo: {(params.arguments or {}).get('message')}")])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"Echo: {(params.arguments or {}).get('message')}")]
+    )
 
 
 server = Server("bench-echo", on_list_tools=list_tools, on_call_tool=call_tool)

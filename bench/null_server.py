@@ -18,8 +18,11 @@ import json
 import sys
 import uuid
 
-TOOL = {"name": "echo", "description": "Echoes the message",
-        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}}
+TOOL = {
+    "name": "echo",
+    "description": "Echoes the message",
+    "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+}
 CAPABILITIES = {"tools": {"listChanged": False}}
 INFO = {"name": "null", "version": "0"}
 
@@ -34,8 +37,13 @@ def _result(message: dict) -> dict:
     if method == "initialize":
         return {"protocolVersion": params.get("protocolVersion"), "capabilities": CAPABILITIES, "serverInfo": INFO}
     if method == "server/discover":
-        return {"cacheScope": "public", "capabilities": CAPABILITIES, "serverInfo": INFO,
-                "supportedVersions": ["2026-07-28"], "ttlMs": 0}
+        return {
+            "cacheScope": "public",
+            "capabilities": CAPABILITIES,
+            "serverInfo": INFO,
+            "supportedVersions": ["2026-07-28"],
+            "ttlMs": 0,
+        }
     if method == "tools/list":
         return {"tools": [TOOL], "ttlMs": 0, "cacheScope": "public"}
     if method == "tools/call":

@@ -45,8 +45,9 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("perf") is None:
         sys.exit("perf_self_times: `perf` is not installed (linux-perf / linux-tools)")
-    version = subprocess.run([args.python, "-c", "import sys; print(sys.version_info >= (3, 12))"],
-                             capture_output=True, text=True)
+    version = subprocess.run(
+        [args.python, "-c", "import sys; print(sys.version_info >= (3, 12))"], capture_output=True, text=True
+    )
     if version.stdout.strip() != "True":
         sys.exit(f"perf_self_times: {args.python} is not Python 3.12 or later (perf trampolines came in 3.12)")
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-perf-"))
@@ -55,9 +56,28 @@ def main() -> None:
 
     def gateway(extra: list[str]) -> tuple[str, object]:
         port = free_port()
-        proc = serve([args.python, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
-                      "--cassettes-dir", str(tmp / "cassettes"), "--validate", "audit", *extra],
-                     f"http://127.0.0.1:{port}/healthz", env={"PYTHONPERFSUPPORT": "1"}, cwd=BENCH.parent)
+        proc = serve(
+            [
+                args.python,
+                "-m",
+                "mcpgw.cli",
+                "serve",
+                "--naming",
+                "prefix",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+                "--cassettes-dir",
+                str(tmp / "cassettes"),
+                "--validate",
+                "audit",
+                *extra,
+            ],
+            f"http://127.0.0.1:{port}/healthz",
+            env={"PYTHONPERFSUPPORT": "1"},
+            cwd=BENCH.parent,
+        )
         wait_gateway(f"http://127.0.0.1:{port}", extra)
         return f"http://127.0.0.1:{port}/mcp", proc
 
@@ -84,16 +104,23 @@ async def _drive(url: str, clients: int, per_client: int, pid: int, data: Path, 
 
     async def calls(client: httpx.AsyncClient, head: dict[str, str], first: int, last: int) -> None:
         for i in range(first, last):  # "hello 0".. as recorded, so every call is a hit
-            body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                    "params": {"name": "up__echo", "arguments": {"message": f"hello {i}"}}}
+            body = {
+                "jsonrpc": "2.0",
+                "id": i + 1,
+                "method": "tools/call",
+                "params": {"name": "up__echo", "arguments": {"message": f"hello {i}"}},
+            }
             answer = await client.post(url, json=body, headers=head)
             if b'"result"' not in answer.content:
                 raise RuntimeError(f"{url}: {answer.status_code} {answer.text[:200]}")
 
     try:
         await asyncio.gather(*(calls(c, h, 0, 50) for c, h in zip(sessions, heads)))  # warm up
-        perf = subprocess.Popen(["perf", "record", "-F", str(frequency), "--call-graph", "dwarf,8192", "-o", str(data),
-                                 "-p", str(pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        perf = subprocess.Popen(
+            ["perf", "record", "-F", str(frequency), "--call-graph", "dwarf,8192", "-o", str(data), "-p", str(pid)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(1)  # perf attached before the measured calls
         await asyncio.gather(*(calls(c, h, 50, 50 + per_client) for c, h in zip(sessions, heads)))
         perf.send_signal(2)
@@ -121,8 +148,10 @@ def _report(script: str, top: int) -> None:
     if not samples:
         sys.exit("perf_self_times: perf recorded no samples (is perf allowed here? see perf_event_paranoid)")
     inside = sum(python.values())
-    print(f"\n{samples} samples; {100 * inside / samples:.0f}% inside a Python function, "
-          f"{len(python)} functions\n\n| function (self, with the C and kernel work it called) | share |\n|---|---|")
+    print(
+        f"\n{samples} samples; {100 * inside / samples:.0f}% inside a Python function, "
+        f"{len(python)} functions\n\n| function (self, with the C and kernel work it called) | share |\n|---|---|"
+    )
     for name, count in python.most_common(top):
         print(f"| {name} | {100 * count / samples:.2f}% |")
     print("\n| outside any Python function (leaf symbol) | share |\n|---|---|")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import pstats
+import signal
 import sys
 import tempfile
 import time
@@ -68,9 +68,11 @@ def report(path: str, profile: Path, calls: int, cpu_s: float) -> None:
         by_area[area_of(filename)] += tottime
         rows.append((tottime, ncalls, f"{Path(filename).name}:{line} {name}"))
     total = sum(by_area.values())
-    print(f"\n== {path}: process CPU {cpu_s / calls * 1e6:.0f} us per call (profiled, with cProfile's overhead: "
-          f"{total / calls * 1e6:.0f} us per call; {calls} calls; "
-          f"{sum(ncalls for _, ncalls, _ in rows) / calls:.0f} function calls per call, Python and C)")
+    print(
+        f"\n== {path}: process CPU {cpu_s / calls * 1e6:.0f} us per call (profiled, with cProfile's overhead: "
+        f"{total / calls * 1e6:.0f} us per call; {calls} calls; "
+        f"{sum(ncalls for _, ncalls, _ in rows) / calls:.0f} function calls per call, Python and C)"
+    )
     for area, seconds in sorted(by_area.items(), key=lambda kv: -kv[1]):
         print(f"  {area:<44}{seconds / calls * 1e6:>8.0f} us/call {100 * seconds / total:>6.1f}%")
     print("  top functions (own time):")
@@ -89,19 +91,38 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-profile-"))
     config = tmp / "bench.yaml"
-    config.write_text("version: 1\nservers:\n  everything:\n    command: npx\n"
-                      f"    args: {UPSTREAM[1:]!r}\n".replace("'", '"'))
-    modes = {"record": ["--mode", "record", "--cassette", "rec"],
-             "live": ["--mode", "live", "--cassette", "live-log"],
-             "replay": ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"]}
+    config.write_text(
+        f"version: 1\nservers:\n  everything:\n    command: npx\n    args: {UPSTREAM[1:]!r}\n".replace("'", '"')
+    )
+    modes = {
+        "record": ["--mode", "record", "--cassette", "rec"],
+        "live": ["--mode", "live", "--cassette", "live-log"],
+        "replay": ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"],
+    }
     cpu: dict[str, float] = {}
     for path in ["record", *args.paths]:
         port = free_port()
         profile = tmp / f"{path}.prof"
         entry = ["-m", "mcpgw.cli"] if path == "record" else [str(Path(__file__).with_name("_profiled.py"))]
         os.environ["MCPGW_PROFILE_OUT"] = str(profile)
-        gateway = start([sys.executable, *entry, "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
-                         "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]])
+        gateway = start(
+            [
+                sys.executable,
+                *entry,
+                "serve",
+                "--naming",
+                "prefix",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+                "--cassettes-dir",
+                str(tmp),
+                "--validate",
+                "audit",
+                *modes[path],
+            ]
+        )
         try:
             base = f"http://127.0.0.1:{port}"
             wait_ready(base, "everything")

@@ -25,8 +25,10 @@ PROTOCOL = "2025-11-25"
 
 def _request(host: str, path: str, message: dict, session: str | None = None) -> bytes:
     body = json.dumps(message, separators=(",", ":")).encode()
-    head = (f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-            f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n")
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+        f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n"
+    )
     if session:
         head += f"mcp-session-id: {session}\r\nmcp-protocol-version: {PROTOCOL}\r\n"
     return head.encode() + b"\r\n" + body
@@ -47,19 +49,54 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[dict[bytes, bytes], byt
     return headers, await reader.readexactly(int(headers.get(b"content-length", b"0")))
 
 
-async def _client(url: str, tool: str, calls: int, latencies: list[float], ready: list[int], all_ready: asyncio.Event,
-                  go: asyncio.Event) -> None:
+async def _client(
+    url: str,
+    tool: str,
+    calls: int,
+    latencies: list[float],
+    ready: list[int],
+    all_ready: asyncio.Event,
+    go: asyncio.Event,
+) -> None:
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     try:
-        writer.write(_request(parts.netloc, parts.path, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw-load", "version": "0"}}}))
+        writer.write(
+            _request(
+                parts.netloc,
+                parts.path,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": PROTOCOL,
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw-load", "version": "0"},
+                    },
+                },
+            )
+        )
         headers, _ = await _answer(reader)
         session = headers[b"mcp-session-id"].decode()
-        writer.write(_request(parts.netloc, parts.path, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
+        writer.write(
+            _request(parts.netloc, parts.path, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        )
         await _answer(reader)
-        requests = [_request(parts.netloc, parts.path, {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {
-            "name": tool, "arguments": {"message": f"hello {i}"}}}, session) for i in range(calls)]
+        requests = [
+            _request(
+                parts.netloc,
+                parts.path,
+                {
+                    "jsonrpc": "2.0",
+                    "id": i + 1,
+                    "method": "tools/call",
+                    "params": {"name": tool, "arguments": {"message": f"hello {i}"}},
+                },
+                session,
+            )
+            for i in range(calls)
+        ]
         ready[0] += 1
         if ready[0] == ready[1]:
             all_ready.set()
@@ -98,7 +135,9 @@ def _in_process(args: tuple, results: multiprocessing.Queue) -> None:
 def load(url: str, tool: str, clients: int = 8, calls: int = 1000, procs: int = 1) -> dict:
     """calls/s over all processes, p50 ms, and the load generator's own CPU ms per call."""
     results: multiprocessing.Queue = multiprocessing.Queue()
-    workers = [multiprocessing.Process(target=_in_process, args=((url, tool, clients, calls), results)) for _ in range(procs)]
+    workers = [
+        multiprocessing.Process(target=_in_process, args=((url, tool, clients, calls), results)) for _ in range(procs)
+    ]
     for worker in workers:
         worker.start()
     outcomes = [results.get(timeout=600) for _ in workers]
@@ -109,8 +148,11 @@ def load(url: str, tool: str, clients: int = 8, calls: int = 1000, procs: int = 
         raise RuntimeError(failed[0])
     latencies = sorted(x for o in outcomes for x in o[0])
     wall, cpu = max(o[1] for o in outcomes), sum(o[2] for o in outcomes)
-    return {"calls_s": len(latencies) / wall, "p50_ms": statistics.median(latencies) * 1000,
-            "load_cpu_ms": cpu / len(latencies) * 1000}
+    return {
+        "calls_s": len(latencies) / wall,
+        "p50_ms": statistics.median(latencies) * 1000,
+        "load_cpu_ms": cpu / len(latencies) * 1000,
+    }
 
 
 def main() -> None:
@@ -122,7 +164,9 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=1)
     args = parser.parse_args()
     out = load(args.url, args.tool, args.clients, args.calls, args.procs)
-    print(f"{out['calls_s']:.0f} calls/s, p50 {out['p50_ms']:.2f} ms, load generator CPU {out['load_cpu_ms']:.3f} ms/call")
+    print(
+        f"{out['calls_s']:.0f} calls/s, p50 {out['p50_ms']:.2f} ms, load generator CPU {out['load_cpu_ms']:.3f} ms/call"
+    )
 
 
 if __name__ == "__main__":

@@ -43,11 +43,25 @@ AREAS = [  # (area, marker in the sampled line), first match wins
     ("gateway: recorder (call log, cassette)", "recorder/"),
     ("gateway: replay", "replay/"),
     ("gateway: hot lane (held at the HTTP protocol, checked, answered)", ("gateway/hot_lane", "gateway/hot_protocol")),
-    ("gateway: HTTP pipeline (context, guard, sessions, ids, identity, transport, fast path)",
-     ("gateway/request_context", "gateway/http_guard", "gateway/json_messages", "gateway/sessions",
-      "gateway/request_ids", "gateway/client_identity", "gateway/per_server", "gateway/transport",
-      "gateway/fast_path", "gateway/adaptive_http", "gateway/sdk_adapter", "gateway/pipeline", "gateway/stopping",
-      "gateway/http_errors")),
+    (
+        "gateway: HTTP pipeline (context, guard, sessions, ids, identity, transport, fast path)",
+        (
+            "gateway/request_context",
+            "gateway/http_guard",
+            "gateway/json_messages",
+            "gateway/sessions",
+            "gateway/request_ids",
+            "gateway/client_identity",
+            "gateway/per_server",
+            "gateway/transport",
+            "gateway/fast_path",
+            "gateway/adaptive_http",
+            "gateway/sdk_adapter",
+            "gateway/pipeline",
+            "gateway/stopping",
+            "gateway/http_errors",
+        ),
+    ),
     ("gateway: core", "gateway/"),
     ("json/msgpack", "json/"),
     ("json/msgpack", "msgpack"),
@@ -59,8 +73,27 @@ AREAS = [  # (area, marker in the sampled line), first match wins
 
 def sample(pid: int, seconds: float, out: Path) -> None:
     uvx = shutil.which("uvx") or str(Path(sys.executable).with_name("uvx"))
-    subprocess.run([uvx, "py-spy", "record", "--rate", "500", "--pid", str(pid), "--format", "raw", "--output", str(out),
-                    "--duration", str(int(seconds)), "--nonblocking", "--gil"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            uvx,
+            "py-spy",
+            "record",
+            "--rate",
+            "500",
+            "--pid",
+            str(pid),
+            "--format",
+            "raw",
+            "--output",
+            str(out),
+            "--duration",
+            str(int(seconds)),
+            "--nonblocking",
+            "--gil",
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
 def keep_busy(url: str, clients: int, calls: int) -> None:
@@ -113,8 +146,10 @@ def layer_costs(raw: Path) -> list[tuple[str, float, float]]:
             if _marks(marker, stack):
                 inclusive[label] += n
     present = [(label, 100 * inclusive[label] / max(total, 1)) for label, _ in LAYERS if inclusive[label]]
-    return [(label, share, share - (present[i + 1][1] if i + 1 < len(present) else 0.0))
-            for i, (label, share) in enumerate(present)]
+    return [
+        (label, share, share - (present[i + 1][1] if i + 1 < len(present) else 0.0))
+        for i, (label, share) in enumerate(present)
+    ]
 
 
 def hot_parts(raw: Path) -> list[tuple[str, float]]:
@@ -159,8 +194,10 @@ def summarize(path: str, raw: Path) -> None:
     print(f"\n== {path}: {total} samples with the GIL held")
     for area, n in areas.most_common():
         print(f"  {100 * n / total:5.1f}%  {area}")
-    print("  the gateway's own modules: " + ", ".join(f"{m.split('/')[1][:-3]} {100 * n / total:.1f}%"
-                                                   for m, n in modules.most_common(8)))
+    print(
+        "  the gateway's own modules: "
+        + ", ".join(f"{m.split('/')[1][:-3]} {100 * n / total:.1f}%" for m, n in modules.most_common(8))
+    )
     print("  the request's way in, by layer (inclusive %, own %):")
     for label, share, own in layer_costs(raw):
         print(f"  {share:5.1f}% {own:5.1f}%  {label}")
@@ -183,14 +220,35 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mcpgw-sample-"))
     config = tmp / "bench.yaml"
-    config.write_text("version: 1\nservers:\n  up:\n    command: npx\n" f"    args: {UPSTREAM[1:]!r}\n".replace("'", '"'))
-    modes = {"record": ["--mode", "record", "--cassette", "rec"], "live": ["--mode", "live", "--cassette", "live-log"],
-             "replay": ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"]}
+    config.write_text(f"version: 1\nservers:\n  up:\n    command: npx\n    args: {UPSTREAM[1:]!r}\n".replace("'", '"'))
+    modes = {
+        "record": ["--mode", "record", "--cassette", "rec"],
+        "live": ["--mode", "live", "--cassette", "live-log"],
+        "replay": ["--mode", "replay", "--cassette", "rec", "--log-cassette", "replay-log"],
+    }
     calls = 4000  # per connection: more than the sampling window needs at any speed seen here
     for path in ["record", *args.paths]:
         port = free_port()
-        gateway = start([sys.executable, "-m", "mcpgw.cli", "serve", "--naming", "prefix", "--config", str(config), "--port", str(port),
-                         "--cassettes-dir", str(tmp), "--validate", "audit", *modes[path]], cwd=args.code)
+        gateway = start(
+            [
+                sys.executable,
+                "-m",
+                "mcpgw.cli",
+                "serve",
+                "--naming",
+                "prefix",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+                "--cassettes-dir",
+                str(tmp),
+                "--validate",
+                "audit",
+                *modes[path],
+            ],
+            cwd=args.code,
+        )
         try:
             url = f"http://127.0.0.1:{port}/mcp"
             wait_ready(f"http://127.0.0.1:{port}", "up")

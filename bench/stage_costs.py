@@ -30,14 +30,26 @@ from compare_peers import serve, wait_gateway  # noqa: E402
 from raw_load import load  # noqa: E402
 
 STAGES = [  # (MCPGW_STAGE, what the row does, what the step from the row before adds)
-    ("held", "request held whole at the HTTP protocol, canned answer written",
-     "uvicorn's HTTP parsing, the lane's hold, the answer's write (and the socket)"),
-    ("prepared", "+ every layer's check (HotLane.prepare)",
-     "headers to context, guard and JSON parse, session and id tables, the fast path's checks"),
-    ("tasked", "+ the answer's task, session held, cancel scope",
-     "a task per answer, hold/release, idle countdown suspended, id filed and released"),
-    ("unlogged", "+ middleware, handler, lookup, result shaping (no call-log record)",
-     "server middleware, tool lookup and validation, cassette lookup, result shaping, envelope"),
+    (
+        "held",
+        "request held whole at the HTTP protocol, canned answer written",
+        "uvicorn's HTTP parsing, the lane's hold, the answer's write (and the socket)",
+    ),
+    (
+        "prepared",
+        "+ every layer's check (HotLane.prepare)",
+        "headers to context, guard and JSON parse, session and id tables, the fast path's checks",
+    ),
+    (
+        "tasked",
+        "+ the answer's task, session held, cancel scope",
+        "a task per answer, hold/release, idle countdown suspended, id filed and released",
+    ),
+    (
+        "unlogged",
+        "+ middleware, handler, lookup, result shaping (no call-log record)",
+        "server middleware, tool lookup and validation, cassette lookup, result shaping, envelope",
+    ),
     ("", "the whole call", "the call-log record (build, size check, pack, LMDB commit)"),
 ]
 UNFORWARDED = ("unforwarded", "the whole call but the cassette lookup")
@@ -59,9 +71,27 @@ def main() -> None:
 
     def gateway(extra: list[str], env: dict[str, str]) -> tuple[str, object]:
         port = free_port()
-        proc = serve([sys.executable, str(code / "bench" / "_staged.py"), "serve", "--naming", "prefix", "--config", str(config),
-                      "--port", str(port), "--cassettes-dir", str(tmp / "cassettes"), "--validate", "audit", *extra],
-                     f"http://127.0.0.1:{port}/healthz", env=env, cwd=code)
+        proc = serve(
+            [
+                sys.executable,
+                str(code / "bench" / "_staged.py"),
+                "serve",
+                "--naming",
+                "prefix",
+                "--config",
+                str(config),
+                "--port",
+                str(port),
+                "--cassettes-dir",
+                str(tmp / "cassettes"),
+                "--validate",
+                "audit",
+                *extra,
+            ],
+            f"http://127.0.0.1:{port}/healthz",
+            env=env,
+            cwd=code,
+        )
         wait_gateway(f"http://127.0.0.1:{port}", extra)
         return f"http://127.0.0.1:{port}", proc
 
@@ -71,11 +101,16 @@ def main() -> None:
     finally:
         stop(proc)
     plan = [(stage, label, {"MCPGW_STAGE": stage}) for stage, label, _ in STAGES]
-    plan += [(UNFORWARDED[0], UNFORWARDED[1], {"MCPGW_STAGE": UNFORWARDED[0]}), ("pipeline", PIPELINE, {"MCPGW_HOT_LANE": "off"})]
+    plan += [
+        (UNFORWARDED[0], UNFORWARDED[1], {"MCPGW_STAGE": UNFORWARDED[0]}),
+        ("pipeline", PIPELINE, {"MCPGW_HOT_LANE": "off"}),
+    ]
     rows = []
     try:
         for stage, label, env in plan:
-            base, proc = gateway(["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-{stage or 'whole'}"], env)
+            base, proc = gateway(
+                ["--mode", "replay", "--cassette", "rec", "--log-cassette", f"log-{stage or 'whole'}"], env
+            )
             rows.append((stage, label, base, proc, Row(label, base + "/mcp", "up__echo", proc)))
         asyncio.run(_interleaved_cpu([row for *_, row in rows], args.clients, args.calls, args.repeats, args.batch))
         made = args.repeats * args.calls + args.batch
@@ -91,16 +126,22 @@ def main() -> None:
 
 def report(rows: list, args: argparse.Namespace) -> None:
     cpu = {stage: statistics.median(row.cpu) for stage, _, _, _, row in rows}
-    print(f"\nreplayed tools/call, {args.clients} httpx sessions x {args.calls // args.clients} calls, "
-          f"medians of {args.repeats} interleaved rounds (server CPU ms per call)\n")
+    print(
+        f"\nreplayed tools/call, {args.clients} httpx sessions x {args.calls // args.clients} calls, "
+        f"medians of {args.repeats} interleaved rounds (server CPU ms per call)\n"
+    )
     print("| stage | ms/call | step | the step adds |\n|---|---|---|---|")
     before = 0.0
     for stage, label, adds in STAGES:
         print(f"| {label} | {cpu[stage]:.3f} | {adds} | {cpu[stage] - before:+.3f} |")
         before = cpu[stage]
-    print(f"| {UNFORWARDED[1]} | {cpu[UNFORWARDED[0]]:.3f} | the cassette lookup (keying, LMDB read, unpack) | "
-          f"{cpu[''] - cpu[UNFORWARDED[0]]:+.3f} (whole call minus this row) |")
-    print(f"| {PIPELINE} | {cpu['pipeline']:.3f} | the pipeline's layers instead of the lane | {cpu['pipeline'] - cpu['']:+.3f} |")
+    print(
+        f"| {UNFORWARDED[1]} | {cpu[UNFORWARDED[0]]:.3f} | the cassette lookup (keying, LMDB read, unpack) | "
+        f"{cpu[''] - cpu[UNFORWARDED[0]]:+.3f} (whole call minus this row) |"
+    )
+    print(
+        f"| {PIPELINE} | {cpu['pipeline']:.3f} | the pipeline's layers instead of the lane | {cpu['pipeline'] - cpu['']:+.3f} |"
+    )
 
 
 if __name__ == "__main__":

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway import __version__
-from mcpgw.gateway.errors.tree import CassetteError
 from mcpgw.cassette.paths import cassette_path
 from mcpgw.cassette.store import CassetteFormatError, CassetteStore
+from mcpgw.gateway import __version__
+from mcpgw.gateway.errors.tree import CassetteError
 
 
 @dataclass
@@ -82,7 +82,11 @@ def open_named(cassettes_dir: Path, name: str, *, create: bool, readonly: bool =
     """Cassette `name` of a cassettes folder; a clear CassetteError when it is missing, foreign or unreadable."""
     path = cassette_path(cassettes_dir, name, write=create or not readonly)  # writes stay in the folder
     if not create and not (path / "data.mdb").exists():
-        known = sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists()) if cassettes_dir.exists() else []
+        known = (
+            sorted(p.name for p in cassettes_dir.glob("*") if (p / "data.mdb").exists())
+            if cassettes_dir.exists()
+            else []
+        )
         raise CassetteError(f"no cassette {name!r} in {cassettes_dir}/ (cassettes there: {', '.join(known) or 'none'})")
     return open_path(path, create=create, readonly=readonly)
 

@@ -40,19 +40,37 @@ from typing import Any, TypeGuard
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
-from mcpgw.gateway.tools.validation import CompiledSchema, ValidatorCache
 from mcpgw.cassette.keys import base_key, with_history
+from mcpgw.gateway.tools.validation import CompiledSchema, ValidatorCache
 
 Schema = dict[str, Any]
 
 # Keywords that make a level's rules depend on the values or the set of properties present.
-CONDITIONAL = frozenset({
-    "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
-    "dependentRequired", "dependentSchemas", "dependencies",
-    "minProperties", "maxProperties", "enum", "const",
-    "$ref", "$dynamicRef", "$recursiveRef",
-    "contains", "minContains", "maxContains", "uniqueItems",
-})
+CONDITIONAL = frozenset(
+    {
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "minProperties",
+        "maxProperties",
+        "enum",
+        "const",
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+        "contains",
+        "minContains",
+        "maxContains",
+        "uniqueItems",
+    }
+)
 
 _ABSENT = object()
 
@@ -111,11 +129,13 @@ def plan_for(schema: Any, accepts: Callable[[Any, Schema], bool]) -> Plan:
 
 def _acceptor(validator: Any) -> Callable[[Any, Schema], bool]:
     """Checks a default against its subschema with the root's draft (and the root for any `$ref` inside)."""
+
     def accepts(value: Any, sub: Schema) -> bool:
         try:
             return bool(validator.evolve(schema=sub).is_valid(value))
         except Exception:  # an unresolvable $ref, a bad pattern: not known to hold, so not filled
             return False
+
     return accepts
 
 
@@ -223,8 +243,9 @@ class Equivalents:
         if normal is not None:
             self._by_normal.setdefault(normal, key)
 
-    def find(self, recorded: dict[str, list[dict[str, Any]]], method: str, params: dict[str, Any] | None,
-             history: str) -> str | None:
+    def find(
+        self, recorded: dict[str, list[dict[str, Any]]], method: str, params: dict[str, Any] | None, history: str
+    ) -> str | None:
         """The recorded key of a call equivalent to this one at this history, if any."""
         if method != "tools/call" or not params:
             return None

@@ -19,7 +19,9 @@ from mcpgw.cassette.state import Call, StateModel
 _MASK_BYTES = MASK.encode()
 
 
-def build_index(entries: list[dict[str, Any]], model: StateModel, *, legacy_stateful: bool) -> dict[str, list[dict[str, Any]]]:
+def build_index(
+    entries: list[dict[str, Any]], model: StateModel, *, legacy_stateful: bool
+) -> dict[str, list[dict[str, Any]]]:
     index: dict[str, list[dict[str, Any]]] = {}
     histories: dict[str, str] = {}  # legacy entries: lane -> history so far
     for entry in entries:
@@ -32,7 +34,9 @@ def build_index(entries: list[dict[str, Any]], model: StateModel, *, legacy_stat
     return index
 
 
-def _rekeyed(entry: dict[str, Any], model: StateModel, legacy_stateful: bool, histories: dict[str, str]) -> dict[str, Any] | None:
+def _rekeyed(
+    entry: dict[str, Any], model: StateModel, legacy_stateful: bool, histories: dict[str, str]
+) -> dict[str, Any] | None:
     params = entry.get("params") or {}
     if not legacy_stateful:
         base = entry["key"]  # servers not then flagged stateful were keyed by what was asked alone

@@ -20,7 +20,9 @@ from mcpgw.gateway.encoding.json_text import canonical as canonical_json
 
 def canonical(params: dict[str, Any] | None) -> str:
     clean = {k: v if type(v) in _LEAVES else _number(v) for k, v in (params or {}).items() if k != "_meta"}
-    return canonical_json(clean)  # json.dumps(clean, sort_keys=True, separators=(',', ':'), ensure_ascii=False, default=str)
+    return canonical_json(
+        clean
+    )  # json.dumps(clean, sort_keys=True, separators=(',', ':'), ensure_ascii=False, default=str)
 
 
 _LEAVES = frozenset({str, int, bool, type(None)})  # what _number returns unchanged, without a call

@@ -40,8 +40,9 @@ class Cursor:
 
 
 class LaneRule:
-    def __init__(self, index: dict[str, list[dict[str, Any]]], past_end: str = "repeat", *,
-                 bind_untagged: bool = False) -> None:
+    def __init__(
+        self, index: dict[str, list[dict[str, Any]]], past_end: str = "repeat", *, bind_untagged: bool = False
+    ) -> None:
         self.past_end = past_end
         self.bind_untagged = bind_untagged
         self.by_key: dict[str, list[dict[str, Any]]] = {}  # key -> entries, in recorded order

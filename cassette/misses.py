@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 ARGUMENTS_SHOWN = 600  # characters of a nearest recording's arguments: whole, for all but the largest
 
 
@@ -32,7 +31,7 @@ def what(method: str, params: dict[str, Any]) -> str:
 
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)  # sorted: comparable with the recording
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def differences(wanted: Any, recorded: Any, path: str = "") -> list[str]:
@@ -59,7 +58,11 @@ def differences(wanted: Any, recorded: Any, path: str = "") -> list[str]:
         shown_recorded, shown_wanted = _where_strings_differ(recorded, wanted)
     else:
         shown_recorded, shown_wanted = _short(recorded), _short(wanted)
-    return [f"{path}: recorded {shown_recorded}, asked {shown_wanted}" if path else f"{shown_recorded} recorded, {shown_wanted} asked"]
+    return [
+        f"{path}: recorded {shown_recorded}, asked {shown_wanted}"
+        if path
+        else f"{shown_recorded} recorded, {shown_wanted} asked"
+    ]
 
 
 def _where_strings_differ(recorded: str, wanted: str, before: int = 20, limit: int = 60) -> tuple[str, str]:
@@ -69,8 +72,10 @@ def _where_strings_differ(recorded: str, wanted: str, before: int = 20, limit: i
     if max(len(json.dumps(recorded)), len(json.dumps(wanted))) <= limit or same < before:
         return _short(recorded, limit), _short(wanted, limit)
     start = same - before
-    return tuple(f"...{_short(text[start:], limit)} (from character {start})"  # type: ignore[return-value]
-                 for text in (recorded, wanted))
+    return tuple(
+        f"...{_short(text[start:], limit)} (from character {start})"  # type: ignore[return-value]
+        for text in (recorded, wanted)
+    )
 
 
 def nearest(method: str, params: dict[str, Any], entries: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
@@ -100,34 +105,49 @@ def describe_miss(server: str, method: str, params: dict[str, Any], near: list[d
     what = params.get("name") or params.get("uri") or method
     text = f"replay miss: no recording of {method} {what!r} on server {server!r} with these arguments"
     if stateful:
-        text += (" at this point of the run (calls to this server are keyed on the run's earlier state-changing "
-                 "calls; none recorded after the same ones matches)")
+        text += (
+            " at this point of the run (calls to this server are keyed on the run's earlier state-changing "
+            "calls; none recorded after the same ones matches)"
+        )
     if not near:
         return text + "; nothing similar was recorded"
     # The recorded arguments whole (not cut at 60 characters): a value the differences do not name is readable too.
-    lines = [f"{_short(n['arguments'], ARGUMENTS_SHOWN)} ({'; '.join(n['differences']) or 'same arguments, other history'})"
-             for n in near]
+    lines = [
+        f"{_short(n['arguments'], ARGUMENTS_SHOWN)} ({'; '.join(n['differences']) or 'same arguments, other history'})"
+        for n in near
+    ]
     return text + "; nearest recorded: " + " | ".join(lines)
 
 
-def tool_miss(server: str, method: str, params: dict[str, Any], entries: list[dict[str, Any]], stateful: bool,
-              changes_state: bool = False, simulate_only: bool = False) -> str:
+def tool_miss(
+    server: str,
+    method: str,
+    params: dict[str, Any],
+    entries: list[dict[str, Any]],
+    stateful: bool,
+    changes_state: bool = False,
+    simulate_only: bool = False,
+) -> str:
     """An MCP server's replay miss (describe_miss over the nearest of `entries`), and what it means for the lane."""
     text = describe_miss(server, method, params, nearest(method, params, entries), stateful)
     if simulate_only:
         text += "; only tools/call answers of tools in the recorded catalog are simulated"
     if changes_state:
-        text += ("; this call may change the server's state, so later calls to this server in this run "
-                 "will be refused too")
+        text += (
+            "; this call may change the server's state, so later calls to this server in this run will be refused too"
+        )
     return text
 
 
 def simulator_gave_none(server: str, params: dict[str, Any], why: Any) -> str:
-    return (f"replay miss: no recording of tools/call {params.get('name')!r} on server {server!r} "
-            f"with these arguments, and the simulator gave no answer: {why}")
+    return (
+        f"replay miss: no recording of tools/call {params.get('name')!r} on server {server!r} "
+        f"with these arguments, and the simulator gave no answer: {why}"
+    )
 
 
 # -- divergence: where a lane left the recording, and what is refused after it --------------------------------
+
 
 def diverged_at(calls: int, server: str, method: str, params: dict[str, Any] | None) -> str:
     """Where a lane left the recording: a state-changing call nothing recorded answers."""
@@ -138,16 +158,22 @@ def dropped_lane_returned(name: str, max_lanes: int, history: bool) -> str:
     """A lane forgotten for room (--max-lanes) and used again: `history`, the lane's history was dropped (the
     state group's view, cassette.state), else its place in the recording (the player's)."""
     if history:
-        return (f"run {name!r} came back after {max_lanes} other runs were used since its last call (--max-lanes): "
-                "its history was dropped for room, so its calls are no longer matched to the recording")
-    return (f"run {name!r} came back after {max_lanes} other runs were used since its last "
-            "call (--max-lanes): its place in the recording was dropped for room")
+        return (
+            f"run {name!r} came back after {max_lanes} other runs were used since its last call (--max-lanes): "
+            "its history was dropped for room, so its calls are no longer matched to the recording"
+        )
+    return (
+        f"run {name!r} came back after {max_lanes} other runs were used since its last "
+        "call (--max-lanes): its place in the recording was dropped for room"
+    )
 
 
 def refused(diverged: str | None, server: str, method: str, params: dict[str, Any], calls: int) -> str:
-    return (f"replay refused: this run diverged from the recording at {diverged}; on server {server!r} "
-            f"later answers from the recording would describe another state, so {what(method, params)} "
-            f"(call {calls} to this server in this run) is not answered")
+    return (
+        f"replay refused: this run diverged from the recording at {diverged}; on server {server!r} "
+        f"later answers from the recording would describe another state, so {what(method, params)} "
+        f"(call {calls} to this server in this run) is not answered"
+    )
 
 
 def catch_up_diverged(number: int, what_call: str) -> str:
@@ -155,9 +181,11 @@ def catch_up_diverged(number: int, what_call: str) -> str:
 
 
 def catch_up_failed(server: str, sent: int, number: int, what_call: str, problem: str) -> str:
-    return (f"hybrid catch-up failed on server {server!r}: to go live, a fresh instance was sent this run's "
-            f"{sent} recorded state-changing call(s); call {number} ({what_call}) {problem}. "
-            "The live server cannot be brought to the recorded state, so this call is not answered")
+    return (
+        f"hybrid catch-up failed on server {server!r}: to go live, a fresh instance was sent this run's "
+        f"{sent} recorded state-changing call(s); call {number} ({what_call}) {problem}. "
+        "The live server cannot be brought to the recorded state, so this call is not answered"
+    )
 
 
 # -- the model's misses ---------------------------------------------------------------------------------------
@@ -174,8 +202,11 @@ def _message_text(message: Any) -> str:
     if message.get("content") not in (None, ""):
         parts.append(_model_short(message["content"]))
     if message.get("tool_calls"):
-        calls = [f"{(c.get('function') or {}).get('name')}({_model_short((c.get('function') or {}).get('arguments'), 40)})"
-                 for c in message["tool_calls"] if isinstance(c, dict)]
+        calls = [
+            f"{(c.get('function') or {}).get('name')}({_model_short((c.get('function') or {}).get('arguments'), 40)})"
+            for c in message["tool_calls"]
+            if isinstance(c, dict)
+        ]
         parts.append("tool calls " + ", ".join(calls))
     return " ".join(parts)
 
@@ -187,11 +218,13 @@ def _where_texts_part(recorded: str, asked: str, around: int = 60) -> str:
     start = max(0, offset - around)
 
     def excerpt(text: str) -> str:
-        part = text[start:offset + around]
+        part = text[start : offset + around]
         return ("..." if start else "") + part + ("..." if offset + around < len(text) else "")
 
-    return (f"first difference at character {offset} (of {len(recorded)} recorded, {len(asked)} asked): "
-            f"recorded {excerpt(recorded)!r}, asked {excerpt(asked)!r}")
+    return (
+        f"first difference at character {offset} (of {len(recorded)} recorded, {len(asked)} asked): "
+        f"recorded {excerpt(recorded)!r}, asked {excerpt(asked)!r}"
+    )
 
 
 def _message_difference(recorded: Any, asked: Any) -> str:
@@ -250,9 +283,11 @@ def describe_model_miss(path: str, body: dict[str, Any], lane: str, entries: lis
 def untagged_refusal(conversations: int, runs: set[str]) -> str:
     """An untagged model client refused (llm.untagged_refusal): which evaluation's answers are its own cannot be told."""
     shown = ", ".join(sorted(runs)[:5]) + (" ..." if len(runs) > 5 else "")
-    return (f"this untagged model request begins {conversations} recorded conversations answered differently, and "
-            f"the recording holds the tool calls of {len(runs)} tagged runs ({shown}): which evaluation's "
-            "answers are yours cannot be told, so none is given. Tag the model client's run in its base URL, as "
-            "`mcpgw connect --run <id>` prints: base_url http://HOST:PORT/runs/<id>/v1 (OpenAI), azure_endpoint "
-            "http://HOST:PORT/runs/<id> (Azure, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT), when recording and when "
-            "replaying")
+    return (
+        f"this untagged model request begins {conversations} recorded conversations answered differently, and "
+        f"the recording holds the tool calls of {len(runs)} tagged runs ({shown}): which evaluation's "
+        "answers are yours cannot be told, so none is given. Tag the model client's run in its base URL, as "
+        "`mcpgw connect --run <id>` prints: base_url http://HOST:PORT/runs/<id>/v1 (OpenAI), azure_endpoint "
+        "http://HOST:PORT/runs/<id> (Azure, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT), when recording and when "
+        "replaying"
+    )

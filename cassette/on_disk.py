@@ -67,8 +67,11 @@ def check_data_file(data: Path) -> None:
                 raise CassetteDamaged(f"{data}: damaged, truncated to {size} bytes (less than its two header pages)")
     except OSError as exc:
         raise CassetteFormatError(f"{data}: cannot read it ({exc.strerror or exc})") from None
-    metas = [struct.unpack_from("<QQ", page, _META_LAST_PAGE) for page in (head, second)
-             if len(page) >= _META_LAST_PAGE + 16 and struct.unpack_from("<I", page, _PAGE_HEADER)[0] == _META_MAGIC]
+    metas = [
+        struct.unpack_from("<QQ", page, _META_LAST_PAGE)
+        for page in (head, second)
+        if len(page) >= _META_LAST_PAGE + 16 and struct.unpack_from("<I", page, _PAGE_HEADER)[0] == _META_MAGIC
+    ]
     last_page, _ = max(metas, key=lambda m: m[1])
     needed = (last_page + 1) * psize
     if size < needed:

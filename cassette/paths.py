@@ -41,8 +41,10 @@ def cassette_path(cassettes_dir: Path, name: str, *, write: bool = False) -> Pat
         return candidate
     if not NAME_RE.match(name) or ".." in name:
         if "/" in name:
-            raise GatewayError(f"invalid cassette name {name!r}: no cassette folder (data.mdb) there, and a new "
-                               "cassette is named without path separators (letters, digits, '_', '-', '.')")
+            raise GatewayError(
+                f"invalid cassette name {name!r}: no cassette folder (data.mdb) there, and a new "
+                "cassette is named without path separators (letters, digits, '_', '-', '.')"
+            )
         raise GatewayError(f"invalid cassette name {name!r}: use letters, digits, '_', '-', '.' (no path separators)")
     path = Path(cassettes_dir) / name
     if write:
@@ -61,8 +63,10 @@ def confine(cassettes_dir: Path, path: Path) -> None:
     if path.is_symlink():
         raise GatewayError(f"{path} is a symbolic link (to {os.readlink(path)}); mcpgw does not write through links")
     if not inside(cassettes_dir, path):
-        raise GatewayError(f"{path} is outside the cassettes folder {cassettes_dir}/; mcpgw writes only there "
-                           f"(to write elsewhere, pass --cassettes-dir {path.parent})")
+        raise GatewayError(
+            f"{path} is outside the cassettes folder {cassettes_dir}/; mcpgw writes only there "
+            f"(to write elsewhere, pass --cassettes-dir {path.parent})"
+        )
 
 
 def check_removable(cassettes_dir: Path, path: Path, *, named_by_path: bool = False) -> None:
@@ -77,7 +81,9 @@ def check_removable(cassettes_dir: Path, path: Path, *, named_by_path: bool = Fa
         raise GatewayError(f"no cassette at {path}")
     if not named_by_path:
         confine(cassettes_dir, path)
-    others = sorted(p.name for p in path.iterdir() if p.name not in CASSETTE_ENTRIES or (p.name == "runs") != p.is_dir())
+    others = sorted(
+        p.name for p in path.iterdir() if p.name not in CASSETTE_ENTRIES or (p.name == "runs") != p.is_dir()
+    )
     if others:
         raise GatewayError(f"{path} holds other files too ({', '.join(others[:5])}); not a cassette, not removed")
     with open(path / "data.mdb", "rb") as f:
@@ -115,5 +121,9 @@ def cassette_names(cassettes_dir: Path) -> list[str]:
 
 def add_dir_option(parser: Any, *, inherited: bool = False) -> None:
     """`--cassettes-dir`, accepted before and after a subcommand (`cassette --cassettes-dir D ls`, `cassette ls --cassettes-dir D`)."""
-    parser.add_argument("--cassettes-dir", default=argparse.SUPPRESS if inherited else "cassettes", metavar="DIR",
-                        help="folder of named cassettes (default: ./cassettes)")
+    parser.add_argument(
+        "--cassettes-dir",
+        default=argparse.SUPPRESS if inherited else "cassettes",
+        metavar="DIR",
+        help="folder of named cassettes (default: ./cassettes)",
+    )

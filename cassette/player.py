@@ -36,13 +36,13 @@ from typing import Any
 
 import anyio
 
-from mcpgw.cassette.lane_table import MAX_LANES, LaneTable
-from mcpgw.cassette.misses import dropped_lane_returned, diverged_at
-from mcpgw.gateway.specs.modes import Mode, PastEnd, choices
-from mcpgw.cassette.state import Call, GroupLane, GroupState, StateModel
 from mcpgw.cassette.equivalence import Equivalents
 from mcpgw.cassette.index import build_index
+from mcpgw.cassette.lane_table import MAX_LANES, LaneTable
 from mcpgw.cassette.lanes import Cursor, LaneRule
+from mcpgw.cassette.misses import diverged_at, dropped_lane_returned
+from mcpgw.cassette.state import Call, GroupLane, GroupState, StateModel
+from mcpgw.gateway.specs.modes import Mode, PastEnd, choices
 
 HIT, MISS, DIVERGED, LIVE, SIMULATE = "hit", "miss", "diverged", "live", "simulate"
 
@@ -91,17 +91,34 @@ class PlayDecision:
 
     __slots__ = ("lane", "call", "outcome", "entry", "missed", "equivalent")
 
-    def __init__(self, lane: Lane | None, call: Call, outcome: str, entry: dict[str, Any] | None = None,
-                 missed: bool = False, equivalent: bool = False) -> None:
+    def __init__(
+        self,
+        lane: Lane | None,
+        call: Call,
+        outcome: str,
+        entry: dict[str, Any] | None = None,
+        missed: bool = False,
+        equivalent: bool = False,
+    ) -> None:
         self.lane, self.call, self.outcome, self.entry, self.missed = lane, call, outcome, entry, missed
         self.equivalent = equivalent  # a hit on the recording of an equivalent call (cassette.equivalence)
 
 
 class Player:
-    def __init__(self, model: StateModel, entries: list[dict[str, Any]] | None, *, mode: str = "replay",
-                 past_end: str = PastEnd.REPEAT, bind_untagged: bool = False, legacy_stateful: bool = False,
-                 group: GroupState | None = None, max_lanes: int = MAX_LANES, simulates: bool = False,
-                 equivalents: Equivalents | None = None) -> None:
+    def __init__(
+        self,
+        model: StateModel,
+        entries: list[dict[str, Any]] | None,
+        *,
+        mode: str = "replay",
+        past_end: str = PastEnd.REPEAT,
+        bind_untagged: bool = False,
+        legacy_stateful: bool = False,
+        group: GroupState | None = None,
+        max_lanes: int = MAX_LANES,
+        simulates: bool = False,
+        equivalents: Equivalents | None = None,
+    ) -> None:
         if mode not in choices(Mode):
             raise ValueError(f"mode {mode!r}: expected one of {', '.join(choices(Mode))}")
         self.model = model
@@ -112,8 +129,9 @@ class Player:
         self.simulates = simulates and mode == "replay"  # a miss goes to the simulator before it is refused
         self.equivalents = equivalents  # None: only exact recordings answer
         entries = entries or []
-        self.rule = LaneRule(build_index(entries, model, legacy_stateful=legacy_stateful), past_end,
-                             bind_untagged=bind_untagged)
+        self.rule = LaneRule(
+            build_index(entries, model, legacy_stateful=legacy_stateful), past_end, bind_untagged=bind_untagged
+        )
         self.group = group if group is not None else GroupState(max_lanes)
         # bounded (cassette.lane_table); a forgotten lane frees the recorded lane it followed
         self.lanes: LaneTable[Lane] = LaneTable(max_lanes, on_evict=lambda _name, lane: self.rule.release(lane))
@@ -190,5 +208,7 @@ class Player:
 
     def lane_report(self) -> dict[str, dict[str, Any]]:
         """Per lane: calls, whether it diverged (and where), whether it went live."""
-        return {name: {"calls": lane.calls, "diverged": lane.diverged, "live": lane.live} for name, lane in self.lanes.items()}
-
+        return {
+            name: {"calls": lane.calls, "diverged": lane.diverged, "live": lane.live}
+            for name, lane in self.lanes.items()
+        }

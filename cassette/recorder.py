@@ -24,7 +24,8 @@ order, so the same exchange is stored as the same bytes):
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from mcpgw.cassette.state import Call
 
@@ -41,10 +42,22 @@ def provenance(latency_ms: float, server: dict[str, Any], source: str = LIVE) ->
     return {"recorded_at": time.time(), "latency_ms": round(latency_ms, 3), "source": source, **server}
 
 
-def entry_record(asked: Call | str, server: str, method: str, params: Any, answer: dict[str, Any], *, lane: str,
-                 latency_ms: float | None = None, source: str = LIVE, server_facts: dict[str, Any] | None = None,
-                 progress: list[Any] | None = None, simulator: dict[str, Any] | None = None,
-                 for_key: str | None = None, attempt: int | None = None) -> dict[str, Any]:
+def entry_record(
+    asked: Call | str,
+    server: str,
+    method: str,
+    params: Any,
+    answer: dict[str, Any],
+    *,
+    lane: str,
+    latency_ms: float | None = None,
+    source: str = LIVE,
+    server_facts: dict[str, Any] | None = None,
+    progress: list[Any] | None = None,
+    simulator: dict[str, Any] | None = None,
+    for_key: str | None = None,
+    attempt: int | None = None,
+) -> dict[str, Any]:
     """The stored record of one exchange (the layouts: this module's docstring). `asked`: the call (its key and the
     state it was keyed at), or the key alone for a stateless kind stored without them (the model's); `answer`:
     {"result": ...} or {"error": ...}, as stored. The kind is told by what is given: `server_facts` (an MCP server's
@@ -52,8 +65,15 @@ def entry_record(asked: Call | str, server: str, method: str, params: Any, answe
     if isinstance(asked, str):
         entry: dict[str, Any] = {"key": asked, "server": server, "method": method, "params": params}
     else:
-        entry = {"key": asked.key, "base": asked.base, "history": asked.history, "changes_state": asked.changes_state,
-                 "server": server, "method": method, "params": params}
+        entry = {
+            "key": asked.key,
+            "base": asked.base,
+            "history": asked.history,
+            "changes_state": asked.changes_state,
+            "server": server,
+            "method": method,
+            "params": params,
+        }
     if for_key is not None:  # a simulator's own exchange, kept beside the answer it was asked for
         entry["lane"], entry["for_key"], entry["attempt"] = lane, for_key, attempt
         entry.update(answer)
@@ -84,23 +104,49 @@ class Recorder:
         self.cassette = cassette  # cassette.cassette.Cassette
         self.redact = redact
 
-    async def record(self, asked: Call | str, server: str, method: str, params: Any, answer: dict[str, Any], *,
-                     lane: str, latency_ms: float | None = None, source: str = LIVE,
-                     server_facts: dict[str, Any] | None = None, progress: list[Any] | None = None,
-                     simulator: dict[str, Any] | None = None, for_key: str | None = None, attempt: int | None = None,
-                     wait: bool = True) -> dict[str, Any]:
+    async def record(
+        self,
+        asked: Call | str,
+        server: str,
+        method: str,
+        params: Any,
+        answer: dict[str, Any],
+        *,
+        lane: str,
+        latency_ms: float | None = None,
+        source: str = LIVE,
+        server_facts: dict[str, Any] | None = None,
+        progress: list[Any] | None = None,
+        simulator: dict[str, Any] | None = None,
+        for_key: str | None = None,
+        attempt: int | None = None,
+        wait: bool = True,
+    ) -> dict[str, Any]:
         """Record one exchange (the keywords: entry_record's) and return its entry as stored; with `wait`, once it is
         committed (an answer goes to its client only then: kill -9 safe). What was asked, answered and the progress
         seen are redacted; a simulator's own exchange is redacted whole, as it always was."""
         redact = self.redact
         entry: dict[str, Any]
         if for_key is not None:
-            entry = redact(entry_record(asked, server, method, params, answer, lane=lane, source=source,
-                                        for_key=for_key, attempt=attempt))
+            entry = redact(
+                entry_record(
+                    asked, server, method, params, answer, lane=lane, source=source, for_key=for_key, attempt=attempt
+                )
+            )
         else:
-            entry = entry_record(asked, server, method, redact(params), {k: redact(v) for k, v in answer.items()},
-                                 lane=lane, latency_ms=latency_ms, source=source, server_facts=server_facts,
-                                 progress=None if progress is None else redact(progress), simulator=simulator)
+            entry = entry_record(
+                asked,
+                server,
+                method,
+                redact(params),
+                {k: redact(v) for k, v in answer.items()},
+                lane=lane,
+                latency_ms=latency_ms,
+                source=source,
+                server_facts=server_facts,
+                progress=None if progress is None else redact(progress),
+                simulator=simulator,
+            )
         written = self.cassette.record_exchange(entry, wait=wait)
         if wait:
             await written

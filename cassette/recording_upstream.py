@@ -21,22 +21,30 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.gateway.errors.tree import CassetteError, UpstreamRejected
-from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply, Status, Upstream, answered_by
 from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.player import Player
 from mcpgw.cassette.recorder import Recorder, served_by
 from mcpgw.cassette.redaction import Redactor
 from mcpgw.cassette.state import Call, GroupState, StateModel, read_only_tools
 from mcpgw.cassette.store import StoreWriteError
-from mcpgw.cassette.player import Player
+from mcpgw.gateway.errors.tree import CassetteError, UpstreamRejected
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply, Status, Upstream, answered_by
 
 
 class RecordingUpstream:
     """An `Upstream` over another (`inner`, the live one) that writes what passes through."""
 
-    def __init__(self, inner: Upstream, cassette: Cassette, *, tracked: bool, redact: Redactor, lock_digest: str,
-                 group: GroupState | None = None) -> None:
+    def __init__(
+        self,
+        inner: Upstream,
+        cassette: Cassette,
+        *,
+        tracked: bool,
+        redact: Redactor,
+        lock_digest: str,
+        group: GroupState | None = None,
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.cassette = cassette
@@ -114,17 +122,41 @@ class RecordingUpstream:
         try:
             result = (await self.inner.request(method, params, options)).result
         except UpstreamRejected as exc:
-            await self._write(call, method, params, {"error": {"code": exc.code, "message": exc.message, "data": exc.data}},
-                              started, options, seen)
+            await self._write(
+                call,
+                method,
+                params,
+                {"error": {"code": exc.code, "message": exc.message, "data": exc.data}},
+                started,
+                options,
+                seen,
+            )
             raise answered_by(exc, LIVE, call.key)
         await self._write(call, method, params, {"result": result}, started, options, seen)
         return Reply(result, LIVE, call.key)
 
-    async def _write(self, call: Call, method: str, params: dict[str, Any], answer: dict[str, Any], started: float,
-                     options: CallOptions, seen: list[list[Any]] | None) -> None:
+    async def _write(
+        self,
+        call: Call,
+        method: str,
+        params: dict[str, Any],
+        answer: dict[str, Any],
+        started: float,
+        options: CallOptions,
+        seen: list[list[Any]] | None,
+    ) -> None:
         try:
-            await self.recorder.record(call, self.name, method, params, answer, lane=options.lane, progress=seen,
-                                       latency_ms=(time.perf_counter() - started) * 1000, server_facts=self._served_by())
+            await self.recorder.record(
+                call,
+                self.name,
+                method,
+                params,
+                answer,
+                lane=options.lane,
+                progress=seen,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                server_facts=self._served_by(),
+            )
         except StoreWriteError as exc:
             raise CassetteError(f"the call ran, but its recording could not be written: {exc}") from None
 

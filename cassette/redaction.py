@@ -34,7 +34,9 @@ class Redactor:
         if isinstance(value, str):
             return pattern.sub(MASK, value) if pattern.search(value) else value
         if isinstance(value, dict):
-            return {self._walk(k, pattern) if isinstance(k, str) else k: self._walk(v, pattern) for k, v in value.items()}
+            return {
+                self._walk(k, pattern) if isinstance(k, str) else k: self._walk(v, pattern) for k, v in value.items()
+            }
         if isinstance(value, list):
             return [self._walk(v, pattern) for v in value]
         return value

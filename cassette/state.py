@@ -26,14 +26,26 @@ from mcpgw.cassette.lane_table import MAX_LANES, LaneTable
 from mcpgw.cassette.misses import dropped_lane_returned
 
 # Requests that only read: they never move a server's state forward.
-READS = frozenset({"resources/read", "prompts/get", "completion/complete", "resources/list",
-                   "resources/templates/list", "prompts/list", "tools/list", "ping"})
+READS = frozenset(
+    {
+        "resources/read",
+        "prompts/get",
+        "completion/complete",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+        "tools/list",
+        "ping",
+    }
+)
 
 
 def read_only_tools(tools: list[dict[str, Any]] | None) -> frozenset[str]:
     """Tools that declare they change nothing (MCP `readOnlyHint`)."""
     return frozenset(
-        t["name"] for t in tools or () if isinstance(t, dict) and (t.get("annotations") or {}).get("readOnlyHint") is True
+        t["name"]
+        for t in tools or ()
+        if isinstance(t, dict) and (t.get("annotations") or {}).get("readOnlyHint") is True
     )
 
 
@@ -95,7 +107,9 @@ class GroupState(LaneTable[GroupLane]):
             return GroupLane()
         # Dropped for room while idle, and back: its history is gone, the server's state is not. Keys no recording
         # holds (so what it records is never replayed as another state's), and replay refuses it (diverged).
-        return GroupLane(history=f"forgotten:{uuid.uuid4().hex}", diverged=dropped_lane_returned(name, self.max_lanes, history=True))
+        return GroupLane(
+            history=f"forgotten:{uuid.uuid4().hex}", diverged=dropped_lane_returned(name, self.max_lanes, history=True)
+        )
 
     def forget(self, lane: str) -> None:
         """The lane's server state is gone (its per-run instance stopped): its next call is keyed as a fresh

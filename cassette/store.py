@@ -30,9 +30,11 @@ from typing import Any, NamedTuple
 
 import lmdb
 
-from mcpgw.gateway.http.commit_batch import collecting_batch
-from mcpgw.cassette.on_disk import CassetteDamaged as CassetteDamaged, CassetteFormatError as CassetteFormatError, check_data_file
 from mcpgw.cassette.codec import pack, unpack
+from mcpgw.cassette.on_disk import CassetteDamaged as CassetteDamaged
+from mcpgw.cassette.on_disk import CassetteFormatError as CassetteFormatError
+from mcpgw.cassette.on_disk import check_data_file
+from mcpgw.gateway.http.commit_batch import collecting_batch
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ seq_key = struct.Struct(">Q").pack  # a record's number as its key: 8 bytes, big
 
 class Packed(NamedTuple):
     """A record to append, and its bytes packed with "seq" None as its first field."""
+
     record: dict[str, Any]
     data: bytes
 
@@ -73,8 +76,8 @@ def with_seq(value: dict[str, Any] | Packed, seq: int) -> bytes:
     if isinstance(value, Packed):
         data = value.data
         head = 1 if 0x80 <= data[0] <= 0x8F else 3 if data[0] == 0xDE else 5 if data[0] == 0xDF else 0
-        if head and data[head:head + 5] == _SEQ_NONE:
-            return b"".join((data[:head], _SEQ_NONE[:4], pack(seq), data[head + 5:]))
+        if head and data[head : head + 5] == _SEQ_NONE:
+            return b"".join((data[:head], _SEQ_NONE[:4], pack(seq), data[head + 5 :]))
         value = value.record
     return pack({**value, "seq": seq})
 
@@ -95,8 +98,15 @@ class CassetteStore:
         use_lock = not readonly or (self.path / "lock.mdb").exists()
         try:
             self.env = lmdb.open(
-                str(self.path), max_dbs=len(DATABASES) + 2, map_size=MAP_SIZE, subdir=True,
-                readonly=readonly, sync=False, metasync=False, lock=use_lock, create=create and not readonly,
+                str(self.path),
+                max_dbs=len(DATABASES) + 2,
+                map_size=MAP_SIZE,
+                subdir=True,
+                readonly=readonly,
+                sync=False,
+                metasync=False,
+                lock=use_lock,
+                create=create and not readonly,
             )
         except lmdb.Error as exc:
             raise CassetteFormatError(f"{self.path}: corrupt or not a cassette, cannot open it: {exc}") from None
@@ -120,7 +130,9 @@ class CassetteStore:
         self._count_lock = threading.Lock()
         self._queued = 0  # items handed to the writer thread and not yet committed (or failed)
         self._pending_retry: list[tuple[str, bytes | None, Any]] = []
-        self._held: list[tuple[str, bytes | None, Any]] = []  # appends held for the loop turn's batch (gateway.http.commit_batch)
+        self._held: list[
+            tuple[str, bytes | None, Any]
+        ] = []  # appends held for the loop turn's batch (gateway.http.commit_batch)
         self._error: str | None = None
         self._closed = False
         self._writer: threading.Thread | None = None
@@ -156,7 +168,9 @@ class CassetteStore:
         """Queue one write; with `wait`, return a future resolved once it is committed."""
         return self.put_many([(db, key, value)], wait=wait)
 
-    def append(self, db: str, value: dict[str, Any], *, wait: bool = False, packed: bytes | None = None) -> asyncio.Future[None] | None:
+    def append(
+        self, db: str, value: dict[str, Any], *, wait: bool = False, packed: bytes | None = None
+    ) -> asyncio.Future[None] | None:
         """Queue a record under the next sequence number of `db`, assigned inside the write
         transaction (so two processes appending to one cassette never overwrite each other).
         The record's "seq" field is set to it. `packed`: the record already packed with "seq" None as its
@@ -222,7 +236,9 @@ class CassetteStore:
 
     def _ensure_writer(self) -> None:
         if self._writer is None:
-            self._writer = threading.Thread(target=self._write_loop, name=f"cassette-writer:{self.path.name}", daemon=True)
+            self._writer = threading.Thread(
+                target=self._write_loop, name=f"cassette-writer:{self.path.name}", daemon=True
+            )
             self._writer.start()
 
     def _write_loop(self) -> None:
@@ -245,15 +261,19 @@ class CassetteStore:
 
     def _flush(self, batch: list[Any]) -> None:
         with self._txn_lock:
-            outcome = self._commit([op for encoded, _, _ in batch for op in encoded],
-                                   [future is not None for encoded, _, future in batch for _ in encoded])
+            outcome = self._commit(
+                [op for encoded, _, _ in batch for op in encoded],
+                [future is not None for encoded, _, future in batch for _ in encoded],
+            )
             with self._count_lock:
                 self._queued -= len(batch)
         for _, loop, future in batch:
             if future is not None:
                 loop.call_soon_threadsafe(_settle, future, outcome)
 
-    def _commit(self, new_ops: list[tuple[str, bytes | None, Any]], told: list[bool] | bool = False) -> BaseException | None:
+    def _commit(
+        self, new_ops: list[tuple[str, bytes | None, Any]], told: list[bool] | bool = False
+    ) -> BaseException | None:
         """One write transaction: what an earlier failure holds, then `new_ops`. Returns the
         failure to hand to whoever waits for these records, or None once they are committed.
 
@@ -276,7 +296,11 @@ class CassetteStore:
                             next_seq[db] = (struct.unpack(">Q", cursor.key())[0] + 1) if cursor.last() else 1
                         seq = next_seq[db]
                         next_seq[db] += 1
-                        value = with_seq(value, seq) if db == "calls" else pack(value.record if isinstance(value, Packed) else value)
+                        value = (
+                            with_seq(value, seq)
+                            if db == "calls"
+                            else pack(value.record if isinstance(value, Packed) else value)
+                        )
                         # append: a number not past the db's last key is refused (put says False), never overwritten
                         if not txn.put(seq_key(seq), value, db=self.dbs[db], append=True):
                             raise SequenceTaken(f"{db} record number {seq} is taken")
@@ -291,10 +315,14 @@ class CassetteStore:
             self._error = None
             return None
         except (lmdb.Error, OSError, SequenceTaken) as exc:
-            self._error = f"cassette write failing ({type(exc).__name__}: {exc}); {len(ops)} record(s) held in memory, retrying"
+            self._error = (
+                f"cassette write failing ({type(exc).__name__}: {exc}); {len(ops)} record(s) held in memory, retrying"
+            )
             logger.error("%s: %s", self.path, self._error)
             if len(ops) > MAX_PENDING:
-                logger.error("%s: %d record(s) dropped: more than %d waiting", self.path, len(ops) - MAX_PENDING, MAX_PENDING)
+                logger.error(
+                    "%s: %d record(s) dropped: more than %d waiting", self.path, len(ops) - MAX_PENDING, MAX_PENDING
+                )
             flags = [told] * len(new_ops) if isinstance(told, bool) else told
             ops = self._pending_retry + [op for op, waited in zip(new_ops, flags) if not waited]
             self._pending_retry = ops[-MAX_PENDING:]
@@ -316,8 +344,12 @@ class CassetteStore:
             with self._txn_lock:  # one last try for what a failed commit held
                 self._commit([])
         if self._pending_retry:
-            logger.error("%s: closing with %d record(s) that could not be written: %s",
-                         self.path, len(self._pending_retry), self._error)
+            logger.error(
+                "%s: closing with %d record(s) that could not be written: %s",
+                self.path,
+                len(self._pending_retry),
+                self._error,
+            )
         try:
             self.env.sync(True)
         except lmdb.Error:
@@ -353,8 +385,10 @@ class CassetteStore:
             raise self._damaged(db, exc) from None
 
     def _damaged(self, db: str, exc: BaseException) -> CassetteDamaged:
-        return CassetteDamaged(f"{self.path / 'data.mdb'}: damaged, cannot read its {db!r} records "
-                               f"({type(exc).__name__}: {str(exc)[:120]})")
+        return CassetteDamaged(
+            f"{self.path / 'data.mdb'}: damaged, cannot read its {db!r} records "
+            f"({type(exc).__name__}: {str(exc)[:120]})"
+        )
 
 
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:

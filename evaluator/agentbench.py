@@ -23,11 +23,22 @@ SCOPES = ("single-server", "multi-server")
 DEPENDENCIES = ("single-call", "parallel-call", "sequential-call")
 CATEGORIES = tuple(f"{scope}/{dep}" for scope in SCOPES for dep in DEPENDENCIES)
 
-_SCOPE_WORDS = {"single": "single-server", "ss": "single-server", "multi": "multi-server",
-                "multiple": "multi-server", "ms": "multi-server"}
-_DEP_WORDS = {"single": "single-call", "sc": "single-call", "parallel": "parallel-call",
-              "pc": "parallel-call", "sequential": "sequential-call", "seq": "sequential-call",
-              "sequence": "sequential-call"}
+_SCOPE_WORDS = {
+    "single": "single-server",
+    "ss": "single-server",
+    "multi": "multi-server",
+    "multiple": "multi-server",
+    "ms": "multi-server",
+}
+_DEP_WORDS = {
+    "single": "single-call",
+    "sc": "single-call",
+    "parallel": "parallel-call",
+    "pc": "parallel-call",
+    "sequential": "sequential-call",
+    "seq": "sequential-call",
+    "sequence": "sequential-call",
+}
 
 
 def normalize_category(label: str | None) -> str | None:

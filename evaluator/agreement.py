@@ -102,5 +102,6 @@ def judge_vs_humans(judge: Mapping[str, Label | None], humans: Mapping[str, Sequ
         "fleiss_kappa": fleiss_kappa(rater_rows),
         "all_raters_agreement": all_raters_agreement(rater_rows),
         "all_raters_agreement_with_judge": all_raters_agreement(
-            [row + [j] for row, j in zip(rater_rows, judge_labels)]),
+            [row + [j] for row, j in zip(rater_rows, judge_labels)]
+        ),
     }

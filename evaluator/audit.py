@@ -23,15 +23,43 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 UNKNOWN_SERVER = "(unknown)"
-SORT_KEYS = ("calls", "invalid", "invalid_rate", "near_misses", "error_rate", "timeouts", "misses",
-             "p50_ms", "p99_ms", "validity", "success", "name")
+SORT_KEYS = (
+    "calls",
+    "invalid",
+    "invalid_rate",
+    "near_misses",
+    "error_rate",
+    "timeouts",
+    "misses",
+    "p50_ms",
+    "p99_ms",
+    "validity",
+    "success",
+    "name",
+)
 THRESHOLD_METRICS = ("validity", "success", "no_error")
 NEAR_CUTOFF = 0.6
 
 
 class _Row:
-    __slots__ = ("server", "tool", "exposed", "calls", "invalid", "keywords", "near_misses", "near_names",
-                 "is_error", "timeouts", "misses", "rejected", "upstream_errors", "ok", "latencies", "examples")
+    __slots__ = (
+        "server",
+        "tool",
+        "exposed",
+        "calls",
+        "invalid",
+        "keywords",
+        "near_misses",
+        "near_names",
+        "is_error",
+        "timeouts",
+        "misses",
+        "rejected",
+        "upstream_errors",
+        "ok",
+        "latencies",
+        "examples",
+    )
 
     def __init__(self, server: str, tool: str, exposed: str) -> None:
         self.server, self.tool, self.exposed = server, tool, exposed
@@ -44,8 +72,13 @@ class _Row:
 
 
 def _example(record: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"run_id": record.get("run_id"), "seq": record.get("seq"), "exposed_name": record.get("exposed_name"),
-            "arguments": record.get("arguments"), **extra}
+    return {
+        "run_id": record.get("run_id"),
+        "seq": record.get("seq"),
+        "exposed_name": record.get("exposed_name"),
+        "arguments": record.get("arguments"),
+        **extra,
+    }
 
 
 def percentile(ordered: list[float], p: float) -> float | None:
@@ -137,8 +170,9 @@ def _closest(called: str, names: list[str], by_prefix: dict[str | None, list[str
     return match[0] if match else None
 
 
-def _attribute_unknown(unknown: list[Mapping[str, Any]], rows: dict[tuple[str, str], _Row],
-                       by_exposed: dict[str, _Row]) -> None:
+def _attribute_unknown(
+    unknown: list[Mapping[str, Any]], rows: dict[tuple[str, str], _Row], by_exposed: dict[str, _Row]
+) -> None:
     names = list(by_exposed)
     by_prefix: dict[str | None, list[str]] = {}
     for name in names:
@@ -167,23 +201,42 @@ def _attribute_unknown(unknown: list[Mapping[str, Any]], rows: dict[tuple[str, s
 
 def _summarise(rows: dict[tuple[str, str], _Row]) -> dict[str, Any]:
     tools = []
-    totals = {"calls": 0, "invalid": 0, "near_misses": 0, "is_error": 0, "timeouts": 0, "misses": 0, "ok": 0,
-              "unknown_name_calls": 0}
+    totals = {
+        "calls": 0,
+        "invalid": 0,
+        "near_misses": 0,
+        "is_error": 0,
+        "timeouts": 0,
+        "misses": 0,
+        "ok": 0,
+        "unknown_name_calls": 0,
+    }
     for row in rows.values():
         row.latencies.sort()
         known = row.server != UNKNOWN_SERVER
         entry = {
-            "server": row.server, "tool": row.tool, "exposed_name": row.exposed, "known": known,
-            "calls": row.calls, "invalid": row.invalid, "invalid_by_keyword": dict(sorted(row.keywords.items())),
-            "near_misses": row.near_misses, "near_miss_names": row.near_names,
-            "is_error": row.is_error, "timeouts": row.timeouts, "misses": row.misses,
-            "rejected": row.rejected, "upstream_errors": row.upstream_errors, "ok": row.ok,
+            "server": row.server,
+            "tool": row.tool,
+            "exposed_name": row.exposed,
+            "known": known,
+            "calls": row.calls,
+            "invalid": row.invalid,
+            "invalid_by_keyword": dict(sorted(row.keywords.items())),
+            "near_misses": row.near_misses,
+            "near_miss_names": row.near_names,
+            "is_error": row.is_error,
+            "timeouts": row.timeouts,
+            "misses": row.misses,
+            "rejected": row.rejected,
+            "upstream_errors": row.upstream_errors,
+            "ok": row.ok,
             "invalid_rate": row.invalid / row.calls if row.calls else None,
             "error_rate": row.is_error / row.calls if row.calls else None,
             "validity": 1 - row.invalid / row.calls if row.calls and known else None,
             "success": row.ok / row.calls if row.calls and known else None,
             "no_error": 1 - row.is_error / row.calls if row.calls and known else None,
-            "p50_ms": percentile(row.latencies, 50), "p99_ms": percentile(row.latencies, 99),
+            "p50_ms": percentile(row.latencies, 50),
+            "p99_ms": percentile(row.latencies, 99),
             "examples": row.examples,
         }
         tools.append(entry)
@@ -224,8 +277,10 @@ def parse_thresholds(text: str) -> dict[str, float]:
         try:
             number = float(value)
         except ValueError:
-            raise ValueError(f"--fail-under {part!r}: {value!r} is not a number; write METRIC=NUMBER with a number "
-                             f"between 0 and 1, e.g. validity=0.95 (metrics: {', '.join(THRESHOLD_METRICS)})") from None
+            raise ValueError(
+                f"--fail-under {part!r}: {value!r} is not a number; write METRIC=NUMBER with a number "
+                f"between 0 and 1, e.g. validity=0.95 (metrics: {', '.join(THRESHOLD_METRICS)})"
+            ) from None
         if not 0.0 <= number <= 1.0:
             raise ValueError(f"threshold {name!r} must be between 0 and 1, got {number}")
         out[name] = number

@@ -34,16 +34,28 @@ def _entry(raw: Any, source: str, path: str, server: str | None = None, exposed:
     if name is None:  # MCP-Bench key "Server Name:tool"
         name = exposed.split(":", 1)[1] if exposed and ":" in exposed else exposed
     schema = raw.get("inputSchema", raw.get("input_schema"))
-    return {"server": server, "tool": name, "exposed_name": f.text("exposed_name", required=False) or exposed or name,
-            "description": f.text("description", required=False, default=""), "inputSchema": schema, "unusable": None}
+    return {
+        "server": server,
+        "tool": name,
+        "exposed_name": f.text("exposed_name", required=False) or exposed or name,
+        "description": f.text("description", required=False, default=""),
+        "inputSchema": schema,
+        "unusable": None,
+    }
 
 
 def _unusable_entry(key: str, value: Any) -> dict[str, Any]:
     """An MCP-Bench available_tools entry that is null or not an object: the name exists, every call to it fails
     the schema check (MCP-Bench's `.get` on it raises inside its catch-all)."""
     server, _, name = key.partition(":")
-    return {"server": server, "tool": name or key, "exposed_name": key, "description": "", "inputSchema": None,
-            "unusable": f"catalog entry {key!r} is {kind(value)}, not a tool object"}
+    return {
+        "server": server,
+        "tool": name or key,
+        "exposed_name": key,
+        "description": "",
+        "inputSchema": None,
+        "unusable": f"catalog entry {key!r} is {kind(value)}, not a tool object",
+    }
 
 
 def read_catalog(path: str | Path) -> list[dict[str, Any]]:
@@ -59,8 +71,9 @@ def read_catalog(path: str | Path) -> list[dict[str, Any]]:
             elif isinstance(value, Mapping) and isinstance(value.get("tools"), list):
                 tools += [_entry(raw, source, f"{key}.tools[{i}]", server=key) for i, raw in enumerate(value["tools"])]
             elif isinstance(value, Mapping):
-                tools.append(_entry(value, source, key, server=str(value.get("server") or key.split(":", 1)[0]),
-                                    exposed=key))
+                tools.append(
+                    _entry(value, source, key, server=str(value.get("server") or key.split(":", 1)[0]), exposed=key)
+                )
             elif ":" in key:  # MCP-Bench shape with a broken entry: scored, not refused
                 tools.append(_unusable_entry(key, value))
             else:

@@ -29,6 +29,7 @@ def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
     cassette = getattr(args, "cassette", None)
     if cassette:
         from mcpgw.recorder.calllog import iter_calls  # first-party: a broken install fails loudly, never quietly
+
         for path in cassette_logs(args):
             try:
                 records.extend(check_calls(iter_calls(path), source=f"cassette {path}"))
@@ -38,8 +39,11 @@ def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
                 raise SourceUnavailable(f"cannot read the call log of cassette {path}: {exc}") from None
     unique = drop_duplicates(records)
     if len(unique) < len(records):
-        print(f"mcpgw: dropped {len(records) - len(unique)} duplicate call record(s), each identical to one already "
-              "read (e.g. --calls exported from the --cassette also given)", file=sys.stderr)
+        print(
+            f"mcpgw: dropped {len(records) - len(unique)} duplicate call record(s), each identical to one already "
+            "read (e.g. --calls exported from the --cassette also given)",
+            file=sys.stderr,
+        )
     return unique
 
 
@@ -82,8 +86,14 @@ class _RichProgress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         console = Console(stderr=True)
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=console, transient=True)
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
         self._show = console.is_terminal  # no bar in logs and pipes
         self._task: Any = None
 
@@ -255,8 +265,10 @@ def eval_command(args: argparse.Namespace) -> int:
         return 2
     misses = (report.get("judge") or {}).get("misses") or []
     if misses:
-        print(f"warning: {len(misses)} judge exchanges had no recording (offline); their items are unjudged",
-              file=sys.stderr)
+        print(
+            f"warning: {len(misses)} judge exchanges had no recording (offline); their items are unjudged",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -272,6 +284,7 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
     if not (path / "data.mdb").exists():
         raise SourceUnavailable(f"--run {args.run}: no cassette there (nor in cassettes/)")
     from mcpgw.cassette.cassette import Cassette
+
     try:
         cassette = Cassette(path, create=False, readonly=True)
         try:
@@ -281,8 +294,10 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
     except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
         raise SourceUnavailable(f"--run {path}: cannot read the cassette: {exc}") from None
     if not manifests:
-        raise SourceUnavailable(f"--run {path}: no `mcpgw run` was recorded in this cassette; "
-                                "give --cassette, --tasks and --answers instead")
+        raise SourceUnavailable(
+            f"--run {path}: no `mcpgw run` was recorded in this cassette; "
+            "give --cassette, --tasks and --answers instead"
+        )
     args.cassette = str(path)
     answers: dict[str, Any] = {}
     titles: dict[str, str] = {}
@@ -297,8 +312,9 @@ def _from_run(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]
             # later attempt replaces the earlier one, whose calls then drop out with its run id.
             attempt = a.get("attempt") or 1
             task_run = a["run_id"].removesuffix(f"~{attempt}") if attempt > 1 else a["run_id"]
-            answers[task_run] = Answer(a["run_id"], a["task_id"], a.get("model"), a.get("final_answer") or "",
-                                       a.get("rounds"))
+            answers[task_run] = Answer(
+                a["run_id"], a["task_id"], a.get("model"), a.get("final_answer") or "", a.get("rounds")
+            )
         titles.update(manifest.get("servers") or {})
     return {a.run_id: a for a in answers.values()}, titles
 
@@ -317,10 +333,11 @@ def _drift(args: argparse.Namespace) -> dict[str, Any] | None:
     if not getattr(args, "cassette", None):
         return None
     # First-party imports, not guarded: a failing one used to drop the report's drift section without a word.
-    from mcpgw.gateway.errors.tree import GatewayError
     from mcpgw.cassette.cassette import Cassette
     from mcpgw.cassette.paths import existing_cassette
     from mcpgw.cassette.store import CassetteFormatError
+    from mcpgw.gateway.errors.tree import GatewayError
+
     try:  # drift checks are stored with the recording itself
         cassette = Cassette(existing_cassette(Path(args.cassettes_dir), args.cassette), create=False, readonly=True)
     except (CassetteFormatError, GatewayError):
@@ -338,11 +355,19 @@ def _judge(args: argparse.Namespace) -> Any:
     from mcpgw.evaluator.judging import JudgeRun
 
     if args.judge_runs < 1 or args.judge_concurrency < 1 or args.judge_timeout <= 0 or args.judge_retries < 0:
-        raise ValueError("--judge-runs and --judge-concurrency must be at least 1, --judge-timeout positive, "
-                         "--judge-retries not negative")
-    config = JudgeConfig(model=args.judge_model, base_url=args.judge_base_url, api_key_env=args.judge_key_env,
-                         timeout=args.judge_timeout, offline=args.offline, concurrency=args.judge_concurrency,
-                         retries=args.judge_retries)
+        raise ValueError(
+            "--judge-runs and --judge-concurrency must be at least 1, --judge-timeout positive, "
+            "--judge-retries not negative"
+        )
+    config = JudgeConfig(
+        model=args.judge_model,
+        base_url=args.judge_base_url,
+        api_key_env=args.judge_key_env,
+        timeout=args.judge_timeout,
+        offline=args.offline,
+        concurrency=args.judge_concurrency,
+        retries=args.judge_retries,
+    )
     store = open_store(args.judge_store, readonly=args.offline)
     return JudgeRun(JudgeClient(config, store), templates=_templates(args.judge_prompt), rubric_runs=args.judge_runs)
 
@@ -360,7 +385,8 @@ def audit_command(args: argparse.Namespace) -> int:
             raise SourceUnavailable("no call records: give --calls FILE.jsonl or --cassette DIR")
         names = []
         if args.tools:
-            from mcpgw.evaluator.catalog import names as catalog_names, read_catalog
+            from mcpgw.evaluator.catalog import names as catalog_names
+            from mcpgw.evaluator.catalog import read_catalog
 
             names = catalog_names(read_catalog(args.tools))
         report = audit_mod.audit_calls(records, names)

@@ -42,8 +42,14 @@ class JudgeRun:
     seed: int = 0
     misses: list[str] = field(default_factory=list)
 
-    def run(self, runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
-            inputs: EvalInputs, progress: Progress) -> dict[str, Any]:
+    def run(
+        self,
+        runs: Mapping[str, list[dict[str, Any]]],
+        index: RunIndex,
+        loaded: Loaded,
+        inputs: EvalInputs,
+        progress: Progress,
+    ) -> dict[str, Any]:
         return asyncio.run(self._run_all(runs, index, loaded, inputs, progress))
 
     async def _run_all(self, runs, index, loaded, inputs, progress) -> dict[str, Any]:
@@ -90,9 +96,19 @@ class JudgeRun:
                 if answer is None:  # nothing to judge: counted as unjudged, not as a failure
                     yield key, {**info, "passed": None, "reason": NO_ANSWER}, None
                     continue
-                yield key, info, _bind(outcome.judge_outcome, self.client, task_id=run_id, query=task.query,
-                                       reference_answer=task.reference_answer, answer=answer.final_answer,
-                                       template=self.templates.get("agentbench"))
+                yield (
+                    key,
+                    info,
+                    _bind(
+                        outcome.judge_outcome,
+                        self.client,
+                        task_id=run_id,
+                        query=task.query,
+                        reference_answer=task.reference_answer,
+                        answer=answer.final_answer,
+                        template=self.templates.get("agentbench"),
+                    ),
+                )
 
     def _mcpbench_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
         for tasks in loaded.mcpbench.values():
@@ -102,25 +118,50 @@ class JudgeRun:
                     answer = inputs.answers.get(run_id)
                     rounds = answer.rounds if answer and answer.rounds is not None else estimate_rounds(calls)
                     values = {
-                        "fuzzy_task": task.fuzzy_description, "concrete_task": task.task_description,
+                        "fuzzy_task": task.fuzzy_description,
+                        "concrete_task": task.task_description,
                         "dependency_analysis": task.dependency_analysis or "(none given)",
-                        "final_answer": answer.final_answer if answer else NO_ANSWER, "rounds": rounds,
-                        "trace": render_trace(calls), "tools": list_tools(calls, inputs.catalog),
+                        "final_answer": answer.final_answer if answer else NO_ANSWER,
+                        "rounds": rounds,
+                        "trace": render_trace(calls),
+                        "tools": list_tools(calls, inputs.catalog),
                     }
-                    yield (("mcpbench", index.model_of[run_id], run_id), {"task_id": task.task_id},
-                           _bind(rubric.judge_rubric, self.client, task_id=run_id, values=values,
-                                 runs=self.rubric_runs, seed=self.seed, template=self.templates.get("mcpbench")))
+                    yield (
+                        ("mcpbench", index.model_of[run_id], run_id),
+                        {"task_id": task.task_id},
+                        _bind(
+                            rubric.judge_rubric,
+                            self.client,
+                            task_id=run_id,
+                            values=values,
+                            runs=self.rubric_runs,
+                            seed=self.seed,
+                            template=self.templates.get("mcpbench"),
+                        ),
+                    )
 
     def _mcpeval_jobs(self, runs, index: RunIndex, loaded: Loaded, inputs: EvalInputs) -> Iterator[Planned]:
         for truth in loaded.mcpeval.values():
             for model, task_id, calls, response in _mcpeval_cases(runs, index, truth, inputs):
                 gt = truth[task_id]
-                values = {"task": gt.description or f"(task {task_id}; no description given)",
-                          "trajectory": render_calls(calls), "reference_trajectory": render_calls(gt.tool_calls),
-                          "response": response or NO_ANSWER, "reference_response": gt.final_response or "(not given)"}
-                yield (("mcpeval", model, task_id), {"task_id": task_id},
-                       _bind(aspects.judge_trajectory_and_completion, self.client, task_id=f"{model}/{task_id}",
-                             values=values, template=self.templates.get("mcpeval")))
+                values = {
+                    "task": gt.description or f"(task {task_id}; no description given)",
+                    "trajectory": render_calls(calls),
+                    "reference_trajectory": render_calls(gt.tool_calls),
+                    "response": response or NO_ANSWER,
+                    "reference_response": gt.final_response or "(not given)",
+                }
+                yield (
+                    ("mcpeval", model, task_id),
+                    {"task_id": task_id},
+                    _bind(
+                        aspects.judge_trajectory_and_completion,
+                        self.client,
+                        task_id=f"{model}/{task_id}",
+                        values=values,
+                        template=self.templates.get("mcpeval"),
+                    ),
+                )
 
     def _assemble(self, meta: dict, results: dict) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -129,20 +170,33 @@ class JudgeRun:
             grouped[kind].setdefault(model, {})[item] = {**info, **results.get((kind, model, item), {})}
         if grouped["agentbench"]:
             out["agentbench"] = {
-                model: {"summary": agentbench.pass_rates((r.get("category"), r.get("passed")) for r in rows.values()),
-                        "runs": rows}
-                for model, rows in sorted(grouped["agentbench"].items())}
+                model: {
+                    "summary": agentbench.pass_rates((r.get("category"), r.get("passed")) for r in rows.values()),
+                    "runs": rows,
+                }
+                for model, rows in sorted(grouped["agentbench"].items())
+            }
         if grouped["mcpbench"]:
-            out["mcpbench_judge"] = {model: {"runs": rows, "mean": _mean_axes(rows.values())}
-                                     for model, rows in sorted(grouped["mcpbench"].items())}
+            out["mcpbench_judge"] = {
+                model: {"runs": rows, "mean": _mean_axes(rows.values())}
+                for model, rows in sorted(grouped["mcpbench"].items())
+            }
         if grouped["mcpeval"]:
-            out["mcpeval_judge"] = {model: {"tasks": rows, "mean": _mean_judgements(rows.values())}
-                                    for model, rows in sorted(grouped["mcpeval"].items())}
+            out["mcpeval_judge"] = {
+                model: {"tasks": rows, "mean": _mean_judgements(rows.values())}
+                for model, rows in sorted(grouped["mcpeval"].items())
+            }
         config = self.client.config
-        out["judge"] = {"model": config.model, "base_url": config.base_url, "offline": config.offline,
-                        "live_calls": self.client.live_calls, "replayed": self.client.replayed,
-                        "attempts": self.client.attempts, "misses": sorted(self.misses),
-                        "prompts": {k: t.origin for k, t in self.templates.items()}}
+        out["judge"] = {
+            "model": config.model,
+            "base_url": config.base_url,
+            "offline": config.offline,
+            "live_calls": self.client.live_calls,
+            "replayed": self.client.replayed,
+            "attempts": self.client.attempts,
+            "misses": sorted(self.misses),
+            "prompts": {k: t.origin for k, t in self.templates.items()},
+        }
         return out
 
 
@@ -154,16 +208,24 @@ def _mcpeval_cases(runs, index: RunIndex, truth, inputs: EvalInputs):
     """(model, task id, predicted calls, final response) for every prediction of a known task."""
     sets = inputs.prediction_sets or ([inputs.predictions] if inputs.predictions is not None else [])
     if sets:
-        chosen = {(pred.model or UNKNOWN_MODEL, task_id): pred  # later sources win, as in the matching
-                  for predictions in sets for task_id, pred in predictions.items() if task_id in truth}
+        chosen = {
+            (pred.model or UNKNOWN_MODEL, task_id): pred  # later sources win, as in the matching
+            for predictions in sets
+            for task_id, pred in predictions.items()
+            if task_id in truth
+        }
         for (model, task_id), pred in sorted(chosen.items()):
             yield model, task_id, pred.tool_calls, pred.final_response
         return
     for run_id, task_id in sorted(index.task_of.items()):
         if task_id in truth:
             answer = inputs.answers.get(run_id)
-            yield (index.model_of[run_id], task_id, predicted_calls(runs.get(run_id, [])),
-                   answer.final_answer if answer else None)
+            yield (
+                index.model_of[run_id],
+                task_id,
+                predicted_calls(runs.get(run_id, [])),
+                answer.final_answer if answer else None,
+            )
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -181,9 +243,11 @@ def _mean_axes(rows) -> dict[str, Any]:
 
 def _mean_judgements(rows) -> dict[str, Any]:
     rows = list(rows)
-    return {"trajectory": _mean([r.get("trajectory", {}).get("score") for r in rows]),
-            "completion": _mean([r.get("completion", {}).get("score") for r in rows]),
-            "tasks": len(rows)}
+    return {
+        "trajectory": _mean([r.get("trajectory", {}).get("score") for r in rows]),
+        "completion": _mean([r.get("completion", {}).get("score") for r in rows]),
+        "tasks": len(rows),
+    }
 
 
 def _first_evaluator_error(group: BaseExceptionGroup) -> BaseException:

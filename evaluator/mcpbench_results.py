@@ -65,12 +65,20 @@ def results_kind(data: Any, source: str) -> str:
         if "tool_calls" in first:
             return "mcpeval"
     if isinstance(data, Mapping) and any(key in data for key in SUMMARY_KEYS):
-        raise InputError(source, line_of(data, 1), None,
-                         "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "
-                         "needs the per-task results (each with execution_results and available_tools)")
-    raise InputError(source, line_of(first if isinstance(first, Mapping) else data, 1), None,
-                     "cannot tell the result format: expected MCP-Bench task results (execution_results, "
-                     "available_tools) or MCPEval evaluation results (task_id, tool_calls)")
+        raise InputError(
+            source,
+            line_of(data, 1),
+            None,
+            "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "
+            "needs the per-task results (each with execution_results and available_tools)",
+        )
+    raise InputError(
+        source,
+        line_of(first if isinstance(first, Mapping) else data, 1),
+        None,
+        "cannot tell the result format: expected MCP-Bench task results (execution_results, "
+        "available_tools) or MCPEval evaluation results (task_id, tool_calls)",
+    )
 
 
 def _first_record(data: Any) -> Any:
@@ -140,11 +148,16 @@ def _grouped(data: Any, source: str) -> list[tuple[str | None, str, Any]]:
     for model, items in by_model.items():
         if not isinstance(items, list):
             if any(key in data for key in ("input_schema_compliance", "tool_call_success_rate", "final_metrics")):
-                raise InputError(source, line_of(data, 1), None,
-                                 "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "
-                                 "needs the per-task results (each with execution_results and available_tools)")
-            raise InputError(source, line_of(by_model, 1), f"{prefix}{model}",
-                             f"expected a list of task results, got {kind(items)}")
+                raise InputError(
+                    source,
+                    line_of(data, 1),
+                    None,
+                    "this is an MCP-Bench metrics summary (no per-task execution_results); re-scoring "
+                    "needs the per-task results (each with execution_results and available_tools)",
+                )
+            raise InputError(
+                source, line_of(by_model, 1), f"{prefix}{model}", f"expected a list of task results, got {kind(items)}"
+            )
         out += [(str(model), f"{prefix}{model}[{i}]", raw) for i, raw in enumerate(items)]
     return out
 
@@ -164,8 +177,11 @@ def _task(raw: Any, source: str, where: str, model: str | None) -> ResultTask:
     if evaluation is not None and not isinstance(evaluation, Mapping):
         raise f.fail("evaluation", f"expected an object, got {kind(evaluation)}")
     planning = f.number("planning_json_compliance")
-    if planning is None and evaluation is not None and isinstance(evaluation.get("planning_json_compliance"),
-                                                                  (int, float)):
+    if (
+        planning is None
+        and evaluation is not None
+        and isinstance(evaluation.get("planning_json_compliance"), (int, float))
+    ):
         planning = float(evaluation["planning_json_compliance"])
     return ResultTask(
         task_id=f.text("task_id", "id", required=False, default="unknown"),  # MCP-Bench's own default id
@@ -190,12 +206,16 @@ def tools_from_catalog(catalog: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if tool.get("unusable"):
             out[tool["exposed_name"]] = None
         else:
-            out[tool["exposed_name"]] = {"server": tool["server"], "name": tool["tool"],
-                                         "input_schema": tool["inputSchema"] or {}}
+            out[tool["exposed_name"]] = {
+                "server": tool["server"],
+                "name": tool["tool"],
+                "input_schema": tool["inputSchema"] or {},
+            }
     return out
 
 
 # ---- scoring exactly as MCP-Bench -----------------------------------------------------------
+
 
 class Scorer:
     """MCP-Bench's per-call rules on raw execution results; schemas compiled once per digest."""
@@ -239,19 +259,24 @@ class Scorer:
     def task(self, task: ResultTask, fallback_tools: Mapping[str, Any] | None) -> dict[str, Any]:
         tools = task.available_tools if task.available_tools is not None else fallback_tools
         if tools is None and task.execution_results:
-            raise InputError(task.source, task.line, "available_tools",
-                             "missing: MCP-Bench needs the task's available tools to tell valid names and schemas "
-                             "(save them with the results, or pass the catalog with --tools)")
+            raise InputError(
+                task.source,
+                task.line,
+                "available_tools",
+                "missing: MCP-Bench needs the task's available tools to tell valid names and schemas "
+                "(save them with the results, or pass the catalog with --tools)",
+            )
         calls, crashes = self.calls(task.execution_results, tools or {})
-        row = score_calls(calls, planning_json_compliance=task.planning_json_compliance,
-                          total_rounds=task.total_rounds)
+        row = score_calls(calls, planning_json_compliance=task.planning_json_compliance, total_rounds=task.total_rounds)
         row["status"] = task.status
         row["task_id"] = task.task_id
         if task.evaluation_null:
             row["excluded"] = "MCP-Bench's evaluation of this task failed (evaluation: null); left out of averages"
         elif crashes:
-            row["excluded"] = ("a tool name or server is not a string: MCP-Bench's evaluation would fail on it "
-                               "and leave the task out of averages")
+            row["excluded"] = (
+                "a tool name or server is not a string: MCP-Bench's evaluation would fail on it "
+                "and leave the task out of averages"
+            )
         if task.evaluation is not None:
             row["reported"] = reported_fields(task.evaluation)
         return row
@@ -285,8 +310,12 @@ def _same(ours: Any, theirs: Any) -> bool:
     return ours == theirs
 
 
-def score_results(files: Mapping[str, list[ResultTask]], *, checks: SchemaChecks | None = None,
-                  fallback_tools: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def score_results(
+    files: Mapping[str, list[ResultTask]],
+    *,
+    checks: SchemaChecks | None = None,
+    fallback_tools: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
     """model -> {tasks, files, overall, disagreements}; each results file is one task file."""
     scorer = Scorer(checks)
     out: dict[str, dict[str, Any]] = {}

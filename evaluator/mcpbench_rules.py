@@ -33,8 +33,12 @@ from mcpgw.evaluator.schemas import SchemaChecks
 
 RATES = ("input_schema_compliance", "valid_tool_name_rate", "execution_success_rate", "valid_call_failure_rate")
 # Per task file, MCP-Bench's saved names -> the per-task field averaged.
-FILE_RATES = {"input_schema_compliance": "input_schema_compliance", "valid_tool_name_rate": "valid_tool_name_rate",
-              "tool_call_success_rate": "execution_success_rate", "valid_call_failure_rate": "valid_call_failure_rate"}
+FILE_RATES = {
+    "input_schema_compliance": "input_schema_compliance",
+    "valid_tool_name_rate": "valid_tool_name_rate",
+    "tool_call_success_rate": "execution_success_rate",
+    "valid_call_failure_rate": "valid_call_failure_rate",
+}
 # Averages that exist only when some task reports the underlying value.
 OPTIONAL = ("planning_json_compliance", "avg_total_rounds", "task_success_rate")
 FILE_METRICS = (*FILE_RATES, "avg_tool_calls_per_task", "avg_servers_used", "cross_server_coordination_rate")
@@ -52,8 +56,9 @@ class Call:
     tool_error: bool = False  # answered with isError (MCP-Bench's HTTP transport counts it a success)
 
 
-def score_calls(calls: Sequence[Call], *, planning_json_compliance: float | None = None,
-                total_rounds: float | None = None) -> dict[str, Any]:
+def score_calls(
+    calls: Sequence[Call], *, planning_json_compliance: float | None = None, total_rounds: float | None = None
+) -> dict[str, Any]:
     """One task's evaluation fields, plus the counts they come from."""
     total = len(calls)
     valid = compliant = succeeded = valid_failed = unchecked = tool_errors = 0
@@ -71,20 +76,33 @@ def score_calls(calls: Sequence[Call], *, planning_json_compliance: float | None
         valid_failed += not c.succeeded
     row: dict[str, Any] = dict.fromkeys(RATES)  # no calls: nothing to rate (None, skipped when averaging)
     if total:
-        row.update(input_schema_compliance=compliant / valid if valid else 0.0, valid_tool_name_rate=valid / total,
-                   execution_success_rate=succeeded / total,
-                   valid_call_failure_rate=valid_failed / valid if valid else 0.0)
+        row.update(
+            input_schema_compliance=compliant / valid if valid else 0.0,
+            valid_tool_name_rate=valid / total,
+            execution_success_rate=succeeded / total,
+            valid_call_failure_rate=valid_failed / valid if valid else 0.0,
+        )
     row["planning_json_compliance"] = planning_json_compliance
     row["server_utilization_metrics"] = {
-        "server_count": len(servers), "cross_server_coordination": len(servers) > 1,
-        "server_distribution": {str(name): count for name, count in servers.items()}}
+        "server_count": len(servers),
+        "cross_server_coordination": len(servers) > 1,
+        "server_distribution": {str(name): count for name, count in servers.items()},
+    }
     row["total_rounds"] = total_rounds
-    row.update(calls=total, valid_name_calls=valid, compliant_calls=compliant, successful_calls=succeeded,
-               valid_failed_calls=valid_failed, unchecked_calls=unchecked, tool_error_calls=tool_errors)
+    row.update(
+        calls=total,
+        valid_name_calls=valid,
+        compliant_calls=compliant,
+        successful_calls=succeeded,
+        valid_failed_calls=valid_failed,
+        unchecked_calls=unchecked,
+        tool_error_calls=tool_errors,
+    )
     return row
 
 
 # ---- the gateway's call log -------------------------------------------------------------
+
 
 def call_succeeded(record: Mapping[str, Any]) -> bool:
     return record["outcome"] == "ok" and not record.get("is_error")
@@ -97,8 +115,13 @@ def _server_of(record: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return record.get("server"), display
 
 
-def calls_from_log(records: Sequence[Mapping[str, Any]], *, checks: SchemaChecks | None = None,
-                   servers: Container[str] | None = None, recheck: bool = False) -> list[Call]:
+def calls_from_log(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    checks: SchemaChecks | None = None,
+    servers: Container[str] | None = None,
+    recheck: bool = False,
+) -> list[Call]:
     """Call-log records as MCP-Bench calls.
 
     - valid name: the gateway resolved the name (`known_tool`), and, when `servers` is given, the
@@ -125,8 +148,9 @@ def calls_from_log(records: Sequence[Mapping[str, Any]], *, checks: SchemaChecks
     return out
 
 
-def _known_call(record: Mapping[str, Any], checks: SchemaChecks | None, recheck: bool, ok: bool,
-                server: Hashable | None) -> Call:
+def _known_call(
+    record: Mapping[str, Any], checks: SchemaChecks | None, recheck: bool, ok: bool, server: Hashable | None
+) -> Call:
     validation = record.get("validation") or {}
     verdict = validation.get("valid")
     arguments = record.get("arguments")
@@ -139,15 +163,22 @@ def _known_call(record: Mapping[str, Any], checks: SchemaChecks | None, recheck:
     return Call(True, verdict is not False, ok, server, unchecked=verdict is None, tool_error=tool_error)
 
 
-def task_metrics(records: Sequence[Mapping[str, Any]], *, checks: SchemaChecks | None = None,
-                 servers: Container[str] | None = None, recheck: bool = False,
-                 planning_json_compliance: float | None = None, total_rounds: float | None = None) -> dict[str, Any]:
+def task_metrics(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    checks: SchemaChecks | None = None,
+    servers: Container[str] | None = None,
+    recheck: bool = False,
+    planning_json_compliance: float | None = None,
+    total_rounds: float | None = None,
+) -> dict[str, Any]:
     """One task's metrics from its call-log records."""
     calls = calls_from_log(records, checks=checks, servers=servers, recheck=recheck)
     return score_calls(calls, planning_json_compliance=planning_json_compliance, total_rounds=total_rounds)
 
 
 # ---- aggregation ---------------------------------------------------------------------------
+
 
 def mean_skipping_none(values: Iterable[float | None]) -> float:
     """MCP-Bench's safe_avg: None is skipped; nothing left -> 0.0."""
@@ -177,8 +208,9 @@ def aggregate_tasks(per_task: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     result["cross_server_coordination_rate"] = cross / len(scored) if scored else 0.0
     result["avg_total_rounds"] = _mean_or_none(r.get("total_rounds") for r in scored)
     statuses = any("status" in r for r in rows)
-    result["task_success_rate"] = (sum(1 for r in rows if r.get("status") == "completed") / len(rows)
-                                   if statuses and rows else None)
+    result["task_success_rate"] = (
+        sum(1 for r in rows if r.get("status") == "completed") / len(rows) if statuses and rows else None
+    )
     result["tasks"] = len(rows)
     result["tasks_scored"] = len(scored)
     result["tasks_with_calls"] = sum(1 for r in scored if r["calls"])
@@ -224,9 +256,14 @@ def score_runs(
             row = per_task.get(run_id)
             if row is None:
                 extra = reported_by_run.get(run_id, {})
-                row = task_metrics(runs.get(run_id, empty), checks=checks, servers=servers_by_run.get(run_id),
-                                   recheck=recheck, planning_json_compliance=extra.get("planning_json_compliance"),
-                                   total_rounds=extra.get("total_rounds"))
+                row = task_metrics(
+                    runs.get(run_id, empty),
+                    checks=checks,
+                    servers=servers_by_run.get(run_id),
+                    recheck=recheck,
+                    planning_json_compliance=extra.get("planning_json_compliance"),
+                    total_rounds=extra.get("total_rounds"),
+                )
                 per_task[run_id] = row
             rows.append(row)
         per_file[name] = aggregate_tasks(rows)

@@ -28,19 +28,26 @@ TOLERANCE = 1e-9
 
 def is_summary(data: Any) -> bool:
     """The runner's metrics file: one flat object of numbers, no per-task results."""
-    return (isinstance(data, Mapping) and all(key in data for key in _MARKERS[:2])
-            and not any(isinstance(v, (list, Mapping)) for v in data.values()))
+    return (
+        isinstance(data, Mapping)
+        and all(key in data for key in _MARKERS[:2])
+        and not any(isinstance(v, (list, Mapping)) for v in data.values())
+    )
 
 
 def http_success_rate(tasks: Mapping[str, Mapping[str, Any]]) -> float:
     """`tool_call_success_rate` as MCP-Bench's HTTP transport counts it: tool errors are successes."""
-    rates = [(row["successful_calls"] + row.get("tool_error_calls", 0)) / row["calls"] if row["calls"] else None
-             for row in tasks.values() if counted(row)]
+    rates = [
+        (row["successful_calls"] + row.get("tool_error_calls", 0)) / row["calls"] if row["calls"] else None
+        for row in tasks.values()
+        if counted(row)
+    ]
     return mean_skipping_none(rates)
 
 
-def compare(reported: Mapping[str, Any], computed: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]
-            ) -> dict[str, Any]:
+def compare(
+    reported: Mapping[str, Any], computed: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
     """Each compared field: what MCP-Bench saved, what the call log gives, and whether they agree."""
     fields: dict[str, Any] = {}
     for name in COMPARED:
@@ -51,8 +58,10 @@ def compare(reported: Mapping[str, Any], computed: Mapping[str, Any], tasks: Map
         if name == "tool_call_success_rate" and not row["agrees"]:
             over_http = http_success_rate(tasks)
             if abs(saved - over_http) <= TOLERANCE:
-                row.update(agrees=True, call_log_over_http=over_http,
-                           note="MCP-Bench's HTTP transport counts tool errors (isError) as successes")
+                row.update(
+                    agrees=True,
+                    call_log_over_http=over_http,
+                    note="MCP-Bench's HTTP transport counts tool errors (isError) as successes",
+                )
         fields[name] = row
-    return {"fields": fields, "agrees": all(f["agrees"] for f in fields.values()),
-            "tasks_in_call_log": len(tasks)}
+    return {"fields": fields, "agrees": all(f["agrees"] for f in fields.values()), "tasks_in_call_log": len(tasks)}

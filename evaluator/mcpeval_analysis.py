@@ -27,10 +27,17 @@ def parameter_mismatches(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, di
     return {key: dict(counts) for key, counts in out.items()}
 
 
-def tool_usage(tasks: Mapping[str, Mapping[str, Any]], truth: Mapping[str, Sequence[Mapping[str, Any]]],
-               predictions: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
-    usage = {"ground_truth_tools": Counter(), "prediction_tools": Counter(), "missing_tools": Counter(),
-             "extra_tools": Counter()}
+def tool_usage(
+    tasks: Mapping[str, Mapping[str, Any]],
+    truth: Mapping[str, Sequence[Mapping[str, Any]]],
+    predictions: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, dict[str, int]]:
+    usage = {
+        "ground_truth_tools": Counter(),
+        "prediction_tools": Counter(),
+        "missing_tools": Counter(),
+        "extra_tools": Counter(),
+    }
     for task_id, row in tasks.items():
         usage["ground_truth_tools"].update(c["tool_name"] for c in truth[task_id])
         usage["prediction_tools"].update(c["tool_name"] for c in predictions[task_id])
@@ -39,8 +46,9 @@ def tool_usage(tasks: Mapping[str, Mapping[str, Any]], truth: Mapping[str, Seque
     return {name: dict(counts) for name, counts in usage.items()}
 
 
-def success_patterns(tasks: Mapping[str, Mapping[str, Any]],
-                     truth: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+def success_patterns(
+    tasks: Mapping[str, Mapping[str, Any]], truth: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> dict[str, Any]:
     by_count = {m: {"success": Counter(), "failure": Counter()} for m in MODES}
     by_combo = {m: {"success": Counter(), "failure": Counter()} for m in MODES}
     per_tool: dict[str, list[int]] = {}  # tool -> [successful tasks, tasks] under strict matching
@@ -59,14 +67,24 @@ def success_patterns(tasks: Mapping[str, Mapping[str, Any]],
             tally[1] += 1
     return {
         "by_tool_count": {m: {s: dict(sorted(c.items())) for s, c in sides.items()} for m, sides in by_count.items()},
-        "by_tool_combination": {m: {s: dict(sorted(c.items(), key=lambda kv: -kv[1])) for s, c in sides.items()}
-                                for m, sides in by_combo.items()},
-        "by_tool": {tool: {"success_rate": ok / total, "total_tasks": total, "successful_tasks": ok}
-                    for tool, (ok, total) in per_tool.items()},
+        "by_tool_combination": {
+            m: {s: dict(sorted(c.items(), key=lambda kv: -kv[1])) for s, c in sides.items()}
+            for m, sides in by_combo.items()
+        },
+        "by_tool": {
+            tool: {"success_rate": ok / total, "total_tasks": total, "successful_tasks": ok}
+            for tool, (ok, total) in per_tool.items()
+        },
     }
 
 
-def analysis(tasks: Mapping[str, Mapping[str, Any]], truth: Mapping[str, Sequence[Mapping[str, Any]]],
-             predictions: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
-    return {"parameter_mismatches": parameter_mismatches(tasks), "tool_usage": tool_usage(tasks, truth, predictions),
-            "success_patterns": success_patterns(tasks, truth)}
+def analysis(
+    tasks: Mapping[str, Mapping[str, Any]],
+    truth: Mapping[str, Sequence[Mapping[str, Any]]],
+    predictions: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, Any]:
+    return {
+        "parameter_mismatches": parameter_mismatches(tasks),
+        "tool_usage": tool_usage(tasks, truth, predictions),
+        "success_patterns": success_patterns(tasks, truth),
+    }

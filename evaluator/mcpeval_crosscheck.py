@@ -17,8 +17,9 @@ from mcpgw.evaluator import names
 from mcpgw.evaluator.tasks import McpEvalTask
 
 
-def crosscheck(prediction_sets: list[dict[str, McpEvalTask]], calls: list[dict[str, Any]],
-               titles: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+def crosscheck(
+    prediction_sets: list[dict[str, McpEvalTask]], calls: list[dict[str, Any]], titles: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str]]:
     """{"files": {path: calls in it}, "calls_in_files", "calls_logged", "agrees", "only_in_files", "only_logged"}
     and a warning when the files and the call log disagree (tool calls counted by tool name)."""
     in_files: Counter[str] = Counter()
@@ -31,20 +32,30 @@ def crosscheck(prediction_sets: list[dict[str, McpEvalTask]], calls: list[dict[s
     logged = Counter(str(r.get("tool") or names.bare_tool(str(r.get("exposed_name")), titles)) for r in calls)
     total_files, total_logged = sum(in_files.values()), sum(logged.values())
     only_files, only_logged = dict(in_files - logged), dict(logged - in_files)
-    out = {"files": dict(per_file), "calls_in_files": total_files, "calls_logged": total_logged,
-           "agrees": not only_files and not only_logged, "only_in_files": only_files, "only_logged": only_logged}
+    out = {
+        "files": dict(per_file),
+        "calls_in_files": total_files,
+        "calls_logged": total_logged,
+        "agrees": not only_files and not only_logged,
+        "only_in_files": only_files,
+        "only_logged": only_logged,
+    }
     said = f"{total_files} calls in the results file(s), {total_logged} logged"
     out["summary"] = said
     if out["agrees"]:
         return out, []
-    return out, [f"MCPEval's results and the call log differ: {said} (only in the files: {only_files or 'none'}; "
-                 f"only logged: {only_logged or 'none'}; mcpeval_crosscheck)"]
+    return out, [
+        f"MCPEval's results and the call log differ: {said} (only in the files: {only_files or 'none'}; "
+        f"only logged: {only_logged or 'none'}; mcpeval_crosscheck)"
+    ]
 
 
 def no_task_runs(path: str, task_ids: list[str], runs: list[str]) -> str:
     """Why a call log alone left the MCPEval section of `path` empty, and what to give instead."""
     shown = ", ".join(repr(r) for r in sorted(runs)[:3]) + (", ..." if len(runs) > 3 else "")
-    return (f"{path}: none of the call log's {len(runs)} run(s) ({shown or 'none'}) is one of its {len(task_ids)} "
-            "task ids, so its MCPEval section is empty: MCPEval's evaluator runs all its tasks in one MCP session, "
-            "which the call log holds as one run; give the results file its evaluator wrote (--results) to score "
-            "its predictions, which eval checks against the call log (mcpeval_crosscheck)")
+    return (
+        f"{path}: none of the call log's {len(runs)} run(s) ({shown or 'none'}) is one of its {len(task_ids)} "
+        "task ids, so its MCPEval section is empty: MCPEval's evaluator runs all its tasks in one MCP session, "
+        "which the call log holds as one run; give the results file its evaluator wrote (--results) to score "
+        "its predictions, which eval checks against the call log (mcpeval_crosscheck)"
+    )

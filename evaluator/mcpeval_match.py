@@ -67,8 +67,9 @@ def compare_parameters(
 ) -> tuple[float, dict[str, tuple[Any, Any]]]:
     """(score, {param: (expected, actual)} for params present in both that differ)."""
     common = [key for key in expected if key in actual]
-    mismatches = {key: (expected[key], actual[key]) for key in common
-                  if not values_equal(expected[key], actual[key], flexible)}
+    mismatches = {
+        key: (expected[key], actual[key]) for key in common if not values_equal(expected[key], actual[key], flexible)
+    }
     if not flexible:
         matched = len(common) - len(mismatches)
         return (matched / len(expected) if expected else 1.0), mismatches
@@ -146,9 +147,11 @@ def match_task(
     if both_empty:
         success = True
     elif flexible:
-        success = (name_matches == len(expected)
-                   and all(s >= t["flexible_param"] for s in param_matches.values())
-                   and order_score >= t["flexible_order"])
+        success = (
+            name_matches == len(expected)
+            and all(s >= t["flexible_param"] for s in param_matches.values())
+            and order_score >= t["flexible_order"]
+        )
     else:
         success = exact == len(expected) and not extra and order_score == 1.0
 
@@ -188,8 +191,16 @@ def match_both(
     return {
         "strict": {k: strict[k] for k in keys},
         "flexible": {k: flexible[k] for k in keys},
-        "counts": {k: strict[k] for k in ("ground_truth_tool_count", "prediction_tool_count",
-                                          "tool_count_match", "name_only_matches", "exact_matches")},
+        "counts": {
+            k: strict[k]
+            for k in (
+                "ground_truth_tool_count",
+                "prediction_tool_count",
+                "tool_count_match",
+                "name_only_matches",
+                "exact_matches",
+            )
+        },
         "missing_tools": strict["missing_tools"],
         "extra_tools": strict["extra_tools"],
         "param_mismatches": strict["param_mismatches"],
@@ -229,25 +240,33 @@ def analyzer_weights(weights: Mapping[str, float] | None) -> tuple[dict[str, flo
     if abs(total - 1.0) <= 0.001 or total <= 0:
         return merged, []
     scaled = {k: v / total for k, v in merged.items()}
-    return scaled, [f"weights sum to {total:g}, not 1: scaled to " + ", ".join(f"{k}={v:.3f}" for k, v in scaled.items())]
+    return scaled, [
+        f"weights sum to {total:g}, not 1: scaled to " + ", ".join(f"{k}={v:.3f}" for k, v in scaled.items())
+    ]
 
 
 def analysis_summary(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The summary under MCPEval's analysis-file names (means over tasks, 0 when there are none)."""
     rows = list(tasks.values())
-    out: dict[str, Any] = {"total_tasks": len(rows), "tasks_with_matching_tools": sum(
-        1 for r in rows if len(r["missing_tools"]) < r["counts"]["ground_truth_tool_count"])}
+    out: dict[str, Any] = {
+        "total_tasks": len(rows),
+        "tasks_with_matching_tools": sum(
+            1 for r in rows if len(r["missing_tools"]) < r["counts"]["ground_truth_tool_count"]
+        ),
+    }
     for mode, name in (("strict", "exact_match"), ("flexible", "flexible_match")):
         part = [r[mode] for r in rows]
 
         def mean(key: str) -> float:
             return sum(p[key] for p in part) / len(part) if part else 0
 
-        out[name] = {"tasks_with_complete_success": sum(1 for p in part if p["success"]),
-                     "average_name_match_score": mean("tool_name_score"),
-                     "average_param_match_score": mean("param_match_score"),
-                     "average_order_match_score": mean("order_score"),
-                     "average_overall_score": mean("overall_score")}
+        out[name] = {
+            "tasks_with_complete_success": sum(1 for p in part if p["success"]),
+            "average_name_match_score": mean("tool_name_score"),
+            "average_param_match_score": mean("param_match_score"),
+            "average_order_match_score": mean("order_score"),
+            "average_overall_score": mean("overall_score"),
+        }
     return out
 
 
@@ -261,8 +280,10 @@ def match_tasks(
     """Task id -> calls on both sides; scored over the ids present in both (as the reference),
     with the ids present on one side only listed instead of silently dropped."""
     shared = [task_id for task_id in ground_truth if task_id in predictions]
-    tasks = {task_id: match_both(ground_truth[task_id], predictions[task_id], weights=weights, thresholds=thresholds)
-             for task_id in shared}
+    tasks = {
+        task_id: match_both(ground_truth[task_id], predictions[task_id], weights=weights, thresholds=thresholds)
+        for task_id in shared
+    }
     return {
         "summary": summarize(tasks.values()),
         "summary_metrics": analysis_summary(tasks),

@@ -26,7 +26,7 @@ def bare_tool(name: str, titles: Mapping[str, str], separator: str = "__") -> st
     for sid, title in sorted(titles.items(), key=lambda item: -len(item[0])):
         for prefix in (sid + separator, f"{title}:", f"{sid}:"):
             if name.startswith(prefix) and len(name) > len(prefix):
-                return name[len(prefix):]
+                return name[len(prefix) :]
     return name
 
 

@@ -27,13 +27,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgw.evaluator import agreement, audit, catalog as catalog_mod, mcpbench_results, mcpbench_rules
-from mcpgw.evaluator import mcpeval_crosscheck, mcpeval_match, names, provenance
+from mcpgw.evaluator import (
+    agreement,
+    audit,
+    mcpbench_results,
+    mcpbench_rules,
+    mcpeval_crosscheck,
+    mcpeval_match,
+    names,
+    provenance,
+)
+from mcpgw.evaluator import catalog as catalog_mod
 from mcpgw.evaluator.calllog import group_by_run
 from mcpgw.evaluator.results_files import load_results, result_kind, summary_checks
 from mcpgw.evaluator.schemas import SchemaChecks
-from mcpgw.evaluator.tasks import (Answer, McpBenchTask, McpEvalTask, AgentBenchTask, detect_kind,
-                             read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks)
+from mcpgw.evaluator.tasks import (
+    AgentBenchTask,
+    Answer,
+    McpBenchTask,
+    McpEvalTask,
+    detect_kind,
+    read_agentbench_tasks,
+    read_mcpbench_tasks,
+    read_mcpeval_tasks,
+)
 
 UNKNOWN_MODEL = "unknown"
 
@@ -101,8 +118,12 @@ class RunIndex:
     model_of: dict[str, str]
 
     @classmethod
-    def build(cls, runs: Mapping[str, list[dict[str, Any]]], answers: Mapping[str, Answer],
-              predictions: Mapping[str, McpEvalTask] | None) -> RunIndex:
+    def build(
+        cls,
+        runs: Mapping[str, list[dict[str, Any]]],
+        answers: Mapping[str, Answer],
+        predictions: Mapping[str, McpEvalTask] | None,
+    ) -> RunIndex:
         task_of, model_of = {}, {}
         for run_id in {*runs, *answers}:
             answer = answers.get(run_id)
@@ -144,12 +165,21 @@ def _fill_digests(calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> N
                 record["input_schema_digest"] = digest
 
 
-def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
-                 inputs: EvalInputs, checks: Any, answered: set[str], warnings: list[str] | None = None) -> dict[str, Any]:
+def rule_metrics(
+    runs: Mapping[str, list[dict[str, Any]]],
+    index: RunIndex,
+    loaded: Loaded,
+    inputs: EvalInputs,
+    checks: Any,
+    answered: set[str],
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
     """Per model: MCP-Bench's rule metrics per task file (or one pseudo-file: the call log).
     `answered`: runs of the answers file; those without calls are zero-call tasks."""
-    reported = {run_id: {"planning_json_compliance": a.planning_json_compliance, "total_rounds": a.rounds}
-                for run_id, a in inputs.answers.items()}
+    reported = {
+        run_id: {"planning_json_compliance": a.planning_json_compliance, "total_rounds": a.rounds}
+        for run_id, a in inputs.answers.items()
+    }
     out = {}
     for model in index.models():
         mine = [r for r, m in index.model_of.items() if m == model]
@@ -174,16 +204,24 @@ def rule_metrics(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, load
             files = {"call log": sorted(r for r in mine if r in runs or r in answered)}
             if not files["call log"]:
                 continue
-        out[model] = mcpbench_rules.score_runs(runs, files, checks=checks, servers_by_run=servers_by_run,
-                                               recheck=inputs.recheck_schemas, reported_by_run=reported)
+        out[model] = mcpbench_rules.score_runs(
+            runs,
+            files,
+            checks=checks,
+            servers_by_run=servers_by_run,
+            recheck=inputs.recheck_schemas,
+            reported_by_run=reported,
+        )
     return out
 
 
 def _no_task_matched(model: str, loaded: Loaded, runs: list[str], tasks_by: str) -> str:
     task_ids = sorted({t.task_id for tasks in loaded.mcpbench.values() for t in tasks})
-    return (f"model {model}: none of its {len(runs)} run(s) (by {tasks_by}: {_first_few(sorted(runs))}) has the id of a task "
-            f"in {', '.join(loaded.mcpbench)} ({len(task_ids)} task id(s): {_first_few(task_ids)}), so MCP-Bench's rules "
-            "over those tasks have nothing to score; without --tasks they score every run of the call log")
+    return (
+        f"model {model}: none of its {len(runs)} run(s) (by {tasks_by}: {_first_few(sorted(runs))}) has the id of a task "
+        f"in {', '.join(loaded.mcpbench)} ({len(task_ids)} task id(s): {_first_few(task_ids)}), so MCP-Bench's rules "
+        "over those tasks have nothing to score; without --tasks they score every run of the call log"
+    )
 
 
 def _first_few(ids: list[str], n: int = 3) -> str:
@@ -209,13 +247,19 @@ def predicted_calls(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in records:
         args = r.get("arguments")
-        out.append({"tool_name": r.get("tool") or r["exposed_name"],
-                    "tool_parameters": args if isinstance(args, dict) else {}})
+        out.append(
+            {"tool_name": r.get("tool") or r["exposed_name"], "tool_parameters": args if isinstance(args, dict) else {}}
+        )
     return out
 
 
-def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loaded: Loaded,
-                  inputs: EvalInputs, prediction_sets: list[dict[str, McpEvalTask]]) -> dict[str, Any]:
+def tool_matching(
+    runs: Mapping[str, list[dict[str, Any]]],
+    index: RunIndex,
+    loaded: Loaded,
+    inputs: EvalInputs,
+    prediction_sets: list[dict[str, McpEvalTask]],
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for path, truth in loaded.mcpeval.items():
         # Ground truth and predictions may name tools as the agent saw them (server prefix or title).
@@ -224,14 +268,18 @@ def tool_matching(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex, loa
         if prediction_sets:
             for predictions in prediction_sets:  # later files win for the same model and task, as in MCPEval
                 for task_id, pred in predictions.items():
-                    by_model.setdefault(pred.model or UNKNOWN_MODEL, {})[task_id] = _bare_calls(pred.tool_calls, inputs.titles)
+                    by_model.setdefault(pred.model or UNKNOWN_MODEL, {})[task_id] = _bare_calls(
+                        pred.tool_calls, inputs.titles
+                    )
         else:
             for run_id, task_id in index.task_of.items():
                 if task_id in gt:
                     by_model.setdefault(index.model_of[run_id], {})[task_id] = predicted_calls(runs.get(run_id, []))
         weights, _ = mcpeval_match.analyzer_weights(inputs.weights)
-        out[path] = {model: mcpeval_match.match_tasks(gt, preds, weights=weights, thresholds=inputs.thresholds)
-                     for model, preds in sorted(by_model.items())}
+        out[path] = {
+            model: mcpeval_match.match_tasks(gt, preds, weights=weights, thresholds=inputs.thresholds)
+            for model, preds in sorted(by_model.items())
+        }
     return out
 
 
@@ -255,10 +303,12 @@ def unmatched_servers(runs: Mapping[str, list[dict[str, Any]]], index: RunIndex,
                     wanted |= task.available_servers
                     matched += server in task.available_servers or display in task.available_servers
     if calls and not matched:
-        return (f"none of the {calls} calls reached a server of its MCP-Bench task: the call log names servers "
-                f"{', '.join(sorted(seen)[:5])}; the tasks name {', '.join(sorted(wanted)[:5])}. Give the lock's titles "
-                "(eval --run, or serve with the lock's `title:` fields) so names line up; scores against task servers "
-                "are meaningless until they do")
+        return (
+            f"none of the {calls} calls reached a server of its MCP-Bench task: the call log names servers "
+            f"{', '.join(sorted(seen)[:5])}; the tasks name {', '.join(sorted(wanted)[:5])}. Give the lock's titles "
+            "(eval --run, or serve with the lock's `title:` fields) so names line up; scores against task servers "
+            "are meaningless until they do"
+        )
     return None
 
 
@@ -289,8 +339,12 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
     merged = {task_id: pred for predictions in prediction_sets for task_id, pred in predictions.items()}
     if prediction_sets:
         covered = {a.task_id for a in inputs.answers.values()}
-        extra = {r: a for predictions in prediction_sets for r, a in answers_from_predictions(predictions).items()
-                 if a.task_id not in covered}
+        extra = {
+            r: a
+            for predictions in prediction_sets
+            for r, a in answers_from_predictions(predictions).items()
+            if a.task_id not in covered
+        }
         inputs.answers = {**extra, **inputs.answers}
     index = RunIndex.build(runs, inputs.answers, merged or inputs.predictions)
     checks = catalog_mod.schema_checks(inputs.catalog) if inputs.catalog else SchemaChecks()
@@ -301,9 +355,14 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         _fill_digests(inputs.calls, inputs.catalog)
     report: dict[str, Any] = {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "inputs": {"calls": len(inputs.calls), "runs": len(runs), "answers": len(inputs.answers),
-                   "task_files": {p: k for p, k in _kinds(loaded)}, "catalog_tools": len(inputs.catalog),
-                   "results": {p: result_kind(p) for p in inputs.results}},
+        "inputs": {
+            "calls": len(inputs.calls),
+            "runs": len(runs),
+            "answers": len(inputs.answers),
+            "task_files": {p: k for p, k in _kinds(loaded)},
+            "catalog_tools": len(inputs.catalog),
+            "results": {p: result_kind(p) for p in inputs.results},
+        },
         "models": index.models(),
         "warnings": [],
     }
@@ -322,21 +381,30 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         report["models"] = sorted({*report["models"], *scored})
         differ = sum(len(entry["disagreements"]) for entry in scored.values())
         if differ:
-            report["warnings"].append(f"{differ} re-scored values differ from the evaluation MCP-Bench saved with the "
-                                      "results (mcpbench_rules.<model>.disagreements)")
+            report["warnings"].append(
+                f"{differ} re-scored values differ from the evaluation MCP-Bench saved with the "
+                "results (mcpbench_rules.<model>.disagreements)"
+            )
     summaries = summary_checks(inputs.results, report.get("mcpbench_rules", {}) if inputs.call_log_given else None)
     if summaries:
         report["mcpbench_summary"] = summaries
-        report["warnings"] += [f"{path}: MCP-Bench's saved {name} differs from the call log's"
-                               for path, by_model in summaries.items() for check in by_model.values()
-                               for name, row in check.get("fields", {}).items() if not row["agrees"]]
+        report["warnings"] += [
+            f"{path}: MCP-Bench's saved {name} differs from the call log's"
+            for path, by_model in summaries.items()
+            for check in by_model.values()
+            for name, row in check.get("fields", {}).items()
+            if not row["agrees"]
+        ]
     if checks and checks.problems:
         report["warnings"] += [f"schema {d}: {p}" for d, p in checks.problems.items()]
     if loaded.mcpeval:
         report["mcpeval_match"] = tool_matching(runs, index, loaded, inputs, prediction_sets)
         if not prediction_sets:
-            report["warnings"] += [mcpeval_crosscheck.no_task_runs(p, list(loaded.mcpeval[p]), list(runs))
-                                   for p, by_model in report["mcpeval_match"].items() if not by_model]
+            report["warnings"] += [
+                mcpeval_crosscheck.no_task_runs(p, list(loaded.mcpeval[p]), list(runs))
+                for p, by_model in report["mcpeval_match"].items()
+                if not by_model
+            ]
         report["warnings"] += mcpeval_match.analyzer_weights(inputs.weights)[1]
     if prediction_sets and inputs.call_log_given:
         report["mcpeval_crosscheck"], said = mcpeval_crosscheck.crosscheck(prediction_sets, inputs.calls, inputs.titles)
@@ -344,8 +412,9 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
     if judge is not None:
         report.update(judge.run(runs, index, loaded, inputs, progress))
     if loaded.agentbench and judge is None:
-        report["warnings"].append("MCP-AgentBench queries were given but no judge (--judge-model): "
-                                  "pass rates need the MCP-Eval judge")
+        report["warnings"].append(
+            "MCP-AgentBench queries were given but no judge (--judge-model): pass rates need the MCP-Eval judge"
+        )
     if inputs.labels is not None:
         report["agreement"] = _agreement(report, inputs.labels, index)
     if inputs.calls and inputs.provenance:
@@ -354,10 +423,12 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
     return report
 
 
-
 def _kinds(loaded: Loaded) -> list[tuple[str, str]]:
-    return ([(p, "mcpbench") for p in loaded.mcpbench] + [(p, "mcpeval") for p in loaded.mcpeval]
-            + [(p, "agentbench") for p in loaded.agentbench])
+    return (
+        [(p, "mcpbench") for p in loaded.mcpbench]
+        + [(p, "mcpeval") for p in loaded.mcpeval]
+        + [(p, "agentbench") for p in loaded.agentbench]
+    )
 
 
 def _agreement(report: Mapping[str, Any], labels: Mapping[str, list[bool | None]], index: RunIndex) -> dict[str, Any]:

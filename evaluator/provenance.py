@@ -30,8 +30,9 @@ def source_of(record: Mapping[str, Any]) -> str | None:
     return OLDER_NAMES.get(source, source)
 
 
-def provenance(runs: Mapping[str, list[dict[str, Any]]], task_of: Mapping[str, str],
-               max_simulated_share: float | None = None) -> dict[str, Any]:
+def provenance(
+    runs: Mapping[str, list[dict[str, Any]]], task_of: Mapping[str, str], max_simulated_share: float | None = None
+) -> dict[str, Any]:
     tasks: dict[str, dict[str, Any]] = {}
     totals: dict[str, int] = {}
     for run_id in sorted(runs):
@@ -43,9 +44,13 @@ def provenance(runs: Mapping[str, list[dict[str, Any]]], task_of: Mapping[str, s
                 totals[source] = totals.get(source, 0) + 1
         answered = sum(counts.values())
         share = counts.get(SIMULATED, 0) / answered if answered else 0.0
-        tasks[run_id] = {"task": task_of.get(run_id, run_id), "sources": _ordered(counts), "answered": answered,
-                         "simulated_share": share,
-                         "over_max": max_simulated_share is not None and share > max_simulated_share}
+        tasks[run_id] = {
+            "task": task_of.get(run_id, run_id),
+            "sources": _ordered(counts),
+            "answered": answered,
+            "simulated_share": share,
+            "over_max": max_simulated_share is not None and share > max_simulated_share,
+        }
     answered = sum(totals.values())
     return {
         "tasks": tasks,
@@ -66,26 +71,41 @@ def _ordered(counts: Mapping[str, int]) -> dict[str, int]:
 RESCORED = ("mcpbench_rules", "mcpeval_match", "servers")
 
 
-def add_provenance(report: dict[str, Any], inputs: Any, runs: Mapping[str, list[dict[str, Any]]], index: Any,
-                   evaluate: Callable[[Any], dict[str, Any]]) -> None:
+def add_provenance(
+    report: dict[str, Any],
+    inputs: Any,
+    runs: Mapping[str, list[dict[str, Any]]],
+    index: Any,
+    evaluate: Callable[[Any], dict[str, Any]],
+) -> None:
     """Where each task's answers came from; with simulated answers, every rescorable metric again over the
     tasks answered from the real environment alone, beside the one over all tasks (`evaluate`: the pipeline's)."""
     found = provenance(runs, index.task_of, inputs.max_simulated_share)
     report["provenance"] = found
     if found["over_max"]:
-        report["warnings"].append(f"{len(found['over_max'])} task(s) have more than "
-                                  f"{100 * (inputs.max_simulated_share or 0):g}% simulated tool answers: "
-                                  f"{', '.join(found['over_max'][:10])}")
+        report["warnings"].append(
+            f"{len(found['over_max'])} task(s) have more than "
+            f"{100 * (inputs.max_simulated_share or 0):g}% simulated tool answers: "
+            f"{', '.join(found['over_max'][:10])}"
+        )
     if not found["simulated_tasks"]:
         return
     dropped = set(found["simulated_tasks"])
     by = inputs.tasks_by
-    real = replace(inputs, calls=[r for r in inputs.calls if _run_key(r, by) not in dropped],
-                   answers={k: a for k, a in inputs.answers.items() if k not in dropped},
-                   results=[], labels=None, provenance=False, titles=dict(inputs.titles))
+    real = replace(
+        inputs,
+        calls=[r for r in inputs.calls if _run_key(r, by) not in dropped],
+        answers={k: a for k, a in inputs.answers.items() if k not in dropped},
+        results=[],
+        labels=None,
+        provenance=False,
+        titles=dict(inputs.titles),
+    )
     second = evaluate(real)
-    report["real_environment"] = {"tasks_left_out": sorted(dropped),
-                                  **{key: second[key] for key in RESCORED if key in second}}
+    report["real_environment"] = {
+        "tasks_left_out": sorted(dropped),
+        **{key: second[key] for key in RESCORED if key in second},
+    }
 
 
 def _run_key(record: Mapping[str, Any], by: str) -> str:

@@ -47,6 +47,8 @@ def summary_checks(paths: list[str], rules: Mapping[str, Any] | None) -> dict[st
         if rules is None:
             out[path] = {"reported": {"reported": reported}}
             continue
-        out[path] = {model: {"reported": reported, **mcpbench_summary.compare(reported, entry["overall"], entry["tasks"])}
-                     for model, entry in rules.items()}
+        out[path] = {
+            model: {"reported": reported, **mcpbench_summary.compare(reported, entry["overall"], entry["tasks"])}
+            for model, entry in rules.items()
+        }
     return out

@@ -21,8 +21,8 @@ canonical-JSON sha256 prefix the gateway uses, so digests in call logs match.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError

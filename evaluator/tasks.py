@@ -84,11 +84,14 @@ class Answer:
 
 # ---- MCP-Bench -------------------------------------------------------------------------
 
+
 def _entries(data: Any, source: str) -> list[tuple[str, Any, Any, str]]:
     """Flatten every MCP-Bench layout into (server_name, task, container, path)."""
     if isinstance(data, list):
-        return [(_server_name(e, source, f"[{i}]"), _inner_task(e, source, f"[{i}]"), e, f"[{i}]")
-                for i, e in enumerate(data)]
+        return [
+            (_server_name(e, source, f"[{i}]"), _inner_task(e, source, f"[{i}]"), e, f"[{i}]")
+            for i, e in enumerate(data)
+        ]
     if not isinstance(data, Mapping):
         raise InputError(source, line_of(data, 1), None, f"expected an MCP-Bench task object or list, got {kind(data)}")
     out = []
@@ -112,11 +115,17 @@ def _entries(data: Any, source: str) -> list[tuple[str, Any, Any, str]]:
             out.extend((name, t, combo, f"{path}.generated_tasks[{j}]") for j, t in enumerate(generated))
     elif "tasks" in data:
         items = Fields(data, source, line_of(data)).items("tasks")
-        out = [(_server_name(e, source, f"tasks[{i}]"), _inner_task(e, source, f"tasks[{i}]"), e, f"tasks[{i}]")
-               for i, e in enumerate(items)]
+        out = [
+            (_server_name(e, source, f"tasks[{i}]"), _inner_task(e, source, f"tasks[{i}]"), e, f"tasks[{i}]")
+            for i, e in enumerate(items)
+        ]
     else:
-        raise InputError(source, line_of(data, 1), "server_tasks",
-                         "missing: an MCP-Bench task file has 'server_tasks', 'tasks' or 'combinations'")
+        raise InputError(
+            source,
+            line_of(data, 1),
+            "server_tasks",
+            "missing: an MCP-Bench task file has 'server_tasks', 'tasks' or 'combinations'",
+        )
     return out
 
 
@@ -155,22 +164,25 @@ def read_mcpbench_tasks(path: str | Path, data: Any = None) -> list[McpBenchTask
             if not isinstance(name, str):
                 raise f.fail(f"distraction_servers[{i}]", f"expected a server name, got {kind(name)}")
         concrete = f.text("task_description", required=False, default="")
-        tasks.append(McpBenchTask(
-            task_id=task_id,
-            servers=[s.strip() for s in server_name.split("+") if s.strip()],
-            fuzzy_description=f.text("fuzzy_description", required=False, default=concrete),
-            task_description=concrete,
-            dependency_analysis=analysis or "",
-            distraction_servers=list(distractors),
-            source=source,
-            line=f.line,
-        ))
+        tasks.append(
+            McpBenchTask(
+                task_id=task_id,
+                servers=[s.strip() for s in server_name.split("+") if s.strip()],
+                fuzzy_description=f.text("fuzzy_description", required=False, default=concrete),
+                task_description=concrete,
+                dependency_analysis=analysis or "",
+                distraction_servers=list(distractors),
+                source=source,
+                line=f.line,
+            )
+        )
     if not tasks:
         raise InputError(source, None, None, "no tasks found")
     return tasks
 
 
 # ---- MCPEval ---------------------------------------------------------------------------
+
 
 def read_mcpeval_tasks(path: str | Path, id_keys: tuple[str, ...] = TRUTH_IDS) -> dict[str, McpEvalTask]:
     """Ground-truth or prediction records, keyed by task id."""
@@ -200,6 +212,7 @@ def read_mcpeval_tasks(path: str | Path, id_keys: tuple[str, ...] = TRUTH_IDS) -
 
 # ---- MCP-AgentBench --------------------------------------------------------------------
 
+
 def read_agentbench_tasks(path: str | Path) -> dict[str, AgentBenchTask]:
     source = str(path)
     out: dict[str, AgentBenchTask] = {}
@@ -220,6 +233,7 @@ def read_agentbench_tasks(path: str | Path) -> dict[str, AgentBenchTask]:
 
 
 # ---- answers and labels ----------------------------------------------------------------
+
 
 def read_answers(path: str | Path) -> dict[str, Answer]:
     source = str(path)
@@ -244,8 +258,18 @@ def read_answers(path: str | Path) -> dict[str, Answer]:
     return out
 
 
-_LABELS = {"pass": True, "passed": True, "true": True, "yes": True, "1": True,
-           "fail": False, "failed": False, "false": False, "no": False, "0": False}
+_LABELS = {
+    "pass": True,
+    "passed": True,
+    "true": True,
+    "yes": True,
+    "1": True,
+    "fail": False,
+    "failed": False,
+    "false": False,
+    "no": False,
+    "0": False,
+}
 
 
 def parse_label(value: Any) -> bool | None | str:
@@ -276,6 +300,7 @@ def read_labels(path: str | Path) -> dict[str, list[bool | None]]:
 
 # ---- detection -------------------------------------------------------------------------
 
+
 def detect_kind(path: str | Path) -> str:
     """'mcpbench', 'mcpeval' or 'agentbench', from the file's content."""
     source = str(path)
@@ -295,6 +320,10 @@ def detect_kind(path: str | Path) -> str:
         return "agentbench"
     if "task" in first and ("server_name" in first or "servers" in first):
         return "mcpbench"
-    raise InputError(source, line_of(records[0], 1), None,
-                     "cannot tell the task format: expected MCP-Bench tasks (server_tasks), MCPEval "
-                     "records (tool_calls) or MCP-AgentBench queries (query, reference_answer)")
+    raise InputError(
+        source,
+        line_of(records[0], 1),
+        None,
+        "cannot tell the task format: expected MCP-Bench tasks (server_tasks), MCPEval "
+        "records (tool_calls) or MCP-AgentBench queries (query, reference_answer)",
+    )

@@ -17,29 +17,28 @@ from typing import Any, cast
 
 import anyio
 import mcp_types as types
-from pydantic import BaseModel, ValidationError
-from starlette.requests import Request
 from mcp.server.caching import CACHEABLE_METHODS, CacheableMethod, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
 
 from mcpgw.gateway import __version__
-
 from mcpgw.gateway.endpoints import fast_path, per_server
-from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.endpoints.http_app import SHUTDOWN_GRACE, GatewayHttpProtocol, bound_port, build_http_app, serve_http  # noqa: F401
+from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.gateway.http.stopping import exit_now
+from mcpgw.gateway.routing.router import Caller, Router
+from mcpgw.gateway.routing.tool_calls import iso_time
+from mcpgw.gateway.runtime.secrets import scrub
 from mcpgw.gateway.sessions.request_context import of_request
 from mcpgw.gateway.sessions.request_params import describe_invalid
-from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.sessions.sdk_adapter import connection_of
-from mcpgw.gateway.runtime.secrets import scrub
 from mcpgw.gateway.sessions.sessions import SessionDirectory, SessionTable
 from mcpgw.gateway.stdio.stdio_guard import AnsweredIds, CheckedLines, answer_refusals
-from mcpgw.gateway.http.stopping import exit_now
-from mcpgw.gateway.routing.tool_calls import iso_time
 
 logger = logging.getLogger(__name__)
 
@@ -168,8 +167,9 @@ class GatewayServer(Server[Any]):
 
     fast_path: fast_path.FastPath | None = None
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
-                                      *args: Any, **kwargs: Any) -> Any:
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
         return super().create_initialization_options(notification_options or _NOTIFY_ALL, *args, **kwargs)
 
 
@@ -190,8 +190,9 @@ class _MalformedCalls:
         try:
             return await call_next(ctx)
         except ValidationError as exc:
-            await self.router.log_malformed(ctx.params, self.caller(ctx), per_server.server_of(ctx.request),
-                                     describe_invalid(exc))
+            await self.router.log_malformed(
+                ctx.params, self.caller(ctx), per_server.server_of(ctx.request), describe_invalid(exc)
+            )
             raise
 
 
@@ -209,8 +210,11 @@ def _caller(router: Router, ctx: Any, default_run: str, sessions: SessionTable) 
         session = sessions.get(http.session_id) if http.session_id else None
         opened = iso_time(session.opened) if session is not None else None
     # per_server.endpoint_of(request), with the context already found
-    endpoint = (http.endpoint or request.scope.get("path", "/mcp")) if http is not None and isinstance(request, Request) \
+    endpoint = (
+        (http.endpoint or request.scope.get("path", "/mcp"))
+        if http is not None and isinstance(request, Request)
         else per_server.endpoint_of(request)
+    )
     client = ctx.session.client_params
     meta = (ctx.params or {}).get("_meta") or {}
     caller = Caller(

@@ -11,8 +11,8 @@ from mcpgw.harness.configs import model_bases, render, token_ref
 
 
 def cmd_connect(args: argparse.Namespace) -> int:
-    from mcpgw.gateway.endpoints.http_guard import load_token
     from mcpgw.gateway.commandline.status_client import fetch_status, gateway_base
+    from mcpgw.gateway.endpoints.http_guard import load_token
 
     token = load_token(args.auth_token_env, args.auth_token_file)
     status = fetch_status(args.gateway, token)
@@ -30,9 +30,12 @@ def cmd_connect(args: argparse.Namespace) -> int:
     if token and args.format in ("mcpservers", "vscode"):
         ref = token_ref(args.format, args.auth_token_env, token if args.token_in_file else None)
     if token and args.format == "mcpbench":
-        print("mcpgw: WARNING: this gateway wants a bearer token, and MCP-Bench's runner cannot send one (its HTTP "
-              "client sends no headers): every call it makes will be refused (401). Serve it from a gateway on "
-              "loopback without --auth-token-env/--auth-token-file.", file=sys.stderr)
+        print(
+            "mcpgw: WARNING: this gateway wants a bearer token, and MCP-Bench's runner cannot send one (its HTTP "
+            "client sends no headers): every call it makes will be refused (401). Serve it from a gateway on "
+            "loopback without --auth-token-env/--auth-token-file.",
+            file=sys.stderr,
+        )
     text = render(args.format, status, base, run=args.run, per_server=args.per_server, token_ref=ref)
     if args.run:  # the model side, tagged with the same run (a base URL's path survives what clients append)
         for line in model_bases(base, args.run).splitlines():
@@ -53,13 +56,21 @@ def cmd_connect(args: argparse.Namespace) -> int:
 def _say_where_the_token_is(args: argparse.Namespace, ref: str) -> None:
     if args.token_in_file:
         where = args.output or "the output"
-        print(f"mcpgw: WARNING: {where} holds the gateway's bearer token in plain text (--token-in-file): keep it out "
-              "of version control and shared folders, and readable by you alone.", file=sys.stderr)
+        print(
+            f"mcpgw: WARNING: {where} holds the gateway's bearer token in plain text (--token-in-file): keep it out "
+            "of version control and shared folders, and readable by you alone.",
+            file=sys.stderr,
+        )
     elif args.format == "vscode":
-        print(f"mcpgw: the token is not in the file: VS Code asks for it once ({ref}, a password input) and keeps it "
-              "in its secret storage.", file=sys.stderr)
+        print(
+            f"mcpgw: the token is not in the file: VS Code asks for it once ({ref}, a password input) and keeps it "
+            "in its secret storage.",
+            file=sys.stderr,
+        )
     else:
-        variable = ref[len("${env:"):-1]
-        print(f"mcpgw: the token is not in the file: its headers say {ref}, which the client expands (Cursor does; "
-              f"set {variable} in its environment). A client that does not expand it needs --token-in-file.",
-              file=sys.stderr)
+        variable = ref[len("${env:") : -1]
+        print(
+            f"mcpgw: the token is not in the file: its headers say {ref}, which the client expands (Cursor does; "
+            f"set {variable} in its environment). A client that does not expand it needs --token-in-file.",
+            file=sys.stderr,
+        )

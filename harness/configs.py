@@ -34,16 +34,23 @@ def mcpbench_commands(status: dict[str, Any], base: str, run: str | None) -> dic
     out: dict[str, Any] = {}
     for sid, info in sorted(status["servers"].items()):
         name = info.get("title") or sid
-        out[name] = {"cmd": hold, "env": [], "cwd": ".", "transport": "http", "port": port,
-                     "endpoint": endpoint(sid, run)}
+        out[name] = {
+            "cmd": hold,
+            "env": [],
+            "cwd": ".",
+            "transport": "http",
+            "port": port,
+            "endpoint": endpoint(sid, run),
+        }
     return out
 
 
 TOKEN_INPUT = "mcpgw-token"
 
 
-def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: bool, vscode: bool,
-                token_ref: str | None) -> dict[str, Any]:
+def mcp_servers(
+    status: dict[str, Any], base: str, run: str | None, per_server: bool, vscode: bool, token_ref: str | None
+) -> dict[str, Any]:
     base = base.rstrip("/")
     headers = {"Authorization": f"Bearer {token_ref}"} if token_ref else None
     entries: dict[str, str] = {"mcpgw": base + "/mcp" + (f"?{urlencode({'run': run})}" if run else "")}
@@ -58,8 +65,12 @@ def mcp_servers(status: dict[str, Any], base: str, run: str | None, per_server: 
     if not vscode:
         return {"mcpServers": servers}
     if token_ref == "${input:%s}" % TOKEN_INPUT:  # VS Code prompts for it once and keeps it in its secret storage
-        return {"inputs": [{"type": "promptString", "id": TOKEN_INPUT, "description": "mcpgw gateway token",
-                            "password": True}], "servers": servers}
+        return {
+            "inputs": [
+                {"type": "promptString", "id": TOKEN_INPUT, "description": "mcpgw gateway token", "password": True}
+            ],
+            "servers": servers,
+        }
     return {"servers": servers}
 
 
@@ -72,8 +83,15 @@ def token_ref(kind: str, token_env: str | None, literal: str | None) -> str:
     return "${env:%s}" % (token_env or "MCPGW_TOKEN")
 
 
-def render(kind: str, status: dict[str, Any], base: str, *, run: str | None = None, per_server: bool = False,
-           token_ref: str | None = None) -> str:
+def render(
+    kind: str,
+    status: dict[str, Any],
+    base: str,
+    *,
+    run: str | None = None,
+    per_server: bool = False,
+    token_ref: str | None = None,
+) -> str:
     if kind == "mcpbench":
         return json.dumps(mcpbench_commands(status, base, run), indent=2) + "\n"
     if kind == "mcprouter":  # a run in the path: clients append their own paths, so a query would be lost
@@ -91,8 +109,10 @@ def model_bases(base: str, run: str | None) -> str:
     """Where a harness's model client goes, tagged like its tool calls: one line each for OpenAI-style clients
     (`base_url`) and Azure ones (`azure_endpoint`)."""
     tagged = run_base(base, run)
-    return (f"model (OpenAI base_url): {tagged}/v1\n"
-            f"model (AzureOpenAI azure_endpoint, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT): {tagged}")
+    return (
+        f"model (OpenAI base_url): {tagged}/v1\n"
+        f"model (AzureOpenAI azure_endpoint, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT): {tagged}"
+    )
 
 
 def _port(base: str) -> int:

@@ -34,7 +34,9 @@ class ModelAnswer:
     def from_entry(cls, entry: dict[str, Any]) -> ModelAnswer:
         if "events" in entry:
             return cls(entry["status"], events=list(entry["events"]), content_type="text/event-stream")
-        return cls(entry["status"], body=entry.get("body"), content_type=entry.get("content_type") or "application/json")
+        return cls(
+            entry["status"], body=entry.get("body"), content_type=entry.get("content_type") or "application/json"
+        )
 
 
 def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from mcpgw.llm.answer import ModelAnswer
@@ -24,21 +24,46 @@ from mcpgw.llm.answer import ModelAnswer
 OUTCOMES = ("hit", "miss", "live", "recorded")
 
 
-def model_record(*, server: str, path: str, body: dict[str, Any] | None, run_id: str, lane: str, session_id: str,
-                 client_name: str | None, started_at: float, started: float, outcome: str,
-                 answer: ModelAnswer | None = None, status: int | None = None, error: str | None = None,
-                 cassette_key: str | None = None, traceparent: str | None = None,
-                 span_id: str | None = None) -> dict[str, Any]:
+def model_record(
+    *,
+    server: str,
+    path: str,
+    body: dict[str, Any] | None,
+    run_id: str,
+    lane: str,
+    session_id: str,
+    client_name: str | None,
+    started_at: float,
+    started: float,
+    outcome: str,
+    answer: ModelAnswer | None = None,
+    status: int | None = None,
+    error: str | None = None,
+    cassette_key: str | None = None,
+    traceparent: str | None = None,
+    span_id: str | None = None,
+) -> dict[str, Any]:
     """`started_at` is wall time, `started` the perf_counter reading of the same moment."""
     status = answer.status if answer is not None else status
     record: dict[str, Any] = {
-        "seq": None, "run_id": run_id, "session_id": session_id, "lane": lane,  # seq first: cassette.store.with_seq
-        "started_at": _iso(started_at), "ended_at": _iso(time.time()),
+        "seq": None,
+        "run_id": run_id,
+        "session_id": session_id,
+        "lane": lane,  # seq first: cassette.store.with_seq
+        "started_at": _iso(started_at),
+        "ended_at": _iso(time.time()),
         "latency_ms": round((time.perf_counter() - started) * 1000, 3),
-        "client_name": client_name, "protocol_version": None,
-        "server": server, "tool": None, "exposed_name": None, "method": path,
-        "model": (body or {}).get("model"), "stream": bool((body or {}).get("stream")),
-        "outcome": outcome, "status": status, "is_error": status is None or status >= 400,
+        "client_name": client_name,
+        "protocol_version": None,
+        "server": server,
+        "tool": None,
+        "exposed_name": None,
+        "method": path,
+        "model": (body or {}).get("model"),
+        "stream": bool((body or {}).get("stream")),
+        "outcome": outcome,
+        "status": status,
+        "is_error": status is None or status >= 400,
         "error": error if error is not None else _error_of(answer),
         "cassette_key": cassette_key,
         "source": "recorded" if outcome == "hit" else "missed" if outcome in ("miss", "diverged") else "live",
@@ -108,4 +133,4 @@ def _error_of(answer: ModelAnswer | None) -> str | None:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")

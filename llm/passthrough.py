@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -37,20 +37,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, request_response
 
-from mcpgw.gateway.sessions import client_identity
-from mcpgw.gateway.sessions.request_context import posted_json
-from mcpgw.gateway.routing.router import Caller
-from mcpgw.llm.answer import DONE, ModelAnswer, error_body
-from mcpgw.llm.call_record import model_record
-from mcpgw.llm.untagged_refusal import Strangers
-from mcpgw.llm.upstream import LiveModel, ModelUnreachable
 from mcpgw.cassette.lane_table import MAX_LANES
 from mcpgw.cassette.misses import describe_model_miss
+from mcpgw.cassette.player import HIT, LIVE, PlayDecision, Player
 from mcpgw.cassette.recorder import Recorder
 from mcpgw.cassette.redaction import Redactor
 from mcpgw.cassette.state import StateModel
 from mcpgw.cassette.store import StoreWriteError
-from mcpgw.cassette.player import HIT, LIVE, Player, PlayDecision
+from mcpgw.gateway.routing.router import Caller
+from mcpgw.gateway.sessions import client_identity
+from mcpgw.gateway.sessions.request_context import posted_json
+from mcpgw.llm.answer import DONE, ModelAnswer, error_body
+from mcpgw.llm.call_record import model_record
+from mcpgw.llm.untagged_refusal import Strangers
+from mcpgw.llm.upstream import LiveModel, ModelUnreachable
 
 T = TypeVar("T")
 MODEL_SERVER = "@model"  # not a valid server id, so never confused with a tool server's exchanges
@@ -62,19 +62,30 @@ AZURE_CHAT = "/openai/deployments/{deployment}/chat/completions"
 
 
 class ModelPassthrough:
-    def __init__(self, mode: str, live: LiveModel | None, *, cassette: Any = None,
-                 recorded_entries: list[dict[str, Any]] | None = None,
-                 redact: Redactor | None = None, default_run: str = "default", past_end: str = "repeat",
-                 call_log: Any = None, max_lanes: int = MAX_LANES, recorded_runs: set[str] | None = None,
-                 trace_exchange: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        live: LiveModel | None,
+        *,
+        cassette: Any = None,
+        recorded_entries: list[dict[str, Any]] | None = None,
+        redact: Redactor | None = None,
+        default_run: str = "default",
+        past_end: str = "repeat",
+        call_log: Any = None,
+        max_lanes: int = MAX_LANES,
+        recorded_runs: set[str] | None = None,
+        trace_exchange: Callable[[dict[str, Any]], str | None] | None = None,
+    ) -> None:
         self.mode = mode
         self.live = live
         self.cassette = cassette  # written in record and hybrid
         self.recorded_entries = recorded_entries if recorded_entries is not None else []
         # the same mode switch, lanes and keys as a tool server's (cassette.player); untagged clients
         # are bound to a recorded conversation of their own (cassette.lanes)
-        self.player = Player(MODEL, self.recorded_entries, mode=mode, past_end=past_end, bind_untagged=True,
-                             max_lanes=max_lanes)
+        self.player = Player(
+            MODEL, self.recorded_entries, mode=mode, past_end=past_end, bind_untagged=True, max_lanes=max_lanes
+        )
         # the tagged runs of the recording's tool calls: with two or more, an untagged client may be refused (llm.untagged_refusal)
         self.strangers = Strangers(recorded_runs or set(), self.player.rule.by_key)
         self.call_log = call_log  # recorder.calllog.CallLog: the tool calls' log
@@ -92,12 +103,15 @@ class ModelPassthrough:
     def routes(self, mint: Any = None) -> list[Route]:
         """The same client identity as /mcp: an untagged client gets a lane of its own (`mint`: with
         --workers, identities this worker owns, so the client's later requests are routed back here)."""
+
         def identity(app: Any) -> Any:
             return client_identity.ClientIdentity(app, mint=mint)
 
-        return [Route(CHAT, identity(request_response(self.chat)), methods=["POST"]),
-                Route(MODELS, identity(request_response(self.models)), methods=["GET"]),
-                Route(AZURE_CHAT, identity(request_response(self.azure_chat)), methods=["POST"])]
+        return [
+            Route(CHAT, identity(request_response(self.chat)), methods=["POST"]),
+            Route(MODELS, identity(request_response(self.models)), methods=["GET"]),
+            Route(AZURE_CHAT, identity(request_response(self.azure_chat)), methods=["POST"]),
+        ]
 
     def stats(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses, "forwarded": self.forwarded}
@@ -126,13 +140,19 @@ class ModelPassthrough:
 
     # -- play / record / refuse, decided in one place -------------------------------------
 
-    async def _exchange(self, request: Request, path: str, body: dict[str, Any] | None, raw: bytes | None = None) -> Response:
+    async def _exchange(
+        self, request: Request, path: str, body: dict[str, Any] | None, raw: bytes | None = None
+    ) -> Response:
         refusal = _foreign_origin(request)
         if refusal is not None:
             return _error(403, refusal, "forbidden")
         run = client_identity.tagged_run(request)
-        caller = Caller(run_id=run or self.default_run, tagged=bool(run), session_id=client_identity.client_of(request),
-                        client_name=request.headers.get("user-agent"))
+        caller = Caller(
+            run_id=run or self.default_run,
+            tagged=bool(run),
+            session_id=client_identity.client_of(request),
+            client_name=request.headers.get("user-agent"),
+        )
         lane = caller.lane
         if not caller.tagged and self.player.replays and len(self.strangers.runs) > 1 and not self.player.bound(lane):
             key = self.player.model.keyed(path, body or {}, "").key
@@ -158,8 +178,10 @@ class ModelPassthrough:
             log("miss", status=409, error=message)
             return _error(409, message, "replay_miss")
         if self.live is None:
-            message = ("the gateway has no model endpoint: start it with --llm-base-url URL "
-                       "(and the key's variable in --llm-key-env)")
+            message = (
+                "the gateway has no model endpoint: start it with --llm-base-url URL "
+                "(and the key's variable in --llm-key-env)"
+            )
             log("live", status=503, error=message)
             return _error(503, message, "no_model_endpoint")
         self.forwarded += 1
@@ -177,12 +199,16 @@ class ModelPassthrough:
                     return _error(499, CLIENT_LEFT, "client_closed_request")
                 answer, events = opened
                 if events is not None:
-                    return StreamingResponse(self._relay(events, answer, path, body, key, lane, started, record, log, turn),
-                                             status_code=answer.status, media_type="text/event-stream",
-                                             headers={"Cache-Control": "no-cache"})
+                    return StreamingResponse(
+                        self._relay(events, answer, path, body, key, lane, started, record, log, turn),
+                        status_code=answer.status,
+                        media_type="text/event-stream",
+                        headers={"Cache-Control": "no-cache"},
+                    )
             else:
-                answer = await _unless_client_leaves(request, self.live.send("POST" if body is not None else "GET",
-                                                                              upstream_path, raw, traceparent))
+                answer = await _unless_client_leaves(
+                    request, self.live.send("POST" if body is not None else "GET", upstream_path, raw, traceparent)
+                )
                 if answer is None:
                     log("live", status=499, error=CLIENT_LEFT)
                     return _error(499, CLIENT_LEFT, "client_closed_request")  # read by nobody: said for the log's sake
@@ -199,9 +225,19 @@ class ModelPassthrough:
         log("recorded" if record else "live", answer)
         return _response(answer)
 
-    async def _relay(self, events: AsyncGenerator[str, None], answer: ModelAnswer, path: str, body: dict[str, Any],
-                     key: str, lane: str, started: float, record: bool, log: _Logger,
-                     turn: PlayDecision) -> AsyncIterator[bytes]:
+    async def _relay(
+        self,
+        events: AsyncGenerator[str, None],
+        answer: ModelAnswer,
+        path: str,
+        body: dict[str, Any],
+        key: str,
+        lane: str,
+        started: float,
+        record: bool,
+        log: _Logger,
+        turn: PlayDecision,
+    ) -> AsyncIterator[bytes]:
         seen: list[str] = []
         try:
             try:
@@ -228,10 +264,25 @@ class ModelPassthrough:
                 with anyio.CancelScope(shield=True):
                     await events.aclose()  # the model's stream is closed with it, not left to the garbage collector
 
-    async def _record(self, path: str, body: dict[str, Any] | None, key: str, lane: str, answer: ModelAnswer,
-                      started: float, turn: PlayDecision) -> None:
-        entry = await self.recorder.record(key, MODEL_SERVER, path, body or {}, {"result": answer.as_entry()}, lane=lane,
-                                           latency_ms=(time.perf_counter() - started) * 1000)
+    async def _record(
+        self,
+        path: str,
+        body: dict[str, Any] | None,
+        key: str,
+        lane: str,
+        answer: ModelAnswer,
+        started: float,
+        turn: PlayDecision,
+    ) -> None:
+        entry = await self.recorder.record(
+            key,
+            MODEL_SERVER,
+            path,
+            body or {},
+            {"result": answer.as_entry()},
+            lane=lane,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
         if self.player.hybrid:  # later identical requests in this lane replay what was just taken live
             self.player.took_live(turn, lane, entry)
             self.recorded_entries.append(entry)
@@ -244,9 +295,17 @@ class ModelPassthrough:
 class _Logger:
     """Writes one exchange's call-log record (llm.call_record), timed from its creation."""
 
-    def __init__(self, call_log: Any, redact: Redactor, path: str, body: dict[str, Any] | None, caller: Caller,
-                 key: str) -> None:
-        self.call_log, self.redact, self.path, self.body, self.caller, self.key = call_log, redact, path, body, caller, key
+    def __init__(
+        self, call_log: Any, redact: Redactor, path: str, body: dict[str, Any] | None, caller: Caller, key: str
+    ) -> None:
+        self.call_log, self.redact, self.path, self.body, self.caller, self.key = (
+            call_log,
+            redact,
+            path,
+            body,
+            caller,
+            key,
+        )
         self.started_at, self.started = time.time(), time.perf_counter()
         self.done = False  # its record written
         self.traceparent: str | None = None
@@ -254,20 +313,42 @@ class _Logger:
 
     def trace_seed(self) -> dict[str, Any]:
         """What the tracer needs to choose this exchange's span: lane, run, start, the client's traceparent."""
-        self.trace = {"lane": self.caller.lane, "run_id": self.caller.run_id, "started_at": datetime.fromtimestamp(self.started_at, timezone.utc).isoformat(timespec="milliseconds"),
-                      "client_traceparent": self.traceparent}
+        self.trace = {
+            "lane": self.caller.lane,
+            "run_id": self.caller.run_id,
+            "started_at": datetime.fromtimestamp(self.started_at, UTC).isoformat(timespec="milliseconds"),
+            "client_traceparent": self.traceparent,
+        }
         return self.trace
 
-    def __call__(self, outcome: str, answer: ModelAnswer | None = None, *, status: int | None = None,
-                 error: str | None = None) -> None:
+    def __call__(
+        self, outcome: str, answer: ModelAnswer | None = None, *, status: int | None = None, error: str | None = None
+    ) -> None:
         self.done = True
         if self.call_log is None:
             return
-        self.call_log.append(self.redact(model_record(
-            server=MODEL_SERVER, path=self.path, body=self.body, run_id=self.caller.run_id, lane=self.caller.lane,
-            session_id=self.caller.session_id, client_name=self.caller.client_name, started_at=self.started_at,
-            started=self.started, outcome=outcome, answer=answer, status=status, error=error, cassette_key=self.key,
-            traceparent=self.trace.get("client_traceparent", self.traceparent), span_id=self.trace.get("span_id"))))
+        self.call_log.append(
+            self.redact(
+                model_record(
+                    server=MODEL_SERVER,
+                    path=self.path,
+                    body=self.body,
+                    run_id=self.caller.run_id,
+                    lane=self.caller.lane,
+                    session_id=self.caller.session_id,
+                    client_name=self.caller.client_name,
+                    started_at=self.started_at,
+                    started=self.started,
+                    outcome=outcome,
+                    answer=answer,
+                    status=status,
+                    error=error,
+                    cassette_key=self.key,
+                    traceparent=self.trace.get("client_traceparent", self.traceparent),
+                    span_id=self.trace.get("span_id"),
+                )
+            )
+        )
 
 
 CLIENT_LEFT = "the client closed its connection before the model answered: the model request was cancelled"
@@ -280,6 +361,7 @@ async def _unless_client_leaves(request: Request, call: Awaitable[T]) -> T | Non
     value: T | None = None
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
+
         async def watch() -> None:
             while (await request.receive())["type"] != "http.disconnect":
                 pass  # the body was read whole already: the client's receive has nothing else to say
@@ -317,13 +399,15 @@ def _response(answer: ModelAnswer) -> Response:
     in the turn that reads it (gateway.runtime.eager), so a record written after the answer was sent could follow that
     call's in the run's log, and a replay's log differ from the recording's in its order."""
     if answer.events is not None:
+
         async def replay() -> AsyncIterator[bytes]:
             for data in answer.events or ():
                 yield _sse(data)
             yield _sse(DONE)
 
-        return StreamingResponse(replay(), status_code=answer.status, media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})
+        return StreamingResponse(
+            replay(), status_code=answer.status, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
     if answer.raw is not None:  # forwarded as the model sent it: no second encoding
         return Response(answer.raw, status_code=answer.status, media_type=answer.content_type)
     if isinstance(answer.body, str):

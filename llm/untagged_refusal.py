@@ -25,7 +25,9 @@ _UNTAGGED_LANE = re.compile(r"/(session|client|sse)-[^/]*$")
 
 def tagged_runs(tool_entries: list[dict[str, Any]]) -> set[str]:
     """The runs a recording's tool exchanges were tagged with."""
-    return {lane for entry in tool_entries if (lane := str(entry.get("lane") or "")) and not _UNTAGGED_LANE.search(lane)}
+    return {
+        lane for entry in tool_entries if (lane := str(entry.get("lane") or "")) and not _UNTAGGED_LANE.search(lane)
+    }
 
 
 class Strangers:

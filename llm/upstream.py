@@ -24,24 +24,40 @@ class ModelUnreachable(Exception):
 
 
 # httpcore's own failures (httpx wraps these same ones as httpx.HTTPError)
-_TRANSPORT_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError,
-                     httpcore.UnsupportedProtocol, httpcore.ConnectionNotAvailable, OSError)
+_TRANSPORT_ERRORS = (
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.ProxyError,
+    httpcore.UnsupportedProtocol,
+    httpcore.ConnectionNotAvailable,
+    OSError,
+)
 
 
 class LiveModel:
-    def __init__(self, base_url: str, api_key: str | None, timeout: float = 600.0,
-                 max_answer_bytes: int = 64 * 1024 * 1024) -> None:
+    def __init__(
+        self, base_url: str, api_key: str | None, timeout: float = 600.0, max_answer_bytes: int = 64 * 1024 * 1024
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.max_answer_bytes = max_answer_bytes  # read no further: a larger answer is refused, not held
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(base_url=self.base_url, headers=headers,
-                                         timeout=httpx.Timeout(timeout, connect=10.0),
-                                         limits=httpx.Limits(max_connections=64, max_keepalive_connections=32))
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=10.0),
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
+        )
         # Plain exchanges go through httpx's own connection pool (httpcore) directly: httpx's request and
         # response models cost about 0.6 ms a request here, most of what the passthrough adds (measured).
         # Only without a proxy for this endpoint in the environment: httpx honours those, httpcore does not.
-        self._pool = None if _proxied(self.base_url) else httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(), max_connections=64, max_keepalive_connections=32)
+        self._pool = (
+            None
+            if _proxied(self.base_url)
+            else httpcore.AsyncConnectionPool(
+                ssl_context=httpx.create_ssl_context(), max_connections=64, max_keepalive_connections=32
+            )
+        )
         self._headers = [(b"content-type", b"application/json"), (b"accept", b"application/json")]
         if api_key:
             self._headers.append((b"authorization", f"Bearer {api_key}".encode()))
@@ -54,8 +70,13 @@ class LiveModel:
             return await self._send_httpx(method, path, body, traceparent)
         headers = self._headers if traceparent is None else [*self._headers, (b"traceparent", traceparent.encode())]
         try:
-            async with self._pool.stream(method.encode(), (self.base_url + path).encode(), headers=headers,
-                                         content=body, extensions={"timeout": self._timeouts}) as response:
+            async with self._pool.stream(
+                method.encode(),
+                (self.base_url + path).encode(),
+                headers=headers,
+                content=body,
+                extensions={"timeout": self._timeouts},
+            ) as response:
                 raw = await self._capped(response.aiter_stream())
         except _TRANSPORT_ERRORS as exc:
             raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
@@ -68,12 +89,16 @@ class LiveModel:
         async for chunk in chunks:
             size += len(chunk)
             if size > self.max_answer_bytes:
-                raise ModelUnreachable(f"model endpoint {self.base_url} answered more than {self.max_answer_bytes} bytes "
-                                       "(--llm-max-answer-bytes): not relayed")
+                raise ModelUnreachable(
+                    f"model endpoint {self.base_url} answered more than {self.max_answer_bytes} bytes "
+                    "(--llm-max-answer-bytes): not relayed"
+                )
             parts.append(chunk)
         return b"".join(parts)
 
-    async def _send_httpx(self, method: str, path: str, body: bytes | None, traceparent: str | None = None) -> ModelAnswer:
+    async def _send_httpx(
+        self, method: str, path: str, body: bytes | None, traceparent: str | None = None
+    ) -> ModelAnswer:
         headers = {"Content-Type": "application/json"} if body is not None else {}
         if traceparent is not None:
             headers["traceparent"] = traceparent
@@ -84,12 +109,14 @@ class LiveModel:
             raise ModelUnreachable(f"model endpoint {self.base_url} unreachable: {type(exc).__name__}: {exc}") from None
         return _plain(response.status_code, raw, response.headers.get("content-type", ""))
 
-    async def stream(self, path: str, body: dict[str, Any],
-                     traceparent: str | None = None) -> tuple[ModelAnswer, AsyncGenerator[str, None] | None]:
+    async def stream(
+        self, path: str, body: dict[str, Any], traceparent: str | None = None
+    ) -> tuple[ModelAnswer, AsyncGenerator[str, None] | None]:
         """Open a streamed exchange: (answer so far, event iterator). An endpoint that
         answers without a stream (an error, typically) gives a plain answer and no iterator."""
-        request = self._client.build_request("POST", path, json=body,
-                                             headers={"traceparent": traceparent} if traceparent is not None else None)
+        request = self._client.build_request(
+            "POST", path, json=body, headers={"traceparent": traceparent} if traceparent is not None else None
+        )
         try:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -101,8 +128,10 @@ class LiveModel:
             finally:
                 await response.aclose()
             return _plain(response.status_code, raw, content_type), None
-        return (ModelAnswer(response.status_code, events=[], content_type="text/event-stream"),
-                _events(response, self.base_url, self.max_answer_bytes))
+        return (
+            ModelAnswer(response.status_code, events=[], content_type="text/event-stream"),
+            _events(response, self.base_url, self.max_answer_bytes),
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -117,7 +146,9 @@ async def _events(response: httpx.Response, where: str, limit: int) -> AsyncGene
         async for line in response.aiter_lines():
             size += len(line) + 1
             if size > limit:
-                raise ModelUnreachable(f"model endpoint {where} streamed more than {limit} bytes (--llm-max-answer-bytes)")
+                raise ModelUnreachable(
+                    f"model endpoint {where} streamed more than {limit} bytes (--llm-max-answer-bytes)"
+                )
             if not line.startswith("data:"):
                 continue  # comments, event names, blank separators
             data = line[5:].lstrip(" ")

@@ -23,8 +23,8 @@ import anyio
 from mcpgw.gateway.upstreams.child_env import child_env
 from mcpgw.lock.config import ServerSpec
 from mcpgw.lock.install_lookup import BUILT_MARKER, FAILED_MARKER, build_dir, built_info, installed_spec
-from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.lock.processes import run_process  # one process runner for every install step
+from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.lock.recipes import build_env, build_steps
 from mcpgw.lock.sources import SourceError, source_tree
 
@@ -37,8 +37,14 @@ class BuildResult:
     tools: int = 0
 
 
-async def build_source(spec: ServerSpec, cache: Path, sources: list[Path], timeout: float,
-                       on_step: Callable[[str], None] | None = None, verify_timeout: float = 120.0) -> BuildResult:
+async def build_source(
+    spec: ServerSpec,
+    cache: Path,
+    sources: list[Path],
+    timeout: float,
+    on_step: Callable[[str], None] | None = None,
+    verify_timeout: float = 120.0,
+) -> BuildResult:
     result = await _build(spec, cache, sources, timeout, on_step, verify_timeout)
     if not result.ok:  # kept so the gateway can say why the server is not there
         failed = build_dir(spec, cache) / FAILED_MARKER
@@ -47,15 +53,25 @@ async def build_source(spec: ServerSpec, cache: Path, sources: list[Path], timeo
     return result
 
 
-async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: float,
-                 on_step: Callable[[str], None] | None, verify_timeout: float) -> BuildResult:
+async def _build(
+    spec: ServerSpec,
+    cache: Path,
+    sources: list[Path],
+    timeout: float,
+    on_step: Callable[[str], None] | None,
+    verify_timeout: float,
+) -> BuildResult:
     assert spec.source is not None
     step = on_step or (lambda _: None)
     home = build_dir(spec, cache)
     info = built_info(spec, cache)
     if info is not None:
-        return BuildResult(True, "done", f"already built ({info.get('tools', '?')} tools, built in "
-                                         f"{info.get('seconds', 0):.0f}s)", int(info.get("tools") or 0))
+        return BuildResult(
+            True,
+            "done",
+            f"already built ({info.get('tools', '?')} tools, built in {info.get('seconds', 0):.0f}s)",
+            int(info.get("tools") or 0),
+        )
     began = time.monotonic()
     step(f"source {spec.source.repo}@{spec.source.commit[:7]}")
     try:
@@ -64,7 +80,9 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
         return BuildResult(False, "fetch", str(exc))
     folder = tree / spec.source.path
     if not folder.is_dir():
-        return BuildResult(False, "fetch", f"no folder {spec.source.path!r} in {spec.source.repo}@{spec.source.commit[:7]}")
+        return BuildResult(
+            False, "fetch", f"no folder {spec.source.path!r} in {spec.source.repo}@{spec.source.commit[:7]}"
+        )
     if home.exists():
         shutil.rmtree(home)  # an unfinished earlier build
     home.mkdir(parents=True)
@@ -89,8 +107,14 @@ async def _build(spec: ServerSpec, cache: Path, sources: list[Path], timeout: fl
     if not result.ok:
         (home / BUILT_MARKER).unlink(missing_ok=True)
         return result
-    marker = {"source": spec.source.label, "commit": spec.source.commit, "recipe": spec.build,
-              "tools": result.tools, "built_at": time.time(), "seconds": round(time.monotonic() - began, 1)}
+    marker = {
+        "source": spec.source.label,
+        "commit": spec.source.commit,
+        "recipe": spec.build,
+        "tools": result.tools,
+        "built_at": time.time(),
+        "seconds": round(time.monotonic() - began, 1),
+    }
     (home / BUILT_MARKER).write_text(json.dumps(marker))
     return result
 
@@ -115,7 +139,9 @@ async def _verify(spec: ServerSpec, cache: Path, timeout: float) -> BuildResult:
     assert runnable is not None
     if runnable.env_required:  # a key is needed to run, not to build: built, but not started here
         runnable = _without_required_env(runnable)
-    [probe] = await probe_servers([runnable], timeout=timeout)  # an HTTP entry's command included (gateway.upstreams.http_launch)
+    [probe] = await probe_servers(
+        [runnable], timeout=timeout
+    )  # an HTTP entry's command included (gateway.upstreams.http_launch)
     if not probe.ready or probe.catalog is None:
         if "network" in spec.flags and "MCPError: " in (probe.reason or ""):
             # It started and answered over MCP, with an error: its tools/list fetches from the

@@ -18,9 +18,9 @@ from typing import Any
 
 import anyio
 
-from mcpgw.lock.config import ServerSpec, default_lock
 from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.gateway.tools.schema_diff import Change, diff_tools
+from mcpgw.lock.config import ServerSpec, default_lock
 from mcpgw.lock.locked import Locked, snapshot
 from mcpgw.lock.lockfile import DEFAULT_LOCK, LockFile, open_lock
 from mcpgw.lock.probe import Probe
@@ -39,16 +39,22 @@ class ServerCheck:
     changes: list[Change] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"server": self.server, "status": self.status, "reason": self.reason,
-                "locked": self.locked.summary() if self.locked else None,
-                "live": self.live.summary() if self.live else None,
-                "changes": [c.as_dict() for c in self.changes]}
+        return {
+            "server": self.server,
+            "status": self.status,
+            "reason": self.reason,
+            "locked": self.locked.summary() if self.locked else None,
+            "live": self.live.summary() if self.live else None,
+            "changes": [c.as_dict() for c in self.changes],
+        }
 
 
 def compare(spec: ServerSpec, locked: Locked, probe: Probe) -> ServerCheck:
     """One server: its locked data against what it offers now."""
     if not probe.ready or probe.catalog is None:
-        return ServerCheck(spec.id, "error", f"could not check: {probe.state}: {probe.reason or 'no reason given'}", locked)
+        return ServerCheck(
+            spec.id, "error", f"could not check: {probe.state}: {probe.reason or 'no reason given'}", locked
+        )
     live = snapshot(spec, probe.catalog, None)
     changes = diff_tools(locked.tools, live.tools)
     status = "breaking" if any(c.breaking for c in changes) else "compatible" if changes else "ok"
@@ -94,10 +100,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         summary = {s: sum(c.status == s for c in checks) for s in STATUSES}
         changes = [c for check in checks for c in check.changes]
-        print(json.dumps({"lock": lock.source, "profile": args.profile or lock.config.default_profile,
-                          "exit_status": status, "servers": [c.as_dict() for c in checks],
-                          "summary": {**summary, "breaking_changes": sum(c.breaking for c in changes),
-                                      "compatible_changes": sum(not c.breaking for c in changes)}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "lock": lock.source,
+                    "profile": args.profile or lock.config.default_profile,
+                    "exit_status": status,
+                    "servers": [c.as_dict() for c in checks],
+                    "summary": {
+                        **summary,
+                        "breaking_changes": sum(c.breaking for c in changes),
+                        "compatible_changes": sum(not c.breaking for c in changes),
+                    },
+                },
+                indent=2,
+            )
+        )
     else:
         print_report(checks, lock.source, status)
     return status
@@ -113,11 +131,19 @@ def print_report(checks: list[ServerCheck], source: str, status: int) -> None:
     for column in ("server", "status", "locked", "live", "tools", "detail"):
         servers.add_column(column, overflow="fold")
     for check in checks:
+
         def info(data: Locked | None) -> str:
             return f"{data.server_name or ''} {data.server_version or ''}".strip() if data else ""
+
         tools = f"{check.locked.tool_count} -> {check.live.tool_count}" if check.locked and check.live else ""
-        servers.add_row(check.server, f"[{colours[check.status]}]{check.status}[/]", info(check.locked), info(check.live),
-                        tools, check.reason or "")
+        servers.add_row(
+            check.server,
+            f"[{colours[check.status]}]{check.status}[/]",
+            info(check.locked),
+            info(check.live),
+            tools,
+            check.reason or "",
+        )
     console.print(servers)
     changes = [c for check in checks for c in check.changes]
     if changes:
@@ -126,9 +152,17 @@ def print_report(checks: list[ServerCheck], source: str, status: int) -> None:
             table.add_column(column, overflow="fold")
         for check in checks:
             for c in sorted(check.changes, key=lambda c: (not c.breaking, c.tool, c.path)):
-                table.add_row(check.server, c.tool, c.path, c.kind.replace("_", " "),
-                              "[red]BREAKING[/]" if c.breaking else "[green]compatible[/]", c.detail)
+                table.add_row(
+                    check.server,
+                    c.tool,
+                    c.path,
+                    c.kind.replace("_", " "),
+                    "[red]BREAKING[/]" if c.breaking else "[green]compatible[/]",
+                    c.detail,
+                )
         console.print(table)
     breaking = sum(c.breaking for c in changes)
-    verdict = {0: "no breaking drift", 1: f"{breaking} breaking change(s)", 2: "some servers could not be checked"}[status]
+    verdict = {0: "no breaking drift", 1: f"{breaking} breaking change(s)", 2: "some servers could not be checked"}[
+        status
+    ]
     console.print(f"{verdict}; {len(changes) - breaking} compatible change(s); exit status {status}")

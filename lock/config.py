@@ -19,15 +19,24 @@ from pathlib import Path
 
 import yaml
 
-from mcpgw.lock.config_fields import DuplicateKey, LineLoader, LineMapping
 from mcpgw.gateway.errors.tree import ConfigError
+from mcpgw.gateway.specs.server_spec import GatewayConfig, ServerSpec
+from mcpgw.lock.config_fields import DuplicateKey, LineLoader, LineMapping
 from mcpgw.lock.lock_format import from_lock
 from mcpgw.lock.mcp_servers_json import from_mcp_servers
-from mcpgw.gateway.specs.server_spec import GatewayConfig, ServerSpec
 
 # ServerSpec and GatewayConfig are what loading returns: most of the code imports them from here.
-__all__ = ["CHECKOUT_LOCK", "LOCK_NAME", "SHIPPED_LOCK", "GatewayConfig", "ServerSpec", "default_lock", "load_config",
-           "parse_config", "read_config_text"]
+__all__ = [
+    "CHECKOUT_LOCK",
+    "LOCK_NAME",
+    "SHIPPED_LOCK",
+    "GatewayConfig",
+    "ServerSpec",
+    "default_lock",
+    "load_config",
+    "parse_config",
+    "read_config_text",
+]
 
 LOCK_NAME = "servers.lock.yaml"
 SHIPPED_LOCK = Path(__file__).resolve().parent / "shipped" / LOCK_NAME  # inside an installed wheel (setup.py)

@@ -64,7 +64,9 @@ def line_of(mapping: LineMapping, key: str) -> int:
 def check_keys(mapping: LineMapping, allowed: set[str], source: str, where: str) -> None:
     for key in mapping:
         if key not in allowed:
-            raise ConfigError(source, line_of(mapping, str(key)), f"{where}: unknown key {key!r}; allowed: {sorted(allowed)}")
+            raise ConfigError(
+                source, line_of(mapping, str(key)), f"{where}: unknown key {key!r}; allowed: {sorted(allowed)}"
+            )
 
 
 def opt_str(entry: LineMapping, key: str, source: str, where: str) -> str | None:
@@ -78,7 +80,9 @@ def opt_str(entry: LineMapping, key: str, source: str, where: str) -> str | None
 
 def str_list(entry: LineMapping, key: str, source: str, where: str) -> list[str]:
     value = entry.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+    if not isinstance(value, list) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+    ):
         raise ConfigError(source, line_of(entry, key), f"{where}: {key!r} must be a list of strings")
     return [str(v) for v in value]
 

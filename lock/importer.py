@@ -27,23 +27,36 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from mcpgw.lock.config import GatewayConfig, ServerSpec, parse_config, read_config_text
 from mcpgw.gateway.errors.tree import ConfigError, GatewayError
-from mcpgw.lock.lock_format import LOCK_FIELDS
-from mcpgw.lock.mcp_servers_json import EXTENSION_KEY, server_id_from_name
 from mcpgw.gateway.specs.server_spec import ENV_REF_RE, FREE_PORT_VAR, SECRET_NAME_RE, SERVER_ID_RE
+from mcpgw.lock.config import GatewayConfig, ServerSpec, parse_config, read_config_text
 from mcpgw.lock.launchers import infer_pin, parse_launch
+from mcpgw.lock.lock_format import LOCK_FIELDS
 from mcpgw.lock.lockedit import add_servers, add_to_profile, check_text, scalar, server_indent, write_atomic
+from mcpgw.lock.mcp_servers_json import EXTENSION_KEY, server_id_from_name
 
-SHAPES = {"mcpServers": "Claude Desktop / Cursor", "servers": "VS Code", "mcp": "VS Code settings", "commands": "MCP-Bench"}
+SHAPES = {
+    "mcpServers": "Claude Desktop / Cursor",
+    "servers": "VS Code",
+    "mcp": "VS Code settings",
+    "commands": "MCP-Bench",
+}
 _KNOWN_KEYS = {"command", "args", "cwd", "env", "url", "headers", "type", "transport"}
-_CARRIED = {"flags", "timeout", "hide_tools", "isolation", "state_group", "title", EXTENSION_KEY}  # written by render_entry
+_CARRIED = {
+    "flags",
+    "timeout",
+    "hide_tools",
+    "isolation",
+    "state_group",
+    "title",
+    EXTENSION_KEY,
+}  # written by render_entry
 _VSCODE_REF = re.compile(r"\$\{(env|input):([^}]+)\}")
 _PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
@@ -77,13 +90,20 @@ def read_import(path: Path, base_dir: Path | None = None) -> tuple[str, list[Imp
     if with_cmd:
         others = [name for name in data if name not in with_cmd]
         if others:
-            raise ConfigError(source, _line_of(text, others[0]),
-                              f"server {others[0]!r}: expected {{\"cmd\": ..., \"env\": [...], \"cwd\": ...}} "
-                              f"like the other entries (MCP-Bench commands.json shape)")
+            raise ConfigError(
+                source,
+                _line_of(text, others[0]),
+                f'server {others[0]!r}: expected {{"cmd": ..., "env": [...], "cwd": ...}} '
+                f"like the other entries (MCP-Bench commands.json shape)",
+            )
         base = base_dir if base_dir is not None else path.resolve().parent
         return SHAPES["commands"], [_from_commands(text, name, entry, source, base) for name, entry in data.items()]
-    raise ConfigError(source, 1, "unrecognised shape: expected 'mcpServers' (Claude Desktop, Cursor), 'servers' "
-                                 "(VS Code), or MCP-Bench's commands.json (name -> {cmd, env, cwd})")
+    raise ConfigError(
+        source,
+        1,
+        "unrecognised shape: expected 'mcpServers' (Claude Desktop, Cursor), 'servers' "
+        "(VS Code), or MCP-Bench's commands.json (name -> {cmd, env, cwd})",
+    )
 
 
 def _from_mcp_servers(text: str, raw: dict[str, Any], source: str) -> list[Imported]:
@@ -120,7 +140,9 @@ def _from_commands(text: str, name: str, entry: dict[str, Any], source: str, bas
     except ValueError as exc:
         raise ConfigError(source, line, f"{where}: cannot split 'cmd' like a shell: {exc}") from None
     env = entry.get("env") or []
-    if not isinstance(env, list) or not all(isinstance(n, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) for n in env):
+    if not isinstance(env, list) or not all(
+        isinstance(n, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) for n in env
+    ):
         raise ConfigError(source, line, f"{where}: 'env' must be a list of environment variable names")
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
@@ -138,16 +160,25 @@ def _from_commands(text: str, name: str, entry: dict[str, Any], source: str, bas
                 raise ConfigError(source, line, f"{where}: an {transport} server needs a 'port' (or a 'url')")
             endpoint = entry.get("endpoint") or ("/sse" if transport == "sse" else "/mcp")
             url = f"http://127.0.0.1:{port}{endpoint if str(endpoint).startswith('/') else '/' + str(endpoint)}"
-            if str(port) in argv[1:]:  # the command takes its port: a free loopback one at each start (gateway.upstreams.http_launch)
+            if (
+                str(port) in argv[1:]
+            ):  # the command takes its port: a free loopback one at each start (gateway.upstreams.http_launch)
                 free = "${%s}" % FREE_PORT_VAR
                 argv = [argv[0], *(free if word == str(port) else word for word in argv[1:])]
                 url = url.replace(f":{port}/", f":{free}/", 1)
     resolved = _resolve_cwd(cwd, base) if cwd else None
     sid = server_id_from_name(name)
     spec = ServerSpec(
-        id=sid, transport=transport, command=argv[0], args=tuple(argv[1:]), cwd=resolved,
-        env_required=tuple(env), env_values={n: "${%s}" % n for n in env}, url=url,
-        title=name if sid != name else None, line=line or 0,
+        id=sid,
+        transport=transport,
+        command=argv[0],
+        args=tuple(argv[1:]),
+        cwd=resolved,
+        env_required=tuple(env),
+        env_values={n: "${%s}" % n for n in env},
+        url=url,
+        title=name if sid != name else None,
+        line=line or 0,
     )
     item = Imported(name, spec)
     if unknown:
@@ -176,6 +207,7 @@ def _translate_refs(item: Imported) -> ServerSpec:
             if kind == "input":
                 item.notes.append(f"VS Code input {ref!r} is read from the environment variable {var}")
             return "${%s}" % var
+
         return _VSCODE_REF.sub(one, value)
 
     env = {}
@@ -191,7 +223,9 @@ def _translate_refs(item: Imported) -> ServerSpec:
         if "${" not in value and SECRET_NAME_RE.search(name) and value:
             var = re.sub(r"[^A-Za-z0-9]+", "_", f"{spec.id}_{name}").upper()
             scheme, _, token = value.partition(" ")
-            value = f"{scheme} ${{{var}}}" if token and scheme.lower() in ("bearer", "basic", "token") else "${%s}" % var
+            value = (
+                f"{scheme} ${{{var}}}" if token and scheme.lower() in ("bearer", "basic", "token") else "${%s}" % var
+            )
             item.notes.append(f"header {name}: its literal value was not copied; export {var} for the gateway")
         headers[name] = value
     required = [n for v in env.values() for n in ENV_REF_RE.findall(v)]
@@ -220,13 +254,18 @@ def render_entry(spec: ServerSpec, key_indent: int, field_indent: int) -> str:
         lines.append(f"{fpad}cwd: {json.dumps(spec.cwd)}")
     if spec.env_values:
         as_list = all(v == "${%s}" % k for k, v in spec.env_values.items())
-        value = json.dumps(list(spec.env_values)) if as_list else "{" + ", ".join(
-            f"{json.dumps(k)}: {json.dumps(v)}" for k, v in spec.env_values.items()) + "}"
+        value = (
+            json.dumps(list(spec.env_values))
+            if as_list
+            else "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in spec.env_values.items()) + "}"
+        )
         lines.append(f"{fpad}env: {value}")
     if spec.url:
         lines.append(f"{fpad}url: {json.dumps(spec.url)}")
     if spec.headers:
-        lines.append(f"{fpad}headers: {{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in spec.headers.items()) + "}")
+        lines.append(
+            f"{fpad}headers: {{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in spec.headers.items()) + "}"
+        )
     if spec.flags:
         lines.append(f"{fpad}flags: {json.dumps(sorted(spec.flags))}")
     if spec.timeout is not None:
@@ -238,15 +277,19 @@ def render_entry(spec: ServerSpec, key_indent: int, field_indent: int) -> str:
     if spec.state_group:
         lines.append(f"{fpad}state_group: {json.dumps(spec.state_group)}")
     if spec.pin:
-        lines.append(f"{fpad}pin: {{registry: {spec.pin.registry}, package: {json.dumps(spec.pin.package)}, "
-                     f"version: {json.dumps(spec.pin.version)}}}")
+        lines.append(
+            f"{fpad}pin: {{registry: {spec.pin.registry}, package: {json.dumps(spec.pin.package)}, "
+            f"version: {json.dumps(spec.pin.version)}}}"
+        )
     return "\n".join(lines) + "\n"
 
 
 def new_lock_text(block: str, origin: str) -> str:
-    return (f"# mcpgw lock file, format version 1: how to start each server, what it is pinned to and which\n"
-            f"# env vars it needs. Created by `mcpgw lock import` from {origin}.\n"
-            f"version: 1\nseparator: \"__\"\n\nservers:\n{block}")
+    return (
+        f"# mcpgw lock file, format version 1: how to start each server, what it is pinned to and which\n"
+        f"# env vars it needs. Created by `mcpgw lock import` from {origin}.\n"
+        f'version: 1\nseparator: "__"\n\nservers:\n{block}'
+    )
 
 
 # -- the command --------------------------------------------------------------------
@@ -262,7 +305,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     text, config = _read_lock(lock_path)
     _settle_ids(items, config, str(source_path), lock_source)
     key_indent, field_indent = server_indent(text, lock_source) if text else (2, 4)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d")
     origin = f"{source_path.name} ({shape}) on {stamp}"
     block = "".join(render_entry(i.spec, key_indent, field_indent) for i in items)
     if text:
@@ -273,7 +316,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.profile:
         new_text = add_to_profile(new_text, args.profile, ids, check_text(new_text, lock_source), lock_source)
         if not text:
-            new_text = new_text.replace('separator: "__"\n', f'separator: "__"\ndefault_profile: {scalar(args.profile)}\n', 1)
+            new_text = new_text.replace(
+                'separator: "__"\n', f'separator: "__"\ndefault_profile: {scalar(args.profile)}\n', 1
+            )
     final = check_text(new_text, lock_source)
     missing = [i for i in ids if i not in final.servers]
     if missing:
@@ -298,13 +343,19 @@ def _settle_ids(items: list[Imported], config: GatewayConfig | None, source: str
         if item.spec.id in existing:
             other = existing[item.spec.id]
             label = f"{other.id!r}" + (f" (title {other.title!r})" if other.title else "")
-            raise ConfigError(source, item.spec.line or None,
-                              f"server {item.name!r} becomes id {item.spec.id!r}, which collides with server {label} "
-                              f"at {lock_source}:{other.line}; rename one of them")
+            raise ConfigError(
+                source,
+                item.spec.line or None,
+                f"server {item.name!r} becomes id {item.spec.id!r}, which collides with server {label} "
+                f"at {lock_source}:{other.line}; rename one of them",
+            )
         if item.spec.id in seen:
-            raise ConfigError(source, item.spec.line or None,
-                              f"servers {seen[item.spec.id].name!r} and {item.name!r} both become id {item.spec.id!r}; "
-                              f"rename one of them")
+            raise ConfigError(
+                source,
+                item.spec.line or None,
+                f"servers {seen[item.spec.id].name!r} and {item.name!r} both become id {item.spec.id!r}; "
+                f"rename one of them",
+            )
         seen[item.spec.id] = item
         if item.spec.pin is None:
             item.spec = replace(item.spec, pin=infer_pin(item.spec.command, item.spec.args))
@@ -332,8 +383,10 @@ def _report(items: list[Imported], lock_path: Path, shape: str, profile: str | N
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{'created' if created else 'updated'} {lock_path}: {len(items)} server(s) from a {shape} file"
-                        + (f", profile {profile!r}" if profile else ""))
+    table = Table(
+        title=f"{'created' if created else 'updated'} {lock_path}: {len(items)} server(s) from a {shape} file"
+        + (f", profile {profile!r}" if profile else "")
+    )
     for column in ("name", "id", "transport", "launch", "pin", "notes"):
         table.add_column(column, overflow="fold")
     for item in items:

@@ -87,8 +87,12 @@ def installed_spec(spec: ServerSpec, root: Path | None = None, *, pending: bool 
         command = shutil.which(command, path=path) or command
     cwd = tree / spec.cwd if spec.cwd else tree
     values = dict(spec.env_values)
-    values.setdefault("PATH", os.pathsep.join([str(env_dir / "bin"), str(tree / "node_modules" / ".bin"),
-                                               os.environ.get("PATH", os.defpath)]))
+    values.setdefault(
+        "PATH",
+        os.pathsep.join(
+            [str(env_dir / "bin"), str(tree / "node_modules" / ".bin"), os.environ.get("PATH", os.defpath)]
+        ),
+    )
     if (env_dir / "bin" / "python").exists():
         values.setdefault("VIRTUAL_ENV", str(env_dir))
     return replace(spec, command=command, cwd=str(cwd), env_values=values, build=None)

@@ -26,12 +26,12 @@ from pathlib import Path
 
 import anyio
 
-from mcpgw.gateway.upstreams.child_env import child_env  # the exact environment the gateway gives the server
-from mcpgw.lock.config import ServerSpec, default_lock
 from mcpgw.gateway.errors.tree import GatewayError
-from mcpgw.lock.install_lookup import cache_root, remember
+from mcpgw.gateway.upstreams.child_env import child_env  # the exact environment the gateway gives the server
 from mcpgw.lock.bytecode import compile_command
+from mcpgw.lock.config import ServerSpec, default_lock
 from mcpgw.lock.direct import direct_argv, locate_command
+from mcpgw.lock.install_lookup import cache_root, remember
 from mcpgw.lock.launchers import Launch, infer_pin, parse_launch, warm_command
 from mcpgw.lock.lockfile import DEFAULT_LOCK, open_lock
 from mcpgw.lock.processes import run_process
@@ -85,12 +85,19 @@ def make_plan(spec: ServerSpec) -> Plan:
     runs = infer_pin(spec.command, spec.args)
     mismatch = None
     if runs is not None and (runs.package, runs.version) != (spec.pin.package, spec.pin.version):
-        mismatch = f"the pin says {spec.pin.package}@{spec.pin.version} but the command runs {runs.package}@{runs.version}"
+        mismatch = (
+            f"the pin says {spec.pin.package}@{spec.pin.version} but the command runs {runs.package}@{runs.version}"
+        )
     return Plan(spec, launch=launch, warm=warm_command(launch), env=env, dirs=dirs, warning=mismatch)
 
 
-async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | None = None,
-                  sources: list[Path] | None = None, cache: Path | None = None) -> Outcome:
+async def install(
+    plan: Plan,
+    timeout: float,
+    on_step: Callable[[str], None] | None = None,
+    sources: list[Path] | None = None,
+    cache: Path | None = None,
+) -> Outcome:
     started = time.monotonic()
     spec = plan.spec
 
@@ -125,8 +132,9 @@ async def install(plan: Plan, timeout: float, on_step: Callable[[str], None] | N
     if on_step:
         on_step("checking it starts offline")
     where: list[str] = []
-    code, tail = await run_process(locate_command(plan.launch), {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd,
-                                   min(timeout, 120), found=where)
+    code, tail = await run_process(
+        locate_command(plan.launch), {**plan.env, **_OFFLINE[plan.launch.runner]}, cwd, min(timeout, 120), found=where
+    )
     if code != 0:
         return outcome("failed", f"fetched, but an offline run still needs the registry: {tail}")
     argv = direct_argv(plan.launch, where[-1]) if where else None
@@ -158,7 +166,11 @@ def cmd_install(args: argparse.Namespace) -> int:
     if any(p.skip is None for p in plans):
         check_cache(cache_root())
     outcomes = anyio.run(lambda: _install_all(plans, args.jobs, args.timeout, sources))
-    chosen = f"servers {' '.join(args.servers)}" if args.servers else f"profile {args.profile or lock.config.default_profile}"
+    chosen = (
+        f"servers {' '.join(args.servers)}"
+        if args.servers
+        else f"profile {args.profile or lock.config.default_profile}"
+    )
     _report(outcomes, lock.source, chosen)
     return 1 if any(o.result == "failed" for o in outcomes) else 0
 
@@ -177,7 +189,9 @@ def check_cache(cache: Path) -> None:
         raise GatewayError(f"cannot keep installs in {where} ({problem}): set MCPGW_CACHE to a folder you can write")
 
 
-async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: list[Path] | None = None) -> list[Outcome]:
+async def _install_all(
+    plans: list[Plan], jobs: int, timeout: float, sources: list[Path] | None = None
+) -> list[Outcome]:
     from mcpgw.lock.progress import progress_bar
 
     limiter = anyio.CapacityLimiter(max(1, jobs))
@@ -199,17 +213,22 @@ async def _install_all(plans: list[Plan], jobs: int, timeout: float, sources: li
                 return
             row = progress.add_task(f"  {p.spec.id}: waiting", total=None)
             async with limiter:
+
                 def step(text: str) -> None:
                     progress.update(row, description=f"  {p.spec.id}: {text}")
                     if plain:
                         print(f"mcpgw: {p.spec.id}: {text}", file=sys.stderr, flush=True)
+
                 results[p.spec.id] = outcome = await install(p, timeout, step, sources)
             progress.remove_task(row)
             colour = "green" if outcome.result == "installed" else "red"
             finished += 1
             if plain:
-                print(f"mcpgw: {p.spec.id}: {outcome.result} in {outcome.seconds:.1f}s ({finished} of {count} done)",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"mcpgw: {p.spec.id}: {outcome.result} in {outcome.seconds:.1f}s ({finished} of {count} done)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             else:
                 progress.console.print(f"  {p.spec.id:<28} [{colour}]{outcome.result}[/] {outcome.seconds:5.1f}s")
             progress.advance(overall)
@@ -225,15 +244,23 @@ def _report(outcomes: list[Outcome], source: str, profile: str | None) -> None:
     from rich.table import Table
 
     counts = {r: sum(o.result == r for o in outcomes) for r in ("installed", "failed", "skipped")}
-    title = f"servers install: {source}" + (f", {profile}" if profile else "") + \
-        f": {counts['installed']} installed, {counts['failed']} failed, {counts['skipped']} skipped"
+    title = (
+        f"servers install: {source}"
+        + (f", {profile}" if profile else "")
+        + f": {counts['installed']} installed, {counts['failed']} failed, {counts['skipped']} skipped"
+    )
     table = Table(title=title)
     for column in ("server", "result", "package", "time", "detail"):
         table.add_column(column, overflow="fold")
     colours = {"installed": "green", "failed": "red", "skipped": "white"}
     for o in outcomes:
-        table.add_row(o.server, f"[{colours[o.result]}]{o.result}[/]", o.package,
-                      f"{o.seconds:.1f}s" if o.result != "skipped" else "", o.detail)
+        table.add_row(
+            o.server,
+            f"[{colours[o.result]}]{o.result}[/]",
+            o.package,
+            f"{o.seconds:.1f}s" if o.result != "skipped" else "",
+            o.detail,
+        )
     Console(file=sys.stdout, width=160).print(table)
     for o in outcomes:  # one unwrapped line per failure, for logs and searching
         if o.result == "failed":

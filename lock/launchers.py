@@ -19,17 +19,68 @@ from dataclasses import dataclass
 
 from mcpgw.gateway.specs.server_spec import Pin
 
-_NPX_VALUE_OPTIONS = {"-p", "--package", "-c", "--call", "--registry", "--cache", "--userconfig", "--prefix", "-w",
-                      "--workspace"}
+_NPX_VALUE_OPTIONS = {
+    "-p",
+    "--package",
+    "-c",
+    "--call",
+    "--registry",
+    "--cache",
+    "--userconfig",
+    "--prefix",
+    "-w",
+    "--workspace",
+}
 _UV_VALUE_OPTIONS = {
-    "--from", "--with", "-w", "--with-editable", "--with-requirements", "--python", "-p", "--exclude-newer",
-    "--exclude-newer-package", "--index", "--default-index", "--index-url", "-i", "--extra-index-url",
-    "--find-links", "-f", "--index-strategy", "--keyring-provider", "--resolution", "--prerelease",
-    "--config-setting", "-C", "--refresh-package", "--reinstall-package", "--upgrade-package", "-P",
-    "--no-binary-package", "--no-build-package", "--no-build-isolation-package", "--link-mode", "--cache-dir",
-    "--directory", "--project", "--config-file", "--color", "--env-file", "--allow-insecure-host", "--constraints",
-    "-c", "--overrides", "--build-constraints", "-b", "--torch-backend", "--python-platform", "--fork-strategy",
-    "--build-constraint", "--constraint", "--override", "--with-executables-from",
+    "--from",
+    "--with",
+    "-w",
+    "--with-editable",
+    "--with-requirements",
+    "--python",
+    "-p",
+    "--exclude-newer",
+    "--exclude-newer-package",
+    "--index",
+    "--default-index",
+    "--index-url",
+    "-i",
+    "--extra-index-url",
+    "--find-links",
+    "-f",
+    "--index-strategy",
+    "--keyring-provider",
+    "--resolution",
+    "--prerelease",
+    "--config-setting",
+    "-C",
+    "--refresh-package",
+    "--reinstall-package",
+    "--upgrade-package",
+    "-P",
+    "--no-binary-package",
+    "--no-build-package",
+    "--no-build-isolation-package",
+    "--link-mode",
+    "--cache-dir",
+    "--directory",
+    "--project",
+    "--config-file",
+    "--color",
+    "--env-file",
+    "--allow-insecure-host",
+    "--constraints",
+    "-c",
+    "--overrides",
+    "--build-constraints",
+    "-b",
+    "--torch-backend",
+    "--python-platform",
+    "--fork-strategy",
+    "--build-constraint",
+    "--constraint",
+    "--override",
+    "--with-executables-from",
 }
 EXACT_VERSION_RE = re.compile(r"^v?\d+(\.\d+)*((a|b|rc|c|\.?post|\.?dev)\d*)*([-+][0-9A-Za-z][0-9A-Za-z.+-]*)?$")
 
@@ -60,7 +111,9 @@ def parse_launch(command: str | None, args: tuple[str, ...] | list[str]) -> Laun
     return None
 
 
-def _split_options(args: tuple[str, ...], value_options: set[str]) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+def _split_options(
+    args: tuple[str, ...], value_options: set[str]
+) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     """(option tokens, (option, value) pairs, the rest from the first positional on)."""
     tokens: list[str] = []
     pairs: list[tuple[str, str]] = []
@@ -68,7 +121,7 @@ def _split_options(args: tuple[str, ...], value_options: set[str]) -> tuple[list
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            return tokens, pairs, list(args[i + 1:])
+            return tokens, pairs, list(args[i + 1 :])
         if not arg.startswith("-") or arg == "-":
             break
         if "=" in arg and arg.startswith("--"):
@@ -132,7 +185,7 @@ def split_npm_spec(spec: str) -> tuple[str, str | None]:
     at = spec.rfind("@")
     if at <= 0:
         return spec, None
-    return spec[:at], spec[at + 1:] or None
+    return spec[:at], spec[at + 1 :] or None
 
 
 def split_pypi_requirement(requirement: str) -> tuple[str, str | None]:

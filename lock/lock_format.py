@@ -12,15 +12,13 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcpgw.lock.config_fields import LineMapping, check_keys, line_of, opt_str, str_list, str_map
 from mcpgw.gateway.errors.tree import ConfigError
-from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 from mcpgw.gateway.specs.server_spec import (
     DEFAULT_SEPARATOR,
     ENV_REF_RE,
     FLAGS,
-    ISOLATION,
     FREE_PORT_VAR,
+    ISOLATION,
     RUN_STATE_VAR,
     SERVER_ID_RE,
     TRANSPORTS,
@@ -29,6 +27,8 @@ from mcpgw.gateway.specs.server_spec import (
     ServerSpec,
     Source,
 )
+from mcpgw.lock.config_fields import LineMapping, check_keys, line_of, opt_str, str_list, str_map
+from mcpgw.lock.recipe_syntax import RecipeError, parse_recipe
 
 LOCK_FORMAT = 1
 
@@ -37,13 +37,19 @@ def from_lock(doc: LineMapping, source: str) -> GatewayConfig:
     check_keys(doc, {"version", "servers", "profiles", "default_profile", "separator"}, source, "the lock file")
     version = doc.get("version")
     if version != LOCK_FORMAT:
-        raise ConfigError(source, line_of(doc, "version"), f"unsupported lock format version {version!r}; this gateway reads version {LOCK_FORMAT}")
+        raise ConfigError(
+            source,
+            line_of(doc, "version"),
+            f"unsupported lock format version {version!r}; this gateway reads version {LOCK_FORMAT}",
+        )
     separator = doc.get("separator", DEFAULT_SEPARATOR)
     if not isinstance(separator, str) or not separator or not re.fullmatch(r"[A-Za-z0-9_-]{1,3}", separator):
         raise ConfigError(source, line_of(doc, "separator"), "separator must be 1-3 characters of [A-Za-z0-9_-]")
     raw_servers = doc.get("servers")
     if not isinstance(raw_servers, LineMapping) or not raw_servers:
-        raise ConfigError(source, line_of(doc, "servers"), "'servers' must be a non-empty mapping of server id -> entry")
+        raise ConfigError(
+            source, line_of(doc, "servers"), "'servers' must be a non-empty mapping of server id -> entry"
+        )
     servers: dict[str, ServerSpec] = {}
     for sid, entry in raw_servers.items():
         line = raw_servers.key_lines.get(str(sid), raw_servers.line)
@@ -51,7 +57,11 @@ def from_lock(doc: LineMapping, source: str) -> GatewayConfig:
     profiles = _profiles(doc, servers, source)
     default = doc.get("default_profile")
     if default is not None and default not in profiles:
-        raise ConfigError(source, line_of(doc, "default_profile"), f"default_profile {default!r} is not a profile; profiles: {sorted(profiles)}")
+        raise ConfigError(
+            source,
+            line_of(doc, "default_profile"),
+            f"default_profile {default!r} is not a profile; profiles: {sorted(profiles)}",
+        )
     return GatewayConfig(source, servers, profiles, default, separator)
 
 
@@ -61,7 +71,11 @@ _LAUNCH_KEYS = {"transport", "command", "args", "cwd", "env", "url", "headers"}
 def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -> ServerSpec:
     where = f"server {sid!r}"
     if not SERVER_ID_RE.match(sid) or separator in sid:
-        raise ConfigError(source, line, f"{where}: ids are 1-40 characters of [A-Za-z0-9_.-] and may not contain the separator {separator!r}")
+        raise ConfigError(
+            source,
+            line,
+            f"{where}: ids are 1-40 characters of [A-Za-z0-9_.-] and may not contain the separator {separator!r}",
+        )
     if not isinstance(entry, LineMapping):
         raise ConfigError(source, line, f"{where}: expected a mapping")
     check_keys(entry, _LAUNCH_KEYS | LOCK_FIELDS, source, where)
@@ -69,7 +83,9 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
         raise ConfigError(source, line, f"{where}: needs a 'command' (stdio) or a 'url' (http, sse)")
     transport = entry.get("transport", "stdio" if "command" in entry else "http")
     if transport not in TRANSPORTS:
-        raise ConfigError(source, line_of(entry, "transport"), f"{where}: transport must be one of {TRANSPORTS}, got {transport!r}")
+        raise ConfigError(
+            source, line_of(entry, "transport"), f"{where}: transport must be one of {TRANSPORTS}, got {transport!r}"
+        )
     spec = ServerSpec(
         **launch_fields(entry, source, where),
         **lock_fields(entry, source, where),
@@ -81,8 +97,21 @@ def _lock_server(sid: str, entry: Any, line: int, source: str, separator: str) -
     return spec
 
 
-LOCK_FIELDS = {"pin", "flags", "timeout", "hide_tools", "title", "ignore", "notes", "locked", "isolation", "state_group",
-               "source", "build", "simulate"}  # what a server entry says beyond how to start it; mcpServers JSON accepts them too
+LOCK_FIELDS = {
+    "pin",
+    "flags",
+    "timeout",
+    "hide_tools",
+    "title",
+    "ignore",
+    "notes",
+    "locked",
+    "isolation",
+    "state_group",
+    "source",
+    "build",
+    "simulate",
+}  # what a server entry says beyond how to start it; mcpServers JSON accepts them too
 
 
 def lock_fields(entry: LineMapping, source: str, where: str) -> dict[str, Any]:
@@ -92,19 +121,32 @@ def lock_fields(entry: LineMapping, source: str, where: str) -> dict[str, Any]:
     if bad:
         raise ConfigError(source, line_of(entry, "flags"), f"{where}: unknown flag(s) {bad}; known: {list(FLAGS)}")
     if "stateful" in flags and "stateless" in flags:
-        raise ConfigError(source, line_of(entry, "flags"), f"{where}: flags 'stateful' and 'stateless' contradict each other")
+        raise ConfigError(
+            source, line_of(entry, "flags"), f"{where}: flags 'stateful' and 'stateless' contradict each other"
+        )
     isolation = entry.get("isolation")
     if isolation is not None and isolation not in ISOLATION:
-        raise ConfigError(source, line_of(entry, "isolation"), f"{where}: isolation must be one of {ISOLATION}, got {isolation!r}")
+        raise ConfigError(
+            source, line_of(entry, "isolation"), f"{where}: isolation must be one of {ISOLATION}, got {isolation!r}"
+        )
     simulate = entry.get("simulate")
     if simulate is not None and simulate != "allowed":
-        raise ConfigError(source, line_of(entry, "simulate"), f"{where}: simulate must be 'allowed' (a replay may then "
-                          f"simulate this server's misses though it is not stateless), got {simulate!r}")
+        raise ConfigError(
+            source,
+            line_of(entry, "simulate"),
+            f"{where}: simulate must be 'allowed' (a replay may then "
+            f"simulate this server's misses though it is not stateless), got {simulate!r}",
+        )
     timeout = entry.get("timeout")
-    if timeout is not None and (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
-                                or not 0 < timeout < math.inf):  # YAML's .inf and .nan are floats
-        raise ConfigError(source, line_of(entry, "timeout"), f"{where}: timeout must be a positive, finite number of seconds "
-                          f"(got {timeout!r}; leave it out for the gateway's --call-timeout)")
+    if timeout is not None and (
+        not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 < timeout < math.inf
+    ):  # YAML's .inf and .nan are floats
+        raise ConfigError(
+            source,
+            line_of(entry, "timeout"),
+            f"{where}: timeout must be a positive, finite number of seconds "
+            f"(got {timeout!r}; leave it out for the gateway's --call-timeout)",
+        )
     return {
         "pin": _pin(entry, source, where),
         "flags": frozenset(flags),
@@ -128,13 +170,17 @@ def _source(entry: LineMapping, source: str, where: str) -> Source | None:
     if raw is None:
         return None
     if not isinstance(raw, LineMapping):
-        raise ConfigError(source, line_of(entry, "source"), f"{where}: 'source' must be a mapping {{repo, commit, path}}")
+        raise ConfigError(
+            source, line_of(entry, "source"), f"{where}: 'source' must be a mapping {{repo, commit, path}}"
+        )
     check_keys(raw, {"repo", "commit", "path", "sha256"}, source, f"{where} source")
     repo, commit = raw.get("repo"), str(raw.get("commit") or "")
     if not isinstance(repo, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
         raise ConfigError(source, line_of(raw, "repo"), f"{where}: source repo must be 'owner/name', got {repo!r}")
     if not _COMMIT_RE.match(commit):
-        raise ConfigError(source, line_of(raw, "commit"), f"{where}: source commit must be the full 40-hex commit, got {commit!r}")
+        raise ConfigError(
+            source, line_of(raw, "commit"), f"{where}: source commit must be the full 40-hex commit, got {commit!r}"
+        )
     path = str(raw.get("path") or "").strip("/")
     if ".." in path.split("/"):
         raise ConfigError(source, line_of(raw, "path"), f"{where}: source path must stay inside the repository")
@@ -146,7 +192,11 @@ def _build(entry: LineMapping, source: str, where: str) -> dict[str, Any] | None
     raw = entry.get("build")
     if raw is None:
         if "source" in entry:
-            raise ConfigError(source, line_of(entry, "source"), f"{where}: a 'source' entry needs a 'build' recipe (python, node or steps)")
+            raise ConfigError(
+                source,
+                line_of(entry, "source"),
+                f"{where}: a 'source' entry needs a 'build' recipe (python, node or steps)",
+            )
         return None
     if "source" not in entry:
         raise ConfigError(source, line_of(entry, "build"), f"{where}: 'build' needs a 'source' to build from")
@@ -169,7 +219,9 @@ def _plain(value: Any) -> Any:
 def _profiles(doc: LineMapping, servers: dict[str, ServerSpec], source: str) -> dict[str, tuple[str, ...]]:
     raw = doc.get("profiles") or LineMapping()
     if not isinstance(raw, LineMapping):
-        raise ConfigError(source, line_of(doc, "profiles"), "'profiles' must be a mapping of profile name -> list of server ids")
+        raise ConfigError(
+            source, line_of(doc, "profiles"), "'profiles' must be a mapping of profile name -> list of server ids"
+        )
     profiles: dict[str, tuple[str, ...]] = {}
     for name, members in raw.items():
         line = raw.key_lines.get(str(name), raw.line)
@@ -195,11 +247,15 @@ def _env(entry: LineMapping, source: str, where: str) -> tuple[tuple[str, ...], 
         values: dict[str, str] = {}
         for name, value in raw.items():
             if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-                raise ConfigError(source, raw.key_lines.get(str(name), raw.line), f"{where}: env {name!r} must be a string")
+                raise ConfigError(
+                    source, raw.key_lines.get(str(name), raw.line), f"{where}: env {name!r} must be a string"
+                )
             values[str(name)] = str(value)
             required += [ref for ref in ENV_REF_RE.findall(str(value)) if ref not in (RUN_STATE_VAR, FREE_PORT_VAR)]
         return tuple(dict.fromkeys(required)), values
-    raise ConfigError(source, line_of(entry, "env"), f"{where}: 'env' must be a list of variable names or a mapping name -> value")
+    raise ConfigError(
+        source, line_of(entry, "env"), f"{where}: 'env' must be a list of variable names or a mapping name -> value"
+    )
 
 
 def launch_fields(entry: LineMapping, source: str, where: str) -> dict[str, Any]:
@@ -207,8 +263,9 @@ def launch_fields(entry: LineMapping, source: str, where: str) -> dict[str, Any]
     env_required, env_values = _env(entry, source, where)
     url = opt_str(entry, "url", source, where)
     if url is not None and not _absolute_http(url):  # else it fails only when the gateway connects
-        raise ConfigError(source, line_of(entry, "url"), f"{where}: 'url' must be an absolute http:// or https:// URL, "
-                                                         f"got {url!r}")
+        raise ConfigError(
+            source, line_of(entry, "url"), f"{where}: 'url' must be an absolute http:// or https:// URL, got {url!r}"
+        )
     return {
         "command": opt_str(entry, "command", source, where),
         "args": tuple(str_list(entry, "args", source, where)),
@@ -234,8 +291,12 @@ def check_transport(spec: ServerSpec, source: str, where: str) -> None:
     if spec.transport != "stdio" and not spec.url:
         raise ConfigError(source, spec.line, f"{where}: an {spec.transport} server needs a 'url'")
     if spec.transport != "stdio" and "${%s}" % FREE_PORT_VAR in (spec.url or "") and not spec.command:
-        raise ConfigError(source, spec.line, f"{where}: ${{{FREE_PORT_VAR}}} in 'url' is a port the gateway picks when it "
-                                             "starts the entry's 'command', and there is none")
+        raise ConfigError(
+            source,
+            spec.line,
+            f"{where}: ${{{FREE_PORT_VAR}}} in 'url' is a port the gateway picks when it "
+            "starts the entry's 'command', and there is none",
+        )
 
 
 def _ignore_rules(entry: LineMapping, source: str, where: str) -> tuple[dict[str, Any], ...]:

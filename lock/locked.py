@@ -26,10 +26,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.lock.config import ServerSpec
 from mcpgw.gateway.errors.tree import ConfigError
+from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.tools.validation import schema_digest
+from mcpgw.lock.config import ServerSpec
 from mcpgw.lock.launchers import infer_pin
 
 KEY = "locked"
@@ -43,7 +43,9 @@ class Locked:
     catalog_digest: str
     refreshed: str | None
     pinned: str | None = None  # "package@version" of the entry's pin when it was locked
-    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {"description": digest, "inputSchema": schema}
+    tools: dict[str, dict[str, Any]] = field(
+        default_factory=dict
+    )  # name -> {"description": digest, "inputSchema": schema}
 
     @property
     def tool_count(self) -> int:
@@ -52,12 +54,23 @@ class Locked:
     def same_as(self, other: Locked) -> bool:
         """Equal in everything but the time of the refresh."""
         return (self.server_name, self.server_version, self.pinned, self.protocol, self.catalog_digest, self.tools) == (
-            other.server_name, other.server_version, other.pinned, other.protocol, other.catalog_digest, other.tools)
+            other.server_name,
+            other.server_version,
+            other.pinned,
+            other.protocol,
+            other.catalog_digest,
+            other.tools,
+        )
 
     def summary(self) -> dict[str, Any]:
-        return {"server": {"name": self.server_name, "version": self.server_version}, "pinned": self.pinned,
-                "protocol": self.protocol,
-                "tool_count": self.tool_count, "catalog_digest": self.catalog_digest, "refreshed": self.refreshed}
+        return {
+            "server": {"name": self.server_name, "version": self.server_version},
+            "pinned": self.pinned,
+            "protocol": self.protocol,
+            "tool_count": self.tool_count,
+            "catalog_digest": self.catalog_digest,
+            "refreshed": self.refreshed,
+        }
 
 
 def exposed_tools(spec: ServerSpec, catalog: ServerCatalog) -> dict[str, dict[str, Any]]:
@@ -66,8 +79,10 @@ def exposed_tools(spec: ServerSpec, catalog: ServerCatalog) -> dict[str, dict[st
     for tool in catalog.tools:
         name = tool.get("name")
         if isinstance(name, str) and name not in spec.hide_tools:
-            tools[name] = {"description": schema_digest(tool.get("description") or ""),
-                           "inputSchema": tool.get("inputSchema", {})}
+            tools[name] = {
+                "description": schema_digest(tool.get("description") or ""),
+                "inputSchema": tool.get("inputSchema", {}),
+            }
     return dict(sorted(tools.items()))
 
 
@@ -90,7 +105,7 @@ def snapshot(spec: ServerSpec, catalog: ServerCatalog, refreshed: str | None) ->
 
 
 def pinned(spec: ServerSpec) -> str | None:
-    """"package@version" the entry runs: from its npx / uvx command when that names one, else its `pin`."""
+    """ "package@version" the entry runs: from its npx / uvx command when that names one, else its `pin`."""
     pin = infer_pin(spec.command, spec.args) or spec.pin
     return f"{pin.package}@{pin.version}" if pin and pin.package and pin.version else None
 
@@ -112,7 +127,9 @@ def render(locked: Locked, indent: int, step: int = 2) -> str:
         lines.append(f"{inner}tools:")
         for name, tool in locked.tools.items():
             schema = json.dumps(tool["inputSchema"], sort_keys=True, ensure_ascii=True)
-            lines.append(f"{tool_pad}{_q(name)}: {{description: {_q(tool['description'])}, input: '{schema.replace(chr(39), chr(39) * 2)}'}}")
+            lines.append(
+                f"{tool_pad}{_q(name)}: {{description: {_q(tool['description'])}, input: '{schema.replace(chr(39), chr(39) * 2)}'}}"
+            )
     else:
         lines.append(f"{inner}tools: {{}}")
     return "\n".join(lines) + "\n"

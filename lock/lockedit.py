@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from mcpgw.lock.config import GatewayConfig, parse_config
 from mcpgw.gateway.errors.tree import ConfigError, GatewayError
+from mcpgw.lock.config import GatewayConfig, parse_config
 
 
 def scalar(text: str) -> str:
@@ -73,7 +73,7 @@ def add_to_profile(text: str, profile: str, ids: list[str], config: GatewayConfi
         merged = {name: list(members) for name, members in config.profiles.items()}
         merged[profile] = list(dict.fromkeys([*merged.get(profile, []), *ids]))
         flow = "{" + ", ".join(f"{scalar(n)}: {flow_list(m)}" for n, m in merged.items()) + "}"
-        return text[: profiles.start_mark.index] + flow + text[profiles.end_mark.index:]
+        return text[: profiles.start_mark.index] + flow + text[profiles.end_mark.index :]
     member = _get(profiles, profile)
     if member is None:
         column = profiles.value[0][0].start_mark.column if profiles.value else indent
@@ -86,11 +86,11 @@ def add_to_profile(text: str, profile: str, ids: list[str], config: GatewayConfi
     if not new:
         return text
     if seq.flow_style or not seq.value:
-        return text[: seq.start_mark.index] + flow_list(existing + new) + text[seq.end_mark.index:]
+        return text[: seq.start_mark.index] + flow_list(existing + new) + text[seq.end_mark.index :]
     first = seq.value[0]
     line_start = text.rfind("\n", 0, first.start_mark.index) + 1
     dash = text.rfind("-", line_start, first.start_mark.index)
-    prefix = text[line_start:first.start_mark.index] if dash >= 0 else " " * indent + "- "
+    prefix = text[line_start : first.start_mark.index] if dash >= 0 else " " * indent + "- "
     return _insert(text, _end(text, seq), "".join(f"{prefix}{scalar(i)}\n" for i in new))
 
 
@@ -103,14 +103,16 @@ def set_entry_key(text: str, server: str, key: str, block: Callable[[int], str],
         raise GatewayError(f"{source}: no server {server!r}")
     node = entry[1]
     if not isinstance(node, yaml.MappingNode) or node.flow_style:
-        raise GatewayError(f"{source}:{entry[0].start_mark.line + 1}: server {server!r} is written in flow style "
-                           f"({{...}}); write it as a block mapping so its {key!r} can be added")
+        raise GatewayError(
+            f"{source}:{entry[0].start_mark.line + 1}: server {server!r} is written in flow style "
+            f"({{...}}); write it as a block mapping so its {key!r} can be added"
+        )
     column = node.value[0][0].start_mark.column if node.value else entry[0].start_mark.column + 2
     current = _get(node, key)
     if current is None:
         return _insert(text, _end(text, node), block(column))
     start = text.rfind("\n", 0, current[0].start_mark.index) + 1
-    return text[:start] + block(column) + text[_end(text, current[1]):]
+    return text[:start] + block(column) + text[_end(text, current[1]) :]
 
 
 def check_text(text: str, source: str) -> GatewayConfig:
@@ -118,7 +120,9 @@ def check_text(text: str, source: str) -> GatewayConfig:
     try:
         return parse_config(text, source)
     except ConfigError as exc:
-        raise GatewayError(f"{source}: the edited lock file does not load ({exc.problem}); nothing was written") from None
+        raise GatewayError(
+            f"{source}: the edited lock file does not load ({exc.problem}); nothing was written"
+        ) from None
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -170,7 +174,11 @@ def _end(text: str, node: yaml.Node) -> int:
         last = node.value[-1]
         if isinstance(node, yaml.MappingNode):
             key, value = last
-            empty = isinstance(value, yaml.ScalarNode) and value.value == "" and value.start_mark.index == value.end_mark.index
+            empty = (
+                isinstance(value, yaml.ScalarNode)
+                and value.value == ""
+                and value.start_mark.index == value.end_mark.index
+            )
             node = key if empty else value
         else:
             node = last

@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 
-from mcpgw.lock.config import GatewayConfig, ServerSpec, parse_config, read_config_text
 from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.lock import DEFAULT_LOCK
 from mcpgw.lock import locked as locked_data
+from mcpgw.lock.config import GatewayConfig, ServerSpec, parse_config, read_config_text
 from mcpgw.lock.locked import Locked
 
 __all__ = ["DEFAULT_LOCK", "LockFile", "open_lock"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import re
 
-from mcpgw.lock.config_fields import LineMapping, check_keys, line_of
 from mcpgw.gateway.errors.tree import ConfigError
-from mcpgw.lock.lock_format import LOCK_FIELDS, check_transport, launch_fields, lock_fields
 from mcpgw.gateway.specs.server_spec import DEFAULT_SEPARATOR, TRANSPORTS, GatewayConfig, ServerSpec
+from mcpgw.lock.config_fields import LineMapping, check_keys, line_of
+from mcpgw.lock.lock_format import LOCK_FIELDS, check_transport, launch_fields, lock_fields
 
 
 def from_mcp_servers(doc: LineMapping, source: str) -> GatewayConfig:
@@ -52,28 +52,54 @@ logger = logging.getLogger(__name__)
 EXTENSION_KEY = "x-mcpgw"
 _LAUNCH_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "transport"}
 # What other clients put in these files (Cline, Roo, Cursor, VS Code, Claude Desktop): not ours, not warned about.
-_OTHER_CLIENTS_KEYS = {"disabled", "autoApprove", "alwaysAllow", "envFile", "description", "name", "gallery", "version",
-                       "oauth", "networkTimeout", "trust", "includeTools", "excludeTools", "dev"}
+_OTHER_CLIENTS_KEYS = {
+    "disabled",
+    "autoApprove",
+    "alwaysAllow",
+    "envFile",
+    "description",
+    "name",
+    "gallery",
+    "version",
+    "oauth",
+    "networkTimeout",
+    "trust",
+    "includeTools",
+    "excludeTools",
+    "dev",
+}
 
 
 def _lock_part(entry: LineMapping, source: str, where: str) -> LineMapping:
     """The lock fields of one entry: its `x-mcpgw` object merged with the same names at its top level."""
     for key in entry:
         if key not in _LAUNCH_KEYS | LOCK_FIELDS | _OTHER_CLIENTS_KEYS | {EXTENSION_KEY}:
-            logger.warning("%s:%d: %s: unknown key %r ignored (lock fields go in %r or at the entry's top level: %s)",
-                           source, line_of(entry, str(key)), where, key, EXTENSION_KEY, ", ".join(sorted(LOCK_FIELDS)))
+            logger.warning(
+                "%s:%d: %s: unknown key %r ignored (lock fields go in %r or at the entry's top level: %s)",
+                source,
+                line_of(entry, str(key)),
+                where,
+                key,
+                EXTENSION_KEY,
+                ", ".join(sorted(LOCK_FIELDS)),
+            )
     part = LineMapping({k: v for k, v in entry.items() if k in LOCK_FIELDS})
     part.line, part.key_lines = entry.line, {k: line_of(entry, k) for k in part}
     extension = entry.get(EXTENSION_KEY)
     if extension is None:
         return part
     if not isinstance(extension, LineMapping):
-        raise ConfigError(source, line_of(entry, EXTENSION_KEY), f"{where}: {EXTENSION_KEY!r} must be an object of lock fields")
+        raise ConfigError(
+            source, line_of(entry, EXTENSION_KEY), f"{where}: {EXTENSION_KEY!r} must be an object of lock fields"
+        )
     check_keys(extension, LOCK_FIELDS, source, f"{where} {EXTENSION_KEY}")  # our own namespace: a typo is an error
     for key, value in extension.items():
         if key in part and part[key] != value:
-            raise ConfigError(source, line_of(extension, key), f"{where}: {key!r} given twice, differently, at the top "
-                                                               f"level and in {EXTENSION_KEY!r}")
+            raise ConfigError(
+                source,
+                line_of(extension, key),
+                f"{where}: {key!r} given twice, differently, at the top level and in {EXTENSION_KEY!r}",
+            )
         part[key] = value
         part.key_lines[key] = line_of(extension, key)
     return part

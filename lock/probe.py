@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import anyio
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.upstreams.factory import live_upstream
-from mcpgw.lock.install_lookup import CacheInstalls
 from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.upstreams.factory import live_upstream
+from mcpgw.lock.config import ServerSpec
+from mcpgw.lock.install_lookup import CacheInstalls
 
 
 @dataclass
@@ -55,7 +55,9 @@ async def probe_servers(
 
 
 async def _probe(spec: ServerSpec, settings: Settings, timeout: float) -> Probe:
-    upstream = live_upstream(spec, settings, CacheInstalls(), per_run=False)  # one instance: its catalog is the server's
+    upstream = live_upstream(
+        spec, settings, CacheInstalls(), per_run=False
+    )  # one instance: its catalog is the server's
     started = anyio.current_time()
     async with anyio.create_task_group() as tg:
         await tg.start(upstream.run)

@@ -15,14 +15,22 @@ from mcpgw.lock.direct import MARK
 KILL_GRACE = 5.0
 
 
-async def run_process(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float,
-                      found: list[str] | None = None) -> tuple[int | None, str]:
+async def run_process(
+    argv: list[str], env: dict[str, str], cwd: str | None, timeout: float, found: list[str] | None = None
+) -> tuple[int | None, str]:
     """(exit code or None, the last lines it wrote); the process group is killed past `timeout`.
     Lines that start with `direct.MARK` go (without it) into `found`."""
     tail: collections.deque[str] = collections.deque(maxlen=6)
     try:
-        process = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                           stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
+        process = await anyio.open_process(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
     except OSError as exc:
         return None, f"could not start {argv[0]}: {exc}"
     try:
@@ -61,7 +69,7 @@ async def stop_process(process: anyio.abc.Process) -> None:
 def _keep(lines: list[str], tail: collections.deque[str], found: list[str] | None) -> None:
     for line in (line.strip() for line in lines):
         if found is not None and line.startswith(MARK):
-            found.append(line[len(MARK):])
+            found.append(line[len(MARK) :])
         elif line:
             tail.append(line)
 

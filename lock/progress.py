@@ -11,8 +11,16 @@ from mcpgw.lock.probe import Probe, probe_servers
 
 def progress_bar(console: Console | None = None) -> Progress:
     console = console or Console(stderr=True)
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, disable=not console.is_terminal, transient=True)
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+        transient=True,
+    )
 
 
 async def probe_with_progress(specs: list[ServerSpec], timeout: float, verb: str) -> list[Probe]:

@@ -7,7 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-_PYTHON_KEYS = {"version", "requirements", "project", "dependencies_of", "packages", "exclude_newer", "lock", "reinstall"}
+_PYTHON_KEYS = {
+    "version",
+    "requirements",
+    "project",
+    "dependencies_of",
+    "packages",
+    "exclude_newer",
+    "lock",
+    "reinstall",
+}
 _NODE_KEYS = {"install", "script", "add"}
 
 
@@ -53,7 +62,12 @@ def parse_recipe(raw: Any) -> Recipe:
     if node is not None and node.get("install", "ci") not in ("ci", "install"):
         raise RecipeError("node: install must be 'ci' or 'install'")
     steps = raw.get("steps") or []
-    if not isinstance(steps, list) or not all(isinstance(s, list) and s and all(isinstance(a, str) for a in s) for s in steps):
+    if not isinstance(steps, list) or not all(
+        isinstance(s, list) and s and all(isinstance(a, str) for a in s) for s in steps
+    ):
         raise RecipeError("'steps' must be a list of commands, each a non-empty list of strings")
-    return Recipe(dict(python) if python is not None else None, dict(node) if node is not None else None,
-                  tuple(tuple(s) for s in steps))
+    return Recipe(
+        dict(python) if python is not None else None,
+        dict(node) if node is not None else None,
+        tuple(tuple(s) for s in steps),
+    )

@@ -30,8 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcpgw.lock.recipe_syntax import Recipe, RecipeError
 from mcpgw.lock.bytecode import compile_command
+from mcpgw.lock.recipe_syntax import Recipe, RecipeError
 
 
 def uv_binary() -> str:
@@ -64,8 +64,10 @@ def _python_steps(py: dict[str, Any], tree: Path, env_dir: Path) -> list[tuple[s
     if py.get("lock"):  # the environment `uv run` makes in the project: its lock file, nothing re-resolved
         if not (tree / "uv.lock").is_file():
             raise RecipeError("python: lock: there is no uv.lock in the source folder")
-        return [("uv sync", [uv, "sync", "--frozen", "--no-dev", "--python", version]),
-                ("compile bytecode", compile_command(env_dir))]
+        return [
+            ("uv sync", [uv, "sync", "--frozen", "--no-dev", "--python", version]),
+            ("compile bytecode", compile_command(env_dir)),
+        ]
     target = [uv, "pip", "install", "--python", str(env_dir / "bin" / "python")]
     if py.get("exclude_newer"):
         target += ["--exclude-newer", str(py["exclude_newer"])]

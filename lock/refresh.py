@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import anyio
 
@@ -36,7 +36,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     lock = open_lock(args.config or DEFAULT_LOCK)  # it writes: only a lock of the user's own
     specs = lock.select(args.profile, args.servers)
     probes = anyio.run(lambda: probe_with_progress(specs, args.timeout, "locking"))
-    refreshed = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    refreshed = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     text = lock.text
     results = []
     for probe in probes:
@@ -87,6 +87,12 @@ def _report(results: list[Refreshed], source: str, written: bool) -> None:
         table.add_column(column, overflow="fold")
     for r in results:
         info = f"{r.locked.server_name or ''} {r.locked.server_version or ''}".strip() if r.locked else ""
-        table.add_row(r.server, f"[{colours[r.result]}]{r.result}[/]", info,
-                      str(r.locked.tool_count) if r.locked else "", r.locked.catalog_digest if r.locked else "", r.detail)
+        table.add_row(
+            r.server,
+            f"[{colours[r.result]}]{r.result}[/]",
+            info,
+            str(r.locked.tool_count) if r.locked else "",
+            r.locked.catalog_digest if r.locked else "",
+            r.detail,
+        )
     Console(file=sys.stdout, width=160).print(table)

@@ -52,8 +52,9 @@ def sources_dirs(explicit: str | None = None) -> list[Path]:
         if not folder.is_dir():
             given = "--sources" if explicit is not None else "MCPGW_SOURCES"
             what = "is not a folder" if folder.exists() else "does not exist"
-            raise GatewayError(f"{given}: {folder} {what} (it holds owner+repo@commit.tar.gz archives or folders "
-                               "of that name)")
+            raise GatewayError(
+                f"{given}: {folder} {what} (it holds owner+repo@commit.tar.gz archives or folders of that name)"
+            )
     return folders
 
 
@@ -98,9 +99,11 @@ async def _download(source: Source, cache: Path) -> Path:
                         out.write(chunk)
     except (httpx.HTTPError, OSError) as exc:
         partial.unlink(missing_ok=True)
-        raise SourceError(f"{source.repo}@{source.commit[:7]}: not in the sources folder(s) and cannot be "
-                          f"downloaded from {url}: {exc or type(exc).__name__} (offline? put "
-                          f"{source_name(source)}.tar.gz in a folder and pass --sources DIR)") from None
+        raise SourceError(
+            f"{source.repo}@{source.commit[:7]}: not in the sources folder(s) and cannot be "
+            f"downloaded from {url}: {exc or type(exc).__name__} (offline? put "
+            f"{source_name(source)}.tar.gz in a folder and pass --sources DIR)"
+        ) from None
     partial.rename(target)
     return target
 
@@ -126,8 +129,10 @@ def _extract(archive: Path, source: Source, tree: Path) -> Path:
                 raise SourceError(f"{archive}: expected one top folder (a code host's archive), found {len(tops)}")
             top = tops.pop()
             if not source.sha256 and comment != source.commit and not top.endswith(source.commit):
-                raise SourceError(f"{archive}: does not name commit {source.commit} (top folder {top!r}); "
-                                  "pin its sha256 in the lock to use it anyway")
+                raise SourceError(
+                    f"{archive}: does not name commit {source.commit} (top folder {top!r}); "
+                    "pin its sha256 in the lock to use it anyway"
+                )
             staging = Path(tempfile.mkdtemp(prefix=".extract-", dir=_parent(tree)))
             try:
                 _extract_safely(tar, members, staging)
@@ -136,8 +141,9 @@ def _extract(archive: Path, source: Source, tree: Path) -> Path:
                 raise SourceError(f"{archive}: cannot extract: {exc}") from None
     except tarfile.TarError as exc:
         raise SourceError(f"{archive}: not a readable tar archive: {exc}") from None
-    return _publish(staging / top, tree, {"archive": str(archive), "sha256": digest, "commit": source.commit},
-                    cleanup=staging)
+    return _publish(
+        staging / top, tree, {"archive": str(archive), "sha256": digest, "commit": source.commit}, cleanup=staging
+    )
 
 
 def _extract_safely(tar: tarfile.TarFile, members: list[tarfile.TarInfo], into: Path) -> None:

@@ -17,43 +17,41 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
-from typing import Any
-
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import anyio
 
-from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.errors.tree import CassetteError, GatewayError
-from mcpgw.gateway.mcp_server import build_http_app, build_server, serve_http, serve_stdio
-from mcpgw.gateway.endpoints.http_guard import GuardPolicy, default_allowed_hosts
-from mcpgw.gateway.routing.router import Router
-from mcpgw.gateway.runtime.secrets import register as register_secrets
-from mcpgw.gateway.sessions.sessions import SessionLimits
-from mcpgw.gateway.specs.settings import Settings
-from mcpgw.gateway.specs.spec_record import spec_digest, spec_from_dict, spec_to_dict
-from mcpgw.gateway.upstreams.events import CatalogChangedFn, UpstreamEvents
-from mcpgw.gateway.upstreams.upstream import ReplayCounters, Upstream
-from mcpgw.llm.passthrough import MODEL_SERVER
-from mcpgw.llm.untagged_refusal import tagged_runs
-from mcpgw.recorder.calllog import CallLog
 from mcpgw.cassette.cassette import Cassette, Recorded, open_named, open_path
 from mcpgw.cassette.paths import cassette_path, is_cassette
 from mcpgw.cassette.recording_upstream import RecordingUpstream
 from mcpgw.cassette.redaction import Redactor
-from mcpgw.recorder.replay_logs import log_home, new_log_path
 from mcpgw.cassette.state import GroupState
-from mcpgw.replay.answer_sources import Simulation
-from mcpgw.replay.cassette_upstream import CassetteUpstream
-
+from mcpgw.gateway.endpoints.http_guard import GuardPolicy, default_allowed_hosts
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError
+from mcpgw.gateway.mcp_server import build_http_app, build_server, serve_http, serve_stdio
+from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.runtime.secrets import register as register_secrets
+from mcpgw.gateway.sessions.sessions import SessionLimits
+from mcpgw.gateway.specs.modes import Mode, choices
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.specs.spec_record import spec_digest, spec_from_dict, spec_to_dict
+from mcpgw.gateway.upstreams.events import CatalogChangedFn, UpstreamEvents
+from mcpgw.gateway.upstreams.factory import live_upstream
+from mcpgw.gateway.upstreams.upstream import ReplayCounters, Upstream
+from mcpgw.llm.passthrough import MODEL_SERVER
+from mcpgw.llm.untagged_refusal import tagged_runs
+from mcpgw.lock.config import ServerSpec
+from mcpgw.lock.install_lookup import CacheInstalls
 from mcpgw.model_wiring import model_passthrough
 from mcpgw.overlay import check_answer_settings, layered, model_side, open_overlay, simulation
+from mcpgw.recorder.calllog import CallLog
+from mcpgw.recorder.replay_logs import log_home, new_log_path
+from mcpgw.replay.answer_sources import Simulation
+from mcpgw.replay.cassette_upstream import CassetteUpstream
 from mcpgw.start_up import model_listener, settle_saying_who
 from mcpgw.telemetry.switch import Telemetry, wanted
-from mcpgw.gateway.upstreams.factory import live_upstream
-from mcpgw.lock.install_lookup import CacheInstalls
-from mcpgw.gateway.specs.modes import Mode, choices
 
 logger = logging.getLogger("mcpgw")
 MODES = choices(Mode)
@@ -70,9 +68,17 @@ def replay_log_path(cassettes_dir: Path, played: Path, mode: str) -> Path:
 
 
 class Gateway:
-    def __init__(self, specs: list[ServerSpec], settings: Settings, default_run: str = "default", *,
-                 redact_patterns: list[str] | None = None, only: list[str] | None = None,
-                 workers: Any = None, worker_channel: Any = None) -> None:
+    def __init__(
+        self,
+        specs: list[ServerSpec],
+        settings: Settings,
+        default_run: str = "default",
+        *,
+        redact_patterns: list[str] | None = None,
+        only: list[str] | None = None,
+        workers: Any = None,
+        worker_channel: Any = None,
+    ) -> None:
         self.settings = settings
         self.default_run = default_run
         self.mode = settings.mode
@@ -88,20 +94,28 @@ class Gateway:
         self.worker_channel = worker_channel  # then also: the socket its connections are dealt on (mcpgw.workers)
         self._installs = CacheInstalls()  # where the live upstreams' installs are (the lock's cache)
 
-        if self.mode == "hybrid" and not is_cassette(cassette_path(settings.cassettes_dir, settings.cassette or "default")):
+        if self.mode == "hybrid" and not is_cassette(
+            cassette_path(settings.cassettes_dir, settings.cassette or "default")
+        ):
             # Nothing to replay yet: every call would miss and go live, which is what record does.
             self.mode = settings.mode = "record"
             settings.on_miss = "refuse"  # nothing to miss: every call is live and recorded
-            self.notes.append(f"hybrid: cassette {settings.cassette or 'default'!r} does not exist yet, so this session "
-                              "starts it (every call goes live and is recorded); the next hybrid serve replays it")
+            self.notes.append(
+                f"hybrid: cassette {settings.cassette or 'default'!r} does not exist yet, so this session "
+                "starts it (every call goes live and is recorded); the next hybrid serve replays it"
+            )
         check_answer_settings(settings)
         self.overlay: Cassette | None = None  # what this replay adds, when kept apart from the base (mcpgw.overlay)
         self.simulation: Simulation | None = None
         given = {s.id: s for s in specs}  # the user's lock says which servers may be simulated
         if self.mode in ("replay", "hybrid"):
             # Replay never writes into what it plays; hybrid records its misses into it, unless an overlay takes them.
-            self.cassette = open_cassette(settings, settings.cassette or "default", create=False,
-                                          readonly=self.mode == "replay" or settings.overlay is not None)
+            self.cassette = open_cassette(
+                settings,
+                settings.cassette or "default",
+                create=False,
+                readonly=self.mode == "replay" or settings.overlay is not None,
+            )
             self.recorded = self.cassette.load()
             if settings.overlay:
                 try:
@@ -114,8 +128,10 @@ class Gateway:
             if self.mode == "replay" and specs:
                 unrecorded = sorted({s.id for s in specs} - {s.id for s in recorded_specs})
                 if unrecorded:
-                    self.notes.append(f"replay serves the servers the cassette recorded; not in it: {', '.join(unrecorded)} "
-                                      "(--mode hybrid serves them live and records them)")
+                    self.notes.append(
+                        f"replay serves the servers the cassette recorded; not in it: {', '.join(unrecorded)} "
+                        "(--mode hybrid serves them live and records them)"
+                    )
             if not specs or self.mode == "replay":
                 specs = recorded_specs
             else:  # hybrid: every server the cassette recorded (as the lock says to start it, if it names it), and
@@ -126,18 +142,26 @@ class Gateway:
                 specs = [s for s in specs if s.id in only]
             if not self.recorded.catalogs:
                 self.cassette.close()
-                raise CassetteError(f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record")
+                raise CassetteError(
+                    f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record"
+                )
         elif self.mode == "record":
             if only:
                 specs = [s for s in specs if s.id in only]
-            self.cassette = open_cassette(settings, settings.cassette or (_session_name("record") if not self.notes else "default"),
-                                          create=True)
+            self.cassette = open_cassette(
+                settings, settings.cassette or (_session_name("record") if not self.notes else "default"), create=True
+            )
             self.cassette.write_info({s.id: spec_to_dict(s) for s in specs})
 
         if settings.log_cassette and self.mode != "record":
-            if self.cassette is not None and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path:
+            if (
+                self.cassette is not None
+                and cassette_path(settings.cassettes_dir, settings.log_cassette) == self.cassette.path
+            ):
                 self.cassette.close()
-                raise CassetteError(f"--log-cassette {settings.log_cassette!r} is the cassette being played; the call log needs another one")
+                raise CassetteError(
+                    f"--log-cassette {settings.log_cassette!r} is the cassette being played; the call log needs another one"
+                )
             self.log_cassette = open_cassette(settings, settings.log_cassette, create=True)
         elif self.mode == "record":
             self.log_cassette = self.cassette
@@ -146,7 +170,9 @@ class Gateway:
         else:
             assert self.cassette is not None
             try:
-                self.log_cassette = open_path(replay_log_path(settings.cassettes_dir, self.cassette.path, self.mode), create=True)
+                self.log_cassette = open_path(
+                    replay_log_path(settings.cassettes_dir, self.cassette.path, self.mode), create=True
+                )
             except CassetteError as exc:
                 self.cassette.close()
                 raise CassetteError(f"{exc.message}; pass --log-cassette NAME to keep the call log elsewhere") from None
@@ -156,36 +182,76 @@ class Gateway:
         scrubber = Redactor(secrets, redact_patterns)
         if scrubber.active:
             register_secrets(scrubber)  # logs, status reasons and error messages, as in cassettes
-        call_log = CallLog(self.log_cassette.store, Redactor(secrets, redact_patterns),
-                           max_value=settings.max_logged_value, max_bytes=settings.max_call_log_bytes)
+        call_log = CallLog(
+            self.log_cassette.store,
+            Redactor(secrets, redact_patterns),
+            max_value=settings.max_logged_value,
+            max_bytes=settings.max_call_log_bytes,
+        )
         self.simulation = simulation(settings, self.overlay, secrets, redact_patterns)
 
         trace_calls = trace_exchange = None
         if wanted(settings):  # else the call log is the router's sink as it is: nothing added to a call
             self.telemetry = Telemetry(settings)
             call_log = self.telemetry.observe(call_log)
-            if self.telemetry.tracing is not None:  # each forwarded call's span named to its server in _meta; the model's too
+            if (
+                self.telemetry.tracing is not None
+            ):  # each forwarded call's span named to its server in _meta; the model's too
                 trace_calls, trace_exchange = self.telemetry.tracing.begin, self.telemetry.tracing.begin_exchange
         events = UpstreamEvents()  # what the upstreams report, heard by the router (built after them)
-        upstreams = {spec.id: self._upstream(spec, redact_patterns or [], given.get(spec.id, spec), events) for spec in specs}
-        self.router = Router(specs, upstreams, settings, call_log, events=events, trace_calls=trace_calls,
-                             recording=str(self.cassette.path) if self.cassette is not None else None)
+        upstreams = {
+            spec.id: self._upstream(spec, redact_patterns or [], given.get(spec.id, spec), events) for spec in specs
+        }
+        self.router = Router(
+            specs,
+            upstreams,
+            settings,
+            call_log,
+            events=events,
+            trace_calls=trace_calls,
+            recording=str(self.cassette.path) if self.cassette is not None else None,
+        )
         self.server = build_server(self.router, default_run)
         # The model's side (/v1/...) shares the cassette, lanes and mode of the tool side (unless --model-mode says
         # otherwise; with an overlay, the model's exchanges are the overlay's: mcpgw.overlay.model_side).
-        model_mode, model_cassette, model_entries = model_side(settings, self.mode, self.cassette, self.overlay, self.recorded)
-        runs = tagged_runs([e for entries in self.recorded.by_server.values() for e in entries]) if self.recorded else set()
-        self.model = model_passthrough(settings, model_mode, model_cassette, model_entries, default_run, redact_patterns,
-                                       call_log, secrets=secrets, recorded_runs=runs, trace_exchange=trace_exchange)
+        model_mode, model_cassette, model_entries = model_side(
+            settings, self.mode, self.cassette, self.overlay, self.recorded
+        )
+        runs = (
+            tagged_runs([e for entries in self.recorded.by_server.values() for e in entries])
+            if self.recorded
+            else set()
+        )
+        self.model = model_passthrough(
+            settings,
+            model_mode,
+            model_cassette,
+            model_entries,
+            default_run,
+            redact_patterns,
+            call_log,
+            secrets=secrets,
+            recorded_runs=runs,
+            trace_exchange=trace_exchange,
+        )
 
-    def _upstream(self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec, events: UpstreamEvents) -> Upstream:
+    def _upstream(
+        self, spec: ServerSpec, patterns: list[str], user_spec: ServerSpec, events: UpstreamEvents
+    ) -> Upstream:
         # One instance per run where the server's state must not leak between runs; in hybrid mode
         # every tracked server too, so a run that goes live gets a fresh instance to catch up.
         per_run = spec.isolated or (self.mode == "hybrid" and spec.tracked)
 
         def live(on_catalog_changed: CatalogChangedFn, on_idle_stop: Callable[[str], None] | None = None) -> Upstream:
-            return live_upstream(spec, self.settings, self._installs, per_run=per_run, on_notification=events.notification,
-                                 on_catalog_changed=on_catalog_changed, on_idle_stop=on_idle_stop)
+            return live_upstream(
+                spec,
+                self.settings,
+                self._installs,
+                per_run=per_run,
+                on_notification=events.notification,
+                on_catalog_changed=on_catalog_changed,
+                on_idle_stop=on_idle_stop,
+            )
 
         def recording(on_idle_stop: Callable[[str], None]) -> RecordingUpstream:
             async def catalog_changed(server: str, kind: str) -> None:  # `up` is built below, before any server runs
@@ -201,8 +267,12 @@ class Gateway:
 
             assert self.cassette is not None
             up = RecordingUpstream(
-                live(catalog_changed, on_idle_stop), self.overlay or self.cassette, tracked=spec.tracked,
-                group=self._group(spec), redact=Redactor(self._secrets, patterns), lock_digest=spec_digest(spec),
+                live(catalog_changed, on_idle_stop),
+                self.overlay or self.cassette,
+                tracked=spec.tracked,
+                group=self._group(spec),
+                redact=Redactor(self._secrets, patterns),
+                lock_digest=spec_digest(spec),
             )
             return up
 
@@ -220,11 +290,19 @@ class Gateway:
         recorded = self.recorded.info.get("servers", {}).get(spec.id)
         as_recorded = spec_from_dict(recorded) if recorded else spec
         played = CassetteUpstream(
-            spec.id, self.recorded.catalogs.get(spec.id), self.recorded.by_server.get(spec.id, []),
-            tracked=as_recorded.tracked, legacy_stateful=as_recorded.stateful, past_end=self.settings.past_end,
-            fallback=fallback, ignore=spec.ignore, group=self._group(as_recorded), max_lanes=self.settings.max_lanes,
+            spec.id,
+            self.recorded.catalogs.get(spec.id),
+            self.recorded.by_server.get(spec.id, []),
+            tracked=as_recorded.tracked,
+            legacy_stateful=as_recorded.stateful,
+            past_end=self.settings.past_end,
+            fallback=fallback,
+            ignore=spec.ignore,
+            group=self._group(as_recorded),
+            max_lanes=self.settings.max_lanes,
             # simulated only where no state can be misrepresented: keyed stateless, or a lock entry that allows it
-            simulation=self.simulation if not as_recorded.tracked or "allowed" in (user_spec.simulate, as_recorded.simulate)
+            simulation=self.simulation
+            if not as_recorded.tracked or "allowed" in (user_spec.simulate, as_recorded.simulate)
             else None,
             label_in_result=self.settings.label_in_result,
         )
@@ -239,19 +317,36 @@ class Gateway:
 
     def _guard(self) -> GuardPolicy:
         s = self.settings
-        return GuardPolicy(allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts), token=s.auth_token, mcp_path=s.path,
-                           model_max_body=s.llm_max_body_bytes, model_body_timeout=s.llm_body_timeout)
+        return GuardPolicy(
+            allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts),
+            token=s.auth_token,
+            mcp_path=s.path,
+            model_max_body=s.llm_max_body_bytes,
+            model_body_timeout=s.llm_body_timeout,
+        )
 
     def http_app(self) -> Any:
         """Every HTTP route this gateway serves (MCP, SSE, per-server, mcprouter's API, the model routes,
         telemetry's), behind the pipeline."""
         s = self.settings
         guard = self._guard()
-        limits = SessionLimits(s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout, s.sse_max_unread_bytes)
-        return build_http_app(self.router, self.server, s.host, s.path, on_shutdown=self.close,
-                              response_mode=s.response_mode, routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
-                              + (self.telemetry.routes() if self.telemetry else []), guard=guard, limits=limits,
-                              workers=self.workers, default_run=self.default_run)
+        limits = SessionLimits(
+            s.max_sessions, s.max_sessions_per_client, s.session_idle_timeout, s.sse_max_unread_bytes
+        )
+        return build_http_app(
+            self.router,
+            self.server,
+            s.host,
+            s.path,
+            on_shutdown=self.close,
+            response_mode=s.response_mode,
+            routes=self.model.routes(mint=self.workers.mint_identity if self.workers else None)
+            + (self.telemetry.routes() if self.telemetry else []),
+            guard=guard,
+            limits=limits,
+            workers=self.workers,
+            default_run=self.default_run,
+        )
 
     async def serve_http(self) -> None:
         s = self.settings
@@ -272,14 +367,20 @@ class Gateway:
                 listening.set()
 
             async with anyio.create_task_group() as tg:
-                tg.start_soon(serve_http, app, self.settings.host, self.settings.port, ready, sockets,
-                              self.worker_channel)
+                tg.start_soon(
+                    serve_http, app, self.settings.host, self.settings.port, ready, sockets, self.worker_channel
+                )
                 await listening.wait()
                 base = f"http://{self.settings.host}:{bound[0]}"
                 # 0-based, as x-mcpgw-worker, /status and --worker K/N number them
-                where = (f" (worker {self.workers.index} of workers 0-{self.workers.count - 1})"
-                         if self.workers is not None else "")
-                print(f"mcpgw: serving MCP at {base}{self.settings.path}{where} (status: {base}/status)", file=sys.stderr)
+                where = (
+                    f" (worker {self.workers.index} of workers 0-{self.workers.count - 1})"
+                    if self.workers is not None
+                    else ""
+                )
+                print(
+                    f"mcpgw: serving MCP at {base}{self.settings.path}{where} (status: {base}/status)", file=sys.stderr
+                )
                 await settle_saying_who(self.router, self.settings.ready_timeout)
                 self.announce()
         finally:
@@ -311,26 +412,43 @@ class Gateway:
     def announce(self) -> None:
         status = self.router.status()
         lines = [f"mcpgw: {note}" for note in self.notes]
-        lines += [f"mcpgw: mode {self.mode}: {status['tools']} tools from {len(status['servers'])} server(s); "
-                 f"validate={self.settings.validate}; call log -> {self.log_cassette.path if self.log_cassette else None}"]
+        lines += [
+            f"mcpgw: mode {self.mode}: {status['tools']} tools from {len(status['servers'])} server(s); "
+            f"validate={self.settings.validate}; call log -> {self.log_cassette.path if self.log_cassette else None}"
+        ]
         if self.mode in ("replay", "hybrid") and self.recorded is not None and self.cassette is not None:
-            recorded = [c["provenance"].get("recorded_at") for c in self.recorded.catalogs.values() if c.get("provenance")]
-            when = datetime.fromtimestamp(max(recorded), timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if recorded else "unknown"
-            lines.append(f"  replaying cassette {self.cassette.path} (recorded {when}, "
-                         f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
-                         + (" except for misses" if self.mode == "hybrid" else ""))
-            lines.append(f"  recorded: {recorded_kinds(self.recorded)}; anything else is a miss. "
-                         f"See what: mcpgw cassette show {self.cassette.path.name}")
-            lines.append("  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
-                         "recording is refused from then on, never answered from another state")
-            lines.append(f"  a miss (after an equivalent recording was looked for) is {ON_MISS_SAID[self.settings.on_miss]}"
-                         + (f"; what this run adds goes into overlay {self.overlay.path} (the played cassette is "
-                            "not written)" if self.overlay is not None else ""))
+            recorded = [
+                c["provenance"].get("recorded_at") for c in self.recorded.catalogs.values() if c.get("provenance")
+            ]
+            when = datetime.fromtimestamp(max(recorded), UTC).strftime("%Y-%m-%d %H:%M UTC") if recorded else "unknown"
+            lines.append(
+                f"  replaying cassette {self.cassette.path} (recorded {when}, "
+                f"{sum(len(v) for v in self.recorded.exchanges.values())} exchanges); no server process is started"
+                + (" except for misses" if self.mode == "hybrid" else "")
+            )
+            lines.append(
+                f"  recorded: {recorded_kinds(self.recorded)}; anything else is a miss. "
+                f"See what: mcpgw cassette show {self.cassette.path.name}"
+            )
+            lines.append(
+                "  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
+                "recording is refused from then on, never answered from another state"
+            )
+            lines.append(
+                f"  a miss (after an equivalent recording was looked for) is {ON_MISS_SAID[self.settings.on_miss]}"
+                + (
+                    f"; what this run adds goes into overlay {self.overlay.path} (the played cassette is not written)"
+                    if self.overlay is not None
+                    else ""
+                )
+            )
             lines.append("  to go live instead: mcpgw serve --mode live [--profile P]  (servers of servers.lock.yaml)")
         if self.mode == "live" and not self.settings.cassette and not self.settings.log_cassette and self.log_cassette:
-            lines.append(f"  each live serve without --cassette keeps its call log in a new folder like this one "
-                         f"({self.settings.cassettes_dir}/live-<time>); --cassette NAME keeps it in one, "
-                         f"`mcpgw cassette ls` lists them, `mcpgw cassette rm NAME` removes one")
+            lines.append(
+                f"  each live serve without --cassette keeps its call log in a new folder like this one "
+                f"({self.settings.cassettes_dir}/live-<time>); --cassette NAME keeps it in one, "
+                f"`mcpgw cassette ls` lists them, `mcpgw cassette rm NAME` removes one"
+            )
         for name, info in sorted(status["servers"].items()):
             reason = f" ({info['reason']})" if info.get("reason") else ""
             lines.append(f"  {name:<24} {info['state']:<12} {info['exposed_tools']:>3} tools{reason}")
@@ -346,7 +464,11 @@ class Gateway:
             for name, upstream in self.router.upstreams.items():
                 if not isinstance(upstream, ReplayCounters):
                     continue
-                for kind, counter in (("hits", upstream.hits), ("misses", upstream.misses), ("diverged", upstream.diverged)):
+                for kind, counter in (
+                    ("hits", upstream.hits),
+                    ("misses", upstream.misses),
+                    ("diverged", upstream.diverged),
+                ):
                     for tool, n in counter.items():
                         counts[kind][f"{name}:{tool}"] = n
                 for lane, report in upstream.lane_report().items():
@@ -356,25 +478,42 @@ class Gateway:
             if self.overlay is not None:
                 extra["overlay"] = self.overlay.path.name
             if self.simulation is not None:
-                extra["simulated"] = {"made": self.simulation.made, "failed": self.simulation.failed,
-                                      "gateway_ms": round(self.simulation.gateway_ms, 3),
-                                      "model": self.simulation.simulator.model}
-            self.log_cassette.record_run({"kind": "replay", "mode": self.mode, "source": self.cassette.path.name,
-                                          "started": self.started, "ended": time.time(), **counts, "lanes": lanes,
-                                          "model": self.model.stats(), "on_miss": self.settings.on_miss, **extra})
+                extra["simulated"] = {
+                    "made": self.simulation.made,
+                    "failed": self.simulation.failed,
+                    "gateway_ms": round(self.simulation.gateway_ms, 3),
+                    "model": self.simulation.simulator.model,
+                }
+            self.log_cassette.record_run(
+                {
+                    "kind": "replay",
+                    "mode": self.mode,
+                    "source": self.cassette.path.name,
+                    "started": self.started,
+                    "ended": time.time(),
+                    **counts,
+                    "lanes": lanes,
+                    "model": self.model.stats(),
+                    "on_miss": self.settings.on_miss,
+                    **extra,
+                }
+            )
         if self.telemetry is not None:  # every run's root span ends, and what is queued is sent (bounded wait)
             self.telemetry.close()
         for cassette in {id(c): c for c in (self.cassette, self.overlay, self.log_cassette) if c is not None}.values():  # noqa: B007
             cassette.close()
 
 
-ON_MISS_SAID = {"refuse": "refused", "live": "answered live and recorded",
-                "simulate": "answered by the simulator where the server may be simulated (stateless, or "
-                            "`simulate: allowed`), else refused"}
+ON_MISS_SAID = {
+    "refuse": "refused",
+    "live": "answered live and recorded",
+    "simulate": "answered by the simulator where the server may be simulated (stateless, or "
+    "`simulate: allowed`), else refused",
+}
 
 
 def _session_name(mode: str) -> str:
-    return datetime.now(timezone.utc).strftime(f"{mode}-%Y%m%d-%H%M%S-%f")
+    return datetime.now(UTC).strftime(f"{mode}-%Y%m%d-%H%M%S-%f")
 
 
 def recorded_kinds(recorded: Recorded) -> str:
@@ -388,5 +527,7 @@ def recorded_kinds(recorded: Recorded) -> str:
             tools += method == "tools/call"
             reads += method == "resources/read"
             prompts += method == "prompts/get"
-    return (f"{tools} tool calls, {reads} resource reads, {prompts} prompts, "
-            f"{model} model exchange{'' if model == 1 else 's'}")
+    return (
+        f"{tools} tool calls, {reads} resource reads, {prompts} prompts, "
+        f"{model} model exchange{'' if model == 1 else 's'}"
+    )

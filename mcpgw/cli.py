@@ -7,15 +7,22 @@ import logging
 import sys
 from typing import NoReturn
 
+from mcpgw.cassette.store import CassetteFormatError
+from mcpgw.commands import cassette, connect, drift, evaluate, lock, run, serve, status
 from mcpgw.gateway import __version__
 from mcpgw.gateway.errors.tree import GatewayError
-from mcpgw.cassette.store import CassetteFormatError
-
-from mcpgw.commands import cassette, connect, drift, evaluate, lock, run, serve, status
 
 # The order is the order of `mcpgw --help`; `lock` adds `servers install` under `status`'s `servers`.
-REGISTRATIONS = (serve.register, status.register, cassette.register, lock.register, run.register, drift.register,
-                 connect.register, evaluate.register)
+REGISTRATIONS = (
+    serve.register,
+    status.register,
+    cassette.register,
+    lock.register,
+    run.register,
+    drift.register,
+    connect.register,
+    evaluate.register,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mcpgw.gateway.errors.tree import CassetteError, GatewayError
-from mcpgw.gateway.specs.settings import Settings
-from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.cassette.cassette import Cassette, Recorded, open_named
 from mcpgw.cassette.paths import cassette_path
 from mcpgw.cassette.redaction import Redactor
+from mcpgw.gateway.errors.tree import CassetteError, GatewayError
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.llm.passthrough import MODEL_SERVER
 from mcpgw.replay.answer_sources import Simulation, mark_overlay
 from mcpgw.replay.simulator import SIMULATOR_SERVER, Simulator, SimulatorConfig
 
@@ -40,16 +40,22 @@ def check_answer_settings(settings: Settings) -> None:
         raise GatewayError(f"--model-mode {settings.model_mode!r}: expected one of {', '.join(MODEL_MODES)}")
     replaying = settings.mode in ("replay", "hybrid")
     if (settings.overlay or settings.on_miss != "refuse" or settings.model_mode) and not replaying:
-        raise GatewayError("--overlay, --on-miss and --model-mode shape a replay: use them with --mode replay (or hybrid)")
+        raise GatewayError(
+            "--overlay, --on-miss and --model-mode shape a replay: use them with --mode replay (or hybrid)"
+        )
     if settings.mode == "hybrid" and settings.on_miss == "simulate":
         raise GatewayError("--mode hybrid takes misses live; --on-miss simulate simulates them: choose one")
     if settings.on_miss == "simulate":
         if not settings.overlay:
-            raise GatewayError("--on-miss simulate needs --overlay NAME: simulated answers are kept there, so the next "
-                               "replay gives the same answers without the simulator")
+            raise GatewayError(
+                "--on-miss simulate needs --overlay NAME: simulated answers are kept there, so the next "
+                "replay gives the same answers without the simulator"
+            )
         if not settings.simulator_base_url or not settings.simulator_model:
-            raise GatewayError("--on-miss simulate needs --simulator-base-url URL and --simulator-model NAME "
-                               "(any OpenAI-compatible chat endpoint; --simulator-key-env VAR for its key)")
+            raise GatewayError(
+                "--on-miss simulate needs --simulator-base-url URL and --simulator-model NAME "
+                "(any OpenAI-compatible chat endpoint; --simulator-key-env VAR for its key)"
+            )
     if settings.model_mode in ("live", "hybrid") and not settings.llm_base_url:
         raise GatewayError(f"--model-mode {settings.model_mode} needs the model endpoint: --llm-base-url URL")
 
@@ -58,8 +64,10 @@ def open_overlay(settings: Settings, base: Cassette) -> Cassette:
     """The overlay cassette, made if new, inside the cassettes folder; refused when it is the base or another base's."""
     assert settings.overlay is not None
     if cassette_path(settings.cassettes_dir, settings.overlay, write=True).resolve() == base.path.resolve():
-        raise CassetteError(f"--overlay {settings.overlay!r} is the cassette being played; an overlay is a cassette of "
-                            "its own (the base is never written)")
+        raise CassetteError(
+            f"--overlay {settings.overlay!r} is the cassette being played; an overlay is a cassette of "
+            "its own (the base is never written)"
+        )
     overlay = open_named(settings.cassettes_dir, settings.overlay, create=True)
     info = overlay.info()
     base_info = base.info()
@@ -67,9 +75,11 @@ def open_overlay(settings: Settings, base: Cassette) -> Cassette:
     this_base = {"name": base.path.name, "created": base_info.get("created")}
     if made_over is not None and made_over != this_base:
         overlay.close()
-        raise CassetteError(f"overlay {settings.overlay!r} was made over cassette {made_over.get('name')!r} "
-                            f"(created {made_over.get('created')}), not over {this_base['name']!r} "
-                            f"(created {this_base['created']}): its answers belong to that recording")
+        raise CassetteError(
+            f"overlay {settings.overlay!r} was made over cassette {made_over.get('name')!r} "
+            f"(created {made_over.get('created')}), not over {this_base['name']!r} "
+            f"(created {this_base['created']}): its answers belong to that recording"
+        )
     if made_over is None:
         if info.get("servers") or any(True for _ in overlay.store.items("exchanges")):
             overlay.close()
@@ -94,8 +104,9 @@ def layered(base: Recorded, overlay: Recorded) -> Recorded:
     return merged
 
 
-def model_side(settings: Settings, mode: str, base: Cassette | None, overlay: Cassette | None,
-               recorded: Recorded | None) -> tuple[str, Cassette | None, list[dict[str, Any]]]:
+def model_side(
+    settings: Settings, mode: str, base: Cassette | None, overlay: Cassette | None, recorded: Recorded | None
+) -> tuple[str, Cassette | None, list[dict[str, Any]]]:
     """The model passthrough's mode, the cassette it records into, and the exchanges it replays."""
     entries = list(recorded.by_server.get(MODEL_SERVER, [])) if recorded is not None else []
     model_mode = settings.model_mode or ("hybrid" if mode == "hybrid" else mode)
@@ -108,8 +119,9 @@ def model_side(settings: Settings, mode: str, base: Cassette | None, overlay: Ca
     return model_mode, base if model_mode in ("record", "hybrid") else None, entries
 
 
-def simulation(settings: Settings, overlay: Cassette | None, secrets: list[str],
-               patterns: list[str] | None) -> Simulation | None:
+def simulation(
+    settings: Settings, overlay: Cassette | None, secrets: list[str], patterns: list[str] | None
+) -> Simulation | None:
     if settings.on_miss != "simulate":
         return None
     assert overlay is not None and settings.simulator_base_url and settings.simulator_model
@@ -117,7 +129,9 @@ def simulation(settings: Settings, overlay: Cassette | None, secrets: list[str],
     if settings.simulator_key_env:
         key = os.environ.get(settings.simulator_key_env)
         if not key:
-            raise GatewayError(f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set")
+            raise GatewayError(
+                f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set"
+            )
     config = SimulatorConfig(settings.simulator_base_url, settings.simulator_model, key, settings.simulator_timeout)
     # the servers' declared values and the simulator's key never reach the overlay's bytes
     return Simulation(Simulator(config), overlay, Redactor([*secrets, *([key] if key else [])], patterns))

@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.mcp_server import serve_http
 from mcpgw.gateway.endpoints.http_app import build_model_app
+from mcpgw.gateway.mcp_server import serve_http
 
 
 async def settle_saying_who(router: Any, ready_timeout: float, every: float = 5.0) -> None:
@@ -20,9 +20,13 @@ async def settle_saying_who(router: Any, ready_timeout: float, every: float = 5.
             return
         waiting = sorted(name for name, upstream in router.upstreams.items() if upstream.status.state == "starting")
         if waiting:
-            print(f"mcpgw: waiting for {len(waiting)} of {len(router.upstreams)} server(s) to start after "
-                  f"{anyio.current_time() - began:.0f}s: {', '.join(waiting)} (lists wait for them, at most "
-                  f"--ready-timeout {ready_timeout:g}s)", file=sys.stderr, flush=True)
+            print(
+                f"mcpgw: waiting for {len(waiting)} of {len(router.upstreams)} server(s) to start after "
+                f"{anyio.current_time() - began:.0f}s: {', '.join(waiting)} (lists wait for them, at most "
+                f"--ready-timeout {ready_timeout:g}s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 async def model_listener(routes: list[Any], guard: Any, settings: Any, tg: Any, stop: anyio.Event) -> None:
@@ -38,5 +42,7 @@ async def model_listener(routes: list[Any], guard: Any, settings: Any, tg: Any, 
     tg.start_soon(serve_http, build_model_app(routes, guard), settings.host, settings.port, ready, None, None, stop)
     await listening.wait()
     base = f"http://{settings.host}:{bound[0]}"
-    print(f"mcpgw: serving MCP over stdio, and the model at {base}/v1 (OpenAI-compatible; Azure: {base}/openai/...)",
-          file=sys.stderr)
+    print(
+        f"mcpgw: serving MCP over stdio, and the model at {base}/v1 (OpenAI-compatible; Azure: {base}/openai/...)",
+        file=sys.stderr,
+    )

@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from mcpgw.gateway.http.connection_handoff import ConnectionDealer, channel_pair
 from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.gateway.http.connection_handoff import ConnectionDealer, channel_pair
 from mcpgw.gateway.http.worker_routing import Workers
 
 
@@ -33,8 +33,12 @@ def run_parent(argv: list[str], count: int, log_cassette: str, host: str, port: 
     socket_dir = Path(tempfile.mkdtemp(prefix="mcpgw-workers-"))
     base = [sys.executable, "-m", "mcpgw.cli", *argv, "--log-cassette", log_cassette, "--worker-dir", str(socket_dir)]
     channels = [channel_pair() for _ in range(count)]
-    children = [subprocess.Popen([*base, "--worker", f"{k}/{count}", "--worker-channel", str(theirs.fileno())],
-                                 pass_fds=[theirs.fileno()]) for k, (_, theirs) in enumerate(channels)]
+    children = [
+        subprocess.Popen(
+            [*base, "--worker", f"{k}/{count}", "--worker-channel", str(theirs.fileno())], pass_fds=[theirs.fileno()]
+        )
+        for k, (_, theirs) in enumerate(channels)
+    ]
     for _, theirs in channels:
         theirs.close()
     dealer = ConnectionDealer(listener, [ours for ours, _ in channels])

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
-
-import logging
 
 from mcpgw.cassette.codec import pack
 from mcpgw.cassette.redaction import Redactor
@@ -22,9 +21,30 @@ from mcpgw.cassette.store import CassetteStore
 logger = logging.getLogger(__name__)
 
 FIELDS = (
-    "run_id", "session_id", "lane", "seq", "started_at", "ended_at", "latency_ms", "client_name", "protocol_version",
-    "server", "tool", "exposed_name", "arguments", "known_tool", "validation", "output_validation", "outcome",
-    "is_error", "error", "result_digest", "cassette_key", "source", "input_schema_digest", "upstream_ms",
+    "run_id",
+    "session_id",
+    "lane",
+    "seq",
+    "started_at",
+    "ended_at",
+    "latency_ms",
+    "client_name",
+    "protocol_version",
+    "server",
+    "tool",
+    "exposed_name",
+    "arguments",
+    "known_tool",
+    "validation",
+    "output_validation",
+    "outcome",
+    "is_error",
+    "error",
+    "result_digest",
+    "cassette_key",
+    "source",
+    "input_schema_digest",
+    "upstream_ms",
     "endpoint",  # where the call came in (/mcp, /servers/<id>/mcp, /servers/<id>/sse, /sse, stdio); older logs lack it
     "session_opened",  # when the call's MCP session was opened (handshake sessions over HTTP; else null): --tasks-by session
 )
@@ -40,8 +60,14 @@ class CallLog:
     records are dropped and counted, and `health()` says the log is full.
     """
 
-    def __init__(self, store: CassetteStore, redact: Redactor | None = None, *,
-                 max_value: int = 64 * 1024, max_bytes: int = 1 << 30) -> None:
+    def __init__(
+        self,
+        store: CassetteStore,
+        redact: Redactor | None = None,
+        *,
+        max_value: int = 64 * 1024,
+        max_bytes: int = 1 << 30,
+    ) -> None:
         self.store = store
         self.redact = redact if redact is not None and redact.active else None
         self.max_value = max_value
@@ -66,8 +92,11 @@ class CallLog:
         if self.size + size > self.max_bytes:
             self.dropped += 1
             if self.dropped == 1:
-                logger.error("call log %s is full (%d MiB limit, --max-call-log-mb): further records are dropped",
-                             self.store.path, self.max_bytes >> 20)
+                logger.error(
+                    "call log %s is full (%d MiB limit, --max-call-log-mb): further records are dropped",
+                    self.store.path,
+                    self.max_bytes >> 20,
+                )
             return
         self.size += size
         try:
@@ -78,8 +107,10 @@ class CallLog:
     def health(self) -> dict[str, Any]:
         health = {**self.store.health(), "bytes": self.size, "max_bytes": self.max_bytes, "dropped": self.dropped}
         if self.dropped:
-            health["error"] = (f"call log full: {self.max_bytes >> 20} MiB limit reached, {self.dropped} record(s) "
-                               f"dropped; raise --max-call-log-mb or log into another cassette")
+            health["error"] = (
+                f"call log full: {self.max_bytes >> 20} MiB limit reached, {self.dropped} record(s) "
+                f"dropped; raise --max-call-log-mb or log into another cassette"
+            )
         return health
 
 
@@ -109,8 +140,9 @@ def iter_calls(cassette_dir: str | Path) -> Iterator[dict[str, Any]]:
         store.env.close()
 
 
-def export_jsonl(cassette_dir: str | Path, out: IO[str], run_id: str | None = None,
-                 sources: dict[str, int] | None = None) -> int:
+def export_jsonl(
+    cassette_dir: str | Path, out: IO[str], run_id: str | None = None, sources: dict[str, int] | None = None
+) -> int:
     """Write the records as JSON lines; `sources`, when given, counts where their answers came from."""
     count = 0
     for record in iter_calls(cassette_dir):

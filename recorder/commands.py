@@ -7,24 +7,28 @@ import json
 import shutil
 import sys
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.cassette.cassette import Cassette
-from mcpgw.gateway.commandline.console import table_console
-from mcpgw.cassette.paths import cassette_path, check_removable, existing_cassette, is_cassette
-from mcpgw.recorder.replay_logs import fidelity, iter_records, prune, session_logs
 from mcpgw.cassette.on_disk import in_use
+from mcpgw.cassette.paths import cassette_path, check_removable, existing_cassette, is_cassette
 from mcpgw.cassette.store import CassetteFormatError
+from mcpgw.gateway.commandline.console import table_console
+from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.recorder.replay_logs import fidelity, iter_records, prune, session_logs
 
 CASSETTE_HELP = "cassette name (in --cassettes-dir) or path"
 SHIPPED = "default"  # the cassette mcpgw ships and `mcpgw serve` replays
 
 
 def _open(args: argparse.Namespace, name: str, *, create: bool = False, read_only: bool = True) -> Cassette:
-    path = cassette_path(Path(args.cassettes_dir), name, write=True) if create else existing_cassette(Path(args.cassettes_dir), name)
+    path = (
+        cassette_path(Path(args.cassettes_dir), name, write=True)
+        if create
+        else existing_cassette(Path(args.cassettes_dir), name)
+    )
     try:
         return Cassette(path, create=create, readonly=not create and read_only)
     except CassetteFormatError as exc:
@@ -32,7 +36,7 @@ def _open(args: argparse.Namespace, name: str, *, create: bool = False, read_onl
 
 
 def _when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M") if ts else "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M") if ts else "-"
 
 
 def summarize(cassette: Cassette) -> dict[str, Any]:
@@ -64,8 +68,10 @@ def summarize(cassette: Cassette) -> dict[str, Any]:
         "servers": {
             sid: {
                 "server_info": (catalogs.get(sid, {}).get("catalog", {}).get("init") or {}).get("serverInfo"),
-                **_tool_counts(catalogs.get(sid, {}).get("catalog", {}).get("tools") or [],
-                               (info.get("servers", {}).get(sid) or {}).get("hide_tools") or ()),
+                **_tool_counts(
+                    catalogs.get(sid, {}).get("catalog", {}).get("tools") or [],
+                    (info.get("servers", {}).get(sid) or {}).get("hide_tools") or (),
+                ),
             }
             for sid in sorted(set(info.get("servers", {})) | set(catalogs))
         },
@@ -99,7 +105,9 @@ def replay_stats(cassettes_dir: Path, cassette: Path, sessions: list[dict[str, A
     misses: Counter[str] = Counter()
     kept_misses = sum(r["misses"] for r in rows)
     runs = len(rows)
-    siblings = sorted(p.parent for p in Path(cassettes_dir).glob("*/data.mdb") if p.parent.resolve() != cassette.resolve())
+    siblings = sorted(
+        p.parent for p in Path(cassettes_dir).glob("*/data.mdb") if p.parent.resolve() != cassette.resolve()
+    )
     for path in siblings:
         try:
             other = Cassette(path, create=False, readonly=True)
@@ -118,8 +126,12 @@ def replay_stats(cassettes_dir: Path, cassette: Path, sessions: list[dict[str, A
             continue  # another cassette's damage is not this one's concern (`ls` marks it)
         finally:
             other.close()
-    return {"runs": runs, "hits": sum(hits.values()), "misses": sum(misses.values()) + kept_misses,
-            "missed": {k: n for k, n in misses.most_common(10) if n}}
+    return {
+        "runs": runs,
+        "hits": sum(hits.values()),
+        "misses": sum(misses.values()) + kept_misses,
+        "missed": {k: n for k, n in misses.most_common(10) if n},
+    }
 
 
 def replay_fidelity(cassette: Path, cassettes_dir: Path | None = None) -> list[dict[str, Any]]:
@@ -164,27 +176,39 @@ def cmd_ls(args: argparse.Namespace) -> int:
             cassette.close()
         name = s["name"] if home.resolve().parent == folder.resolve() else f"{s['name']} (installed: {home})"
         hidden = sum(v["hidden_tools"] for v in s["servers"].values())
-        table.add_row(name, str(len(s["servers"])), str(sum(v["tools"] for v in s["servers"].values()))
-                      + (f" (+{hidden} hidden)" if hidden else ""),
-                      str(s["exchanges"]), str(s["calls"]), _when(s["recorded_at"]), _kib(s["bytes"]))
+        table.add_row(
+            name,
+            str(len(s["servers"])),
+            str(sum(v["tools"] for v in s["servers"].values())) + (f" (+{hidden} hidden)" if hidden else ""),
+            str(s["exchanges"]),
+            str(s["calls"]),
+            _when(s["recorded_at"]),
+            _kib(s["bytes"]),
+        )
         logs = session_logs(path.parent, folder)
         if len(logs) > args.runs:
             table.add_row(f"  ... {len(logs) - args.runs} older replay log(s)", "", "", "", "", "", "")
-        for log in logs[max(0, len(logs) - args.runs):] if args.runs > 0 else []:
+        for log in logs[max(0, len(logs) - args.runs) :] if args.runs > 0 else []:
             try:
                 row = fidelity(log)
             except GatewayError:
                 table.add_row(f"  runs/{log.name}", "[red]unreadable[/]", "", "", "", "", "")
                 continue
-            table.add_row(f"  runs/{log.name}", "", "", "", f"{row['calls']} ({_fidelity_text(row)})",
-                          _when(row["started"]), _kib(_folder_bytes(log)))
+            table.add_row(
+                f"  runs/{log.name}",
+                "",
+                "",
+                "",
+                f"{row['calls']} ({_fidelity_text(row)})",
+                _when(row["started"]),
+                _kib(_folder_bytes(log)),
+            )
     table_console().print(table)
     return 0
 
 
 def _fidelity_text(row: dict[str, Any]) -> str:
-    return (f"{row['hits']} hit, {row['misses']} miss, {row['diverged_lanes']} diverged lane(s), "
-            f"{row['live']} live")
+    return f"{row['hits']} hit, {row['misses']} miss, {row['diverged_lanes']} diverged lane(s), {row['live']} live"
 
 
 def _counted(counts: dict[str, int]) -> str:
@@ -196,8 +220,10 @@ def _overlay_line(base: Any, made_by: dict[str, int]) -> str:
     total = sum(made_by.values())
     if not total:
         return f"an overlay over cassette {base!r}, holding no tool answers yet"
-    return (f"an overlay over cassette {base!r}, holding {total} tool answer{'s' if total != 1 else ''} "
-            f"({_counted(made_by)})")
+    return (
+        f"an overlay over cassette {base!r}, holding {total} tool answer{'s' if total != 1 else ''} "
+        f"({_counted(made_by)})"
+    )
 
 
 def _folder_bytes(path: Path) -> int:
@@ -222,36 +248,49 @@ def cmd_show(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     console = table_console()
-    console.print(f"[bold]{summary['name']}[/] ({summary['path']}): recorded {_when(summary['recorded_at'])}, "
-                  f"{summary['exchanges']} exchanges, {summary['calls']} call records, {_kib(summary['bytes'])}")
+    console.print(
+        f"[bold]{summary['name']}[/] ({summary['path']}): recorded {_when(summary['recorded_at'])}, "
+        f"{summary['exchanges']} exchanges, {summary['calls']} call records, {_kib(summary['bytes'])}"
+    )
     if summary["overlay_of"]:
         console.print(_overlay_line(summary["overlay_of"].get("name"), summary["tool_answers_made_by"]))
     if summary["call_sources"]:
         console.print(f"answer sources of its call records: {_counted(summary['call_sources'])}")
     drift = summary["last_drift"]
-    console.print(f"freshness: last drift check {_when(drift.get('ended')) if drift else 'never'}"
-                  + (f", {drift.get('changed', 0)} changed / {drift.get('calls', 0)} calls" if drift else ""))
+    console.print(
+        f"freshness: last drift check {_when(drift.get('ended')) if drift else 'never'}"
+        + (f", {drift.get('changed', 0)} changed / {drift.get('calls', 0)} calls" if drift else "")
+    )
     replay = summary["replay"]
-    console.print(f"replay sessions: {replay['runs']}, hits {replay['hits']}, misses {replay['misses']} "
-                  "(tool calls and model exchanges)"
-                  + (f" (most missed: {replay['missed']})" if replay["missed"] else ""))
+    console.print(
+        f"replay sessions: {replay['runs']}, hits {replay['hits']}, misses {replay['misses']} "
+        "(tool calls and model exchanges)" + (f" (most missed: {replay['missed']})" if replay["missed"] else "")
+    )
     replays = summary["replays"]
-    console.print(f"replay logs kept with the cassette: {len(replays)}"
-                  + (" (read one: mcpgw calls export NAME --log last|STAMP)" if replays else ""))
+    console.print(
+        f"replay logs kept with the cassette: {len(replays)}"
+        + (" (read one: mcpgw calls export NAME --log last|STAMP)" if replays else "")
+    )
     if replays:
         fidelity_table = Table("replay log", "mode", "calls", "hits", "misses", "diverged lanes", "live", "simulated")
         for row in replays:
             if "error" in row:
                 fidelity_table.add_row(row["log"], f"[red]{row['error']}[/]", "", "", "", "", "", "")
                 continue
-            fidelity_table.add_row(row["log"], row["mode"], *(str(row[k]) for k in
-                                                              ("calls", "hits", "misses", "diverged_lanes", "live", "simulated")))
+            fidelity_table.add_row(
+                row["log"],
+                row["mode"],
+                *(str(row[k]) for k in ("calls", "hits", "misses", "diverged_lanes", "live", "simulated")),
+            )
         console.print(fidelity_table)
     servers = Table("server", "server info", "tools served")
     for sid, s in summary["servers"].items():
         si = s["server_info"] or {}
-        servers.add_row(sid, f"{si.get('name', '')} {si.get('version', '')}",
-                        str(s["tools"]) + (f" (+{s['hidden_tools']} hidden)" if s["hidden_tools"] else ""))
+        servers.add_row(
+            sid,
+            f"{si.get('name', '')} {si.get('version', '')}",
+            str(s["tools"]) + (f" (+{s['hidden_tools']} hidden)" if s["hidden_tools"] else ""),
+        )
     console.print(servers)
     tools = Table("server:tool", "recorded calls")
     for tool, n in summary["tool_calls"].items():
@@ -287,7 +326,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if target_path.exists():
         raise GatewayError(f"{target_path} exists; merge writes a new cassette")
     first = _open(args, args.a)
-    sources = [first, first] if cassette_path(Path(args.cassettes_dir), args.b).resolve() == first.path.resolve() else [first, _open(args, args.b)]
+    sources = (
+        [first, first]
+        if cassette_path(Path(args.cassettes_dir), args.b).resolve() == first.path.resolve()
+        else [first, _open(args, args.b)]
+    )
     target = _open(args, args.output, create=True)
     try:
         total = sum(c.store.count("exchanges") + c.store.count("calls") for c in sources)
@@ -314,12 +357,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_rm(args: argparse.Namespace) -> int:
     path = existing_cassette(Path(args.cassettes_dir), args.name)
     if path.resolve() == (Path(args.cassettes_dir) / SHIPPED).resolve() and not args.force:
-        raise GatewayError(f"{path} is the cassette mcpgw ships and `mcpgw serve` replays; "
-                           f"remove it anyway with: mcpgw cassette rm {args.name} --force")
+        raise GatewayError(
+            f"{path} is the cassette mcpgw ships and `mcpgw serve` replays; "
+            f"remove it anyway with: mcpgw cassette rm {args.name} --force"
+        )
     check_removable(Path(args.cassettes_dir), path, named_by_path="/" in args.name or args.name.startswith("."))
     busy = [p for p in (path, *sorted((path / "runs").glob("*"))) if in_use(p)]
     if busy:  # its files would go while a gateway still writes (and "commits") into them
-        raise GatewayError(f"{busy[0]} is open in a running gateway (or another mcpgw command): stop it, then remove {args.name}")
+        raise GatewayError(
+            f"{busy[0]} is open in a running gateway (or another mcpgw command): stop it, then remove {args.name}"
+        )
     shutil.rmtree(path)
     print(f"removed {path}", file=sys.stderr)
     return 0
@@ -343,7 +390,10 @@ def cmd_prune(args: argparse.Namespace) -> int:
             removed += 1
         for log in pruned.in_use:
             print(f"kept {log}: a running gateway is writing it", file=sys.stderr)
-    print(f"{removed} replay log(s) {'would be ' if args.dry_run else ''}removed from {len(paths)} cassette(s)", file=sys.stderr)
+    print(
+        f"{removed} replay log(s) {'would be ' if args.dry_run else ''}removed from {len(paths)} cassette(s)",
+        file=sys.stderr,
+    )
     return 0
 
 

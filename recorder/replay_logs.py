@@ -14,21 +14,21 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from mcpgw.gateway.errors.tree import GatewayError
-from mcpgw.cassette.paths import existing_cassette, is_cassette
 from mcpgw.cassette.on_disk import in_use
+from mcpgw.cassette.paths import existing_cassette, is_cassette
 from mcpgw.cassette.store import CassetteFormatError, CassetteStore
+from mcpgw.gateway.errors.tree import GatewayError
 
 RUNS_DIR = "runs"
 CHOICES = "recorded, last, all or a session stamp"
 
 
 def new_log_path(cassette: Path, mode: str) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
     return Path(cassette) / RUNS_DIR / f"{stamp}-{mode}"
 
 
@@ -66,13 +66,17 @@ def select_logs(cassette: Path, which: str | None, cassettes_dir: Path | None = 
         return [Path(cassette), *logs]
     if which == "last":
         if not logs:
-            raise GatewayError(f"cassette {cassette} has no replay logs yet (they appear after a replay or hybrid serve)")
+            raise GatewayError(
+                f"cassette {cassette} has no replay logs yet (they appear after a replay or hybrid serve)"
+            )
         return [logs[-1]]
     chosen = [p for p in logs if p.name.startswith(which)]
     if len(chosen) != 1:
         names = ", ".join(p.name for p in logs[-5:]) or "none"
         problem = "matches several" if chosen else "matches none"
-        raise GatewayError(f"--log {which!r} {problem} of the replay logs of {cassette} (latest: {names}); use {CHOICES}")
+        raise GatewayError(
+            f"--log {which!r} {problem} of the replay logs of {cassette} (latest: {names}); use {CHOICES}"
+        )
     return chosen
 
 
@@ -86,14 +90,20 @@ def log_note(cassette_dir: Path, which: str | None, cassettes_dir: Path | None =
     logs = session_logs(cassette_dir, cassettes_dir) if (which or "recorded") == "recorded" else []
     if not logs:
         return None
-    return (f"note: {cassette_dir} also keeps {len(logs)} replay log(s), not read; "
-            f"--log last (newest: {logs[-1].name}), --log STAMP or --log all")
+    return (
+        f"note: {cassette_dir} also keeps {len(logs)} replay log(s), not read; "
+        f"--log last (newest: {logs[-1].name}), --log STAMP or --log all"
+    )
 
 
 def add_log_option(parser: Any) -> None:
-    parser.add_argument("--log", metavar="WHICH", default=None,
-                        help="which call log of the cassette: recorded (default: the recording's own), last "
-                             "(the newest replay/hybrid session's), all, or a session stamp (see `cassette show`)")
+    parser.add_argument(
+        "--log",
+        metavar="WHICH",
+        default=None,
+        help="which call log of the cassette: recorded (default: the recording's own), last "
+        "(the newest replay/hybrid session's), all, or a session stamp (see `cassette show`)",
+    )
 
 
 def iter_records(path: Path, db: str) -> Iterator[dict[str, Any]]:
@@ -141,10 +151,20 @@ def fidelity(path: Path) -> dict[str, Any]:
             live += 1
     runs = list(iter_records(path, "runs"))
     summary = runs[-1] if runs else {}
-    return {"log": path.name, "path": str(path), "mode": summary.get("mode") or path.name.rsplit("-", 1)[-1],
-            "started": summary.get("started"), "ended": summary.get("ended"), "calls": calls, "hits": hits,
-            "misses": misses, "diverged_lanes": len(diverged), "live": live, "simulated": simulated,
-            "sources": sources}
+    return {
+        "log": path.name,
+        "path": str(path),
+        "mode": summary.get("mode") or path.name.rsplit("-", 1)[-1],
+        "started": summary.get("started"),
+        "ended": summary.get("ended"),
+        "calls": calls,
+        "hits": hits,
+        "misses": misses,
+        "diverged_lanes": len(diverged),
+        "live": live,
+        "simulated": simulated,
+        "sources": sources,
+    }
 
 
 class Pruned(NamedTuple):
@@ -152,8 +172,14 @@ class Pruned(NamedTuple):
     in_use: list[Path]  # due for removal, but a running gateway still writes it: left
 
 
-def prune(cassette: Path, *, keep: int | None = None, older_than: float | None = None,
-          dry_run: bool = False, cassettes_dir: Path | None = None) -> Pruned:
+def prune(
+    cassette: Path,
+    *,
+    keep: int | None = None,
+    older_than: float | None = None,
+    dry_run: bool = False,
+    cassettes_dir: Path | None = None,
+) -> Pruned:
     """Remove replay logs beyond the newest `keep`, and/or those older than `older_than` seconds; never one a
     running gateway has open (its later calls would be logged nowhere)."""
     logs = session_logs(cassette, cassettes_dir)
@@ -173,6 +199,6 @@ def prune(cassette: Path, *, keep: int | None = None, older_than: float | None =
 
 def _stamp_time(path: Path) -> float:
     try:
-        return datetime.strptime(path.name[:22], "%Y%m%d-%H%M%S-%f").replace(tzinfo=timezone.utc).timestamp()
+        return datetime.strptime(path.name[:22], "%Y%m%d-%H%M%S-%f").replace(tzinfo=UTC).timestamp()
     except ValueError:  # a folder someone named by hand: its modification time
         return path.stat().st_mtime

@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpgw.gateway.errors.tree import CassetteError, ReplayMiss
-from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.cassette.keys import base_key
 from mcpgw.cassette.misses import simulator_gave_none
 from mcpgw.cassette.recorder import Recorder
 from mcpgw.cassette.store import StoreWriteError
+from mcpgw.gateway.errors.tree import CassetteError, ReplayMiss
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.replay.simulator import SIMULATOR_SERVER, SimulationFailed, Simulator
 
 RECORDED, EQUIVALENT, LIVE, SIMULATED, MISSED = "recorded", "equivalent", "live", "simulated", "missed"
@@ -73,9 +73,16 @@ class Simulation:
         self.failed = 0
         self.gateway_ms = 0.0  # time spent in the gateway making them, the simulator's own time excluded
 
-    async def answer(self, server: str, tool: dict[str, Any], call: Any, method: str, params: dict[str, Any],
-                     recorded: list[dict[str, Any]], options: CallOptions
-                     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    async def answer(
+        self,
+        server: str,
+        tool: dict[str, Any],
+        call: Any,
+        method: str,
+        params: dict[str, Any],
+        recorded: list[dict[str, Any]],
+        options: CallOptions,
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         """The simulated result, the entry it is kept as (already written) and how it was made (which simulator,
         shown which recordings); ReplayMiss when there is none."""
         started = time.perf_counter()
@@ -84,20 +91,38 @@ class Simulation:
             simulated = await self.simulator.answer(server, tool, arguments, recorded)
         except SimulationFailed as exc:
             self.failed += 1
-            raise ReplayMiss(simulator_gave_none(server, params, exc),
-                             data={"server": server, "method": method, "key": call.key, "simulator": self.simulator.model}
-                             ) from None
+            raise ReplayMiss(
+                simulator_gave_none(server, params, exc),
+                data={"server": server, "method": method, "key": call.key, "simulator": self.simulator.model},
+            ) from None
         waited = sum(e.get("latency_ms", 0.0) for e in simulated.exchanges) / 1000
         note = {"model": self.simulator.model, "shown": simulated.shown, "attempts": simulated.attempts}
         try:
             for number, exchange in enumerate(simulated.exchanges, 1):  # the simulator's own side, for the record
                 request = exchange.get("request") or {}
-                await self.recorder.record(base_key(SIMULATOR_SERVER, "chat/completions", request), SIMULATOR_SERVER,
-                                           "chat/completions", request,
-                                           {"result": {k: v for k, v in exchange.items() if k != "request"}},
-                                           lane=options.lane, for_key=call.key, attempt=number, source=SIMULATED, wait=False)
-            entry = await self.recorder.record(call, server, method, params, {"result": simulated.result}, lane=options.lane,
-                                               source=SIMULATED, simulator=note, latency_ms=waited * 1000)
+                await self.recorder.record(
+                    base_key(SIMULATOR_SERVER, "chat/completions", request),
+                    SIMULATOR_SERVER,
+                    "chat/completions",
+                    request,
+                    {"result": {k: v for k, v in exchange.items() if k != "request"}},
+                    lane=options.lane,
+                    for_key=call.key,
+                    attempt=number,
+                    source=SIMULATED,
+                    wait=False,
+                )
+            entry = await self.recorder.record(
+                call,
+                server,
+                method,
+                params,
+                {"result": simulated.result},
+                lane=options.lane,
+                source=SIMULATED,
+                simulator=note,
+                latency_ms=waited * 1000,
+            )
         except StoreWriteError as exc:
             raise CassetteError(f"the answer was simulated, but the overlay could not be written: {exc}") from None
         entry = {**entry, ANSWERED_AS: SIMULATED}

@@ -28,21 +28,30 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskStatus
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.gateway.errors.tree import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
-from mcpgw.gateway.encoding.result_memo import ResultMemo
-from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Reply, Status, Upstream, answered_by
 from mcpgw.cassette.codec import pack
+from mcpgw.cassette.equivalence import Equivalents
 from mcpgw.cassette.lane_table import MAX_LANES
-from mcpgw.cassette.recorder import entry_record
 from mcpgw.cassette.misses import catch_up_diverged, catch_up_failed, refused, tool_miss, what
+from mcpgw.cassette.player import DIVERGED, LIVE, MISS, SIMULATE, Lane, PlayDecision, Player
+from mcpgw.cassette.recorder import entry_record
 from mcpgw.cassette.redaction import MASK
 from mcpgw.cassette.state import Call, GroupState, StateModel, read_only_tools
-from mcpgw.replay.compare import Rules, compare_results, parse_rules
-from mcpgw.replay.answer_sources import ANSWERED_AS, EQUIVALENT, MISSED, RECORDED, SIMULATED, Simulation, label_all, with_label
+from mcpgw.gateway.encoding.result_memo import ResultMemo
+from mcpgw.gateway.errors.tree import GatewayError, ReplayDiverged, ReplayMiss, UpstreamRejected
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Reply, Status, Upstream, answered_by
+from mcpgw.replay.answer_sources import (
+    ANSWERED_AS,
+    EQUIVALENT,
+    MISSED,
+    RECORDED,
+    SIMULATED,
+    Simulation,
+    label_all,
+    with_label,
+)
 from mcpgw.replay.answer_sources import LIVE as LIVE_SOURCE
-from mcpgw.cassette.equivalence import Equivalents
-from mcpgw.cassette.player import DIVERGED, LIVE, MISS, SIMULATE, Lane, Player, PlayDecision
+from mcpgw.replay.compare import Rules, compare_results, parse_rules
 
 
 class LiveFallback(Upstream, Protocol):
@@ -79,14 +88,23 @@ class CassetteUpstream:
         self.past_end = past_end
         self.fallback = fallback
         self.recorded_catalog = ServerCatalog.from_dict(recorded_catalog["catalog"]) if recorded_catalog else None
-        self.model = StateModel(name, tracked, read_only_tools(self.recorded_catalog.tools if self.recorded_catalog else None))
+        self.model = StateModel(
+            name, tracked, read_only_tools(self.recorded_catalog.tools if self.recorded_catalog else None)
+        )
         label_all(server_entries)
         self.simulation = simulation  # --on-miss simulate, for a server that may be simulated
         self.label_in_result = label_in_result
-        self.player = Player(self.model, server_entries, mode="hybrid" if fallback is not None else "replay", past_end=past_end,
-                             legacy_stateful=legacy_stateful, group=group, max_lanes=max_lanes,
-                             simulates=simulation is not None,
-                             equivalents=Equivalents(name, self._input_schema) if equivalents else None)
+        self.player = Player(
+            self.model,
+            server_entries,
+            mode="hybrid" if fallback is not None else "replay",
+            past_end=past_end,
+            legacy_stateful=legacy_stateful,
+            group=group,
+            max_lanes=max_lanes,
+            simulates=simulation is not None,
+            equivalents=Equivalents(name, self._input_schema) if equivalents else None,
+        )
         self._ignore = parse_rules(list(ignore or ()), f"server {name!r} ignore")
         self.replay_status = Status("ready" if self.recorded_catalog else "unavailable")
         if self.recorded_catalog is not None:
@@ -182,15 +200,27 @@ class CassetteUpstream:
             return await self._simulate(turn, method, params, options)
         if turn.outcome == DIVERGED:
             self.diverged[label] += 1
-            raise answered_by(ReplayDiverged(
-                refused(lane.diverged, self.name, method, params, lane.calls),
-                data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
-            ), MISSED, call.key)
+            raise answered_by(
+                ReplayDiverged(
+                    refused(lane.diverged, self.name, method, params, lane.calls),
+                    data={"server": self.name, "method": method, "key": call.key, "diverged": lane.diverged},
+                ),
+                MISSED,
+                call.key,
+            )
         if turn.outcome == MISS:
             self.misses[label] += 1
-            text = tool_miss(self.name, method, params, self.server_entries, self.model.tracked and bool(lane.history),
-                             changes_state=call.changes_state)
-            raise answered_by(ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key}), MISSED, call.key)
+            text = tool_miss(
+                self.name,
+                method,
+                params,
+                self.server_entries,
+                self.model.tracked and bool(lane.history),
+                changes_state=call.changes_state,
+            )
+            raise answered_by(
+                ReplayMiss(text, data={"server": self.name, "method": method, "key": call.key}), MISSED, call.key
+            )
         entry = turn.entry  # a hit
         assert entry is not None
         self.hits[label] += 1
@@ -201,13 +231,21 @@ class CassetteUpstream:
         source = EQUIVALENT if turn.equivalent else entry.get(ANSWERED_AS) or RECORDED
         if "error" in entry:  # the server's recorded error, answered again
             error = entry["error"]
-            raise answered_by(UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""),
-                                               error.get("data")), source, call.key)
+            raise answered_by(
+                UpstreamRejected(self.name, error.get("code", -32603), error.get("message", ""), error.get("data")),
+                source,
+                call.key,
+            )
         result: dict[str, Any] = entry["result"]
         # played again, a simulated answer says which simulator made it, shown which recordings
         note = entry.get("simulator") if source == SIMULATED else None
-        return Reply(with_label(result, source) if self.label_in_result else result, source, call.key,
-                     self._stable.mark(result).digest, note)
+        return Reply(
+            with_label(result, source) if self.label_in_result else result,
+            source,
+            call.key,
+            self._stable.mark(result).digest,
+            note,
+        )
 
     async def _simulate(self, turn: PlayDecision, method: str, params: dict[str, Any], options: CallOptions) -> Reply:
         """--on-miss simulate: the simulator's answer, kept in the overlay; a miss (and the divergence rule) without one."""
@@ -215,17 +253,31 @@ class CassetteUpstream:
         tool = self._tool(str(params.get("name"))) if method == "tools/call" else None
         try:
             if tool is None:
-                raise ReplayMiss(tool_miss(self.name, method, params, self.server_entries,
-                                           self.model.tracked and bool(turn.lane.history), simulate_only=True),
-                                 data={"server": self.name, "method": method, "key": turn.call.key})
-            result, entry, note = await self.simulation.answer(self.name, tool, turn.call, method, params,
-                                                               self.server_entries, options)
+                raise ReplayMiss(
+                    tool_miss(
+                        self.name,
+                        method,
+                        params,
+                        self.server_entries,
+                        self.model.tracked and bool(turn.lane.history),
+                        simulate_only=True,
+                    ),
+                    data={"server": self.name, "method": method, "key": turn.call.key},
+                )
+            result, entry, note = await self.simulation.answer(
+                self.name, tool, turn.call, method, params, self.server_entries, options
+            )
         except ReplayMiss as exc:
             self.player.diverge(turn.lane, turn.call, method, params)
             raise answered_by(exc, MISSED, turn.call.key)
         self.player.took_live(turn, options.lane, entry)  # asked again, it replays what was simulated
-        return Reply(with_label(result, SIMULATED) if self.label_in_result else result, SIMULATED, turn.call.key,
-                     self._stable.mark(result).digest, note)
+        return Reply(
+            with_label(result, SIMULATED) if self.label_in_result else result,
+            SIMULATED,
+            turn.call.key,
+            self._stable.mark(result).digest,
+            note,
+        )
 
     # -- hybrid --------------------------------------------------------------------
 
@@ -289,4 +341,3 @@ class CassetteUpstream:
         if differences:
             return "answered differently live: " + "; ".join(d.describe() for d in differences[:3])
         return None
-

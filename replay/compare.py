@@ -13,7 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgw.gateway.specs.ignore_rules import IgnoreRule as IgnoreRule, Rules as Rules, parse_rules as parse_rules  # the rules are the lock's
+from mcpgw.gateway.specs.ignore_rules import IgnoreRule as IgnoreRule  # the rules are the lock's
+from mcpgw.gateway.specs.ignore_rules import Rules as Rules
+from mcpgw.gateway.specs.ignore_rules import parse_rules as parse_rules
 
 JSON_MARK = ":json"
 
@@ -31,7 +33,9 @@ class Difference:
         return f"{self.path}: {_short(self.recorded)} -> {_short(self.live)}"
 
 
-def compare_results(recorded: dict[str, Any], live: dict[str, Any], rules: Rules | None = None) -> tuple[list[Difference], list[Difference]]:
+def compare_results(
+    recorded: dict[str, Any], live: dict[str, Any], rules: Rules | None = None
+) -> tuple[list[Difference], list[Difference]]:
     """(all differences, differences that survive the ignore rules), `isError` first."""
     everything: list[Difference] = []
     if bool(recorded.get("isError")) != bool(live.get("isError")):
@@ -58,7 +62,11 @@ def _diff_content(recorded: list[Any], live: list[Any], path: str, out: list[Dif
     for index in range(max(len(recorded), len(live))):
         here = f"{path}[{index}]"
         if index >= len(recorded) or index >= len(live):
-            out.append(Difference(here, recorded[index] if index < len(recorded) else None, live[index] if index < len(live) else None))
+            out.append(
+                Difference(
+                    here, recorded[index] if index < len(recorded) else None, live[index] if index < len(live) else None
+                )
+            )
             continue
         a, b = recorded[index], live[index]
         if not isinstance(a, dict) or not isinstance(b, dict) or a.get("type") != b.get("type"):

@@ -20,11 +20,11 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.specs.server_spec import ServerSpec
+from mcpgw.cassette.cassette import Recorded
 from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import CallOptions, PerRunInstances, Upstream
-from mcpgw.cassette.cassette import Recorded
 from mcpgw.replay.compare import Difference, IgnoreRule, Rules, compare_results, propose_rules
 
 MakeUpstream = Callable[[ServerSpec, Settings], Upstream]
@@ -43,8 +43,14 @@ class CallDrift:
     error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"server": self.server, "tool": self.tool, "arguments": self.arguments, "verdict": self.verdict,
-                "differences": [d.as_dict() for d in self.differences], "error": self.error}
+        return {
+            "server": self.server,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "verdict": self.verdict,
+            "differences": [d.as_dict() for d in self.differences],
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -72,14 +78,26 @@ class DriftReport:
 
     def summary(self) -> dict[str, Any]:
         counts = {v: sum(1 for c in self.calls if c.verdict == v) for v in VERDICTS}
-        return {"kind": "drift", "cassette": self.cassette, "started": self.started, "ended": self.ended,
-                "calls": len(self.calls), **counts, "changed_share": round(self.drift_share, 4),
-                "servers": self.servers, "catalog_breaking": sum(len(c.get("breaking", [])) for c in self.catalog.values()),
-                "by_tool": self.by_tool()}
+        return {
+            "kind": "drift",
+            "cassette": self.cassette,
+            "started": self.started,
+            "ended": self.ended,
+            "calls": len(self.calls),
+            **counts,
+            "changed_share": round(self.drift_share, 4),
+            "servers": self.servers,
+            "catalog_breaking": sum(len(c.get("breaking", [])) for c in self.catalog.values()),
+            "by_tool": self.by_tool(),
+        }
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.summary(), "calls_detail": [c.as_dict() for c in self.calls],
-                "catalog": self.catalog, "proposals": self.proposals}
+        return {
+            **self.summary(),
+            "calls_detail": [c.as_dict() for c in self.calls],
+            "catalog": self.catalog,
+            "proposals": self.proposals,
+        }
 
 
 async def run_drift(
@@ -110,7 +128,9 @@ async def run_drift(
         tool = params.get("name", "?")
         upstream = upstreams[server]
         async with limiter:
-            call = await _check(upstream, server, tool, params, entry, Rules.for_tool(rules.get(server, []), tool), lane)
+            call = await _check(
+                upstream, server, tool, params, entry, Rules.for_tool(rules.get(server, []), tool), lane
+            )
             if call.verdict == "changed" and specs[server].nondeterministic and not specs[server].tracked:
                 call = await _without_volatile(upstream, params, call)
             # Extra calls would shift a server's state under the recorded sequence: learn on stateless ones only.
@@ -142,10 +162,16 @@ async def run_drift(
         await _wait_all(upstreams, settings.start_timeout)
         for sid, upstream in upstreams.items():
             recorded_info = ((recorded.catalogs.get(sid) or {}).get("catalog") or {}).get("init", {}).get("serverInfo")
-            report.servers[sid] = {"state": upstream.status.state, "reason": upstream.status.reason,
-                                   "recorded": recorded_info, "live": upstream.status.server_info}
+            report.servers[sid] = {
+                "state": upstream.status.state,
+                "reason": upstream.status.reason,
+                "recorded": recorded_info,
+                "live": upstream.status.server_info,
+            }
             if catalog_diff is not None and upstream.catalog is not None and sid in recorded.catalogs:
-                report.catalog[sid] = catalog_diff(recorded.catalogs[sid]["catalog"].get("tools") or [], upstream.catalog.tools)
+                report.catalog[sid] = catalog_diff(
+                    recorded.catalogs[sid]["catalog"].get("tools") or [], upstream.catalog.tools
+                )
         async with anyio.create_task_group() as calls:
             for server, entries in work.items():
                 if specs[server].tracked:
@@ -159,13 +185,17 @@ async def run_drift(
     return report
 
 
-def _plan(recorded: Recorded, specs: dict[str, ServerSpec], include_unsafe: bool, report: DriftReport) -> dict[str, list[dict[str, Any]]]:
+def _plan(
+    recorded: Recorded, specs: dict[str, ServerSpec], include_unsafe: bool, report: DriftReport
+) -> dict[str, list[dict[str, Any]]]:
     """The recorded tools/call exchanges to re-issue, per server, in recorded order; skips are reported."""
     work: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for server, entries in recorded.by_server.items():
         if server not in specs:
             continue
-        tools = {t.get("name"): t for t in ((recorded.catalogs.get(server) or {}).get("catalog") or {}).get("tools") or []}
+        tools = {
+            t.get("name"): t for t in ((recorded.catalogs.get(server) or {}).get("catalog") or {}).get("tools") or []
+        }
         unsafe_server = "unsafe" in specs[server].flags
         for entry in entries:
             if entry.get("method") != "tools/call" or "params" not in entry:
@@ -175,14 +205,17 @@ def _plan(recorded: Recorded, specs: dict[str, ServerSpec], include_unsafe: bool
             destructive = bool(annotations.get("destructiveHint")) and not annotations.get("readOnlyHint")
             if (destructive or unsafe_server) and not include_unsafe:
                 why = "declares destructiveHint" if destructive else "server marked unsafe in the lock"
-                report.calls.append(CallDrift(server, tool, entry["params"].get("arguments"), "skipped", error=f"not re-issued: {why}"))
+                report.calls.append(
+                    CallDrift(server, tool, entry["params"].get("arguments"), "skipped", error=f"not re-issued: {why}")
+                )
                 continue
             work[server].append(entry)
     return work
 
 
-async def _check(upstream: Upstream, server: str, tool: str, params: dict[str, Any], entry: dict[str, Any], rules: Rules,
-                 lane: str) -> CallDrift:
+async def _check(
+    upstream: Upstream, server: str, tool: str, params: dict[str, Any], entry: dict[str, Any], rules: Rules, lane: str
+) -> CallDrift:
     arguments = params.get("arguments")
     if upstream.catalog is not None and tool not in {t.get("name") for t in upstream.catalog.tools}:
         return CallDrift(server, tool, arguments, "failing", error="the live server no longer offers this tool")
@@ -193,7 +226,9 @@ async def _check(upstream: Upstream, server: str, tool: str, params: dict[str, A
             return CallDrift(server, tool, arguments, "identical")
         return CallDrift(server, tool, arguments, "failing", error=exc.message)
     if "error" in entry:
-        return CallDrift(server, tool, arguments, "changed", [Difference("$.error", entry["error"].get("message"), None)])
+        return CallDrift(
+            server, tool, arguments, "changed", [Difference("$.error", entry["error"].get("message"), None)]
+        )
     everything, remaining = compare_results(entry.get("result") or {}, live, rules)
     if not everything:
         return CallDrift(server, tool, arguments, "identical")
@@ -219,8 +254,14 @@ async def _without_volatile(upstream: Upstream, params: dict[str, Any], call: Ca
     live answers are volatile, not drift (the lock's ignore rules, learned on the spot)."""
     volatile = {d.path for d in await _volatile(upstream, params) or []}
     if volatile and all(d.path in volatile for d in call.differences):
-        return CallDrift(call.server, call.tool, call.arguments, "equal_after_ignore", call.differences,
-                         error=f"volatile (nondeterministic server): {', '.join(sorted(volatile))}")
+        return CallDrift(
+            call.server,
+            call.tool,
+            call.arguments,
+            "equal_after_ignore",
+            call.differences,
+            error=f"volatile (nondeterministic server): {', '.join(sorted(volatile))}",
+        )
     return call
 
 

@@ -65,7 +65,9 @@ class SimulatorConfig:
     timeout: float = 60.0
 
 
-def examples_for(tool: str, arguments: Any, entries: list[dict[str, Any]], limit: int = EXAMPLES) -> list[dict[str, Any]]:
+def examples_for(
+    tool: str, arguments: Any, entries: list[dict[str, Any]], limit: int = EXAMPLES
+) -> list[dict[str, Any]]:
     """The recorded answers of `tool` whose arguments differ least from `arguments` (recorded order breaks ties);
     each once (the same arguments recorded twice are shown once). Simulated answers are never examples."""
     scored, seen = [], set()
@@ -87,19 +89,30 @@ def examples_for(tool: str, arguments: Any, entries: list[dict[str, Any]], limit
 
 def _shown_result(result: dict[str, Any]) -> str:
     text = json.dumps(result, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + f"... [{len(text) - EXAMPLE_CHARS} more characters]"
+    return (
+        text
+        if len(text) <= EXAMPLE_CHARS
+        else text[:EXAMPLE_CHARS] + f"... [{len(text) - EXAMPLE_CHARS} more characters]"
+    )
 
 
 def prompt(server: str, tool: dict[str, Any], arguments: Any, examples: list[dict[str, Any]]) -> list[dict[str, str]]:
-    definition = {"server": server, "name": tool.get("name"), "description": tool.get("description"),
-                  "inputSchema": tool.get("inputSchema")}
+    definition = {
+        "server": server,
+        "name": tool.get("name"),
+        "description": tool.get("description"),
+        "inputSchema": tool.get("inputSchema"),
+    }
     if tool.get("outputSchema") is not None:
         definition["outputSchema"] = tool["outputSchema"]
     parts = ["Tool definition:\n" + json.dumps(definition, ensure_ascii=False, sort_keys=True, indent=1)]
     for number, entry in enumerate(examples, 1):
-        parts.append(f"Earlier call {number} arguments:\n"
-                     + json.dumps((entry.get("params") or {}).get("arguments") or {}, ensure_ascii=False, sort_keys=True)
-                     + f"\nEarlier call {number} real result:\n" + _shown_result(entry["result"]))
+        parts.append(
+            f"Earlier call {number} arguments:\n"
+            + json.dumps((entry.get("params") or {}).get("arguments") or {}, ensure_ascii=False, sort_keys=True)
+            + f"\nEarlier call {number} real result:\n"
+            + _shown_result(entry["result"])
+        )
     if not examples:
         parts.append("(No earlier call of this tool was recorded.)")
     parts.append("New call arguments:\n" + json.dumps(arguments, ensure_ascii=False, sort_keys=True))
@@ -155,14 +168,19 @@ class Simulator:
         self.config = config
         self.model = config.model
         headers = {"Authorization": f"Bearer {config.key}"} if config.key else {}
-        self._client = client or httpx.AsyncClient(base_url=config.base_url.rstrip("/") + "/", headers=headers,
-                                                   timeout=httpx.Timeout(config.timeout), trust_env=False)
+        self._client = client or httpx.AsyncClient(
+            base_url=config.base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=httpx.Timeout(config.timeout),
+            trust_env=False,
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def answer(self, server: str, tool: dict[str, Any], arguments: Any,
-                     recorded: list[dict[str, Any]]) -> Simulated:
+    async def answer(
+        self, server: str, tool: dict[str, Any], arguments: Any, recorded: list[dict[str, Any]]
+    ) -> Simulated:
         examples = examples_for(str(tool.get("name")), arguments, recorded)
         messages = prompt(server, tool, arguments, examples)
         exchanges: list[dict[str, Any]] = []
@@ -173,9 +191,14 @@ class Simulator:
             problem = output_problem(result, tool.get("outputSchema")) or ""
             if not problem:
                 return Simulated(result, [str(e.get("key")) for e in examples], attempt, exchanges)
-            messages = [*messages, {"role": "assistant", "content": reply},
-                        {"role": "user", "content": f"That answer is not usable: {problem}. Reply again, with the "
-                                                    "result only."}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply},
+                {
+                    "role": "user",
+                    "content": f"That answer is not usable: {problem}. Reply again, with the result only.",
+                },
+            ]
         raise SimulationFailed(f"the simulated answer did not validate twice ({problem})")
 
     async def _ask(self, messages: list[dict[str, str]], exchanges: list[dict[str, Any]]) -> str:
@@ -210,4 +233,3 @@ class Simulator:
         if not isinstance(content, str):
             raise SimulationFailed("the simulator's message content is not text")
         return content
-

@@ -59,8 +59,10 @@ def check_answers_path(path: Path, task_files: list[str]) -> None:
                 continue  # a last line cut by a crash
             record = None
         if not (isinstance(record, dict) and "run_id" in record):
-            raise GatewayError(f"--answers {path}:{number}: not an answers file (each line is one task's answer, "
-                               "JSON with a run_id), and the run would overwrite it; name another file")
+            raise GatewayError(
+                f"--answers {path}:{number}: not an answers file (each line is one task's answer, "
+                "JSON with a run_id), and the run would overwrite it; name another file"
+            )
 
 
 class AnswersFile:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mcpgw.gateway.errors.tree import GatewayError
@@ -15,15 +15,19 @@ from mcpgw.gateway.specs.modes import Mode, choices
 from mcpgw.runs.report import Progress, summary
 
 MODES = choices(Mode)
-STRATEGY_NAMES = ("mcpbench", "react", "tc")  # runs.strategies.STRATEGIES' keys, named here so `--help` imports no strategy
+STRATEGY_NAMES = (
+    "mcpbench",
+    "react",
+    "tc",
+)  # runs.strategies.STRATEGIES' keys, named here so `--help` imports no strategy
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     import anyio
 
     from mcpgw.evaluator.errors import EvaluatorError
-    from mcpgw.runs.gateway_process import GatewayProcess
     from mcpgw.runs.attempts import plan
+    from mcpgw.runs.gateway_process import GatewayProcess
     from mcpgw.runs.manifest import write_manifest
     from mcpgw.runs.runner import RunOptions, run_tasks
     from mcpgw.runs.tasks import load_tasks
@@ -32,8 +36,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if getattr(args, name) < 1:
             raise GatewayError(f"--{name.replace('_', '-')} must be at least 1")
     if args.port is not None and (args.gateway or args.ray is not None or not 0 <= args.port <= 65535):
-        raise GatewayError(f"--port {args.port}: a port (0-65535) for the gateway `mcpgw run` starts; "
-                           "not with --gateway (a gateway already serving) or --ray (one gateway per node)")
+        raise GatewayError(
+            f"--port {args.port}: a port (0-65535) for the gateway `mcpgw run` starts; "
+            "not with --gateway (a gateway already serving) or --ray (one gateway per node)"
+        )
     if args.task_timeout <= 0 or args.model_retries < 0 or args.distraction_count < 0:
         raise GatewayError("--task-timeout must be positive, --model-retries and --distraction-count not negative")
     try:
@@ -45,8 +51,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     seen: dict[str, str] = {}
     for task in tasks:  # a task's id is its run's lane: two tasks of one id would share (and mix) one lane
         if task.task_id in seen:
-            raise GatewayError(f"task {task.task_id!r} is given twice ({seen[task.task_id]} and {task.source}); "
-                               "each task id is one run: give each task file once")
+            raise GatewayError(
+                f"task {task.task_id!r} is given twice ({seen[task.task_id]} and {task.source}); "
+                "each task id is one run: give each task file once"
+            )
         seen[task.task_id] = task.source
     if args.answers:
         from mcpgw.runs.answers import check_answers_path
@@ -59,13 +67,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         tasks = [t for t in tasks if t.task_id in set(args.task_id)]
     tasks = tasks[: args.limit] if args.limit is not None else tasks
     if not args.gateway and (args.mode != "replay" or args.model_mode in ("live", "hybrid")) and not args.llm_base_url:
-        raise GatewayError(f"--mode {args.mode}{' --model-mode ' + args.model_mode if args.model_mode else ''} needs the "
-                           "model endpoint: --llm-base-url URL "
-                           "(and --llm-key-env VAR naming the variable that holds its key)")
-    options = RunOptions(strategy=args.strategy, model=args.model, concurrency=args.concurrency,
-                         task_timeout=args.task_timeout, max_rounds=args.max_rounds, temperature=args.temperature,
-                         seed=args.seed, stream=args.stream, run_prefix=args.run_prefix, model_retries=args.model_retries,
-                         distraction_count=args.distraction_count, distraction_seed=args.distraction_seed)
+        raise GatewayError(
+            f"--mode {args.mode}{' --model-mode ' + args.model_mode if args.model_mode else ''} needs the "
+            "model endpoint: --llm-base-url URL "
+            "(and --llm-key-env VAR naming the variable that holds its key)"
+        )
+    options = RunOptions(
+        strategy=args.strategy,
+        model=args.model,
+        concurrency=args.concurrency,
+        task_timeout=args.task_timeout,
+        max_rounds=args.max_rounds,
+        temperature=args.temperature,
+        seed=args.seed,
+        stream=args.stream,
+        run_prefix=args.run_prefix,
+        model_retries=args.model_retries,
+        distraction_count=args.distraction_count,
+        distraction_seed=args.distraction_seed,
+    )
     if args.ray is not None:
         from mcpgw.runs.ray_fanout import run_on_ray
 
@@ -90,15 +110,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         attempts = plan(status, [args.run_prefix + t.task_id for t in tasks])
         result = anyio.run(run_tasks, tasks, base, options, answers_path, Progress(), attempts)
         if log_cassette:
-            write_manifest(log_cassette, {
-                "started": started, "ended": time.time(), "mode": status.get("mode"), "model": args.model,
-                "strategy": args.strategy, "run_prefix": args.run_prefix,
-                "distraction": {"count": args.distraction_count, "seed": args.distraction_seed},
-                "description": "detailed" if args.detailed_description else "fuzzy",
-                "tasks": sorted({t.source for t in tasks}), "answers_file": str(answers_path.resolve()),
-                "answers": result.answers, "timings": result.timings,
-                "servers": {sid: info.get("title") or sid for sid, info in status.get("servers", {}).items()},
-            })
+            write_manifest(
+                log_cassette,
+                {
+                    "started": started,
+                    "ended": time.time(),
+                    "mode": status.get("mode"),
+                    "model": args.model,
+                    "strategy": args.strategy,
+                    "run_prefix": args.run_prefix,
+                    "distraction": {"count": args.distraction_count, "seed": args.distraction_seed},
+                    "description": "detailed" if args.detailed_description else "fuzzy",
+                    "tasks": sorted({t.source for t in tasks}),
+                    "answers_file": str(answers_path.resolve()),
+                    "answers": result.answers,
+                    "timings": result.timings,
+                    "servers": {sid: info.get("title") or sid for sid, info in status.get("servers", {}).items()},
+                },
+            )
     finally:
         if process is not None:
             process.stop()
@@ -106,10 +135,23 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    out = ["--mode", args.mode, "--cassettes-dir", args.cassettes_dir, "--validate", args.validate,
-           "--naming", args.naming, "--past-end", args.past_end, "--call-timeout", str(args.call_timeout),
-           "--log-results", str(args.log_results)]
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out = [
+        "--mode",
+        args.mode,
+        "--cassettes-dir",
+        args.cassettes_dir,
+        "--validate",
+        args.validate,
+        "--naming",
+        args.naming,
+        "--past-end",
+        args.past_end,
+        "--call-timeout",
+        str(args.call_timeout),
+        "--log-results",
+        str(args.log_results),
+    ]
     if args.mode in ("replay", "hybrid"):
         if not args.cassette:
             raise GatewayError(f"--mode {args.mode} needs --cassette NAME (the recorded run)")
@@ -134,9 +176,13 @@ def _serve_args(args: argparse.Namespace) -> tuple[list[str], str]:
 def _answer_arguments(args: argparse.Namespace) -> list[str]:
     """What answers a replay's misses and where additions go (mcpgw.commands.answer_options), passed on to serve."""
     out = ["--on-miss", args.on_miss, "--simulator-timeout", str(args.simulator_timeout)]
-    for flag, value in (("--overlay", args.overlay), ("--model-mode", args.model_mode),
-                        ("--simulator-base-url", args.simulator_base_url), ("--simulator-model", args.simulator_model),
-                        ("--simulator-key-env", args.simulator_key_env)):
+    for flag, value in (
+        ("--overlay", args.overlay),
+        ("--model-mode", args.model_mode),
+        ("--simulator-base-url", args.simulator_base_url),
+        ("--simulator-model", args.simulator_model),
+        ("--simulator-key-env", args.simulator_key_env),
+    ):
         if value:
             out += [flag, value]
     return out + (["--label-in-result"] if args.label_in_result else [])

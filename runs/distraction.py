@@ -19,8 +19,9 @@ DEFAULT_COUNT = 10  # MCP-Bench's --distraction-count default
 DEFAULT_SEED = 0
 
 
-def offered_servers(task: RunTask, names: ServerNames, count: int = DEFAULT_COUNT,
-                    seed: int = DEFAULT_SEED) -> set[str] | None:
+def offered_servers(
+    task: RunTask, names: ServerNames, count: int = DEFAULT_COUNT, seed: int = DEFAULT_SEED
+) -> set[str] | None:
     """Benchmark names or gateway ids of the servers to offer; None: every served server."""
     if task.servers is None:
         return None

@@ -36,15 +36,24 @@ def ensure_free(port: int) -> None:
 # kept across exec), so a Ray node killed under its actor leaves no orphan gateway behind. SIGINT
 # and SIGTERM are set back to their defaults first: a Ray worker blocks them, and a blocked or ignored
 # signal stays so across exec (the gateway sat out `stop()`'s SIGINT until the SIGKILL, 20 s later).
-DIE_WITH_PARENT = ("import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGTERM); "
-                   "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)]; "
-                   "signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM)); "
-                   "os.getppid() == int(sys.argv[1]) or sys.exit(1); os.execv(sys.argv[2], sys.argv[2:])")
+DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGTERM); "
+    "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)]; "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM)); "
+    "os.getppid() == int(sys.argv[1]) or sys.exit(1); os.execv(sys.argv[2], sys.argv[2:])"
+)
 
 
 class GatewayProcess:
-    def __init__(self, serve_args: list[str], log_path: Path, start_timeout: float = 240.0,
-                 env: dict[str, str] | None = None, port: int | None = None, die_with_parent: bool = False) -> None:
+    def __init__(
+        self,
+        serve_args: list[str],
+        log_path: Path,
+        start_timeout: float = 240.0,
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+        die_with_parent: bool = False,
+    ) -> None:
         if port:
             ensure_free(port)
         self.port = port or free_port()
@@ -52,11 +61,22 @@ class GatewayProcess:
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = log_path.open("w")
-        command = [sys.executable, "-m", "mcpgw.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), *serve_args]
+        command = [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            *serve_args,
+        ]
         if die_with_parent and sys.platform == "linux":
             command = [sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()), *command]
-        self.process = subprocess.Popen(command,
-                                        stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        self.process = subprocess.Popen(
+            command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+        )
         try:
             self._wait_ready(start_timeout)
         except BaseException:
@@ -80,7 +100,9 @@ class GatewayProcess:
 
     def _tail(self) -> str:
         self._log.flush()
-        lines = [ln.removeprefix("mcpgw: ") for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()]
+        lines = [
+            ln.removeprefix("mcpgw: ") for ln in self.log_path.read_text(errors="replace").splitlines() if ln.strip()
+        ]
         return " | ".join(lines[-3:]) or "(no output)"
 
     def stop(self) -> None:

@@ -37,8 +37,10 @@ class Reply:
     def as_message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
         if self.tool_calls:
-            message["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                                     for c in self.tool_calls]
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
         return message
 
 
@@ -50,8 +52,11 @@ class Usage:
     retries: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {"prompt": self.prompt_tokens, "completion": self.completion_tokens,
-                "total": self.prompt_tokens + self.completion_tokens}
+        return {
+            "prompt": self.prompt_tokens,
+            "completion": self.completion_tokens,
+            "total": self.prompt_tokens + self.completion_tokens,
+        }
 
 
 @dataclass
@@ -67,8 +72,13 @@ class ChatModel:
     retries: int = 2
     usage: Usage = field(default_factory=Usage)
 
-    async def complete(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
-                       stop: list[str] | None = None) -> Reply:
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+    ) -> Reply:
         import openai
 
         params: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -126,7 +136,9 @@ class ChatModel:
                         slot["name"] += piece.function.name or ""
                         slot["arguments"].append(piece.function.arguments or "")
                 finish = choice.finish_reason or finish
-        tool_calls = [ToolCall(c["id"] or f"call_{i}", c["name"], "".join(c["arguments"])) for i, c in sorted(calls.items())]
+        tool_calls = [
+            ToolCall(c["id"] or f"call_{i}", c["name"], "".join(c["arguments"])) for i, c in sorted(calls.items())
+        ]
         return Reply("".join(content), tool_calls, finish)
 
     async def _post(self, params: dict[str, Any], headers: dict[str, str], *, stream: bool) -> Any:
@@ -136,9 +148,14 @@ class ChatModel:
         from openai import AsyncStream
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        return await self.client.post("/chat/completions", body=params, cast_to=ChatCompletion,
-                                      options={"headers": headers}, stream=stream,
-                                      stream_cls=AsyncStream[ChatCompletionChunk])
+        return await self.client.post(
+            "/chat/completions",
+            body=params,
+            cast_to=ChatCompletion,
+            options={"headers": headers},
+            stream=stream,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
 
     def _count(self, usage: Any) -> None:
         if usage is not None:
@@ -151,8 +168,11 @@ def _reply_of(response: Any) -> Reply:
     if not choices:
         return Reply("", [], None)
     message = choices[0].message
-    calls = [ToolCall(c.id, c.function.name, c.function.arguments or "") for c in (message.tool_calls or ())
-             if getattr(c, "function", None) is not None]
+    calls = [
+        ToolCall(c.id, c.function.name, c.function.arguments or "")
+        for c in (message.tool_calls or ())
+        if getattr(c, "function", None) is not None
+    ]
     return Reply(message.content or "", calls, choices[0].finish_reason)
 
 

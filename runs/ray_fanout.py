@@ -21,7 +21,7 @@ import shutil
 import socket
 import time
 from collections import deque
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +79,9 @@ def _with(serve_args: list[str], **values: str) -> list[str]:
     return out
 
 
-def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptions,
-               serve_args: list[str], log_name: str) -> int:
+def run_on_ray(
+    args: argparse.Namespace, tasks: list[RunTask], options: RunOptions, serve_args: list[str], log_name: str
+) -> int:
 
     if args.gateway:
         raise GatewayError("--ray starts a gateway on every node: leave out --gateway")
@@ -112,24 +113,41 @@ def run_on_ray(args: argparse.Namespace, tasks: list[RunTask], options: RunOptio
         from mcpgw.runs.manifest import write_manifest
 
         status = fanout.status
-        write_manifest(target, {
-            "started": started_at, "ended": time.time(), "mode": status.get("mode"), "model": args.model,
-            "strategy": args.strategy, "run_prefix": args.run_prefix,
-            "tasks": sorted({t.source for t in tasks}), "answers_file": str(answers_path),
-            "answers": result.answers, "timings": result.timings, "ray_nodes": len(fanout.gateways),
-            "servers": {sid: info.get("title") or sid for sid, info in status.get("servers", {}).items()},
-        })
+        write_manifest(
+            target,
+            {
+                "started": started_at,
+                "ended": time.time(),
+                "mode": status.get("mode"),
+                "model": args.model,
+                "strategy": args.strategy,
+                "run_prefix": args.run_prefix,
+                "tasks": sorted({t.source for t in tasks}),
+                "answers_file": str(answers_path),
+                "answers": result.answers,
+                "timings": result.timings,
+                "ray_nodes": len(fanout.gateways),
+                "servers": {sid: info.get("title") or sid for sid, info in status.get("servers", {}).items()},
+            },
+        )
     finally:
         ray.shutdown()
     return summary(result, answers_path, str(target), time.time() - started_at)
 
 
 class _Fanout:
-    def __init__(self, ray: Any, args: argparse.Namespace, options: RunOptions, serve_args: list[str],
-                 target: Path, recording: Path | None) -> None:
+    def __init__(
+        self,
+        ray: Any,
+        args: argparse.Namespace,
+        options: RunOptions,
+        serve_args: list[str],
+        target: Path,
+        recording: Path | None,
+    ) -> None:
         self.ray, self.args, self.options, self.serve_args = ray, args, options, serve_args
         self.target, self.recording = target, recording
-        self.stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
+        self.stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
         self.actors: dict[str, Any] = {}  # node id -> its NodeGateway actor
         self.gateways: dict[str, str] = {}  # node id -> its gateway's loopback URL (on that node)
         self.status: dict[str, Any] = {}
@@ -142,8 +160,10 @@ class _Fanout:
         from mcpgw.runs.ray_node import NodeGateway
 
         cpus = self.args.ray_task_cpus
-        nodes = sorted((n for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= cpus),
-                       key=lambda n: n["NodeID"])
+        nodes = sorted(
+            (n for n in self.ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= cpus),
+            key=lambda n: n["NodeID"],
+        )
         self._nodes = nodes
         if not nodes:
             raise GatewayError(f"no node of the cluster has {cpus:g} CPU for a task (--ray-task-cpus)")
@@ -153,10 +173,16 @@ class _Fanout:
         actor_class = self.ray.remote(NodeGateway)
         for i, node in enumerate(nodes):
             part = f"{self.stamp}-n{i}"
-            names = {"cassette": part} if self.recording is None else {"cassette": str(self.recording), "log_cassette": part}
+            names = (
+                {"cassette": part}
+                if self.recording is None
+                else {"cassette": str(self.recording), "log_cassette": part}
+            )
             node_args = _with(self.serve_args, cassettes_dir=str(folder), **names)
             self.actors[node["NodeID"]] = actor_class.options(
-                num_cpus=0, max_restarts=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
+                num_cpus=0,
+                max_restarts=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
             ).remote(node_args, str(logs / f"{part}.log"), self.args.mode in ("record", "live"))
         failures = []
         for node in nodes:
@@ -223,22 +249,38 @@ class _Fanout:
         def submit(task: RunTask, attempt: int, lost: int, pinned: bool = False) -> None:
             nonlocal turn
             if not self.gateways:
-                raise GatewayError("every node with a gateway has died; the answers so far are kept: "
-                                   "run the same command again when the cluster is back to resume")
+                raise GatewayError(
+                    "every node with a gateway has died; the answers so far are kept: "
+                    "run the same command again when the cluster is back to resume"
+                )
             chosen = remote
             if pinned:  # Ray chose a node without a gateway: send it to one that has one
                 turn += 1
                 node = sorted(self.gateways)[turn % len(self.gateways)]
                 chosen = remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
-            pending[chosen.remote(task, self.options, attempt, dict(self.gateways), time.time())] = (task, attempt, lost)
+            pending[chosen.remote(task, self.options, attempt, dict(self.gateways), time.time())] = (
+                task,
+                attempt,
+                lost,
+            )
 
         def lost_answer(task: RunTask, attempt: int, why: str) -> dict[str, Any]:
             from mcpgw.runs.attempts import run_id_of
 
-            return {"run_id": run_id_of(prefix + task.task_id, attempt), "task_id": task.task_id, "attempt": attempt,
-                    "model": f"{self.options.model}/{self.options.strategy}", "strategy": self.options.strategy,
-                    "final_answer": "", "rounds": 0, "status": "error", "error": why,
-                    "tokens": {"prompt": 0, "completion": 0, "total": 0}, "model_calls": 0, "tool_calls": 0}
+            return {
+                "run_id": run_id_of(prefix + task.task_id, attempt),
+                "task_id": task.task_id,
+                "attempt": attempt,
+                "model": f"{self.options.model}/{self.options.strategy}",
+                "strategy": self.options.strategy,
+                "final_answer": "",
+                "rounds": 0,
+                "status": "error",
+                "error": why,
+                "tokens": {"prompt": 0, "completion": 0, "total": 0},
+                "model_calls": 0,
+                "tool_calls": 0,
+            }
 
         progress.start(f"{self.options.strategy} x {self.options.model} on {len(self.gateways)} node(s)", len(todo))
         waiting = deque(todo)
@@ -261,7 +303,11 @@ class _Fanout:
                     if isinstance(exc.cause, NoGatewayHere):
                         submit(task, attempt, lost, pinned=True)
                         continue
-                    record, timing, node = lost_answer(task, attempt, f"{type(exc.cause).__name__}: {exc.cause}"), {}, ""
+                    record, timing, node = (
+                        lost_answer(task, attempt, f"{type(exc.cause).__name__}: {exc.cause}"),
+                        {},
+                        "",
+                    )
                 except self.ray.exceptions.RayError as exc:  # the worker or its node died under the task
                     record, timing, node = None, {}, ""
                     why = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"

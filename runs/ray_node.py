@@ -15,8 +15,9 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.runs.gateway_process import GatewayProcess
@@ -53,12 +54,17 @@ class NodeGateway:
         down = {sid: s for sid, s in status["servers"].items() if s["state"] not in UP}
         if down:
             sid, info = sorted(down.items())[0]
-            raise GatewayError(f"server {sid} is {info['state']}: {info.get('reason') or 'no reason given'}"
-                               f" (install the lock's servers on every node: mcpgw servers install)")
+            raise GatewayError(
+                f"server {sid} is {info['state']}: {info.get('reason') or 'no reason given'}"
+                f" (install the lock's servers on every node: mcpgw servers install)"
+            )
 
     def started(self) -> dict[str, Any]:
-        return {"node_id": self.node_id, "error": self.error,
-                "base": self.process.base if self.process is not None and self.error is None else None}
+        return {
+            "node_id": self.node_id,
+            "error": self.error,
+            "base": self.process.base if self.process is not None and self.error is None else None,
+        }
 
     def status(self) -> dict[str, Any]:
         import httpx
@@ -76,8 +82,9 @@ class NoGatewayHere(Exception):
     """Ray placed a task on a node that joined after the run started (it has no gateway)."""
 
 
-def run_task(task: RunTask, options: RunOptions, attempt: int, gateways: dict[str, str],
-             submitted: float) -> tuple[dict[str, Any], dict[str, Any], str]:
+def run_task(
+    task: RunTask, options: RunOptions, attempt: int, gateways: dict[str, str], submitted: float
+) -> tuple[dict[str, Any], dict[str, Any], str]:
     """One attempt of one task on whichever node Ray chose: (answer record, timing, node id).
     timing["ray_overhead_s"]: from the driver's submission to this task's first gateway call."""
     import asyncio
@@ -90,7 +97,9 @@ def run_task(task: RunTask, options: RunOptions, attempt: int, gateways: dict[st
         raise NoGatewayHere(node)
     with gateway_slot(base, options.concurrency):
         started = time.time()
-        record, timing = asyncio.run_coroutine_threadsafe(_run_one(task, base, options, attempt), _worker_loop()).result()
+        record, timing = asyncio.run_coroutine_threadsafe(
+            _run_one(task, base, options, attempt), _worker_loop()
+        ).result()
     timing["ray_overhead_s"] = round(started - submitted, 4)
     timing["node"] = node
     return record, timing, node
@@ -111,7 +120,9 @@ def _worker_loop() -> asyncio.AbstractEventLoop:
     return _loop
 
 
-async def _run_one(task: RunTask, base: str, options: RunOptions, attempt: int) -> tuple[dict[str, Any], dict[str, Any]]:
+async def _run_one(
+    task: RunTask, base: str, options: RunOptions, attempt: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
     key = (base, options.task_timeout)
     if key not in _clients:
         import httpx

@@ -13,15 +13,21 @@ def summary(result: Any, answers_path: Path, log_cassette: str | None, elapsed: 
 
     counts = Counter(a["status"] for a in result.answers)
     tokens = sum(a["tokens"]["total"] for a in result.answers)
-    print(f"mcpgw: {len(result.answers)} task(s) in {elapsed:.1f}s ({result.skipped} already done): "
-          + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {tokens} tokens", file=sys.stderr)
+    print(
+        f"mcpgw: {len(result.answers)} task(s) in {elapsed:.1f}s ({result.skipped} already done): "
+        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        + f"; {tokens} tokens",
+        file=sys.stderr,
+    )
     print(f"mcpgw: answers in {answers_path}", file=sys.stderr)
     if log_cassette:
         print(f"mcpgw: score with: mcpgw eval --run {log_cassette}", file=sys.stderr)
     failed = [a for a in result.answers if a["status"] not in ("ok", "max_rounds")]
     for answer in failed:
-        print(f"mcpgw: task {answer['task_id']} (run {answer['run_id']}): {answer['status']}: {answer.get('error')}",
-              file=sys.stderr)
+        print(
+            f"mcpgw: task {answer['task_id']} (run {answer['run_id']}): {answer['status']}: {answer.get('error')}",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -33,8 +39,18 @@ class Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         console = Console(stderr=True)
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=console, transient=True) if console.is_terminal else None
+        self._bar = (
+            Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            if console.is_terminal
+            else None
+        )
         self._task: Any = None
 
     def start(self, label: str, total: int) -> None:

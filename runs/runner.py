@@ -44,8 +44,14 @@ class RunResult:
     status: dict[str, Any] = field(default_factory=dict)  # the gateway's /status at the start
 
 
-async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answers_path: Path,
-                    progress: Any = None, attempts: dict[str, int] | None = None) -> RunResult:
+async def run_tasks(
+    tasks: list[RunTask],
+    base: str,
+    options: RunOptions,
+    answers_path: Path,
+    progress: Any = None,
+    attempts: dict[str, int] | None = None,
+) -> RunResult:
     """`attempts`: task run id -> the attempt to run it as (runs.attempts.plan); 1 if absent."""
     from openai import AsyncOpenAI
 
@@ -58,8 +64,9 @@ async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answer
     answers = AnswersFile(answers_path, {r: kept[r] for r in order if r in kept})
     result = RunResult([], skipped=len(tasks) - len(todo), status=status)
     # The gateway holds the model's key; this client's key is a placeholder the gateway ignores.
-    client = AsyncOpenAI(base_url=base.rstrip("/") + "/v1", api_key="mcpgw-run", max_retries=0,
-                         timeout=options.task_timeout)
+    client = AsyncOpenAI(
+        base_url=base.rstrip("/") + "/v1", api_key="mcpgw-run", max_retries=0, timeout=options.task_timeout
+    )
     # One HTTP client for every task's MCP session: a client per session would load the TLS
     # trust store each time (a sixth of a second), even for plain http.
     from mcp.client.streamable_http import create_mcp_http_client
@@ -91,11 +98,25 @@ async def run_tasks(tasks: list[RunTask], base: str, options: RunOptions, answer
     return result
 
 
-async def run_one(task: RunTask, base: str, client: Any, names: ServerNames, options: RunOptions,
-                  mcp_http: Any = None, attempt: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
+async def run_one(
+    task: RunTask,
+    base: str,
+    client: Any,
+    names: ServerNames,
+    options: RunOptions,
+    mcp_http: Any = None,
+    attempt: int = 1,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     run_id = run_id_of(options.run_prefix + task.task_id, attempt)
-    model = ChatModel(client, options.model, run_id, temperature=options.temperature, seed=options.seed,
-                      stream=options.stream, retries=options.model_retries)
+    model = ChatModel(
+        client,
+        options.model,
+        run_id,
+        temperature=options.temperature,
+        seed=options.seed,
+        stream=options.stream,
+        retries=options.model_retries,
+    )
     started = time.perf_counter()
     final, rounds, status, error = "", 0, "ok", None
     box: dict[str, Any] = {"tool_calls": 0}
@@ -116,19 +137,38 @@ async def run_one(task: RunTask, base: str, client: Any, names: ServerNames, opt
     except Exception as exc:  # noqa: BLE001 - the gateway went away, a protocol error: this task's end, not the run's
         status, error = "error", f"{type(exc).__name__}: {exc}"
     record = {
-        "run_id": run_id, "task_id": task.task_id, "attempt": attempt, "model": f"{options.model}/{options.strategy}",
-        "strategy": options.strategy, "final_answer": final, "rounds": rounds, "status": status,
-        "tokens": model.usage.as_dict(), "model_calls": model.usage.calls, "tool_calls": box["tool_calls"],
+        "run_id": run_id,
+        "task_id": task.task_id,
+        "attempt": attempt,
+        "model": f"{options.model}/{options.strategy}",
+        "strategy": options.strategy,
+        "final_answer": final,
+        "rounds": rounds,
+        "status": status,
+        "tokens": model.usage.as_dict(),
+        "model_calls": model.usage.calls,
+        "tool_calls": box["tool_calls"],
     }
     if error is not None:
         record["error"] = error
-    timing = {"elapsed_s": round(time.perf_counter() - started, 3), "model_calls": model.usage.calls,
-              "retries": model.usage.retries}
+    timing = {
+        "elapsed_s": round(time.perf_counter() - started, 3),
+        "model_calls": model.usage.calls,
+        "retries": model.usage.retries,
+    }
     return record, timing
 
 
-async def _attempt(task: RunTask, base: str, run_id: str, model: ChatModel, names: ServerNames,
-                   options: RunOptions, box: dict[str, Any], mcp_http: Any) -> None:
+async def _attempt(
+    task: RunTask,
+    base: str,
+    run_id: str,
+    model: ChatModel,
+    names: ServerNames,
+    options: RunOptions,
+    box: dict[str, Any],
+    mcp_http: Any,
+) -> None:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
@@ -164,7 +204,9 @@ async def _task_tools(mcp: Any, task: RunTask, names: ServerNames, options: RunO
         return listed
     if not names.matching(task.servers):  # resident and distraction servers alone are no task
         serving = ", ".join(f"{title} ({sid})" for sid, title in sorted(names.titles.items())) or "nothing"
-        raise NoTools(f"none of the task's servers ({', '.join(sorted(task.servers))}) is served by the gateway "
-                      f"(serving: {serving})")
+        raise NoTools(
+            f"none of the task's servers ({', '.join(sorted(task.servers))}) is served by the gateway "
+            f"(serving: {serving})"
+        )
     servers = names.matching(offered_servers(task, names, options.distraction_count, options.distraction_seed))
     return [t for t in listed if names.server_of(t["name"]) in servers]

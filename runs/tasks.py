@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcpgw.evaluator.errors import InputError
-from mcpgw.evaluator.tasks import RESIDENT_SERVERS, detect_kind, read_agentbench_tasks, read_mcpbench_tasks, read_mcpeval_tasks
+from mcpgw.evaluator.tasks import (
+    RESIDENT_SERVERS,
+    detect_kind,
+    read_agentbench_tasks,
+    read_mcpbench_tasks,
+    read_mcpeval_tasks,
+)
 
 
 @dataclass
@@ -33,12 +39,17 @@ def load_tasks(paths: list[str], *, use_fuzzy: bool = True) -> list[RunTask]:
         if kind == "mcpbench":
             for t in read_mcpbench_tasks(path):
                 prompt = (t.fuzzy_description if use_fuzzy else "") or t.task_description
-                out.append(RunTask(t.task_id, prompt, set(t.servers), kind, source, RESIDENT_SERVERS,
-                                   list(t.distraction_servers)))
+                out.append(
+                    RunTask(
+                        t.task_id, prompt, set(t.servers), kind, source, RESIDENT_SERVERS, list(t.distraction_servers)
+                    )
+                )
         elif kind == "mcpeval":
             for t in read_mcpeval_tasks(path).values():
                 if not t.description:  # the reference answer is not something to hand the agent
-                    raise InputError(source, t.line, "description", "missing: the agent needs the task's description or goal")
+                    raise InputError(
+                        source, t.line, "description", "missing: the agent needs the task's description or goal"
+                    )
                 out.append(RunTask(t.task_id, t.description, None, kind, source))
         else:
             for t in read_agentbench_tasks(path).values():

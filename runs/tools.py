@@ -48,8 +48,10 @@ def _norm(name: str) -> str:
 
 def openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
     schema = tool.get("inputSchema") or {"type": "object", "properties": {}}
-    return {"type": "function", "function": {"name": tool["name"], "description": (tool.get("description") or "")[:1024],
-                                             "parameters": schema}}
+    return {
+        "type": "function",
+        "function": {"name": tool["name"], "description": (tool.get("description") or "")[:1024], "parameters": schema},
+    }
 
 
 def observation(result: types.CallToolResult) -> str:

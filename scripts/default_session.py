@@ -26,15 +26,51 @@ from default_session_steps.calculator_calls import medical_calculator, numpy_mcp
 from default_session_steps.everything_calls import everything, resources_and_prompts  # noqa: E402
 from default_session_steps.schema_arguments import _example, _resolve, arguments_from_schema  # noqa: E402
 from default_session_steps.scratch_world import (  # noqa: E402
-    FS_ROOT, REPO, REPO_README, RUN_ID, SESSION_DIR, UNITS_PY, VITALS_CSV, WARD_NOTES, WORKSPACE, data_uri, tiny_png)
+    FS_ROOT,
+    REPO,
+    REPO_README,
+    RUN_ID,
+    SESSION_DIR,
+    UNITS_PY,
+    VITALS_CSV,
+    WARD_NOTES,
+    WORKSPACE,
+    data_uri,
+    tiny_png,
+)
 from default_session_steps.session_order import SKIP, hand_written, newcomer_guesses  # noqa: E402
 from default_session_steps.step import Step, tool  # noqa: E402
 from default_session_steps.time_thinking_memory_calls import memory, sequential_thinking, time_servers  # noqa: E402
 from default_session_steps.workspace_calls import filesystem, git  # noqa: E402
 
 __all__ = [
-    "FS_ROOT", "REPO", "REPO_README", "RUN_ID", "SESSION_DIR", "SKIP", "UNITS_PY", "VITALS_CSV", "WARD_NOTES",
-    "WORKSPACE", "Step", "_example", "_resolve", "arguments_from_schema", "data_uri", "everything", "filesystem",
-    "git", "hand_written", "medical_calculator", "memory", "newcomer_guesses", "numpy_mcp", "resources_and_prompts",
-    "sequential_thinking", "tiny_png", "time_servers", "tool", "unit_converter",
+    "FS_ROOT",
+    "REPO",
+    "REPO_README",
+    "RUN_ID",
+    "SESSION_DIR",
+    "SKIP",
+    "UNITS_PY",
+    "VITALS_CSV",
+    "WARD_NOTES",
+    "WORKSPACE",
+    "Step",
+    "_example",
+    "_resolve",
+    "arguments_from_schema",
+    "data_uri",
+    "everything",
+    "filesystem",
+    "git",
+    "hand_written",
+    "medical_calculator",
+    "memory",
+    "newcomer_guesses",
+    "numpy_mcp",
+    "resources_and_prompts",
+    "sequential_thinking",
+    "tiny_png",
+    "time_servers",
+    "tool",
+    "unit_converter",
 ]

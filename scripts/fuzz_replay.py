@@ -60,21 +60,62 @@ if str(HERE) not in sys.path:  # loaded by path (tests/replay/test_replay_differ
 # The fuzzer lives in scripts/replay_fuzz/ (one concept per module); its names stay importable from here.
 from replay_fuzz.batch import reset_shared, run_batch, single_tagged  # noqa: E402
 from replay_fuzz.comparison import (  # noqa: E402
-    ROOTS, TEMP_NAME, TIME_LINE, Finding, Report, compare, hybrid_refusal, normalize, refusal)
+    ROOTS,
+    TEMP_NAME,
+    TIME_LINE,
+    Finding,
+    Report,
+    compare,
+    hybrid_refusal,
+    normalize,
+    refusal,
+)
 from replay_fuzz.driver import check_replay, run_fuzz  # noqa: E402
-from replay_fuzz.gateway_process import (  # noqa: E402
-    CODE, EV_INDEX, FS_INDEX, PY, SERVING, Gateway, config_text, start_gateway)
+from replay_fuzz.gateway_process import CODE, EV_INDEX, FS_INDEX, PY, SERVING, Gateway, config_text, start_gateway  # noqa: E402
 from replay_fuzz.mcp_client import PROTO, RpcError, Session  # noqa: E402
 from replay_fuzz.mutations import mutate  # noqa: E402
 from replay_fuzz.runner import Runner, close_all  # noqa: E402
-from replay_fuzz.sequences import (  # noqa: E402
-    CONTENTS, DIRS, FILES, LANE_KINDS, MODERN_LANE, PATTERNS, P, gen_sequence, rand_call)
+from replay_fuzz.sequences import CONTENTS, DIRS, FILES, LANE_KINDS, MODERN_LANE, PATTERNS, P, gen_sequence, rand_call  # noqa: E402
 
 __all__ = [
-    "CODE", "CONTENTS", "DIRS", "EV_INDEX", "FILES", "FS_INDEX", "HERE", "LANE_KINDS", "MODERN_LANE", "P", "PATTERNS",
-    "PROTO", "PY", "ROOTS", "SERVING", "TEMP_NAME", "TIME_LINE", "Finding", "Gateway", "Report", "RpcError", "Runner",
-    "Session", "check_replay", "close_all", "compare", "config_text", "gen_sequence", "hybrid_refusal", "main",
-    "mutate", "normalize", "rand_call", "refusal", "reset_shared", "run_batch", "run_fuzz", "single_tagged",
+    "CODE",
+    "CONTENTS",
+    "DIRS",
+    "EV_INDEX",
+    "FILES",
+    "FS_INDEX",
+    "HERE",
+    "LANE_KINDS",
+    "MODERN_LANE",
+    "P",
+    "PATTERNS",
+    "PROTO",
+    "PY",
+    "ROOTS",
+    "SERVING",
+    "TEMP_NAME",
+    "TIME_LINE",
+    "Finding",
+    "Gateway",
+    "Report",
+    "RpcError",
+    "Runner",
+    "Session",
+    "check_replay",
+    "close_all",
+    "compare",
+    "config_text",
+    "gen_sequence",
+    "hybrid_refusal",
+    "main",
+    "mutate",
+    "normalize",
+    "rand_call",
+    "refusal",
+    "reset_shared",
+    "run_batch",
+    "run_fuzz",
+    "single_tagged",
     "start_gateway",
 ]
 
@@ -91,17 +132,42 @@ def main() -> None:
     ap.add_argument("--replay-workers", type=int, default=1)
     ap.add_argument("--hybrid", action="store_true", help="also play each S' in --mode hybrid")
     ap.add_argument("--modern", action="store_true", help="lanes may also be untagged 2026-07-28 clients")
-    ap.add_argument("--parallel-record", type=float, default=0.0,
-                    help="probability that two consecutive calls of a lane are sent at once while recording")
+    ap.add_argument(
+        "--parallel-record",
+        type=float,
+        default=0.0,
+        help="probability that two consecutive calls of a lane are sent at once while recording",
+    )
     a = ap.parse_args()
-    report = run_fuzz(a.seed, a.sequences, a.layout, a.budget, a.batch, Path(a.work) if a.work else None,
-                      replay_workers=a.replay_workers, hybrid=a.hybrid, modern=a.modern,
-                      parallel_record=a.parallel_record)
-    print(json.dumps({"sequences": report.sequences, "calls": report.calls, "compared": report.compared,
-                      "refusals": report.refusals, "equal": report.equal, "wrong": len(report.wrong),
-                      "cross_lane": len(report.cross_lane), "errors": len(report.errors), "seconds": round(report.seconds, 1),
-                      "rpc_errors_while_recording": report.rpc_errors,
-                      "by_check": report.by_check}))
+    report = run_fuzz(
+        a.seed,
+        a.sequences,
+        a.layout,
+        a.budget,
+        a.batch,
+        Path(a.work) if a.work else None,
+        replay_workers=a.replay_workers,
+        hybrid=a.hybrid,
+        modern=a.modern,
+        parallel_record=a.parallel_record,
+    )
+    print(
+        json.dumps(
+            {
+                "sequences": report.sequences,
+                "calls": report.calls,
+                "compared": report.compared,
+                "refusals": report.refusals,
+                "equal": report.equal,
+                "wrong": len(report.wrong),
+                "cross_lane": len(report.cross_lane),
+                "errors": len(report.errors),
+                "seconds": round(report.seconds, 1),
+                "rpc_errors_while_recording": report.rpc_errors,
+                "by_check": report.by_check,
+            }
+        )
+    )
     if a.out:
         with open(a.out, "w") as fh:
             for f in report.wrong:

@@ -29,7 +29,7 @@ def recorded_counts(lock_text: str) -> dict[str, tuple[int, str]]:
     """Entry -> (count, what the comment says of it), from each entry's `# tools (...)` line."""
     counts, entry = {}, None
     for line in lock_text.splitlines():
-        if (m := re.match(r"^  ([a-z_0-9]+):$", line)):
+        if m := re.match(r"^  ([a-z_0-9]+):$", line):
             entry = m.group(1)
         elif entry and (m := re.match(r"^\s+# tools \((\d+)(.*?)\):", line)):
             counts[entry] = (int(m.group(1)), m.group(2).lstrip(",; "))
@@ -50,10 +50,11 @@ def main() -> int:
     for sid, info in sorted(servers.items()):
         count, said = counts.get(sid, (None, ""))
         table7 = count if said.startswith("Table 7") else None
-        note = "; ".join(x for x in (said if said not in ("", "Table 7") else "",
-                                     (info.get("reason") or "")[:70]) if x)
-        print(f"{sid:22} {info['state']:12} {info['tools']:>6} {info.get('exposed_tools', info['tools']):>7} "
-              f"{table7 if table7 is not None else '-':>7}  {note}")
+        note = "; ".join(x for x in (said if said not in ("", "Table 7") else "", (info.get("reason") or "")[:70]) if x)
+        print(
+            f"{sid:22} {info['state']:12} {info['tools']:>6} {info.get('exposed_tools', info['tools']):>7} "
+            f"{table7 if table7 is not None else '-':>7}  {note}"
+        )
         table7_all += table7 or 0
         if info["state"] == "ready":
             ready, listed = ready + 1, listed + info["tools"]
@@ -61,8 +62,10 @@ def main() -> int:
             table7_ready += table7 or 0
             if count is not None and info["tools"] != count:
                 differ.append(sid)
-    print(f"{ready} of {len(servers)} ready: {listed} tools listed, {exposed} exposed; Table 7 gives {table7_ready} "
-          f"for them, {table7_all} for all {len(servers)} (the paper's text: {PAPER_TOTAL} in total)")
+    print(
+        f"{ready} of {len(servers)} ready: {listed} tools listed, {exposed} exposed; Table 7 gives {table7_ready} "
+        f"for them, {table7_all} for all {len(servers)} (the paper's text: {PAPER_TOTAL} in total)"
+    )
     if differ:
         print(f"listed counts other than the lock's: {', '.join(differ)}")
     return 1 if differ else 0

@@ -41,8 +41,23 @@ def main() -> int:
         phoenix = Phoenix(Path(work) / "phoenix")
         try:
             more = ["--run", args.run] if args.run else []
-            if mcpgw(["calls", "export", args.cassette, "--cassettes-dir", args.cassettes_dir, "--format", "otlp",
-                      "--to", phoenix.url, *more]) != 0:
+            if (
+                mcpgw(
+                    [
+                        "calls",
+                        "export",
+                        args.cassette,
+                        "--cassettes-dir",
+                        args.cassettes_dir,
+                        "--format",
+                        "otlp",
+                        "--to",
+                        phoenix.url,
+                        *more,
+                    ]
+                )
+                != 0
+            ):
                 return 1
             spans = phoenix.wait_spans(1)
             roots = sorted((s for s in spans if s["parent_id"] is None), key=lambda s: s["start_time"])
@@ -51,13 +66,29 @@ def main() -> int:
             root = next((r for r in roots if r["name"] == f"run {args.run}"), roots[0]) if args.run else roots[0]
             import httpx
 
-            project = next(p["id"] for p in httpx.get(phoenix.url + "/v1/projects", timeout=10).json()["data"]
-                           if p["name"] == "default")
+            project = next(
+                p["id"]
+                for p in httpx.get(phoenix.url + "/v1/projects", timeout=10).json()["data"]
+                if p["name"] == "default"
+            )
             url = f"{phoenix.url}/projects/{project}/traces/{root['context']['trace_id']}"
             output = Path(args.output).resolve()
-            subprocess.run([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                            f"--window-size={args.size}", "--virtual-time-budget=20000",
-                            f"--screenshot={output}", url], check=True, capture_output=True, timeout=180)
+            subprocess.run(
+                [
+                    browser,
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--hide-scrollbars",
+                    f"--window-size={args.size}",
+                    "--virtual-time-budget=20000",
+                    f"--screenshot={output}",
+                    url,
+                ],
+                check=True,
+                capture_output=True,
+                timeout=180,
+            )
             children = sum(1 for s in spans if s["context"]["trace_id"] == root["context"]["trace_id"]) - 1
             print(f"{output}: {root['name']} ({children} spans under it) at {url}")
         finally:

@@ -31,22 +31,69 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from default_cassette.cassette_files import cassette_summary, sha256, tidy_cassette  # noqa: E402
 from default_cassette.comparing import compare, era_view, first_difference  # noqa: E402
 from default_cassette.gateway_process import (  # noqa: E402
-    Gateway, free_port, require_ready, start_gateway, stop_gateway, wait_settled)
+    Gateway,
+    free_port,
+    require_ready,
+    start_gateway,
+    stop_gateway,
+    wait_settled,
+)
 from default_cassette.outcome_table import check_environment_answer, outcome, preview, print_table  # noqa: E402
 from default_cassette.planning import newcomer_reads, plan_session  # noqa: E402
 from default_cassette.playing import _all, _request, dump, play  # noqa: E402
 from default_cassette.recording import record  # noqa: E402
 from default_cassette.scratch_world import prepare_world  # noqa: E402
 from default_cassette.settings import (  # noqa: E402
-    CASSETTE, CASSETTES, CONFIG, PROFILE, PYTHON, ROOT, SECRET_NAMES, STEP_TIMEOUT, VENV_BIN, Failure)
+    CASSETTE,
+    CASSETTES,
+    CONFIG,
+    PROFILE,
+    PYTHON,
+    ROOT,
+    SECRET_NAMES,
+    STEP_TIMEOUT,
+    VENV_BIN,
+    Failure,
+)
 from default_cassette.verifying import verify  # noqa: E402
 
 __all__ = [
-    "CASSETTE", "CASSETTES", "CONFIG", "PROFILE", "PYTHON", "ROOT", "SECRET_NAMES", "STEP_TIMEOUT", "VENV_BIN",
-    "Failure", "Gateway", "_all", "_request", "cassette_summary", "check_environment_answer", "compare", "dump",
-    "era_view", "first_difference", "free_port", "main", "newcomer_reads", "outcome", "plan_session", "play",
-    "prepare_world", "preview", "print_table", "record", "require_ready", "sha256", "start_gateway", "stop_gateway",
-    "tidy_cassette", "verify", "wait_settled",
+    "CASSETTE",
+    "CASSETTES",
+    "CONFIG",
+    "PROFILE",
+    "PYTHON",
+    "ROOT",
+    "SECRET_NAMES",
+    "STEP_TIMEOUT",
+    "VENV_BIN",
+    "Failure",
+    "Gateway",
+    "_all",
+    "_request",
+    "cassette_summary",
+    "check_environment_answer",
+    "compare",
+    "dump",
+    "era_view",
+    "first_difference",
+    "free_port",
+    "main",
+    "newcomer_reads",
+    "outcome",
+    "plan_session",
+    "play",
+    "prepare_world",
+    "preview",
+    "print_table",
+    "record",
+    "require_ready",
+    "sha256",
+    "start_gateway",
+    "stop_gateway",
+    "tidy_cassette",
+    "verify",
+    "wait_settled",
 ]
 
 
@@ -62,15 +109,19 @@ def main() -> int:
         problems = verify(work, steps, recorded, live_status, newcomer)
         summary = cassette_summary()
         size = (CASSETTE / "data.mdb").stat().st_size
-        print(f"\ncassette {CASSETTE.relative_to(ROOT)}: {len(summary['servers'])} servers, {summary['tools']} tools, "
-              f"exchanges {summary['exchanges']}, {summary['calls']} call records, data.mdb {size / 1024:.0f} KiB")
+        print(
+            f"\ncassette {CASSETTE.relative_to(ROOT)}: {len(summary['servers'])} servers, {summary['tools']} tools, "
+            f"exchanges {summary['exchanges']}, {summary['calls']} call records, data.mdb {size / 1024:.0f} KiB"
+        )
         if problems:
             print(f"\nREPLAY CHECK FAILED ({len(problems)} problem(s)):")
             for problem in problems:
                 print("  " + problem)
             return 1
-        print(f"replay check: all {len(recorded)} answers equal the recorded ones, in both protocol eras, "
-              f"with PATH=/nonexistent and no server process started")
+        print(
+            f"replay check: all {len(recorded)} answers equal the recorded ones, in both protocol eras, "
+            f"with PATH=/nonexistent and no server process started"
+        )
         return 0
     except Failure as exc:
         print(f"\nFAILED: {exc}", file=sys.stderr)

@@ -86,8 +86,14 @@ def serve(mcpgw: Path, home: str, env: dict[str, str], *args: str) -> tuple[subp
     port = free_port()
     log_path = Path(home) / f"gateway-{port}.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([str(mcpgw), "serve", "--port", str(port), *args], cwd=home, env=env,
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            [str(mcpgw), "serve", "--port", str(port), *args],
+            cwd=home,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -133,8 +139,14 @@ def live_from_the_shipped_lock(mcpgw: Path) -> None:
         local = set(load_config(SHIPPED_LOCK).profiles["local"])
         env = {**os.environ, "PATH": f"{mcpgw.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         env.pop("PYTHONPATH", None)
-        install = subprocess.run([str(mcpgw), "servers", "install", "--profile", "local"], cwd=home, env=env,
-                                 capture_output=True, text=True, timeout=1200)
+        install = subprocess.run(
+            [str(mcpgw), "servers", "install", "--profile", "local"],
+            cwd=home,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         if install.returncode != 0:
             fail(f"servers install --profile local from the shipped lock: {(install.stdout + install.stderr)[-2000:]}")
         process, _, status, log_path = serve(mcpgw, home, env, "--mode", "live", "--profile", "local")
@@ -183,8 +195,10 @@ def main() -> None:
     if (shipped / "lock.mdb").exists() or hashlib.sha256((shipped / "data.mdb").read_bytes()).hexdigest() != before:
         fail(f"the replay wrote into the installed cassette {shipped}")
     live_from_the_shipped_lock(mcpgw)
-    print(f"wheel smoke: ok ({count} modules import from {SITE}; `mcpgw serve` in an empty folder replayed {name}; "
-          "`servers install` and `serve --mode live --profile local` found the lock inside the wheel and served its servers)")
+    print(
+        f"wheel smoke: ok ({count} modules import from {SITE}; `mcpgw serve` in an empty folder replayed {name}; "
+        "`servers install` and `serve --mode live --profile local` found the lock inside the wheel and served its servers)"
+    )
 
 
 if __name__ == "__main__":

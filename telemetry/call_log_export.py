@@ -26,13 +26,21 @@ def records_of(paths: Iterable[Path], run_id: str | None) -> Iterable[dict[str, 
                 yield record
 
 
-def export_otlp(paths: list[Path], url: str, run_id: str | None = None, *, content: bool = False,
-                timeout: float = 10.0) -> int:
+def export_otlp(
+    paths: list[Path], url: str, run_id: str | None = None, *, content: bool = False, timeout: float = 10.0
+) -> int:
     """Send every record of the cassettes' call logs (in their order) as spans to `url` (an OTLP/HTTP base URL);
     the number of records sent. Raises GatewayError when the collector did not take them all."""
     exporter = otlp_exporter(url, timeout=timeout, warn=False)  # a failure is this command's error, said below
-    tracing = Tracing(exporter, content=content, idle_s=IDLE_S, max_open=1_000_000, max_queue=1 << 20,
-                      batch_delay_ms=200.0, record_time=True)
+    tracing = Tracing(
+        exporter,
+        content=content,
+        idle_s=IDLE_S,
+        max_open=1_000_000,
+        max_queue=1 << 20,
+        batch_delay_ms=200.0,
+        record_time=True,
+    )
     count = 0
     try:
         for record in records_of(paths, run_id):
@@ -41,6 +49,8 @@ def export_otlp(paths: list[Path], url: str, run_id: str | None = None, *, conte
     finally:
         tracing.close(timeout_ms=int(timeout * 1000) * 3)
     if exporter.failed_batches:
-        raise GatewayError(f"the collector at {url} did not take {exporter.failed_batches} batch(es) of spans; "
-                           "is it running (OTLP over HTTP, spans to URL/v1/traces)?")
+        raise GatewayError(
+            f"the collector at {url} did not take {exporter.failed_batches} batch(es) of spans; "
+            "is it running (OTLP over HTTP, spans to URL/v1/traces)?"
+        )
     return count

@@ -64,11 +64,14 @@ class OnceWarningExporter(SpanExporter):
             if not self.failing:
                 self.failing = True
                 if self.warn:
-                    logger.warning("mcpgw: traces to %s are being dropped (%s); calls are not affected", self.where,
-                                   why)
+                    logger.warning(
+                        "mcpgw: traces to %s are being dropped (%s); calls are not affected", self.where, why
+                    )
         elif self.failing:
             self.failing = False
-            logger.info("mcpgw: traces to %s are exported again (%d batch(es) dropped)", self.where, self.failed_batches)
+            logger.info(
+                "mcpgw: traces to %s are exported again (%d batch(es) dropped)", self.where, self.failed_batches
+            )
         return result
 
     def shutdown(self) -> None:
@@ -80,6 +83,8 @@ class OnceWarningExporter(SpanExporter):
 
 def otlp_exporter(endpoint: str | None, timeout: float = 5.0, warn: bool = True) -> OnceWarningExporter:
     url = traces_url(endpoint)
-    where = url or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+    where = (
+        url or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+    )
     timeout_env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
     return OnceWarningExporter(OTLPSpanExporter(endpoint=url, timeout=None if timeout_env else timeout), where, warn)

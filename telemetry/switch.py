@@ -26,8 +26,12 @@ class Telemetry:
             from mcpgw.telemetry.otlp_exporter import otlp_exporter
             from mcpgw.telemetry.tracing import Tracing
 
-            self.tracing = Tracing(otlp_exporter(settings.otlp_endpoint), content=settings.trace_content,
-                                   idle_s=settings.run_idle_timeout, max_open=settings.max_lanes)
+            self.tracing = Tracing(
+                otlp_exporter(settings.otlp_endpoint),
+                content=settings.trace_content,
+                idle_s=settings.run_idle_timeout,
+                max_open=settings.max_lanes,
+            )
             self.tracing.start_reaper()
             self.tracing.start_maker()
         if settings.metrics:

@@ -16,10 +16,10 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
-from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from mcpgw.telemetry.spans import SpanShape, epoch_ns, root_attributes, shape
 
@@ -61,9 +61,18 @@ class _Root:
 
 
 class Tracing:
-    def __init__(self, exporter: SpanExporter, *, content: bool = False, idle_s: float = 300.0, max_open: int = 1000,
-                 max_queue: int = 4096, batch_delay_ms: float = 1000.0, record_time: bool = False,
-                 mask: Any = None) -> None:
+    def __init__(
+        self,
+        exporter: SpanExporter,
+        *,
+        content: bool = False,
+        idle_s: float = 300.0,
+        max_open: int = 1000,
+        max_queue: int = 4096,
+        batch_delay_ms: float = 1000.0,
+        record_time: bool = False,
+        mask: Any = None,
+    ) -> None:
         import time
 
         # Idle is measured on the wall clock live, and on the records' own times when a recorded log is replayed as
@@ -74,11 +83,18 @@ class Tracing:
         self.content, self.idle_s, self.max_open = content, idle_s, max_open
         # Attribute values cut at 16 KiB (opt-in content can be large; the call log caps its strings at 64 KiB).
         self.ids = _ChosenIds()
-        self.provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}), id_generator=self.ids,
-                                       span_limits=SpanLimits(max_attribute_length=16 * 1024))
+        self.provider = TracerProvider(
+            resource=Resource.create({"service.name": SERVICE}),
+            id_generator=self.ids,
+            span_limits=SpanLimits(max_attribute_length=16 * 1024),
+        )
         self.exporter = exporter
-        self.processor = BatchSpanProcessor(exporter, max_queue_size=max_queue, schedule_delay_millis=batch_delay_ms,
-                                            max_export_batch_size=min(512, max_queue))
+        self.processor = BatchSpanProcessor(
+            exporter,
+            max_queue_size=max_queue,
+            schedule_delay_millis=batch_delay_ms,
+            max_export_batch_size=min(512, max_queue),
+        )
         self.provider.add_span_processor(self.processor)
         self._pending: deque[dict[str, Any]] = deque(maxlen=max_queue)  # records waiting for the span maker
         self._wake = threading.Event()
@@ -93,9 +109,11 @@ class Tracing:
 
     def start_reaper(self) -> None:
         """Ends idle runs' roots in the background (a gateway may sit idle after its last run for hours)."""
+
         def loop() -> None:
             while not self._stop.wait(min(30.0, max(0.5, self.idle_s / 4))):
                 self.end_idle()
+
         self._reaper = threading.Thread(target=loop, name="mcpgw-trace-roots", daemon=True)
         self._reaper.start()
 
@@ -129,7 +147,9 @@ class Tracing:
             trace_id = trace.get_current_span(parent).get_span_context().trace_id
         else:
             now = epoch_ns(record.get("started_at")) or 0
-            root = self._root(str(record.get("lane") or record.get("run_id") or "default"), record.get("run_id"), now, now)
+            root = self._root(
+                str(record.get("lane") or record.get("run_id") or "default"), record.get("run_id"), now, now
+            )
             trace_id = root.span.get_span_context().trace_id
         span_id = self.ids.generate_span_id()
         record["span_id"] = format(span_id, "016x")
@@ -156,6 +176,7 @@ class Tracing:
                     self.make(self._pending.popleft())
                 if self._draining:
                     return
+
         self._maker = threading.Thread(target=loop, name="mcpgw-spans", daemon=True)
         self._maker.start()
 
@@ -179,8 +200,9 @@ class Tracing:
 
     def emit(self, made: SpanShape, parent: Any, span_id: int | None = None) -> None:
         self.ids.chosen.span_id = span_id
-        span = self.tracer.start_span(made.name, context=parent, kind=SpanKind.CLIENT, attributes=made.attributes,
-                                      start_time=made.start_ns)
+        span = self.tracer.start_span(
+            made.name, context=parent, kind=SpanKind.CLIENT, attributes=made.attributes, start_time=made.start_ns
+        )
         if made.error is not None:
             span.set_status(Status(StatusCode.ERROR, made.error[:1000]))
         span.end(end_time=made.end_ns)
@@ -197,8 +219,13 @@ class Tracing:
                 self.roots.move_to_end(lane)
                 root.last_end_ns, root.touched = max(root.last_end_ns, end_ns), now
             else:
-                span = self.tracer.start_span(f"run {lane}", context=None, kind=SpanKind.SERVER,
-                                              attributes=root_attributes(lane, run_id), start_time=start_ns)
+                span = self.tracer.start_span(
+                    f"run {lane}",
+                    context=None,
+                    kind=SpanKind.SERVER,
+                    attributes=root_attributes(lane, run_id),
+                    start_time=start_ns,
+                )
                 root = self.roots[lane] = _Root(span, trace.set_span_in_context(span), end_ns, now)
                 while len(self.roots) > self.max_open:
                     ended.append(self.roots.popitem(last=False)[1])
@@ -250,4 +277,5 @@ class Tracing:
 
             self.exporter.failing = True  # one line about it: the exporter, failing later, says nothing more
             logging.getLogger("mcpgw.telemetry").warning(
-                "mcpgw: the trace collector did not take the last spans in %.1f s; they are dropped", timeout_ms / 1000)
+                "mcpgw: the trace collector did not take the last spans in %.1f s; they are dropped", timeout_ms / 1000
+            )

@@ -60,8 +60,15 @@ class RunningGateway:
         return self.log_path.read_text(errors="replace")
 
 
-def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 240,
-                  token: str | None = None, naming: str | None = "prefix") -> RunningGateway:
+def start_gateway(
+    tmp_path: Path,
+    config: str,
+    *args: str,
+    suffix: str = ".yaml",
+    settle: float = 240,
+    token: str | None = None,
+    naming: str | None = "prefix",
+) -> RunningGateway:
     """`mcpgw serve` with these flags; `token`: the value of its --auth-token-env variable, to read /status.
     `naming`: the tests call tools by their `<server>__<tool>` names, one server or several, so `--naming prefix`
     is given unless the flags name one (None: the gateway's default, bare in front of one server).
@@ -75,10 +82,26 @@ def start_gateway(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml"
     log_path = tmp_path / "gateway.log"
     log = open(log_path, "w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config_path), "--port", str(port),
-         "--cassettes-dir", str(cassettes), "--cassette", "test", *args,
-         *(("--naming", naming) if naming and "--naming" not in args else ())],
-        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(config_path),
+            "--port",
+            str(port),
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "test",
+            *args,
+            *(("--naming", naming) if naming and "--naming" not in args else ()),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        start_new_session=True,
     )
     gateway = RunningGateway("", "", process, cassettes, log_path, token)
     deadline = time.monotonic() + settle
@@ -186,16 +209,23 @@ SNAPSHOTS = Path(os.environ.get("MCPGW_TEST_SNAPSHOTS") or ROOT.parent / "shared
 BUILT = ("math_mcp", "bibliomantic", "scientific_computing", "huge_icons", "wikipedia")
 
 
-def install_servers(cache: Path, *argv: str, config: str = "servers.lock.yaml",
-                    package_caches: Path | None = None) -> subprocess.CompletedProcess:
+def install_servers(
+    cache: Path, *argv: str, config: str = "servers.lock.yaml", package_caches: Path | None = None
+) -> subprocess.CompletedProcess:
     """`mcpgw servers install` into `cache`; with `package_caches`, npm and uv start from empty caches of
     their own there too, as on a machine that never installed anything."""
     env = {**os.environ, "MCPGW_CACHE": str(cache)}
     if package_caches is not None:
         env.update(npm_config_cache=str(package_caches / "npm"), UV_CACHE_DIR=str(package_caches / "uv"))
     env.pop("MCPGW_SOURCES", None)
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", config, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=1200,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -205,8 +235,14 @@ def built_cache(tmp_path_factory) -> Path:
     if not (SNAPSHOTS / "Accenture+mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4.tar.gz").exists():
         pytest.skip(f"no MCP-Bench snapshot at {SNAPSHOTS} (CI puts the shared folder beside the clone)")
     cache = tmp_path_factory.mktemp("mcpgw-cache")
-    done = install_servers(cache, "--servers", *BUILT, "--sources", str(SNAPSHOTS),
-                           package_caches=tmp_path_factory.mktemp("package-caches"))
+    done = install_servers(
+        cache,
+        "--servers",
+        *BUILT,
+        "--sources",
+        str(SNAPSHOTS),
+        package_caches=tmp_path_factory.mktemp("package-caches"),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return cache
 
@@ -217,17 +253,22 @@ def built_cache(tmp_path_factory) -> Path:
 # name, to any depth; comments and docstrings aside) names one of PROCESS_WORDS. Every other test is `fast`.
 # `@pytest.mark.slow` can be put on a test by hand (a long fuzz run, say). The rule needs no list to keep: a new
 # test lands in its tier by what it does. The in-process gateway (tests/inprocess.py) is the fast tier's.
-PROCESS_WORDS = re.compile(r"\b(start_gateway|gateway_factory|GatewayProcess|subprocess|Popen|create_subprocess_exec|"
-                           r"multiprocessing|StdioServerParameters|npx|uvx|install_servers|built_cache|"
-                           r"mcpgw\.cli\b(?!\s+import))|--workers\b|\bsignal\.(SIG|pthread_sigmask|raise_signal)")
+PROCESS_WORDS = re.compile(
+    r"\b(start_gateway|gateway_factory|GatewayProcess|subprocess|Popen|create_subprocess_exec|"
+    r"multiprocessing|StdioServerParameters|npx|uvx|install_servers|built_cache|"
+    r"mcpgw\.cli\b(?!\s+import))|--workers\b|\bsignal\.(SIG|pthread_sigmask|raise_signal)"
+)
 TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     seen: dict[object, tuple[bool, list[object]]] = {}
     for item in items:
-        if item.get_closest_marker("slow") is None and item.get_closest_marker("real") is None \
-                and not _starts_processes(item, seen):
+        if (
+            item.get_closest_marker("slow") is None
+            and item.get_closest_marker("real") is None
+            and not _starts_processes(item, seen)
+        ):
             item.add_marker(pytest.mark.fast)
         elif item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
@@ -289,7 +330,12 @@ def _code_only(text: str) -> str:
         return text
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             body[0] = ast.Pass()
     return ast.unparse(tree)

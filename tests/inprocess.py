@@ -76,8 +76,10 @@ class InProcessGateway(RunningGateway):
             raise AssertionError(f"the in-process gateway did not stop within {timeout} s")
 
     def log(self) -> str:
-        raise AssertionError("an in-process gateway writes no log file: read capsys/caplog, or use start_gateway "
-                             "for a test about what `mcpgw serve` prints")
+        raise AssertionError(
+            "an in-process gateway writes no log file: read capsys/caplog, or use start_gateway "
+            "for a test about what `mcpgw serve` prints"
+        )
 
     def calls(self) -> list[dict[str, Any]]:
         """The call log's records so far, read through the gateway's own open cassette (a read transaction
@@ -98,8 +100,15 @@ def call_records(gateway: RunningGateway) -> list[dict[str, Any]]:
     return list(iter_calls(folder)) if (folder / "data.mdb").exists() else []
 
 
-def start_inprocess(tmp_path: Path, config: str, *args: str, suffix: str = ".yaml", settle: float = 120,
-                    token: str | None = None, naming: str | None = "prefix") -> InProcessGateway:
+def start_inprocess(
+    tmp_path: Path,
+    config: str,
+    *args: str,
+    suffix: str = ".yaml",
+    settle: float = 120,
+    token: str | None = None,
+    naming: str | None = "prefix",
+) -> InProcessGateway:
     """As `tests.conftest.start_gateway`, in this process: same flags, same defaults (`--naming prefix`,
     `--cassette test`, cassettes under tmp_path), on a port the system picks. Stopped by `.stop()`, else after
     the test that started it; a gateway for a module or session: `with inprocess_gateway(...)`."""
@@ -110,8 +119,19 @@ def start_inprocess(tmp_path: Path, config: str, *args: str, suffix: str = ".yam
     config_path = tmp_path / f"config{suffix}"
     config_path.write_text(config)
     cassettes = tmp_path / "cassettes"
-    argv = ["serve", "--config", str(config_path), "--port", "0", "--cassettes-dir", str(cassettes),
-            "--cassette", "test", *args, *(("--naming", naming) if naming and "--naming" not in args else ())]
+    argv = [
+        "serve",
+        "--config",
+        str(config_path),
+        "--port",
+        "0",
+        "--cassettes-dir",
+        str(cassettes),
+        "--cassette",
+        "test",
+        *args,
+        *(("--naming", naming) if naming and "--naming" not in args else ()),
+    ]
     gateway = InProcessGateway("", "", None, cassettes, tmp_path / "gateway.log", token)  # type: ignore[arg-type]
 
     def serve() -> None:

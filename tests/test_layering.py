@@ -19,7 +19,18 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 ROOT_PACKAGE = "mcpgw"
-PARTS = ("gateway", "cassette", "recorder", "replay", "evaluator", "llm", "runs", "harness", "lock", "telemetry")  # setup.py's PARTS
+PARTS = (
+    "gateway",
+    "cassette",
+    "recorder",
+    "replay",
+    "evaluator",
+    "llm",
+    "runs",
+    "harness",
+    "lock",
+    "telemetry",
+)  # setup.py's PARTS
 CORE = "gateway"
 LOCK = "lock"
 NOT_IMPORTING_LOCK = ("gateway", "cassette", "recorder", "replay")  # what serving needs; `lock` builds on it
@@ -67,18 +78,30 @@ def imported_names(tree: ast.AST, module: str = "", is_package: bool = False) ->
                 found.append((node.lineno, stem))
             else:  # from . import x: each name may be a module
                 found += [(node.lineno, f"{stem}.{alias.name}") for alias in node.names]
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str)
-              and (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-                   or isinstance(node.func, ast.Name) and node.func.id in ("__import__", "import_module"))):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr == "import_module"
+                or isinstance(node.func, ast.Name)
+                and node.func.id in ("__import__", "import_module")
+            )
+        ):
             found.append((node.lineno, node.args[0].value))
     return found
 
 
 def package_sources() -> dict[str, Path]:
     """module name -> source, for every module of every package (the parts and the root)."""
-    return {import_name(path): path for package in packages() for path in (ROOT / package).rglob("*.py")
-            if "__pycache__" not in path.parts}
+    return {
+        import_name(path): path
+        for package in packages()
+        for path in (ROOT / package).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
 
 
 def imports_of(path: Path) -> list[tuple[int, str]]:
@@ -105,8 +128,12 @@ def every_python_file() -> list[Path]:
 def test_nothing_imports_a_part_by_its_folder_name():
     """One import name: `gateway`, `llm`, `runs` ... are other projects' names on PyPI, and a
     missed one would work here (the repository root is on sys.path) and fail in the wheel."""
-    stale = [f"{path.relative_to(ROOT)}:{line} imports {name}" for path in every_python_file()
-             for line, name in imports_of(path) if name.split(".")[0] in PARTS]
+    stale = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in every_python_file()
+        for line, name in imports_of(path)
+        if name.split(".")[0] in PARTS
+    ]
     assert stale == [], stale
 
 
@@ -140,8 +167,13 @@ MAY_IMPORT = {
 
 def test_feature_packages_import_only_what_the_design_draws():
     graph = imports_by_package()
-    undrawn = {f"{package} -> {target}": files[:3] for package, targets in graph.items() if package != ROOT_PACKAGE
-               for target, files in targets.items() if target not in MAY_IMPORT.get(package, set())}
+    undrawn = {
+        f"{package} -> {target}": files[:3]
+        for package, targets in graph.items()
+        if package != ROOT_PACKAGE
+        for target, files in targets.items()
+        if target not in MAY_IMPORT.get(package, set())
+    }
     assert undrawn == {}, undrawn
 
 
@@ -167,15 +199,21 @@ def test_lock_is_a_top_level_feature_package():
 
 def test_the_core_does_not_import_the_lock_feature():
     hits = [hit for package in NOT_IMPORTING_LOCK for hit in lock_imports(package)]
-    assert hits == [], "the core is handed the install lookup (lock.install_lookup, through gateway.upstreams.installs); it never imports lock/: " + "; ".join(hits)
+    assert hits == [], (
+        "the core is handed the install lookup (lock.install_lookup, through gateway.upstreams.installs); it never imports lock/: "
+        + "; ".join(hits)
+    )
 
 
 def test_the_core_knows_no_install_format():
     """Where installs are (the cache folder, build markers, npx / uvx records) is the lock's (lock/install_lookup.py); the
     core asks through the `Installs` it is handed (gateway/upstreams/installs.py) and reads no cache itself."""
     assert (ROOT / LOCK / "install_lookup.py").is_file() and not (ROOT / CORE / "upstreams" / "installed.py").exists()
-    readers = [str(path.relative_to(ROOT)) for path in (ROOT / CORE).rglob("*.py")
-               if any(word in path.read_text() for word in ("MCPGW_CACHE", ".mcpgw-build", "builds/", "cache_root"))]
+    readers = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / CORE).rglob("*.py")
+        if any(word in path.read_text() for word in ("MCPGW_CACHE", ".mcpgw-build", "builds/", "cache_root"))
+    ]
     assert readers == [], readers
 
 
@@ -207,7 +245,7 @@ def test_the_package_graph_has_no_cycle():
         state[package] = "open"
         for target in graph[package]:
             if state.get(target) == "open":
-                cycle = path[path.index(target):] + [target]
+                cycle = path[path.index(target) :] + [target]
                 raise AssertionError(f"import cycle {' -> '.join(cycle)} (e.g. {graph[package][target][0]})")
             if target not in state:
                 visit(target, path + [target])
@@ -220,7 +258,20 @@ def test_the_package_graph_has_no_cycle():
 
 # The core's rooms, lowest first: a room imports only the rooms before it in this list (and itself).
 # gateway/mcp_server.py, the core's own top, may import any room. Say a new room here and in gateway/__init__.py.
-ROOMS = ["errors", "encoding", "runtime", "commandline", "specs", "tools", "upstreams", "routing", "sessions", "stdio", "http", "endpoints"]
+ROOMS = [
+    "errors",
+    "encoding",
+    "runtime",
+    "commandline",
+    "specs",
+    "tools",
+    "upstreams",
+    "routing",
+    "sessions",
+    "stdio",
+    "http",
+    "endpoints",
+]
 
 
 def room_of(name: str) -> str | None:
@@ -249,7 +300,7 @@ def names_imported(tree: ast.AST, module: str, is_package: bool = False) -> list
     found = imported_names(tree, module, is_package)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
-            (_, base), = imported_names(ast.Module(body=[node], type_ignores=[]), module, is_package)
+            ((_, base),) = imported_names(ast.Module(body=[node], type_ignores=[]), module, is_package)
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
     return found
 
@@ -274,7 +325,9 @@ def test_a_room_imports_only_the_rooms_below_it():
             continue
         for line, name in imports_named(path):
             target = room_of(name)
-            if name.split(".")[:3] == [ROOT_PACKAGE, CORE, "mcp_server"] or (target and ROOMS.index(target) > ROOMS.index(own)):
+            if name.split(".")[:3] == [ROOT_PACKAGE, CORE, "mcp_server"] or (
+                target and ROOMS.index(target) > ROOMS.index(own)
+            ):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({own}) imports {name}")
     assert wrong == [], wrong
 
@@ -295,13 +348,20 @@ def test_outside_a_room_only_its_face_is_imported():
 
 
 def test_the_room_scan_sees_what_the_import_system_sees():
-    source = ("from ..upstreams import live\n"
-              "def later():\n"
-              "    importlib.import_module('mcpgw.gateway.endpoints.hot_lane')\n"
-              "    from mcpgw.gateway import mcp_server as front\n")
+    source = (
+        "from ..upstreams import live\n"
+        "def later():\n"
+        "    importlib.import_module('mcpgw.gateway.endpoints.hot_lane')\n"
+        "    from mcpgw.gateway import mcp_server as front\n"
+    )
     names = {name for _, name in names_imported(ast.parse(source), "mcpgw.gateway.tools.catalog")}
-    assert names == {"mcpgw.gateway.upstreams", "mcpgw.gateway.upstreams.live", "mcpgw.gateway.endpoints.hot_lane",
-                     "mcpgw.gateway", "mcpgw.gateway.mcp_server"}
+    assert names == {
+        "mcpgw.gateway.upstreams",
+        "mcpgw.gateway.upstreams.live",
+        "mcpgw.gateway.endpoints.hot_lane",
+        "mcpgw.gateway",
+        "mcpgw.gateway.mcp_server",
+    }
     assert {room_of(name) for name in names} == {"upstreams", "endpoints", None}
 
 
@@ -319,10 +379,19 @@ def module_imports() -> dict[str, set[str]]:
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
-                (_, base), = imported_names(ast.Module(body=[node], type_ignores=[]), module, path.name == "__init__.py")
+                ((_, base),) = imported_names(
+                    ast.Module(body=[node], type_ignores=[]), module, path.name == "__init__.py"
+                )
                 names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
             elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Call)):
-                names = [name for _, name in imported_names(ast.Module(body=[ast.Expr(node)] if isinstance(node, ast.Call) else [node], type_ignores=[]), module, path.name == "__init__.py")]
+                names = [
+                    name
+                    for _, name in imported_names(
+                        ast.Module(body=[ast.Expr(node)] if isinstance(node, ast.Call) else [node], type_ignores=[]),
+                        module,
+                        path.name == "__init__.py",
+                    )
+                ]
             else:
                 continue
             for name in names:
@@ -335,13 +404,15 @@ def module_imports() -> dict[str, set[str]]:
 
 def test_no_module_cycle_even_through_imports_inside_functions():
     edges = module_imports()
-    assert "mcpgw.lock.installer" in edges and "mcpgw.lock.build" in edges["mcpgw.lock.installer"]  # lock/ is in the graph
+    assert (
+        "mcpgw.lock.installer" in edges and "mcpgw.lock.build" in edges["mcpgw.lock.installer"]
+    )  # lock/ is in the graph
     done: set[str] = set()
     cycles = []
 
     def visit(module: str, path: list[str]) -> None:
         if module in path:
-            cycles.append(" -> ".join(path[path.index(module):] + [module]))
+            cycles.append(" -> ".join(path[path.index(module) :] + [module]))
             return
         if module in done:
             return
@@ -359,16 +430,27 @@ MAX_MODULE_LINES = 400
 
 
 def test_modules_stay_under_about_400_lines():
-    long = {str(path.relative_to(ROOT)): n for package in packages() for path in (ROOT / package).rglob("*.py")
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    long = {
+        str(path.relative_to(ROOT)): n
+        for package in packages()
+        for path in (ROOT / package).rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
     assert long == {}, f"split these into modules of one concept each: {long}"
 
 
 def test_scripts_and_bench_stay_under_about_400_lines():
     """The same rule for the tools beside the packages: every module under scripts/ and bench/."""
-    sources = [path for folder in ("scripts", "bench") for path in (ROOT / folder).rglob("*.py")
-               if "__pycache__" not in path.parts]
+    sources = [
+        path
+        for folder in ("scripts", "bench")
+        for path in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    ]
     assert len(sources) > 20, "scripts/ and bench/ moved? the scan found almost nothing"
-    long = {str(path.relative_to(ROOT)): n for path in sources
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in sources
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
     assert long == {}, f"split these into modules of one concept each: {long}"

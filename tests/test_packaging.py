@@ -27,8 +27,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     assert uv, "uv is a dependency of mcpgw; reinstall with pip install -e ."
     # sdist first, then the wheel from the unpacked sdist (as pip does from a git URL): a stale
     # build/ folder in the checkout cannot leak into it, and MANIFEST.in is tested too.
-    build = subprocess.run([uv, "build", "--quiet", "-o", str(out), str(ROOT)],
-                           capture_output=True, text=True, timeout=300)
+    build = subprocess.run(
+        [uv, "build", "--quiet", "-o", str(out), str(ROOT)], capture_output=True, text=True, timeout=300
+    )
     assert build.returncode == 0, build.stderr[-3000:]
     (path,) = out.glob("mcpgw-*.whl")
     with zipfile.ZipFile(path) as archive:
@@ -58,11 +59,18 @@ def test_the_wheel_installs_one_top_level_name(wheel):
 def test_wheel_holds_every_module_of_the_tree(wheel):
     names = set(wheel.namelist())
     expected = tree_modules()
-    for package in ("mcpgw/lock/__init__.py", "mcpgw/evaluator/judges/__init__.py",
-                    "mcpgw/evaluator/report/__init__.py", "mcpgw/cassette/embedded.py", "mcpgw/cli.py",
-                    "mcpgw/telemetry/__init__.py"):
+    for package in (
+        "mcpgw/lock/__init__.py",
+        "mcpgw/evaluator/judges/__init__.py",
+        "mcpgw/evaluator/report/__init__.py",
+        "mcpgw/cassette/embedded.py",
+        "mcpgw/cli.py",
+        "mcpgw/telemetry/__init__.py",
+    ):
         assert package in expected
-    assert expected - names == set(), "in the tree but not in the wheel (a new top-level folder needs its name in setup.py's PARTS)"
+    assert expected - names == set(), (
+        "in the tree but not in the wheel (a new top-level folder needs its name in setup.py's PARTS)"
+    )
     assert not any(name.startswith("tests/") for name in names)
 
 
@@ -123,8 +131,13 @@ def test_bare_serve_from_another_folder_replays_the_shipped_cassette(tmp_path):
     port = free_port()
     env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": str(ROOT)}
     with open(tmp_path / "gateway.log", "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)], cwd=tmp_path,
-                                   env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 60
         status = None

@@ -101,8 +101,13 @@ def default_gateway(tmp_path: Path):
     """A bare `mcpgw serve` (no mode, no config) on a free loopback port, run from an empty folder."""
     log_path = tmp_path / "gateway.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", "0"], stdout=log,
-                                   stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcpgw.cli", "serve", "--port", "0"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 120
         while not (said := SERVING.search(log_path.read_text())):
@@ -136,8 +141,14 @@ def test_every_readme_shell_block_runs_or_says_what_it_needs(default_gateway: st
                 if command.startswith("curl "):
                     check_answer(where, client.send(curl_request(command, default_gateway)))
                 else:
-                    done = subprocess.run(["bash", "-c", command.replace("http://127.0.0.1:8765", default_gateway)],
-                                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                    done = subprocess.run(
+                        ["bash", "-c", command.replace("http://127.0.0.1:8765", default_gateway)],
+                        cwd=tmp_path,
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        timeout=120,
+                    )
                     said = done.stdout + done.stderr
                     assert done.returncode == 0 and "replay miss" not in said, f"{where}\n-> {said[-1000:]}"
                 ran += 1
@@ -145,10 +156,19 @@ def test_every_readme_shell_block_runs_or_says_what_it_needs(default_gateway: st
 
 
 def test_blocks_are_read_with_their_markers():
-    text = "\n".join([
-        "<!-- readme-test: needs a live gateway -->", "```bash", "mcpgw serve --mode live  # comment", "```",
-        "```bash", "curl -s -X POST http://127.0.0.1:8765/v1/x \\", "  -d '{\"a\": 1}'", "# only a comment", "```",
-    ])
+    text = "\n".join(
+        [
+            "<!-- readme-test: needs a live gateway -->",
+            "```bash",
+            "mcpgw serve --mode live  # comment",
+            "```",
+            "```bash",
+            "curl -s -X POST http://127.0.0.1:8765/v1/x \\",
+            "  -d '{\"a\": 1}'",
+            "# only a comment",
+            "```",
+        ]
+    )
     assert shell_blocks(text) == [
         (2, "a live gateway", ["mcpgw serve --mode live"]),
         (5, None, ["curl -s -X POST http://127.0.0.1:8765/v1/x    -d '{\"a\": 1}'"]),

@@ -70,25 +70,34 @@ def _aspect_text(aspects: dict[str, str]) -> str:
 def score_aspects(obj: dict[str, Any] | None, aspects: dict[str, str]) -> dict[str, Any]:
     values = {key: (number_in(obj, key, 0.0, 1.0) if obj else None) for key in aspects}
     present = [v for v in values.values() if v is not None]
-    return {"score": sum(present) / len(present) if present else None, "aspects": values,
-            "comments": str(obj.get("comments", "")) if obj else "unparseable judge answer"}
+    return {
+        "score": sum(present) / len(present) if present else None,
+        "aspects": values,
+        "comments": str(obj.get("comments", "")) if obj else "unparseable judge answer",
+    }
 
 
-async def judge_aspects(client: JudgeClient, *, task_id: str, kind: str, values: dict[str, str],
-                        template: Template | None = None) -> dict[str, Any]:
+async def judge_aspects(
+    client: JudgeClient, *, task_id: str, kind: str, values: dict[str, str], template: Template | None = None
+) -> dict[str, Any]:
     """kind: "trajectory" or "completion". values: task, trajectory, reference_trajectory, response,
     reference_response (missing references are shown as such)."""
     aspects = TRAJECTORY if kind == "trajectory" else COMPLETION
-    filled = {"reference_trajectory": "(not given)", "reference_response": "(not given)", **values,
-              "aspects": _aspect_text(aspects)}
+    filled = {
+        "reference_trajectory": "(not given)",
+        "reference_response": "(not given)",
+        **values,
+        "aspects": _aspect_text(aspects),
+    }
     messages = (template or BUILTIN).render(filled)
     exchange = await client.complete(messages, what=f"the {kind} judgement of {task_id!r}", salt={"judgement": kind})
     result = score_aspects(extract_object(exchange.text), aspects)
     return {**result, "key": exchange.key}
 
 
-async def judge_trajectory_and_completion(client: JudgeClient, *, task_id: str, values: dict[str, str],
-                                          template: Template | None = None) -> dict[str, Any]:
+async def judge_trajectory_and_completion(
+    client: JudgeClient, *, task_id: str, values: dict[str, str], template: Template | None = None
+) -> dict[str, Any]:
     trajectory = await judge_aspects(client, task_id=task_id, kind="trajectory", values=values, template=template)
     completion = await judge_aspects(client, task_id=task_id, kind="completion", values=values, template=template)
     return {"trajectory": trajectory, "completion": completion}

@@ -73,15 +73,18 @@ class JudgeClient:
             if not key:
                 raise JudgeConfigError(
                     f"environment variable {self.config.api_key_env} is not set; it must hold the judge "
-                    "endpoint's API key (any non-empty value for endpoints that need none)")
+                    "endpoint's API key (any non-empty value for endpoints that need none)"
+                )
             from openai import AsyncOpenAI
 
-            self._client = AsyncOpenAI(api_key=key, base_url=self.config.base_url, max_retries=0,
-                                       timeout=self.config.timeout)
+            self._client = AsyncOpenAI(
+                api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout
+            )
         return self._client
 
-    async def complete(self, messages: list[dict[str, Any]], *, what: str,
-                       salt: dict[str, Any] | None = None) -> Exchange:
+    async def complete(
+        self, messages: list[dict[str, Any]], *, what: str, salt: dict[str, Any] | None = None
+    ) -> Exchange:
         """The judge's text answer. `what` names the exchange in errors; `salt` (e.g. a run
         index) keeps otherwise identical exchanges apart in the store."""
         params = {**self.config.params(), **(salt or {})}
@@ -94,8 +97,16 @@ class JudgeClient:
             raise JudgeMiss(key, what)
         text, usage = await self._call(messages)
         self.live_calls += 1
-        self.store.put(key, {"model": self.config.model, "params": params, "text": text, "usage": usage,
-                             "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        self.store.put(
+            key,
+            {
+                "model": self.config.model,
+                "params": params,
+                "text": text,
+                "usage": usage,
+                "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            },
+        )
         return Exchange(key, text, False)
 
     async def _call(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any] | None]:
@@ -111,7 +122,8 @@ class JudgeClient:
             self.attempts += 1
             try:
                 response = await client.chat.completions.create(
-                    model=self.config.model, messages=messages, **api_params)
+                    model=self.config.model, messages=messages, **api_params
+                )
             except openai.APIConnectionError as exc:  # includes APITimeoutError
                 last = exc
                 continue
@@ -120,20 +132,25 @@ class JudgeClient:
                     last = exc
                     continue
                 raise JudgeUnavailable(
-                    f"judge endpoint {where} refused the request: HTTP {exc.status_code}: {_brief(exc)}") from None
+                    f"judge endpoint {where} refused the request: HTTP {exc.status_code}: {_brief(exc)}"
+                ) from None
             except openai.OpenAIError as exc:  # e.g. a body that is not a chat completion at all
                 raise JudgeUnavailable(f"judge endpoint {where} gave an unusable answer: {_brief(exc)}") from None
             return _text_of(response), _usage_of(response)
         tries = self.config.retries + 1
         if isinstance(last, openai.APITimeoutError):
-            raise JudgeUnavailable(f"judge endpoint {where} did not answer within {self.config.timeout:g}s "
-                                   f"({tries} attempts)") from None
+            raise JudgeUnavailable(
+                f"judge endpoint {where} did not answer within {self.config.timeout:g}s ({tries} attempts)"
+            ) from None
         if isinstance(last, openai.APIConnectionError):
-            raise JudgeUnavailable(f"cannot reach judge endpoint {where} ({tries} attempts): {_brief(last)}; "
-                                   "is the server running and --judge-base-url right?") from None
+            raise JudgeUnavailable(
+                f"cannot reach judge endpoint {where} ({tries} attempts): {_brief(last)}; "
+                "is the server running and --judge-base-url right?"
+            ) from None
         status = getattr(last, "status_code", "?")
-        raise JudgeUnavailable(f"judge endpoint {where} kept failing: HTTP {status} after {tries} attempts: "
-                               f"{_brief(last)}") from None
+        raise JudgeUnavailable(
+            f"judge endpoint {where} kept failing: HTTP {status} after {tries} attempts: {_brief(last)}"
+        ) from None
 
     async def aclose(self) -> None:
         if self._client is not None:

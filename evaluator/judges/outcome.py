@@ -54,11 +54,19 @@ Reply with one JSON object and nothing else:
 BUILTIN = Template(SYSTEM, USER, "builtin")
 
 
-async def judge_outcome(client: JudgeClient, *, task_id: str, query: str, reference_answer: str, answer: str,
-                        template: Template | None = None) -> dict[str, Any]:
+async def judge_outcome(
+    client: JudgeClient,
+    *,
+    task_id: str,
+    query: str,
+    reference_answer: str,
+    answer: str,
+    template: Template | None = None,
+) -> dict[str, Any]:
     """{"passed": True/False/None, "reason", "key"}; None when the answer could not be parsed."""
-    messages = (template or BUILTIN).render({"query": query, "reference_answer": reference_answer,
-                                             "answer": answer if answer.strip() else "(empty answer)"})
+    messages = (template or BUILTIN).render(
+        {"query": query, "reference_answer": reference_answer, "answer": answer if answer.strip() else "(empty answer)"}
+    )
     exchange = await client.complete(messages, what=f"the pass/fail judgement of {task_id!r}")
     passed, reason = parse_pass_fail(exchange.text)
     return {"passed": passed, "reason": reason, "key": exchange.key}

@@ -13,8 +13,20 @@ import re
 from typing import Any
 
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
-_PASS_WORDS = {"pass": True, "passed": True, "yes": True, "true": True, "success": True, "correct": True,
-               "fail": False, "failed": False, "no": False, "false": False, "failure": False, "incorrect": False}
+_PASS_WORDS = {
+    "pass": True,
+    "passed": True,
+    "yes": True,
+    "true": True,
+    "success": True,
+    "correct": True,
+    "fail": False,
+    "failed": False,
+    "no": False,
+    "false": False,
+    "failure": False,
+    "incorrect": False,
+}
 _VERDICT_KEYS = ("verdict", "result", "judgment", "judgement", "decision", "outcome", "pass", "passed")
 _LAST_WORD = re.compile(r"\b(pass(?:ed)?|fail(?:ed)?)\b", re.IGNORECASE)
 
@@ -39,7 +51,7 @@ def _balanced_spans(text: str) -> list[str]:
         elif ch == "}" and depth > 0:
             depth -= 1
             if depth == 0:
-                spans.append(text[start:i + 1])
+                spans.append(text[start : i + 1])
     return spans
 
 

@@ -54,7 +54,7 @@ def load_template(path: str | Path, known: set[str]) -> Template:
     lines = text.splitlines(keepends=True)
     for index, line in enumerate(lines):
         if line.strip() == SPLIT_MARK:
-            system, user = "".join(lines[:index]).strip() or None, "".join(lines[index + 1:])
+            system, user = "".join(lines[:index]).strip() or None, "".join(lines[index + 1 :])
             break
     template = Template(system, user, str(path))
     if not template.fields() & known:

@@ -32,49 +32,70 @@ FIELDS = {"fuzzy_task", "concrete_task", "dependency_analysis", "final_answer", 
 
 def _bands(things: str, verdict: str) -> dict[str, str]:
     """Score bands by the share of `things` for which `verdict` holds (the benchmark's four bands)."""
-    return {"1-3": f"a third or less of {things} {verdict}", "4-6": f"roughly 40-60% of {things} {verdict}",
-            "7-8": f"roughly 70-80% of {things} {verdict}", "9-10": f"90% or more of {things} {verdict}"}
+    return {
+        "1-3": f"a third or less of {things} {verdict}",
+        "4-6": f"roughly 40-60% of {things} {verdict}",
+        "7-8": f"roughly 70-80% of {things} {verdict}",
+        "9-10": f"90% or more of {things} {verdict}",
+    }
 
 
 # axis -> sub-dimension -> (answer key, what to measure, {score band: description})
 RUBRIC: dict[str, dict[str, tuple[str, str, dict[str, str]]]] = {
     "Task completion": {
         "Task fulfillment": (
-            "task_fulfillment", "the share of the concrete task's requirements the final answer fully meets",
-            _bands("the requirements", "are fully met")),
+            "task_fulfillment",
+            "the share of the concrete task's requirements the final answer fully meets",
+            _bands("the requirements", "are fully met"),
+        ),
         "Information grounding": (
-            "grounding", "the share of factual claims in the answer that tool outputs in the trace support",
-            _bands("the claims", "are backed by tool output")),
+            "grounding",
+            "the share of factual claims in the answer that tool outputs in the trace support",
+            _bands("the claims", "are backed by tool output"),
+        ),
     },
     "Tool usage": {
         "Tool appropriateness": (
-            "tool_appropriateness", "the share of subtasks handled with the best-suited available tool",
-            _bands("the tool choices", "fit their subtask well")),
+            "tool_appropriateness",
+            "the share of subtasks handled with the best-suited available tool",
+            _bands("the tool choices", "fit their subtask well"),
+        ),
         "Parameter accuracy": (
-            "parameter_accuracy", "the share of calls whose arguments are correct and complete",
-            _bands("the calls", "have fully correct arguments")),
+            "parameter_accuracy",
+            "the share of calls whose arguments are correct and complete",
+            _bands("the calls", "have fully correct arguments"),
+        ),
     },
     "Planning effectiveness": {
         "Dependency awareness": (
-            "dependency_awareness", "the share of dependency chains (one step's output feeding a later step) "
+            "dependency_awareness",
+            "the share of dependency chains (one step's output feeding a later step) "
             "carried out in a valid order with the right data passed on",
-            _bands("the dependency chains", "are handled correctly")),
+            _bands("the dependency chains", "are handled correctly"),
+        ),
         "Parallelism and efficiency": (
             "parallelism_and_efficiency",
-            "how much work was redundant and how many independent steps were batched together", {
+            "how much work was redundant and how many independent steps were batched together",
+            {
                 "1-3": "over 70% of calls are redundant, or under 30% of independent steps ran together",
                 "4-6": "40-60% of calls are redundant, or 40-60% of independent steps ran together",
                 "7-8": "20-30% of calls are redundant and 70-80% of independent steps ran together",
-                "9-10": "under 10% of calls are redundant and 90% or more of independent steps ran together"}),
+                "9-10": "under 10% of calls are redundant and 90% or more of independent steps ran together",
+            },
+        ),
     },
 }
 SCORE_KEYS = [key for axis in RUBRIC.values() for key, _, _ in axis.values()]
-AXES = {"task_completion": ("task_fulfillment", "grounding"),
-        "tool_usage": ("tool_appropriateness", "parameter_accuracy"),
-        "planning_effectiveness": ("dependency_awareness", "parallelism_and_efficiency")}
+AXES = {
+    "task_completion": ("task_fulfillment", "grounding"),
+    "tool_usage": ("tool_appropriateness", "parameter_accuracy"),
+    "planning_effectiveness": ("dependency_awareness", "parallelism_and_efficiency"),
+}
 
-SYSTEM = ("You evaluate how well an AI agent carried out a multi-step task with tools from several MCP servers. "
-          "Score from evidence only; fluent or nicely formatted writing earns nothing by itself.")
+SYSTEM = (
+    "You evaluate how well an AI agent carried out a multi-step task with tools from several MCP servers. "
+    "Score from evidence only; fluent or nicely formatted writing earns nothing by itself."
+)
 
 USER = """## Task as the agent saw it (deliberately vague)
 {fuzzy_task}
@@ -123,7 +144,7 @@ def shuffled_rubric(rng: random.Random) -> str:
             key, measure, ranges = RUBRIC[axis][sub]
             lines = list(ranges.items())
             rng.shuffle(lines)
-            parts.append(f"{number}. {sub} (answer key \"{key}\"): {measure}.")
+            parts.append(f'{number}. {sub} (answer key "{key}"): {measure}.')
             parts.extend(f"   - {span}: {text}" for span, text in lines)
         parts.append("")
     return "\n".join(parts).rstrip()
@@ -143,12 +164,22 @@ def combine(parsed: list[dict[str, Any]]) -> dict[str, Any]:
     for axis, (a, b) in AXES.items():
         axes[axis] = None if scores[a] is None or scores[b] is None else (scores[a] + scores[b]) / 2 / 10
     present = [v for v in scores.values() if v is not None]
-    return {"scores": scores, "axes": axes,
-            "overall": sum(present) / len(present) / 10 if len(present) == len(SCORE_KEYS) else None}
+    return {
+        "scores": scores,
+        "axes": axes,
+        "overall": sum(present) / len(present) / 10 if len(present) == len(SCORE_KEYS) else None,
+    }
 
 
-async def judge_rubric(client: JudgeClient, *, task_id: str, values: dict[str, Any], runs: int = RUNS,
-                       seed: int = 0, template: Template | None = None) -> dict[str, Any]:
+async def judge_rubric(
+    client: JudgeClient,
+    *,
+    task_id: str,
+    values: dict[str, Any],
+    runs: int = RUNS,
+    seed: int = 0,
+    template: Template | None = None,
+) -> dict[str, Any]:
     """values: fuzzy_task, concrete_task, dependency_analysis, final_answer, rounds, trace, tools."""
     template = template or BUILTIN
     parsed, keys = [], []

@@ -31,8 +31,12 @@ class JudgeStore(Protocol):
 
 
 def exchange_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    canonical = json.dumps({"v": FORMAT_VERSION, "model": model, "messages": messages, "params": params},
-                           sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(
+        {"v": FORMAT_VERSION, "model": model, "messages": messages, "params": params},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -99,8 +103,9 @@ class LmdbStore:
                 self.path.mkdir(parents=True, exist_ok=True)
             elif not self.path.is_dir():
                 raise StoreError(f"no judge recordings at {self.path}")
-            self._env = lmdb.open(str(self.path), map_size=map_size, max_dbs=2, subdir=True,
-                                  readonly=readonly, lock=not readonly)
+            self._env = lmdb.open(
+                str(self.path), map_size=map_size, max_dbs=2, subdir=True, readonly=readonly, lock=not readonly
+            )
             self._db = self._env.open_db(b"judge", create=not readonly)
         except lmdb.Error as exc:
             raise StoreError(f"cannot open judge recordings {self.path}: {exc}") from None

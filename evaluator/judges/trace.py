@@ -61,8 +61,9 @@ def render_calls(calls: Sequence[Mapping[str, Any]], arg_limit: int = 300) -> st
     """MCPEval-style {"tool_name", "tool_parameters"} calls, one per line."""
     if not calls:
         return "(no tool calls)"
-    return "\n".join(f"{i}. {c['tool_name']}({_short_json(c.get('tool_parameters'), arg_limit)})"
-                     for i, c in enumerate(calls, 1))
+    return "\n".join(
+        f"{i}. {c['tool_name']}({_short_json(c.get('tool_parameters'), arg_limit)})" for i, c in enumerate(calls, 1)
+    )
 
 
 def _time(value: Any) -> float | None:

@@ -13,7 +13,8 @@ from typing import Any
 
 from mcpgw.evaluator.agentbench import CATEGORIES
 from mcpgw.evaluator.report import charts
-from mcpgw.evaluator.report.tables import Section, all_sections, audit as audit_section, audit_examples, cell, plural
+from mcpgw.evaluator.report.tables import Section, all_sections, audit_examples, cell, plural
+from mcpgw.evaluator.report.tables import audit as audit_section
 
 MAX_TOOL_BARS = 40
 
@@ -51,8 +52,9 @@ def _table(section: Section) -> str:
                     cls += " bad" if good < 0.5 else (" warn" if good < 0.9 else "")
                 cells.append(f'<td class="{cls.strip()}">{escape(cell(value, kind))}</td>')
             body.append("<tr>" + "".join(cells) + "</tr>")
-        parts.append(f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-                     f"<tbody>{''.join(body)}</tbody></table></div>")
+        parts.append(
+            f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+        )
     if section.notes:
         parts.append('<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in section.notes) + "</ul>")
     return "\n".join(parts)
@@ -61,8 +63,10 @@ def _table(section: Section) -> str:
 def tool_validity_chart(audit: Mapping[str, Any]) -> str:
     known = [t for t in audit["tools"] if t["known"] and t["calls"]]
     known.sort(key=lambda t: (t["validity"], -t["calls"], t["server"], t["tool"]))
-    rows = [(f"{t['server']}/{t['tool']}", t["validity"], f"of {plural(t['calls'], 'call')}{_near(t['near_misses'])}")
-            for t in known[:MAX_TOOL_BARS]]
+    rows = [
+        (f"{t['server']}/{t['tool']}", t["validity"], f"of {plural(t['calls'], 'call')}{_near(t['near_misses'])}")
+        for t in known[:MAX_TOOL_BARS]
+    ]
     title = "Per-tool argument validity (share of calls passing the input schema), worst first"
     if len(known) > MAX_TOOL_BARS:
         title += f" - {MAX_TOOL_BARS} of {len(known)} tools"
@@ -74,8 +78,12 @@ def _near(count: int) -> str:
 
 
 def server_chart(servers: Mapping[str, Any]) -> str:
-    rows = [(name, s["success"], f"of {plural(s['calls'], 'call')}") for name, s in
-            sorted(servers.items(), key=lambda kv: (kv[1]["success"] if kv[1]["success"] is not None else 2, kv[0]))]
+    rows = [
+        (name, s["success"], f"of {plural(s['calls'], 'call')}")
+        for name, s in sorted(
+            servers.items(), key=lambda kv: (kv[1]["success"] if kv[1]["success"] is not None else 2, kv[0])
+        )
+    ]
     return charts.hbars(rows, "Per-server success (calls that returned without error)")
 
 
@@ -86,8 +94,13 @@ def score_charts(report: Mapping[str, Any]) -> list[str]:
         present = [c for c in CATEGORIES if any(c in r["summary"]["categories"] for r in agent.values())]
         present += sorted({c for r in agent.values() for c in r["summary"]["categories"] if c not in CATEGORIES})
         groups = present + ["overall"]
-        series = [(model, [r["summary"]["categories"].get(c, {}).get("pass_rate") for c in present]
-                   + [r["summary"]["pass_rate"]]) for model, r in agent.items()]
+        series = [
+            (
+                model,
+                [r["summary"]["categories"].get(c, {}).get("pass_rate") for c in present] + [r["summary"]["pass_rate"]],
+            )
+            for model, r in agent.items()
+        ]
         out.append(charts.grouped(groups, series, "MCP-AgentBench pass rate per model and category"))
     rules = report.get("mcpbench_rules")
     if rules:
@@ -100,8 +113,11 @@ def score_charts(report: Mapping[str, Any]) -> list[str]:
     if judged:
         axes = ["task_completion", "tool_usage", "planning_effectiveness", "overall"]
         series = [(model, [r["mean"][a] for a in axes]) for model, r in judged.items()]
-        out.append(charts.grouped([a.replace("_", " ") for a in axes], series, "MCP-Bench LLM judge per model",
-                                  as_percent=False))
+        out.append(
+            charts.grouped(
+                [a.replace("_", " ") for a in axes], series, "MCP-Bench LLM judge per model", as_percent=False
+            )
+        )
     matching = report.get("mcpeval_match")
     if matching:
         groups = ["strict success", "flexible success", "strict score", "flexible score"]
@@ -115,20 +131,29 @@ def score_charts(report: Mapping[str, Any]) -> list[str]:
     judgements = report.get("mcpeval_judge")
     if judgements:
         series = [(model, [r["mean"]["trajectory"], r["mean"]["completion"]]) for model, r in judgements.items()]
-        out.append(charts.grouped(["trajectory", "completion"], series, "MCPEval LLM judger per model",
-                                  as_percent=False))
+        out.append(
+            charts.grouped(["trajectory", "completion"], series, "MCPEval LLM judger per model", as_percent=False)
+        )
     return [c for c in out if c]
 
 
 def _page(title: str, body: list[str], subtitle: str) -> str:
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{escape(title)}</title>"
-            f"<style>{CSS}</style></head><body>\n<h1>{escape(title)}</h1><p class=\"meta\">{escape(subtitle)}</p>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{escape(title)}</title>'
+        f'<style>{CSS}</style></head><body>\n<h1>{escape(title)}</h1><p class="meta">{escape(subtitle)}</p>\n'
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
 
 
-SOURCE_COLOURS = {"recorded": "#2e7d32", "equivalent": "#66bb6a", "live": "#1565c0", "simulated": "#ef6c00",
-                  "missed": "#9e9e9e"}
+SOURCE_COLOURS = {
+    "recorded": "#2e7d32",
+    "equivalent": "#66bb6a",
+    "live": "#1565c0",
+    "simulated": "#ef6c00",
+    "missed": "#9e9e9e",
+}
 
 
 def provenance_chart(data: Mapping[str, Any]) -> str:
@@ -136,14 +161,21 @@ def provenance_chart(data: Mapping[str, Any]) -> str:
     rows = []
     for run_id, row in data["tasks"].items():
         total = row["answered"] or 1
-        parts = "".join(f'<span title="{escape(name)}: {n}" style="display:inline-block;height:12px;width:{300 * n / total:.1f}px;'
-                        f'background:{SOURCE_COLOURS.get(name, "#555")}"></span>' for name, n in row["sources"].items())
+        parts = "".join(
+            f'<span title="{escape(name)}: {n}" style="display:inline-block;height:12px;width:{300 * n / total:.1f}px;'
+            f'background:{SOURCE_COLOURS.get(name, "#555")}"></span>'
+            for name, n in row["sources"].items()
+        )
         mark = " &#9888;" if row["over_max"] else ""
-        rows.append(f"<tr><td>{escape(run_id)}{mark}</td><td>{parts}</td><td>{100 * row['simulated_share']:.0f}% "
-                    "simulated</td></tr>")
+        rows.append(
+            f"<tr><td>{escape(run_id)}{mark}</td><td>{parts}</td><td>{100 * row['simulated_share']:.0f}% "
+            "simulated</td></tr>"
+        )
     legend = " ".join(f'<span style="color:{c}">&#9632;</span> {escape(n)}' for n, c in SOURCE_COLOURS.items())
-    return (f"<h3>Where each task's tool answers came from</h3><p>{legend}</p>"
-            f"<table class=\"provenance\">{''.join(rows)}</table>")
+    return (
+        f"<h3>Where each task's tool answers came from</h3><p>{legend}</p>"
+        f'<table class="provenance">{"".join(rows)}</table>'
+    )
 
 
 def html_report(report: Mapping[str, Any]) -> str:
@@ -170,6 +202,7 @@ def html_audit(audit: Mapping[str, Any]) -> str:
     totals = audit["totals"]
     unknown = totals.get("unknown_name_calls", 0)
     known = totals["calls"]
-    subtitle = (f"{known:,} call{'' if known == 1 else 's'} to known tools"
-                + (f", {unknown:,} to unknown names (listed as such)" if unknown else ""))
+    subtitle = f"{known:,} call{'' if known == 1 else 's'} to known tools" + (
+        f", {unknown:,} to unknown names (listed as such)" if unknown else ""
+    )
     return _page("Per-tool call-validity audit", body, subtitle)

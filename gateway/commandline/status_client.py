@@ -21,8 +21,9 @@ def fetch_status(base: str, token: str | None) -> dict[str, Any]:
         response = httpx.get(gateway_base(base) + "/status", timeout=5, headers=headers)
         if response.status_code == 401:  # a gateway is answering: it wants (another) token, not starting
             problem = "refused the bearer token given" if token else "needs a bearer token"
-            raise GatewayError(f"the gateway at {base} {problem}: pass its token with --auth-token-env VAR "
-                               "(or --auth-token-file FILE)")
+            raise GatewayError(
+                f"the gateway at {base} {problem}: pass its token with --auth-token-env VAR (or --auth-token-file FILE)"
+            )
         response.raise_for_status()
         status: dict[str, Any] = response.json()
         return status

@@ -21,7 +21,9 @@ class Stable:
     def __init__(self, result: dict[str, Any]) -> None:
         self.result = result
         self.digest = result_digest(result)
-        self.plain_text: bytes | None = None  # its answer's JSON in the plain shape, once made (gateway.endpoints.fast_path)
+        self.plain_text: bytes | None = (
+            None  # its answer's JSON in the plain shape, once made (gateway.endpoints.fast_path)
+        )
 
 
 _INDEX: dict[int, weakref.ref[Stable]] = {}

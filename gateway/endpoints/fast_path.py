@@ -38,12 +38,11 @@ from mcp_types import methods as _methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from mcpgw.gateway.sessions import sdk_adapter
-
 from mcpgw.gateway.encoding import result_memo
 from mcpgw.gateway.encoding.json_text import compact
-from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, plainly_valid
+from mcpgw.gateway.sessions import sdk_adapter
 from mcpgw.gateway.sessions.request_context import RequestContext
+from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, plainly_valid
 from mcpgw.gateway.sessions.sessions import SessionTable
 
 if TYPE_CHECKING:
@@ -84,8 +83,15 @@ class FastPath:
         await _send_json(send, await self.answer(call, ctx.inflight), call.session_id)
         return True
 
-    def prepare(self, transport: Any, named: str | None, message: dict[str, Any], request: Any,
-                heads: Any = None, kept: HeadDecisions | None = None) -> HotCall | None:
+    def prepare(
+        self,
+        transport: Any,
+        named: str | None,
+        message: dict[str, Any],
+        request: Any,
+        heads: Any = None,
+        kept: HeadDecisions | None = None,
+    ) -> HotCall | None:
         """The request as the fast path would answer it, or None when it does not qualify (nothing has run).
         `named`: the session id the request names (its header). Also what the hot lane (gateway.endpoints.hot_lane) asks
         before it answers a request at the HTTP protocol;
@@ -105,8 +111,9 @@ class FastPath:
         if plain is None:  # decided once per session: what initialize settled does not change
             if session.client_params is None:
                 return None  # not initialized yet: the SDK answers as it does
-            plain = entry.plain = (session.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
-                                   and not _accepts_server_requests(session))
+            plain = entry.plain = (
+                session.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS and not _accepts_server_requests(session)
+            )
         if not plain:
             return None
         version = session.protocol_version
@@ -186,8 +193,9 @@ class FastPath:
 
         # A layer of ours says when it has nothing to do here (`on_fast_path`): left out of the chain, it costs
         # nothing (a layer costs two coroutines a call); a layer that does not say is always in.
-        layers = [layer for layer in middleware
-                  if (needed := getattr(layer, "on_fast_path", None)) is None or needed(method)]
+        layers = [
+            layer for layer in middleware if (needed := getattr(layer, "on_fast_path", None)) is None or needed(method)
+        ]
         stable = not layers  # no layer reads the handler's result: a replayed one may stand as its answer's JSON
 
         async def inner(ctx: FastContext) -> dict[str, Any] | bytes:
@@ -207,6 +215,7 @@ class FastPath:
 
 class HotCall(NamedTuple):
     """A request the fast path answers: what `prepare` checked, for `answer`."""
+
     method: str
     params: Any
     request_id: Any
@@ -234,8 +243,16 @@ class FastContext:
 
     __slots__ = ("method", "params", "request_id", "protocol_version", "request", "connection", "meta", "kept")
 
-    def __init__(self, method: str, params: Any, request_id: Any, version: str, request: Any, connection: Any,
-                 kept: HeadDecisions | None = None) -> None:
+    def __init__(
+        self,
+        method: str,
+        params: Any,
+        request_id: Any,
+        version: str,
+        request: Any,
+        connection: Any,
+        kept: HeadDecisions | None = None,
+    ) -> None:
         self.method = method
         self.params = params
         self.request_id = request_id
@@ -263,7 +280,9 @@ class _FastSession:
 
     async def send_request(self, *args: Any, **kwargs: Any) -> Any:
         # Only sessions that declared no sampling/elicitation/roots come here.
-        raise MCPError(code=types.METHOD_NOT_FOUND, message="the client declared no capability to answer server requests")
+        raise MCPError(
+            code=types.METHOD_NOT_FOUND, message="the client declared no capability to answer server requests"
+        )
 
     async def report_progress(self, *args: Any, **kwargs: Any) -> None:
         return None  # requests asking for progress never take the fast path
@@ -290,8 +309,11 @@ def _qualifies(message: Any) -> bool:
     if not isinstance(params, dict):
         return False
     meta = params.get("_meta")
-    if meta is not None and (not isinstance(meta, dict) or "progressToken" in meta
-                             or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)):
+    if meta is not None and (
+        not isinstance(meta, dict)
+        or "progressToken" in meta
+        or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)
+    ):
         return False
     return True
 
@@ -306,15 +328,15 @@ def cancelled(request_id: Any) -> bytes:
     return _envelope(request_id, "error", {"code": REQUEST_CANCELLED, "message": "Request cancelled"})
 
 
-
-
 def _envelope(request_id: Any, kind: str, payload: Any) -> bytes:
     return compact({"jsonrpc": "2.0", "id": request_id, kind: payload}).encode()
 
 
 def _enveloped(request_id: Any, result_text: bytes) -> bytes:
     """`_envelope(request_id, "result", result)` for a result whose JSON is `result_text`: the same bytes."""
-    written = b"%d" % request_id if type(request_id) is int else compact(request_id).encode()  # an int: as JSON writes it
+    written = (
+        b"%d" % request_id if type(request_id) is int else compact(request_id).encode()
+    )  # an int: as JSON writes it
     return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (written, result_text)
 
 
@@ -332,9 +354,15 @@ def _stable_text(server: Any, method: str, version: str, result: Any) -> bytes |
 
 
 async def _send_json(send: Any, body: bytes, session_id: str) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": [
-        (b"content-length", str(len(body)).encode()),
-        (b"content-type", b"application/json"),
-        (MCP_SESSION_ID_HEADER.encode(), session_id.encode()),
-    ]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-length", str(len(body)).encode()),
+                (b"content-type", b"application/json"),
+                (MCP_SESSION_ID_HEADER.encode(), session_id.encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

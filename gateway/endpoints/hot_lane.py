@@ -40,17 +40,16 @@ from typing import Any, Final, NamedTuple
 import anyio
 from starlette.requests import Request
 
-from mcpgw.gateway.runtime import eager
-
-from mcpgw.gateway.sessions import sdk_adapter
+from mcpgw.gateway.endpoints.fast_path import HOT_METHODS, FastPath, HeadDecisions, HotCall, cancelled
+from mcpgw.gateway.endpoints.transport import AnswerPolicy
 from mcpgw.gateway.http.commit_batch import Batch
-from mcpgw.gateway.endpoints.fast_path import HOT_METHODS, FastPath, HotCall, HeadDecisions, cancelled
+from mcpgw.gateway.http.repeat_head import RepeatHead
+from mcpgw.gateway.runtime import eager
+from mcpgw.gateway.sessions import sdk_adapter
 from mcpgw.gateway.sessions.pipeline_verdicts import DECLINED, HotHead, verdicts
 from mcpgw.gateway.sessions.request_context import CONTEXT, RequestContext
-from mcpgw.gateway.http.repeat_head import RepeatHead
 from mcpgw.gateway.sessions.request_ids import InflightIds
 from mcpgw.gateway.sessions.sessions import Session, SessionAdmission, hold, release
-from mcpgw.gateway.endpoints.transport import AnswerPolicy
 
 
 def enabled() -> bool:
@@ -60,6 +59,7 @@ def enabled() -> bool:
 @dataclass(slots=True)
 class Ready:
     """A request the hot lane answers, and what it holds while it does."""
+
     call: HotCall
     session: Session
     transport: Any
@@ -68,9 +68,20 @@ class Ready:
 
 
 class HotLane:
-    def __init__(self, *, path: str, fast: FastPath, policy: AnswerPolicy, layers: list[Any], max_body: int,
-                 admission: SessionAdmission, ids: InflightIds, manager: Any,
-                 worker: int | None = None, at_once: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        *,
+        path: str,
+        fast: FastPath,
+        policy: AnswerPolicy,
+        layers: list[Any],
+        max_body: int,
+        admission: SessionAdmission,
+        ids: InflightIds,
+        manager: Any,
+        worker: int | None = None,
+        at_once: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.path = path
         self.max_body = max_body  # the most body the HTTP protocol holds back for the lane (the guard's cap)
         self.at_once = at_once  # whether a call is answered without waiting (the router's `answers_at_once`)
@@ -97,12 +108,21 @@ class HotLane:
     def candidate(self, url: bytes, headers: list[tuple[bytes, bytes]]) -> bool:
         """From the request head alone: worth holding the body for (a POST is assumed)."""
         path = url.partition(b"?")[0]
-        if not self.open or not (path == self.raw_path or (path.startswith(b"/servers/") and path.endswith(self.raw_path))):
+        if not self.open or not (
+            path == self.raw_path or (path.startswith(b"/servers/") and path.endswith(self.raw_path))
+        ):
             return False
         return any(name == b"mcp-session-id" for name, _ in headers)
 
-    def prepare(self, url: bytes, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
-                repeat: RepeatHead | None = None) -> Ready | None:
+    def prepare(
+        self,
+        url: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        client: Any,
+        server: Any,
+        repeat: RepeatHead | None = None,
+    ) -> Ready | None:
         """The request, if every layer would pass it untouched to the fast path; None otherwise. `repeat`: the
         head it repeats (gateway.http.repeat_head), read without the parser, whose verdicts on the head are kept with
         it; declined, it is read again the usual way (and counted then)."""
@@ -135,11 +155,22 @@ class HotLane:
         if head.path != self.path:  # the endpoint the fast path serves, as the layers leave the path
             return None
         heads = _HeaderView([(name, value) for name, value in headers if name != b"content-length"])
-        return _Head(ctx.headers, query, ctx.session_id, self.path, self.raw_path, head.server, head.endpoint, heads,
-                     HeadDecisions(head.server), head)
+        return _Head(
+            ctx.headers,
+            query,
+            ctx.session_id,
+            self.path,
+            self.raw_path,
+            head.server,
+            head.endpoint,
+            heads,
+            HeadDecisions(head.server),
+            head,
+        )
 
-    def _prepare(self, head: _Head, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any,
-                 length: str | None) -> Ready | None:
+    def _prepare(
+        self, head: _Head, headers: list[tuple[bytes, bytes]], body: bytes, client: Any, server: Any, length: str | None
+    ) -> Ready | None:
         message = None  # parsed by the layer that parses bodies (the guard), then judged by the others
         for verdict in self.body_verdicts:
             message = verdict(head.offered, body, message)
@@ -175,11 +206,23 @@ class HotLane:
                 decoded["content-length"] = length
             ctx = RequestContext(decoded, head.query, head.server, head.endpoint)
             ctx.message = message
-            request = Request({
-                "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                "method": "POST", "scheme": "http", "path": head.path, "raw_path": head.raw_path,
-                "query_string": head.query, "root_path": "", "headers": headers, "client": client, "server": server,
-                CONTEXT: ctx})
+            request = Request(
+                {
+                    "type": "http",
+                    "asgi": {"version": "3.0", "spec_version": "2.3"},
+                    "http_version": "1.1",
+                    "method": "POST",
+                    "scheme": "http",
+                    "path": head.path,
+                    "raw_path": head.raw_path,
+                    "query_string": head.query,
+                    "root_path": "",
+                    "headers": headers,
+                    "client": client,
+                    "server": server,
+                    CONTEXT: ctx,
+                }
+            )
         call = self.fast.prepare(transport, session_id, message, request, head.heads, head.kept)
         if call is None:
             return None
@@ -239,6 +282,7 @@ class HotLane:
 
 class _Head(NamedTuple):
     """What the lane decided from a request's head (kept with a repeated head: gateway.http.repeat_head)."""
+
     decoded: dict[str, str]  # the headers, decoded as gateway.sessions.request_context decodes them
     query: bytes
     session_id: str
@@ -273,6 +317,7 @@ class _HeaderView:
     repeated name, as Starlette's), from the raw list, without building Starlette's `Headers`. Kept with the
     lane's verdicts on a head (gateway.http.repeat_head), so read once per name for all the requests repeating it:
     made without Content-Length, the one header a repeat changes (the checks read Accept and Content-Type)."""
+
     __slots__ = ("_raw", "_read", "ok")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:

@@ -23,34 +23,38 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcpgw.gateway import __version__
-
-from mcpgw.gateway.http import connection_handoff, worker_routing
-
 from mcpgw.gateway.endpoints import hot_lane, per_server, router_api
 from mcpgw.gateway.endpoints import sse as sse_module
-from mcpgw.gateway.sessions.client_identity import ClientIdentity
+from mcpgw.gateway.endpoints.fast_path import FastPath
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
-from mcpgw.gateway.http.http_head_limits import HeadLimitsProtocol
-from mcpgw.gateway.http.hot_protocol import HotLaneProtocol
-from mcpgw.gateway.http.http_timeouts import HeaderDeadlineProtocol
 from mcpgw.gateway.endpoints.pipeline import Layer, assemble
-from mcpgw.gateway.sessions.request_ids import InflightIds
-from mcpgw.gateway.routing.router import Router
-from mcpgw.gateway.sessions.sdk_adapter import GatewaySessionManager
-from mcpgw.gateway.runtime.secrets import scrub
-from mcpgw.gateway.sessions.sessions import SessionAdmission, SessionLimits
 from mcpgw.gateway.endpoints.sse import SseEndpoints
 from mcpgw.gateway.endpoints.sse_streams import StreamTable
-from mcpgw.gateway.http.stopping import exit_now
-from mcpgw.gateway.endpoints.fast_path import FastPath
 from mcpgw.gateway.endpoints.transport import AnswerPolicy, transport_factory
+from mcpgw.gateway.http import connection_handoff, worker_routing
+from mcpgw.gateway.http.hot_protocol import HotLaneProtocol
+from mcpgw.gateway.http.http_head_limits import HeadLimitsProtocol
+from mcpgw.gateway.http.http_timeouts import HeaderDeadlineProtocol
+from mcpgw.gateway.http.stopping import exit_now
 from mcpgw.gateway.http.write_coalescing import CoalescedWritesProtocol
+from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.runtime.secrets import scrub
+from mcpgw.gateway.sessions.client_identity import ClientIdentity
+from mcpgw.gateway.sessions.request_ids import InflightIds
+from mcpgw.gateway.sessions.sdk_adapter import GatewaySessionManager
+from mcpgw.gateway.sessions.sessions import SessionAdmission, SessionLimits
 
 SHUTDOWN_GRACE = 5.0  # seconds in-flight HTTP requests get to finish at shutdown
 
 
-def endpoint_layers(router: Router, limits: SessionLimits, path: str, sessions: Any, default_run: str,
-                    workers: worker_routing.Workers | None) -> list[Layer]:
+def endpoint_layers(
+    router: Router,
+    limits: SessionLimits,
+    path: str,
+    sessions: Any,
+    default_run: str,
+    workers: worker_routing.Workers | None,
+) -> list[Layer]:
     """The MCP endpoint's pipeline, outermost first; the SDK's session manager is behind the last."""
     return [
         # each lane reaches the one worker that owns it (the owner admits its sessions)
@@ -71,9 +75,18 @@ def outer_layers(guard: GuardPolicy, endpoints: tuple[str, ...]) -> list[Layer]:
 
 
 def build_http_app(
-    router: Router, server: Server[Any], host: str, path: str = "/mcp", on_shutdown: Callable[[], None] | None = None,
-    response_mode: str = "adaptive", routes: list[Route] | None = None, *, guard: GuardPolicy | None = None,
-    limits: SessionLimits | None = None, workers: worker_routing.Workers | None = None, default_run: str = "default",
+    router: Router,
+    server: Server[Any],
+    host: str,
+    path: str = "/mcp",
+    on_shutdown: Callable[[], None] | None = None,
+    response_mode: str = "adaptive",
+    routes: list[Route] | None = None,
+    *,
+    guard: GuardPolicy | None = None,
+    limits: SessionLimits | None = None,
+    workers: worker_routing.Workers | None = None,
+    default_run: str = "default",
 ) -> Any:
     """The Starlette app behind its pipeline."""
     guard = guard or GuardPolicy(allowed_hosts=default_allowed_hosts(host), mcp_path=path)
@@ -84,16 +97,24 @@ def build_http_app(
     sessions = fast.sessions if fast is not None else {}
     # The fast path answers hot requests that get plain JSON; MCPGW_FAST_PATH=off is for side-by-side measurements.
     enabled = response_mode in ("adaptive", "json") and os.environ.get("MCPGW_FAST_PATH", "on") != "off"
-    policy = AnswerPolicy(mode=response_mode, fast_path=fast if enabled else None, sessions=sessions,
-                          mint_session_id=workers.mint_session_id if workers else None)
+    policy = AnswerPolicy(
+        mode=response_mode,
+        fast_path=fast if enabled else None,
+        sessions=sessions,
+        mint_session_id=workers.mint_session_id if workers else None,
+    )
     # Host/Origin are checked by the guard for every route; the SDK's own check would only repeat it.
     manager = GatewaySessionManager(
-        app=server, json_response=response_mode == "json", session_idle_timeout=limits.idle_timeout,
-        max_request_body_size=guard.max_body, max_sessions=limits.max_sessions + 64,
+        app=server,
+        json_response=response_mode == "json",
+        session_idle_timeout=limits.idle_timeout,
+        max_request_body_size=guard.max_body,
+        max_sessions=limits.max_sessions + 64,
         make_transport=transport_factory(policy),
     )
-    endpoint, layers = assemble(StreamableHTTPASGIApp(manager),
-                                endpoint_layers(router, limits, path, sessions, default_run, workers))
+    endpoint, layers = assemble(
+        StreamableHTTPASGIApp(manager), endpoint_layers(router, limits, path, sessions, default_run, workers)
+    )
     admission, ids, one_shot = layers[SessionAdmission], layers[InflightIds], layers[per_server.OneShot]
     routing = layers.get(worker_routing.WorkerRouting)
 
@@ -107,16 +128,31 @@ def build_http_app(
         sse_routes.append(Route(sse_path, route_app))
 
     def status_body() -> dict[str, Any]:
-        body = {**router.status(), "http": {
-            "sessions": admission.stats(), "refused": dict(outer[HttpGuard].refused), "one_shot": one_shot.served,
-            "duplicate_ids_rejected": ids.rejected, "colliding_ids_aliased": ids.aliased}}
+        body = {
+            **router.status(),
+            "http": {
+                "sessions": admission.stats(),
+                "refused": dict(outer[HttpGuard].refused),
+                "one_shot": one_shot.served,
+                "duplicate_ids_rejected": ids.rejected,
+                "colliding_ids_aliased": ids.aliased,
+            },
+        }
         if fast is not None:  # hot requests answered by the fast path, and those it left to the SDK
             body["fast_path"] = {"enabled": policy.fast_path is fast, "served": fast.served, "declined": fast.declined}
         if hot is not None:  # of those, answered at the HTTP protocol (gateway.endpoints.hot_lane)
-            body["hot_lane"] = {"served": hot.served, "declined": hot.declined, "at_once": hot.started_at_once,
-                                "repeated_heads": hot.repeated_heads}
+            body["hot_lane"] = {
+                "served": hot.served,
+                "declined": hot.declined,
+                "at_once": hot.started_at_once,
+                "repeated_heads": hot.repeated_heads,
+            }
         if routing is not None:  # this worker's view: --workers N answers /status from whichever worker is reached
-            body["worker"] = {"index": routing.workers.index, "count": routing.workers.count, "forwarded": routing.forwarded}
+            body["worker"] = {
+                "index": routing.workers.index,
+                "count": routing.workers.count,
+                "forwarded": routing.forwarded,
+            }
         return scrub(body)
 
     async def status(_: Request) -> JSONResponse:
@@ -143,19 +179,27 @@ def build_http_app(
                 on_shutdown()
 
     # mcprouter's REST API (/v1/list-servers ...): beside the model routes under /v1, no path shared.
-    api = router_api.RouterApi(router, default_run).routes(
-        mint=workers.mint_identity if workers else None)
+    api = router_api.RouterApi(router, default_run).routes(mint=workers.mint_identity if workers else None)
     if workers is not None:  # a call's lane lives in the worker that owns it, as on /mcp
         api = [Route(r.path, worker_routing.WorkerRouting(r.app, workers), methods=list(r.methods or ())) for r in api]
     extra = list(routes or [])
     if workers is not None:
         # /v1 replay ties an untagged client to the first recorded conversation no other client follows
         # yet: a choice over all clients, so one worker (the first) makes it, as one process would.
-        extra = [Route(r.path, worker_routing.WorkerRouting(r.app, workers, everything_to=0), methods=list(r.methods or ()))
-                 for r in extra]
+        extra = [
+            Route(r.path, worker_routing.WorkerRouting(r.app, workers, everything_to=0), methods=list(r.methods or ()))
+            for r in extra
+        ]
     app = Starlette(
-        routes=[Route(path, endpoint=endpoint), Route("/status", status), Route("/healthz", healthz),
-                Route("/readyz", readyz), *sse_routes, *api, *extra],
+        routes=[
+            Route(path, endpoint=endpoint),
+            Route("/status", status),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            *sse_routes,
+            *api,
+            *extra,
+        ],
         lifespan=lifespan,
     )
     wrapped, outer = assemble(app, outer_layers(guard, (path, sse_module.STREAM, sse_module.MESSAGES)))
@@ -163,17 +207,25 @@ def build_http_app(
     if policy.fast_path is not None and hot_lane.enabled():
         # What the HTTP protocol answers itself (gateway.http.hot_protocol); serve_http hands it over.
         assert fast is not None  # policy.fast_path is it
-        wrapped.hot_lane = hot = hot_lane.HotLane(path=path, fast=fast, policy=policy,
-                                                  layers=[*outer.values(), *layers.values()], max_body=guard.max_body,
-                                                  admission=admission, ids=ids, manager=manager,
-                                                  worker=workers.index if workers is not None else None,
-                                                  at_once=lambda: router.answers_at_once)
+        wrapped.hot_lane = hot = hot_lane.HotLane(
+            path=path,
+            fast=fast,
+            policy=policy,
+            layers=[*outer.values(), *layers.values()],
+            max_body=guard.max_body,
+            admission=admission,
+            ids=ids,
+            manager=manager,
+            worker=workers.index if workers is not None else None,
+            at_once=lambda: router.answers_at_once,
+        )
     return wrapped
 
 
 def build_model_app(routes: list[Route], guard: GuardPolicy) -> Any:
     """The model routes alone (`routes`: the `/v1` and Azure routes `build_http_app` serves beside `/mcp`) behind the
     same guard (Host/Origin, token, model body limits), and `/healthz`: what `serve --stdio --port N` listens with."""
+
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "version": __version__})
 
@@ -199,8 +251,15 @@ def bound_port(uv_server: Any, asked: int) -> int:
     return asked
 
 
-async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int], None] | None = None,
-                     sockets: list[Any] | None = None, dealt: Any = None, stop: anyio.Event | None = None) -> None:
+async def serve_http(
+    app: Starlette,
+    host: str,
+    port: int,
+    ready: Callable[[int], None] | None = None,
+    sockets: list[Any] | None = None,
+    dealt: Any = None,
+    stop: anyio.Event | None = None,
+) -> None:
     """Serve on host:port, or on the given bound sockets (a worker: its private Unix socket), and on the
     connections the `--workers` parent deals on the channel `dealt` (`gateway.http.connection_handoff`), until
     `stop` is set (then shut down as on SIGTERM), if given."""
@@ -208,10 +267,20 @@ async def serve_http(app: Starlette, host: str, port: int, ready: Callable[[int]
 
     # Shutdown is bounded whatever clients do: requests get SHUTDOWN_GRACE seconds to finish, then are cancelled.
     lane = getattr(app, "hot_lane", None)
-    protocol = GatewayHttpProtocol if lane is None else type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"hot_lane": lane})
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", ws="none",
-                            # a number of seconds: uvicorn's annotation says int, its asyncio.wait_for takes a float
-                            http=protocol, timeout_graceful_shutdown=SHUTDOWN_GRACE)  # type: ignore[arg-type]
+    protocol = (
+        GatewayHttpProtocol if lane is None else type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"hot_lane": lane})
+    )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        ws="none",
+        # a number of seconds: uvicorn's annotation says int, its asyncio.wait_for takes a float
+        http=protocol,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )  # type: ignore[arg-type]
     up = anyio.Event()
 
     class Server(uvicorn.Server):

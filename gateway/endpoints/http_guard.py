@@ -35,11 +35,19 @@ from urllib.parse import parse_qs
 
 import anyio
 
+from mcpgw.gateway.encoding.json_messages import (  # noqa: F401
+    BOM,
+    MAX_DEPTH,
+    _encodable,
+    _shape_problem,
+    parse_json,
+    parse_message,
+    valid_id,
+)
 from mcpgw.gateway.errors.http_errors import replay_body, send_body, send_error, send_openai_error  # noqa: F401 - importers
-from mcpgw.gateway.encoding.json_messages import BOM, MAX_DEPTH, _encodable, _shape_problem, parse_json, parse_message, valid_id  # noqa: F401
+from mcpgw.gateway.http.stopping import answer_if_stopped
 from mcpgw.gateway.sessions.pipeline_verdicts import DECLINED, HotHead
 from mcpgw.gateway.sessions.request_context import context_of
-from mcpgw.gateway.http.stopping import answer_if_stopped
 
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 REFUSED = object()  # `HttpGuard.admits_body`: the guard would refuse, or read further
@@ -56,8 +64,13 @@ class GuardPolicy:
     # their own limits (--llm-max-body-bytes, --llm-body-timeout); refusals in OpenAI's shape.
     model_max_body: int = 4 * 1024 * 1024
     model_body_timeout: float = 120.0
-    open_paths: tuple[str, ...] = ("/healthz", "/readyz")  # probes (a load balancer's, k8s') carry no token; they say only up/ready
-    message_paths: tuple[str, ...] = ("/sse/messages",)  # other paths whose POSTs are JSON-RPC messages (gateway.endpoints.sse)
+    open_paths: tuple[str, ...] = (
+        "/healthz",
+        "/readyz",
+    )  # probes (a load balancer's, k8s') carry no token; they say only up/ready
+    message_paths: tuple[str, ...] = (
+        "/sse/messages",
+    )  # other paths whose POSTs are JSON-RPC messages (gateway.endpoints.sse)
     # REST routes whose clients read mcprouter's envelope {"code", "message"} (gateway.endpoints.router_api), not JSON-RPC
     envelope_paths: tuple[str, ...] = ()
 
@@ -116,9 +129,16 @@ _HOST_CHARS = re.compile(r"[a-z0-9._-]+")
 # on. Two of one name are refused, not guessed at: the SDK reads the first of a name, the gateway's context
 # the last, a proxy in front perhaps either (two session ids were answered on one session and logged under
 # the other's identity, so replayed from its lane; two Hosts or Origins pass one check and mean the other).
-_SINGLE_HEADERS = {b"host": "Host", b"origin": "Origin", b"authorization": "Authorization", b"api-key": "api-key",
-                   b"content-type": "Content-Type", b"mcp-session-id": "Mcp-Session-Id",
-                   b"mcp-protocol-version": "MCP-Protocol-Version", b"x-run-id": "X-Run-Id"}
+_SINGLE_HEADERS = {
+    b"host": "Host",
+    b"origin": "Origin",
+    b"authorization": "Authorization",
+    b"api-key": "api-key",
+    b"content-type": "Content-Type",
+    b"mcp-session-id": "Mcp-Session-Id",
+    b"mcp-protocol-version": "MCP-Protocol-Version",
+    b"x-run-id": "X-Run-Id",
+}
 
 
 def _duplicated_header_or_run(scope: Any) -> tuple[int, int, str] | None:
@@ -132,8 +152,11 @@ def _duplicated_header_or_run(scope: Any) -> tuple[int, int, str] | None:
             return 400, -32600, f"{len(runs)} run parameters in the query: send exactly one"
         header = next((value.decode("latin-1") for name, value in headers if name.lower() == b"x-run-id"), "")
         if runs and runs[0] and header and header != runs[0]:
-            return 400, -32600, (f"two runs named: ?run={runs[0]} and X-Run-Id: {header}: name one (or the same "
-                                 "in both)")
+            return (
+                400,
+                -32600,
+                (f"two runs named: ?run={runs[0]} and X-Run-Id: {header}: name one (or the same in both)"),
+            )
     seen: set[bytes] = set()
     for name, _ in headers:
         name = name.lower()
@@ -159,8 +182,12 @@ class HttpGuard:
         refusal = _duplicated_header_or_run(scope) or self._check_caller(headers, scope["path"])
         if refusal is not None:
             path = scope["path"]  # each front's clients are refused in the shape they parse
-            await self._refuse(send, *refusal, envelope=path in self.policy.envelope_paths,
-                               openai=self.policy.takes_model_requests(path) or path == "/v1/models")
+            await self._refuse(
+                send,
+                *refusal,
+                envelope=path in self.policy.envelope_paths,
+                openai=self.policy.takes_model_requests(path) or path == "/v1/models",
+            )
             return
         if scope["method"] == "POST" and self.policy.takes_model_requests(scope["path"]):
             await self._model_request(scope, receive, send, headers)
@@ -170,21 +197,35 @@ class HttpGuard:
                 envelope = scope["path"] in self.policy.envelope_paths
                 declared = headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > self.policy.max_body:
-                    await self._refuse(send, 413, -32600, f"request body of {declared} bytes is over the "
-                                       f"{self.policy.max_body}-byte limit", close=True, envelope=envelope,
-                                       drain=receive)
+                    await self._refuse(
+                        send,
+                        413,
+                        -32600,
+                        f"request body of {declared} bytes is over the {self.policy.max_body}-byte limit",
+                        close=True,
+                        envelope=envelope,
+                        drain=receive,
+                    )
                     return
                 body, problem = await self._read_body(receive)
                 if problem is not None:
-                    await self._refuse(send, *problem, close=True, envelope=envelope, drain=_drain_on_413(problem, receive))
+                    await self._refuse(
+                        send, *problem, close=True, envelope=envelope, drain=_drain_on_413(problem, receive)
+                    )
                     return
                 # Parsed here, strictly, once, for every REST route (their handlers read `posted_json`, never the bytes)
                 value, why = parse_json(body) if body.strip() else (None, None)
                 if why is not None:
                     json_type = headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
-                    await self._refuse(send, *((400, -32700, f"request body is not JSON (RFC 8259): {why}") if json_type
-                                               else (415, -32600, "Unsupported Media Type: Content-Type must be "
-                                                                  "application/json")), envelope=envelope)
+                    await self._refuse(
+                        send,
+                        *(
+                            (400, -32700, f"request body is not JSON (RFC 8259): {why}")
+                            if json_type
+                            else (415, -32600, "Unsupported Media Type: Content-Type must be application/json")
+                        ),
+                        envelope=envelope,
+                    )
                     return
                 context_of(scope).message = value
                 receive = replay_body(body, receive)
@@ -204,7 +245,7 @@ class HttpGuard:
             return
         context_of(scope).message = message
         if body.startswith(BOM):  # accepted here (as over stdio): the SDK's own parser is handed what we parsed
-            body = body[len(BOM):]
+            body = body[len(BOM) :]
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, message)
 
     def admits_head(self, scope: Any, headers: dict[str, str]) -> bool:
@@ -213,7 +254,11 @@ class HttpGuard:
         own answer. The same for a repeated head (gateway.http.repeat_head)."""
         if not self.policy.takes_messages(scope["path"]) or scope["path"] in self.policy.open_paths:
             return False
-        return not (_duplicated_header_or_run(scope) or self._check_caller(headers, scope["path"]) or self._message_head(headers))
+        return not (
+            _duplicated_header_or_run(scope)
+            or self._check_caller(headers, scope["path"])
+            or self._message_head(headers)
+        )
 
     def hot_head(self, head: HotHead) -> bool:
         return self.admits_head({"path": head.path, "query_string": head.query, "headers": head.headers}, head.decoded)
@@ -273,7 +318,11 @@ class HttpGuard:
         declared = headers.get("content-length", "")
         problem: tuple[int, int, str] | None = None
         if declared.isdigit() and int(declared) > limit:
-            problem = (413, 0, f"request body of {declared} bytes is over the {limit}-byte limit (--llm-max-body-bytes)")
+            problem = (
+                413,
+                0,
+                f"request body of {declared} bytes is over the {limit}-byte limit (--llm-max-body-bytes)",
+            )
             body = b""
         else:
             body, problem = await self._read_body(receive, limit, self.policy.model_body_timeout)
@@ -283,14 +332,16 @@ class HttpGuard:
             problem = None if why is None else (400, 0, f"request body is not JSON (RFC 8259): {why}")
         if problem is not None:
             self.refused[str(problem[0])] = self.refused.get(str(problem[0]), 0) + 1
-            await send_openai_error(send, problem[0], problem[2], close=problem[0] != 400,
-                                    drain=_drain_on_413(problem, receive))
+            await send_openai_error(
+                send, problem[0], problem[2], close=problem[0] != 400, drain=_drain_on_413(problem, receive)
+            )
             return
         context_of(scope).message = value
         await answer_if_stopped(self.app, scope, replay_body(body, receive), send, None, model=True)
 
-    async def _read_body(self, receive: Any, limit: int | None = None,
-                         timeout: float | None = None) -> tuple[bytes, tuple[int, int, str] | None]:
+    async def _read_body(
+        self, receive: Any, limit: int | None = None, timeout: float | None = None
+    ) -> tuple[bytes, tuple[int, int, str] | None]:
         chunks: list[bytes] = []
         size = 0
         limit = self.policy.max_body if limit is None else limit
@@ -310,8 +361,18 @@ class HttpGuard:
         assert deadline.cancelled_caught
         return b"", (408, -32600, f"request body not received within {timeout:g} s")
 
-    async def _refuse(self, send: Any, status: int, code: int, message: str, *, close: bool = False,
-                      envelope: bool = False, openai: bool = False, drain: Any = None) -> None:
+    async def _refuse(
+        self,
+        send: Any,
+        status: int,
+        code: int,
+        message: str,
+        *,
+        close: bool = False,
+        envelope: bool = False,
+        openai: bool = False,
+        drain: Any = None,
+    ) -> None:
         self.refused[str(status)] = self.refused.get(str(status), 0) + 1
         extra = [(b"www-authenticate", b"Bearer")] if status == 401 else None
         if openai:
@@ -347,7 +408,11 @@ def load_token(env_name: str | None, token_file: str | None) -> str | None:
             raise GatewayError(f"--auth-token-env {env_name}: the environment variable is not set or empty")
     elif token_file:
         try:
-            token = Path(token_file).read_text(encoding="utf-8").strip().splitlines()[0].strip() if Path(token_file).stat().st_size else ""
+            token = (
+                Path(token_file).read_text(encoding="utf-8").strip().splitlines()[0].strip()
+                if Path(token_file).stat().st_size
+                else ""
+            )
         except (OSError, UnicodeDecodeError, IndexError) as exc:
             raise GatewayError(f"--auth-token-file {token_file}: cannot read a token from it ({exc})") from None
         if not token:
@@ -364,5 +429,7 @@ def check_exposure(host: str, token: str | None) -> None:
     from mcpgw.gateway.errors.tree import GatewayError
 
     if token is None and not is_loopback(host):
-        raise GatewayError(f"--host {host} is reachable from other machines; require a bearer token with "
-                           "--auth-token-env VAR or --auth-token-file FILE (see README, Security)")
+        raise GatewayError(
+            f"--host {host} is reachable from other machines; require a bearer token with "
+            "--auth-token-env VAR or --auth-token-file FILE (see README, Security)"
+        )

@@ -29,14 +29,14 @@ from urllib.parse import unquote
 
 from starlette.requests import Request
 
-from mcpgw.gateway.errors.tree import GatewayError
-from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, params_problem
 from mcpgw.gateway.errors.http_errors import send_error
-from mcpgw.gateway.sessions.run_paths import PREFIX, split_run
-from mcpgw.gateway.sessions.pipeline_verdicts import HotHead
-from mcpgw.gateway.sessions.request_context import context_of, of_request
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.runtime.secrets import scrub
+from mcpgw.gateway.sessions.pipeline_verdicts import HotHead
+from mcpgw.gateway.sessions.request_context import context_of, of_request
+from mcpgw.gateway.sessions.request_params import INVALID_PARAMS, params_problem
+from mcpgw.gateway.sessions.run_paths import PREFIX, split_run
 
 _PATH = re.compile(r"^/servers/([^/]+)(/.+)$")
 # mcprouter's proxy URLs, aliases of the same: /mcp/<id> is /servers/<id>/mcp, /sse/<id> is /servers/<id>/sse (and
@@ -82,7 +82,9 @@ class ServerPaths:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             ctx = context_of(scope)  # made here, once, for every layer behind
-            tagged = split_run(scope.get("raw_path", b"").decode("latin-1")) if scope["path"].startswith(PREFIX) else None
+            tagged = (
+                split_run(scope.get("raw_path", b"").decode("latin-1")) if scope["path"].startswith(PREFIX) else None
+            )
             if tagged is not None:  # /runs/<id>/<route>: the route, tagged (gateway.sessions.run_paths)
                 ctx.path_run = tagged[0]
                 scope = {**scope, "path": tagged[1], "raw_path": tagged[1].encode()}
@@ -144,13 +146,20 @@ class OneShot:
             await self.app(scope, receive, send)
             return
         run_id = ctx.run
-        caller = Caller(run_id=run_id or self.default_run, tagged=bool(run_id), session_id=ctx.caller,
-                        endpoint=ctx.endpoint or scope.get("path", "/mcp"), protocol_version=ctx.protocol_version)
+        caller = Caller(
+            run_id=run_id or self.default_run,
+            tagged=bool(run_id),
+            session_id=ctx.caller,
+            endpoint=ctx.endpoint or scope.get("path", "/mcp"),
+            protocol_version=ctx.protocol_version,
+        )
         answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         method, params = message["method"], message.get("params") or {}
         problem = params_problem(method, ctx.protocol_version, params)
         try:
-            if problem is not None:  # refused as the SDK refuses it on a session (`arguments` a string, ...), and logged
+            if (
+                problem is not None
+            ):  # refused as the SDK refuses it on a session (`arguments` a string, ...), and logged
                 if method == "tools/call":
                     await self.router.log_malformed(params, caller, ctx.server, problem)
                 answer["error"] = dict(INVALID_PARAMS)
@@ -163,8 +172,13 @@ class OneShot:
             answer["error"] = error
         self.served += 1
         body = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()  # as compact as the fast path's
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
     @staticmethod
@@ -184,10 +198,22 @@ class OneShot:
         ctx = context_of(scope)
         server = ctx.server
         status = self.router.status()["servers"].get(server, {})
-        body = json.dumps({"server": server, "state": status.get("state"), "reason": status.get("reason"),
-                           "tools": status.get("exposed_tools"), "endpoint": ctx.endpoint}).encode()
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        body = json.dumps(
+            {
+                "server": server,
+                "state": status.get("state"),
+                "reason": status.get("reason"),
+                "tools": status.get("exposed_tools"),
+                "endpoint": ctx.endpoint,
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
     @staticmethod

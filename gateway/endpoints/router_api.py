@@ -31,13 +31,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
 
-from mcpgw.gateway.sessions import client_identity
-from mcpgw.gateway.specs.server_spec import ServerSpec
-from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.endpoints.per_server import unknown_server
-from mcpgw.gateway.sessions.request_context import posted_json
+from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.runtime.secrets import scrub
+from mcpgw.gateway.sessions import client_identity
+from mcpgw.gateway.sessions.request_context import posted_json
+from mcpgw.gateway.specs.server_spec import ServerSpec
 
 LIST_SERVERS = "/v1/list-servers"
 GET_SERVER = "/v1/get-server"
@@ -56,10 +56,16 @@ class RouterApi:
 
     def routes(self, mint: Any = None) -> list[Route]:
         """Untagged clients get a lane of their own, as on /mcp and the model routes (`mint`: --workers)."""
-        handlers = {LIST_SERVERS: self.list_servers, GET_SERVER: self.get_server, LIST_TOOLS: self.list_tools,
-                    CALL_TOOL: self.call_tool}
-        return [Route(path, client_identity.ClientIdentity(request_response(handler), mint=mint), methods=["POST"])
-                for path, handler in handlers.items()]
+        handlers = {
+            LIST_SERVERS: self.list_servers,
+            GET_SERVER: self.get_server,
+            LIST_TOOLS: self.list_tools,
+            CALL_TOOL: self.call_tool,
+        }
+        return [
+            Route(path, client_identity.ClientIdentity(request_response(handler), mint=mint), methods=["POST"])
+            for path, handler in handlers.items()
+        ]
 
     # -- the four calls --------------------------------------------------------------------
 
@@ -72,7 +78,7 @@ class RouterApi:
             return page if isinstance(page, Response) else limit  # type: ignore[return-value]
         page, limit = page or 1, limit or 30  # mcprouter's defaults for a missing or non-positive value
         await self.router.until_settled()  # descriptions come from the servers' own initialize answers
-        ids = sorted(self.router.upstreams)[(page - 1) * limit: page * limit]
+        ids = sorted(self.router.upstreams)[(page - 1) * limit : page * limit]
         return _ok({"servers": [self._describe(sid) for sid in ids]})
 
     async def get_server(self, request: Request) -> Response:
@@ -99,7 +105,9 @@ class RouterApi:
         if isinstance(sid, Response):
             return sid
         try:
-            await self.router.until_settled(sid)  # a server with nothing to serve is an error naming why, not an empty list
+            await self.router.until_settled(
+                sid
+            )  # a server with nothing to serve is an error naming why, not an empty list
         except GatewayError as exc:
             return _fail(200, exc.message)
         tools: list[dict[str, Any]] = []
@@ -124,9 +132,13 @@ class RouterApi:
             return name
         arguments = body.get("arguments")
         run = client_identity.tagged_run(request)
-        caller = Caller(run_id=run or self.default_run, tagged=bool(run), session_id=client_identity.client_of(request),
-                        client_name=request.headers.get("x-title") or request.headers.get("user-agent"),
-                        endpoint=CALL_TOOL)
+        caller = Caller(
+            run_id=run or self.default_run,
+            tagged=bool(run),
+            session_id=client_identity.client_of(request),
+            client_name=request.headers.get("x-title") or request.headers.get("user-agent"),
+            endpoint=CALL_TOOL,
+        )
         if arguments is not None and not isinstance(arguments, dict):  # refused, and logged: the agent made the call
             problem = f'"arguments" must be an object, not {type(arguments).__name__}'
             await self.router.log_malformed({"name": name, "arguments": arguments}, caller, sid, problem)
@@ -173,9 +185,18 @@ class RouterApi:
         upstream = self.router.upstreams.get(sid)
         catalog = upstream.catalog if upstream is not None else None
         init = (catalog.init if catalog is not None else None) or {}
-        return {"created_at": _NO_TIME, "updated_at": _NO_TIME, "deleted_at": _NO_TIME, "name": sid,
-                "author_name": _author(spec), "title": spec.display_name,
-                "description": init.get("instructions") or "", "content": "", "server_key": sid, "config_name": sid}
+        return {
+            "created_at": _NO_TIME,
+            "updated_at": _NO_TIME,
+            "deleted_at": _NO_TIME,
+            "name": sid,
+            "author_name": _author(spec),
+            "title": spec.display_name,
+            "description": init.get("instructions") or "",
+            "content": "",
+            "server_key": sid,
+            "config_name": sid,
+        }
 
 
 def _author(spec: ServerSpec) -> str:
@@ -191,8 +212,10 @@ def _author(spec: ServerSpec) -> str:
 def _text(body: dict[str, Any], field: str) -> str | Response:
     value = body.get(field)
     if not isinstance(value, str) or not value:
-        return _fail(400, f'"{field}" is required: a non-empty string' + ("" if value is None else
-                                                                           f", not {json.dumps(value)[:40]}"))
+        return _fail(
+            400,
+            f'"{field}" is required: a non-empty string' + ("" if value is None else f", not {json.dumps(value)[:40]}"),
+        )
     return value
 
 

@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import re
 from typing import Any
-
-import anyio
 from urllib.parse import parse_qs, quote
 
+import anyio
 import mcp_types as types
 from mcp.server.sse import SseServerTransport
 
+from mcpgw.gateway.endpoints.sse_streams import StreamTable
 from mcpgw.gateway.errors.http_errors import send_error
 from mcpgw.gateway.sessions.request_context import context_of
-from mcpgw.gateway.endpoints.sse_streams import StreamTable
 
-STREAM = "/sse"  # GET: the event stream (also /servers/<id>/sse, rewritten here by gateway.endpoints.per_server.ServerPaths)
+STREAM = (
+    "/sse"  # GET: the event stream (also /servers/<id>/sse, rewritten here by gateway.endpoints.per_server.ServerPaths)
+)
 MESSAGES = "/sse/messages"  # POST: its messages (also /servers/<id>/sse/messages)
 _SESSION_IN_ENDPOINT = re.compile(rb"(session_id=[0-9a-fA-F]+)")
 _SESSION_ID = re.compile(rb"session_id=([0-9a-fA-F]+)")
@@ -41,7 +42,9 @@ class SseEndpoints:
         self.server = server
         self.max_body = max_body
         self.workers = workers
-        self.streams = streams or StreamTable()  # owners, unread answers, session limits (gateway.endpoints.sse_streams)
+        self.streams = (
+            streams or StreamTable()
+        )  # owners, unread answers, session limits (gateway.endpoints.sse_streams)
         self._transports: dict[str, SseServerTransport] = {}  # stream path as called -> its transport
         # ASGI apps for the routes (Starlette would take a bound method for a request -> response function).
         self.stream_app, self.messages_app = _Asgi(self.stream), _Asgi(self.messages)
@@ -50,19 +53,30 @@ class SseEndpoints:
         """One transport per stream path: its `endpoint` event names that path's message URL."""
         transport = self._transports.get(base)
         if transport is None:
-            transport = self._transports[base] = SseServerTransport(base + "/messages", max_request_body_size=self.max_body)
+            transport = self._transports[base] = SseServerTransport(
+                base + "/messages", max_request_body_size=self.max_body
+            )
         return transport
 
     async def stream(self, scope: Any, receive: Any, send: Any) -> None:
         base = _base(scope)
         if scope["method"] != "GET":
-            await send_error(send, 405, types.INVALID_REQUEST, f"{base} takes GET (the event stream); post messages to "
-                             f"the URL its 'endpoint' event names", extra=[(b"allow", b"GET")])
+            await send_error(
+                send,
+                405,
+                types.INVALID_REQUEST,
+                f"{base} takes GET (the event stream); post messages to the URL its 'endpoint' event names",
+                extra=[(b"allow", b"GET")],
+            )
             return
         run = _tagged_run(scope)
         if run is None and self.workers is not None:
-            await send_error(send, 400, types.INVALID_REQUEST, f"with --workers, {base} needs a run id: "
-                             f"GET {base}?run=<id> (or an X-Run-Id header)")
+            await send_error(
+                send,
+                400,
+                types.INVALID_REQUEST,
+                f"with --workers, {base} needs a run id: GET {base}?run=<id> (or an X-Run-Id header)",
+            )
             return
         stream = await self.streams.open(scope)
         if stream is None:
@@ -77,9 +91,15 @@ class SseEndpoints:
             with stream.cancel:  # closed to make room, or idle past the timeout (gateway.endpoints.sse_streams)
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(self.streams.close_when_idle, stream)
-                    async with self._transport(base).connect_sse(scope, receive, _noting_start(send, started)) as (read, write):
-                        await self.server.run(read, self.streams.counting_write(stream, write),
-                                              self.server.create_initialization_options())
+                    async with self._transport(base).connect_sse(scope, receive, _noting_start(send, started)) as (
+                        read,
+                        write,
+                    ):
+                        await self.server.run(
+                            read,
+                            self.streams.counting_write(stream, write),
+                            self.server.create_initialization_options(),
+                        )
                     tasks.cancel_scope.cancel()
             if stream.cancel.cancelled_caught and started:  # end the event stream properly, not mid-response
                 with anyio.move_on_after(5):
@@ -96,8 +116,13 @@ class SseEndpoints:
         refusal = self.streams.refusal(scope, session)
         if refusal is not None:
             message = ctx.body
-            await send_error(send, refusal[0], types.INVALID_REQUEST, refusal[1],
-                             request_id=message.get("id") if isinstance(message, dict) else None)
+            await send_error(
+                send,
+                refusal[0],
+                types.INVALID_REQUEST,
+                refusal[1],
+                request_id=message.get("id") if isinstance(message, dict) else None,
+            )
             return
         await self._transport(base).handle_post_message(scope, receive, send)
 
@@ -125,7 +150,11 @@ def _naming(send: Any, streams: StreamTable, stream: Any) -> Any:
     pending = [True]
 
     async def naming(message: Any) -> None:
-        if pending[0] and message.get("type") == "http.response.body" and b"event: endpoint" in message.get("body", b""):
+        if (
+            pending[0]
+            and message.get("type") == "http.response.body"
+            and b"event: endpoint" in message.get("body", b"")
+        ):
             pending[0] = False
             found = _SESSION_ID.search(message["body"])
             if found:
@@ -154,9 +183,16 @@ def _with_run(send: Any, run: str) -> Any:
     pending = [True]
 
     async def tagging(message: Any) -> None:
-        if pending[0] and message.get("type") == "http.response.body" and b"event: endpoint" in message.get("body", b""):
+        if (
+            pending[0]
+            and message.get("type") == "http.response.body"
+            and b"event: endpoint" in message.get("body", b"")
+        ):
             pending[0] = False
-            message = {**message, "body": _SESSION_IN_ENDPOINT.sub(lambda m: m.group(1) + tag, message["body"], count=1)}
+            message = {
+                **message,
+                "body": _SESSION_IN_ENDPOINT.sub(lambda m: m.group(1) + tag, message["body"], count=1),
+            }
         await send(message)
 
     return tagging

@@ -48,11 +48,15 @@ class OpenStream:
 class StreamTable:
     """The open streams of one gateway, by the session id each stream's `endpoint` event names."""
 
-    def __init__(self, admission: SessionAdmission | None = None, max_unread: int | None = None,
-                 max_waiting: int = MAX_WAITING) -> None:
+    def __init__(
+        self, admission: SessionAdmission | None = None, max_unread: int | None = None, max_waiting: int = MAX_WAITING
+    ) -> None:
         self.admission = admission
-        self.max_unread = max_unread if max_unread is not None else (
-            admission.limits.sse_max_unread if admission is not None else SessionLimits().sse_max_unread)
+        self.max_unread = (
+            max_unread
+            if max_unread is not None
+            else (admission.limits.sse_max_unread if admission is not None else SessionLimits().sse_max_unread)
+        )
         self.max_waiting = max_waiting
         self.streams: dict[str, OpenStream] = {}
 
@@ -86,15 +90,23 @@ class StreamTable:
         address = str(client[0]) if client else "?"  # "?": relayed from another worker (--workers), over a Unix socket
         other_address = "?" not in (address, stream.client) and address != stream.client
         if other_address or ctx.headers.get("authorization", "") != stream.authorization or ctx.run != stream.run:
-            return 403, ("this SSE session belongs to another client (a post must come from the client that opened the "
-                         "stream: the same address, token and run)")
+            return 403, (
+                "this SSE session belongs to another client (a post must come from the client that opened the "
+                "stream: the same address, token and run)"
+            )
         if stream.unread > self.max_unread or stream.waiting >= self.max_waiting:
             stream.refused += 1
-            logger.warning("SSE stream %s: post refused, %d bytes of answers unread, %d requests waiting",
-                           session_id[:12], stream.unread, stream.waiting)
-            return 429, (f"this SSE stream holds {stream.unread} bytes of answers its client has not read and "
-                         f"{stream.waiting} requests not answered yet (limits: --sse-max-unread-bytes {self.max_unread}, "
-                         f"{self.max_waiting} requests): read the stream, then post again")
+            logger.warning(
+                "SSE stream %s: post refused, %d bytes of answers unread, %d requests waiting",
+                session_id[:12],
+                stream.unread,
+                stream.waiting,
+            )
+            return 429, (
+                f"this SSE stream holds {stream.unread} bytes of answers its client has not read and "
+                f"{stream.waiting} requests not answered yet (limits: --sse-max-unread-bytes {self.max_unread}, "
+                f"{self.max_waiting} requests): read the stream, then post again"
+            )
         message = ctx.body
         if isinstance(message, dict) and "id" in message and "method" in message:
             stream.waiting += 1
@@ -109,6 +121,7 @@ class StreamTable:
 
     def counting_send(self, stream: OpenStream, send: Any) -> Any:
         """The stream's ASGI send: an answer written to the socket is no longer unread."""
+
         async def counted(message: Any) -> None:
             await send(message)
             if message.get("type") == "http.response.body":

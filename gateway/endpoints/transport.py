@@ -45,7 +45,9 @@ def json_answer(ctx: RequestContext, sessions: SessionTable | None) -> bool:
         return False  # batches, notifications, unparseable bodies and initialize: the SDK's usual path
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    if isinstance(meta, dict) and ("progressToken" in meta or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)):
+    if isinstance(meta, dict) and (
+        "progressToken" in meta or any(str(k).startswith("io.modelcontextprotocol/") for k in meta)
+    ):
         return False
     session = sessions.get(ctx.session_id) if sessions is not None and ctx.session_id else None
     return not (session is not None and session.relay)

@@ -28,15 +28,31 @@ def replay_body(body: bytes, receive: Any) -> Any:
     return replay
 
 
-async def send_error(send: Any, status: int, code: int, message: str, *, request_id: Any = None,
-                     close: bool = False, extra: list[tuple[bytes, bytes]] | None = None, drain: Any = None) -> None:
+async def send_error(
+    send: Any,
+    status: int,
+    code: int,
+    message: str,
+    *,
+    request_id: Any = None,
+    close: bool = False,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    drain: Any = None,
+) -> None:
     """A JSON-RPC error as a whole HTTP response."""
     body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}).encode()
     await send_body(send, status, body, close=close, extra=extra, drain=drain)
 
 
-async def send_body(send: Any, status: int, body: bytes, *, close: bool = False,
-                    extra: list[tuple[bytes, bytes]] | None = None, drain: Any = None) -> None:
+async def send_body(
+    send: Any,
+    status: int,
+    body: bytes,
+    *,
+    close: bool = False,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    drain: Any = None,
+) -> None:
     """A JSON body as a whole HTTP response; `drain`: the receive of a refused body to read the rest of first."""
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
     if close:  # the rest of an unread body would be taken for the next request
@@ -45,8 +61,15 @@ async def send_body(send: Any, status: int, body: bytes, *, close: bool = False,
     await _send_whole(send, body, drain)
 
 
-async def send_openai_error(send: Any, status: int, message: str, *, close: bool = False,
-                            extra: list[tuple[bytes, bytes]] | None = None, drain: Any = None) -> None:
+async def send_openai_error(
+    send: Any,
+    status: int,
+    message: str,
+    *,
+    close: bool = False,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    drain: Any = None,
+) -> None:
     """An error as OpenAI-compatible clients parse it (`llm.answer.error_body`'s shape)."""
     error = {"message": message, "type": "invalid_request_error", "code": f"http_{status}", "param": None}
     body = json.dumps({"error": error}).encode()

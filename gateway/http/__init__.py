@@ -7,4 +7,14 @@ The face, what other rooms may import: commit_batch, connection_handoff, hot_pro
 """
 
 # Module names, not re-exports: importing the room imports none of them.
-__all__ = ["commit_batch", "connection_handoff", "hot_protocol", "http_head_limits", "http_timeouts", "repeat_head", "stopping", "worker_routing", "write_coalescing"]
+__all__ = [
+    "commit_batch",
+    "connection_handoff",
+    "hot_protocol",
+    "http_head_limits",
+    "http_timeouts",
+    "repeat_head",
+    "stopping",
+    "worker_routing",
+    "write_coalescing",
+]

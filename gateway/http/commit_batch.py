@@ -128,4 +128,3 @@ class Batch:
                 write(*args)
             except Exception:  # noqa: BLE001 - one connection's failure is not the others'
                 logger.exception("writing an answer held for its record failed")
-

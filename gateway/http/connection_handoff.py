@@ -88,8 +88,9 @@ def channel_pair() -> tuple[socket.socket, socket.socket]:
     return socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 
 
-def receive_connections(channel: socket.socket, take: Callable[[socket.socket], Any],
-                        parent_gone: Callable[[], Any] = lambda: None) -> Callable[[], None]:
+def receive_connections(
+    channel: socket.socket, take: Callable[[socket.socket], Any], parent_gone: Callable[[], Any] = lambda: None
+) -> Callable[[], None]:
     """The worker's side: call `take(sock)` with each connection the parent deals, from the running loop,
     and `parent_gone()` at the channel's end. Returns a function that stops receiving."""
     loop = asyncio.get_running_loop()
@@ -129,8 +130,9 @@ def serve_dealt_connections(uv_server: Any, channel: socket.socket) -> Callable[
     attaching: set[asyncio.Task[Any]] = set()
 
     def protocol() -> Any:
-        return config.http_protocol_class(config=config, server_state=uv_server.server_state,
-                                          app_state=uv_server.lifespan.state)
+        return config.http_protocol_class(
+            config=config, server_state=uv_server.server_state, app_state=uv_server.lifespan.state
+        )
 
     async def attach(connection: socket.socket) -> None:
         try:

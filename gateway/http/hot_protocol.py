@@ -30,23 +30,47 @@ from uvicorn.protocols.http import httptools_impl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from mcpgw.gateway.http.head_hook import HeadHook
-
-from mcpgw.gateway.runtime import eager
 from mcpgw.gateway.http.repeat_head import RepeatHead
-from mcpgw.gateway.sessions.request_context import CONNECTION, Connection
 from mcpgw.gateway.http.stopping import stopped_body, stopped_headers
+from mcpgw.gateway.runtime import eager
+from mcpgw.gateway.sessions.request_context import CONNECTION, Connection
 
 logger = logging.getLogger(__name__)
 
 HOT_BODY_WAIT = 1.0  # seconds a held request's body may take before it goes uvicorn's way (and its deadline)
 
 # uvicorn internals read or driven here: attributes set by HttpToolsProtocol.__init__/connection_made, methods
-UVICORN_SURFACE = ("cycle", "pipeline", "url", "headers", "expect_100_continue", "parser", "server_state", "tasks",
-                   "flow", "client", "server", "access_log", "access_logger", "loop", "transport", "timeout_keep_alive",
-                   "timeout_keep_alive_task")
-UVICORN_METHODS = ("on_message_begin", "on_headers_complete", "on_body", "on_message_complete", "on_response_complete",
-                   "shutdown", "data_received", "connection_lost", "timeout_keep_alive_handler",
-                   "_unset_keepalive_if_required")
+UVICORN_SURFACE = (
+    "cycle",
+    "pipeline",
+    "url",
+    "headers",
+    "expect_100_continue",
+    "parser",
+    "server_state",
+    "tasks",
+    "flow",
+    "client",
+    "server",
+    "access_log",
+    "access_logger",
+    "loop",
+    "transport",
+    "timeout_keep_alive",
+    "timeout_keep_alive_task",
+)
+UVICORN_METHODS = (
+    "on_message_begin",
+    "on_headers_complete",
+    "on_body",
+    "on_message_complete",
+    "on_response_complete",
+    "shutdown",
+    "data_received",
+    "connection_lost",
+    "timeout_keep_alive_handler",
+    "_unset_keepalive_if_required",
+)
 
 
 def missing(protocol: Any) -> list[str]:
@@ -73,6 +97,7 @@ _CLOSES = re.compile(rb"(?im)^connection:[^\r\n]*close")  # a Connection header 
 
 class _HotCycle:
     """Stands where uvicorn keeps the request's `RequestResponseCycle` while the hot lane answers it."""
+
     __slots__ = ("response_complete", "disconnected", "keep_alive", "message_event")
 
     def __init__(self, keep_alive: bool) -> None:
@@ -83,7 +108,9 @@ class _HotCycle:
 
 
 class HotLaneProtocol(HeadHook):
-    hot_lane: Any = None  # gateway.endpoints.hot_lane.HotLane, set on a subclass by gateway.endpoints.http_app.serve_http
+    hot_lane: Any = (
+        None  # gateway.endpoints.hot_lane.HotLane, set on a subclass by gateway.endpoints.http_app.serve_http
+    )
     _hot_body: bytearray | None = None  # the body of a request held for the lane, while it arrives
     _hot_keep_alive = True
     _hot_timer: asyncio.TimerHandle | None = None
@@ -116,10 +143,16 @@ class HotLaneProtocol(HeadHook):
 
     def on_headers_complete(self) -> None:
         lane = self.hot_lane
-        if (lane is not None and (self.cycle is None or self.cycle.response_complete) and not self.pipeline
-                and not self.expect_100_continue and self.parser.get_method() == b"POST"
-                and self.parser.get_http_version() == "1.1" and not self.parser.should_upgrade()
-                and lane.candidate(self.url, self.headers)):
+        if (
+            lane is not None
+            and (self.cycle is None or self.cycle.response_complete)
+            and not self.pipeline
+            and not self.expect_100_continue
+            and self.parser.get_method() == b"POST"
+            and self.parser.get_http_version() == "1.1"
+            and not self.parser.should_upgrade()
+            and lane.candidate(self.url, self.headers)
+        ):
             self._hot_body = bytearray()
             self._hot_keep_alive = self.parser.should_keep_alive()
             self.head_complete()  # the head checks' part of on_headers_complete; uvicorn's waits (`_go_uvicorns_way`)
@@ -154,7 +187,7 @@ class HotLaneProtocol(HeadHook):
         later) is remembered, so the head of a request the lane takes can be kept (gateway.http.repeat_head)."""
         self._begun = 0
         end = data.find(b"\r\n\r\n") if idle and data.startswith(b"POST ") else -1
-        self._read_head = data[:end + 4] if end >= 0 else None
+        self._read_head = data[: end + 4] if end >= 0 else None
         super().data_received(data)
         if self._hot_body is not None and self._hot_timer is None:  # its body comes in more than one read
             self._hot_timer = self.loop.call_later(HOT_BODY_WAIT, self._body_too_slow)
@@ -162,7 +195,11 @@ class HotLaneProtocol(HeadHook):
     def _answer_repeat(self, repeat: RepeatHead, data: bytes) -> bool:
         """Answer what arrived when it is one request repeating the last hot head (gateway.http.repeat_head), without
         the parser, if the lane takes it, or hold it while its body arrives; False (nothing done): the parser's."""
-        if self.pipeline or (self.cycle is not None and not self.cycle.response_complete) or self.transport.is_closing():
+        if (
+            self.pipeline
+            or (self.cycle is not None and not self.cycle.response_complete)
+            or self.transport.is_closing()
+        ):
             return False
         matched = repeat.match(data)
         if matched is None:
@@ -259,7 +296,9 @@ class HotLaneProtocol(HeadHook):
         if step is None:
             task = self.loop.create_task(self._answer(ready, cycle, self.hot_lane.answer(ready)))
         else:  # started at once, and suspended: the rest in a task, in the context it began in
-            task = self.loop.create_task(self._answer(ready, cycle, self.hot_lane.finish(ready, step)), context=step.context)
+            task = self.loop.create_task(
+                self._answer(ready, cycle, self.hot_lane.finish(ready, step)), context=step.context
+            )
         task.add_done_callback(self.tasks.discard)
         self.tasks.add(task)
 
@@ -304,7 +343,9 @@ class HotLaneProtocol(HeadHook):
 
     async def _answer(self, ready: Any, cycle: _HotCycle, answering: Any) -> None:
         batch = self.hot_lane.batch
-        batch.collect_in_task(self.loop)  # its record is held, committed with its turn's others (gateway.http.commit_batch)
+        batch.collect_in_task(
+            self.loop
+        )  # its record is held, committed with its turn's others (gateway.http.commit_batch)
         try:
             body = await answering
         except asyncio.CancelledError:  # cut off by shutdown: answered as gateway.http.stopping answers the pipeline's
@@ -319,12 +360,23 @@ class HotLaneProtocol(HeadHook):
     def _reply(self, ready: Any, cycle: _HotCycle, body: bytes | None) -> None:
         """The answer's body, or None for a call that raised (a bug: uvicorn's answer to an app that raised)."""
         if body is None:
-            self._respond(cycle, 500, [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21"),
-                                       (b"connection", b"close")], b"Internal Server Error")
+            self._respond(
+                cycle,
+                500,
+                [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", b"21"),
+                    (b"connection", b"close"),
+                ],
+                b"Internal Server Error",
+            )
             return
         # The lane's own headers, written as `_respond` writes a header list (none of them a Connection header).
         block = b"content-length: %d\r\ncontent-type: application/json\r\nmcp-session-id: %b\r\n%b" % (
-            len(body), ready.call.session_id.encode("latin-1"), self.hot_lane.extra_block)
+            len(body),
+            ready.call.session_id.encode("latin-1"),
+            self.hot_lane.extra_block,
+        )
         self._send(cycle, 200, block, False, body)
 
     def _respond(self, cycle: _HotCycle, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
@@ -360,8 +412,14 @@ class HotLaneProtocol(HeadHook):
         if logs is None:  # asked once per connection
             logs = self._logs_answers = bool(self.access_log and self.access_logger.isEnabledFor(logging.INFO))
         if logs:  # its arguments made only if written: uvicorn's five, which its access formatter reads
-            self.access_logger.info('%s - "%s %s HTTP/%s" %d', "%s:%d" % self.client if self.client else "-", "POST",
-                                    self.url.decode("latin-1"), "1.1", status)
+            self.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                "%s:%d" % self.client if self.client else "-",
+                "POST",
+                self.url.decode("latin-1"),
+                "1.1",
+                status,
+            )
         whole = getattr(self.transport, "write_whole", self.transport.write)  # gateway.http.write_coalescing: no wait
         whole(b"".join(content))
         cycle.response_complete = True
@@ -382,7 +440,12 @@ class HotLaneProtocol(HeadHook):
 
     def _idle_check(self) -> None:
         self._idle_timer = None
-        if self.transport.is_closing() or self._hot_body is not None or self._unread is not None or (self.cycle is not None and not self.cycle.response_complete):
+        if (
+            self.transport.is_closing()
+            or self._hot_body is not None
+            or self._unread is not None
+            or (self.cycle is not None and not self.cycle.response_complete)
+        ):
             return  # closed, or a request under way: its answer re-arms a check (the lane's) or uvicorn's timer
         idle = self.loop.time() - self._last_seen
         if idle >= self.timeout_keep_alive:

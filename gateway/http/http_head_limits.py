@@ -15,6 +15,7 @@ reads the request.
 from __future__ import annotations
 
 import json
+
 from mcpgw.gateway.http.head_hook import HeadHook
 
 MAX_HEADERS = 100  # browsers and SDK clients send about 10-20
@@ -83,9 +84,16 @@ class HeadLimitsProtocol(HeadHook):
         self._in_head = False
         if self.transport.is_closing():
             return
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-            "code": -32600, "message": f"Request Header Fields Too Large: {why}"}}).encode()
-        head = (f"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode()
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32600, "message": f"Request Header Fields Too Large: {why}"},
+            }
+        ).encode()
+        head = (
+            f"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        ).encode()
         self.transport.write(head + body)
         self.transport.close()

@@ -33,7 +33,9 @@ class HeaderDeadlineProtocol(HeadHook):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self._head_pending:  # the read ended inside a head: its deadline runs from here (within one read of its start)
+        if (
+            self._head_pending
+        ):  # the read ended inside a head: its deadline runs from here (within one read of its start)
             self._arm_header_timer()
 
     def on_message_begin(self) -> None:

@@ -28,19 +28,29 @@ class RepeatHead:
 
     __slots__ = ("prefix", "suffix", "url", "headers", "length_at", "keep_alive", "lane_state")
 
-    def __init__(self, prefix: bytes, suffix: bytes, url: bytes, headers: list[tuple[bytes, bytes]],
-                 length_at: int, keep_alive: bool) -> None:
+    def __init__(
+        self,
+        prefix: bytes,
+        suffix: bytes,
+        url: bytes,
+        headers: list[tuple[bytes, bytes]],
+        length_at: int,
+        keep_alive: bool,
+    ) -> None:
         self.prefix = prefix
         self.suffix = suffix
         self.url = url
         self.headers = headers  # as uvicorn listed them (names lowercased); the length's entry at `length_at`
         self.length_at = length_at
         self.keep_alive = keep_alive
-        self.lane_state: Any = None  # what the hot lane decided from this head (gateway.endpoints.hot_lane), kept with it
+        self.lane_state: Any = (
+            None  # what the hot lane decided from this head (gateway.endpoints.hot_lane), kept with it
+        )
 
     @classmethod
-    def of(cls, head: bytes, body_length: int, url: bytes, headers: list[tuple[bytes, bytes]],
-           keep_alive: bool) -> RepeatHead | None:
+    def of(
+        cls, head: bytes, body_length: int, url: bytes, headers: list[tuple[bytes, bytes]], keep_alive: bool
+    ) -> RepeatHead | None:
         """The template of a head (its bytes to the blank line) the parser read as `url`, `headers`, with a
         body of `body_length` bytes; None for a head that could not be recognised again safely."""
         if not head.endswith(b"\r\n\r\n"):
@@ -53,7 +63,7 @@ class RepeatHead:
         if at < 0 or lowered.find(_LENGTH, at + 1) >= 0 or b"\r\ntransfer-encoding:" in lowered:
             return None
         start = at + len(_LENGTH)
-        while head[start:start + 1] in (b" ", b"\t"):
+        while head[start : start + 1] in (b" ", b"\t"):
             start += 1
         end = head.find(b"\r\n", start)
         digits = head[start:end]

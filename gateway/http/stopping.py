@@ -23,13 +23,17 @@ from mcpgw.gateway.errors.tree import GATEWAY_STOPPING
 MESSAGE = "the gateway is stopping (shutdown): this request was cut off; retry once it is back"
 
 
-async def answer_if_stopped(app: Any, scope: Any, receive: Any, send: Any, request: Any, *, model: bool = False) -> None:
+async def answer_if_stopped(
+    app: Any, scope: Any, receive: Any, send: Any, request: Any, *, model: bool = False
+) -> None:
     """Run `app`; if shutdown cancels it, answer `request` (the parsed JSON-RPC message, or a model body)."""
     started: dict[str, Any] = {}
 
     async def watch(message: Any) -> None:
         if message["type"] == "http.response.start":
-            started["content-type"] = next((v for k, v in message.get("headers", []) if k.lower() == b"content-type"), b"")
+            started["content-type"] = next(
+                (v for k, v in message.get("headers", []) if k.lower() == b"content-type"), b""
+            )
         elif message["type"] == "http.response.body" and not message.get("more_body", False):
             started["done"] = True
         await send(message)
@@ -47,7 +51,9 @@ async def answer_if_stopped(app: Any, scope: Any, receive: Any, send: Any, reque
 def stopped_body(request: Any, model: bool = False) -> bytes:
     """The answer to a request cut off by shutdown (`request`: the parsed JSON-RPC message, or a model body)."""
     if model:
-        payload: dict[str, Any] = {"error": {"message": MESSAGE, "type": "server_error", "code": "gateway_stopping", "param": None}}
+        payload: dict[str, Any] = {
+            "error": {"message": MESSAGE, "type": "server_error", "code": "gateway_stopping", "param": None}
+        }
     else:
         request_id = request.get("id") if isinstance(request, dict) else None
         payload = {"jsonrpc": "2.0", "id": request_id, "error": {"code": GATEWAY_STOPPING, "message": MESSAGE}}
@@ -56,8 +62,12 @@ def stopped_body(request: Any, model: bool = False) -> bytes:
 
 def stopped_headers(body: bytes) -> list[tuple[bytes, bytes]]:
     """The head of that answer, sent whole (503, the connection closed)."""
-    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"), (b"retry-after", b"5")]
+    return [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+        (b"retry-after", b"5"),
+    ]
 
 
 async def _answer(send: Any, started: dict[str, Any], request: Any, model: bool) -> None:
@@ -66,7 +76,9 @@ async def _answer(send: Any, started: dict[str, Any], request: Any, model: bool)
         await send({"type": "http.response.start", "status": 503, "headers": stopped_headers(body)})
         await send({"type": "http.response.body", "body": body, "more_body": False})
     elif started["content-type"].startswith(b"text/event-stream"):
-        await send({"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n", "more_body": False})
+        await send(
+            {"type": "http.response.body", "body": b"event: message\ndata: " + body + b"\n\n", "more_body": False}
+        )
     else:  # a plain answer half sent cannot take another: end it, the client sees a cut response
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -36,8 +36,17 @@ import httptools
 from mcpgw.gateway.sessions.request_context import context_of
 
 # `expect`: this worker has said "100 Continue" and read the whole body already; the owner must not say it again.
-_HOP_HEADERS = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"proxy-connection", b"host",
-                b"content-length", b"expect"}
+_HOP_HEADERS = {
+    b"connection",
+    b"keep-alive",
+    b"transfer-encoding",
+    b"te",
+    b"upgrade",
+    b"proxy-connection",
+    b"host",
+    b"content-length",
+    b"expect",
+}
 
 _SERVER_SET = {b"date", b"server"}  # the answering server sets its own
 
@@ -150,7 +159,9 @@ class WorkerRouting:
         if scope.get("query_string"):
             target += b"?" + scope["query_string"]
         lines = [scope["method"].encode() + b" " + target + b" HTTP/1.1"]
-        lines += [k + b": " + v for k, v in scope.get("headers", ()) if k.lower() not in _HOP_HEADERS or k.lower() == b"host"]
+        lines += [
+            k + b": " + v for k, v in scope.get("headers", ()) if k.lower() not in _HOP_HEADERS or k.lower() == b"host"
+        ]
         lines += [b"content-length: " + str(len(body)).encode(), b"connection: close"]
         answer = _Answer()
         parser = answer.parser = httptools.HttpResponseParser(answer)
@@ -169,8 +180,12 @@ class WorkerRouting:
                         break
                     parser.feed_data(data)
                     if answer.headers is not None and not started:
-                        headers = [(k.lower(), v) for k, v in answer.headers if k.lower() not in _HOP_HEADERS | _SERVER_SET]
-                        await send({"type": "http.response.start", "status": parser.get_status_code(), "headers": headers})
+                        headers = [
+                            (k.lower(), v) for k, v in answer.headers if k.lower() not in _HOP_HEADERS | _SERVER_SET
+                        ]
+                        await send(
+                            {"type": "http.response.start", "status": parser.get_status_code(), "headers": headers}
+                        )
                         started = True
                     while started and answer.chunks:
                         await send({"type": "http.response.body", "body": answer.chunks.pop(0), "more_body": True})
@@ -182,7 +197,6 @@ class WorkerRouting:
             await _unreachable(send, owner, ConnectionError("no answer"))
             return
         await send({"type": "http.response.body", "body": b""})
-
 
 
 class _Answer:

@@ -47,8 +47,9 @@ class Forwarding(RouterCore):
         strip_meta(out)
         return (await self.upstreams[server].request("resources/read", out, self._options(server, caller))).result
 
-    async def subscribe(self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool,
-                        scope: str | None = None) -> dict[str, Any]:
+    async def subscribe(
+        self, params: dict[str, Any], caller: Caller, handle: ClientHandle | None, on: bool, scope: str | None = None
+    ) -> dict[str, Any]:
         uri: Any = params.get("uri")  # as the client sent it (a per-server endpoint does not look at it)
         server = await self.found(lambda: self._resource_server(uri, scope))
         out = dict(params)
@@ -79,8 +80,9 @@ class Forwarding(RouterCore):
                 raise UnknownTargetError(f"Unknown prompt {name!r}")
             return target[0], target[1]
         uri = ref.get("uri")
-        return scope or next((s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None) \
-            or self._resource_server(uri), None
+        return scope or next(
+            (s for s, t in self.catalog.templates if t.get("uriTemplate") == uri), None
+        ) or self._resource_server(uri), None
 
     async def set_logging_level(self, params: dict[str, Any]) -> dict[str, Any]:
         """Forward to every ready upstream that offers logging; one failure does not stop the rest."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mcpgw.gateway.routing.forwarding import Forwarding
 from mcpgw.gateway.routing.listing import Listing
-from mcpgw.gateway.routing.router_core import CallSink, Caller, ClientHandle, RouterCore
+from mcpgw.gateway.routing.router_core import Caller, CallSink, ClientHandle, RouterCore
 from mcpgw.gateway.routing.router_status import StatusReport
 from mcpgw.gateway.routing.tool_calls import ToolCalls
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 import anyio
 
-from mcpgw.gateway.tools.catalog import Catalog, build_catalog
-from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.errors.tree import UnknownTargetError, UpstreamUnavailable
-from mcpgw.gateway.tools.naming import NamingPolicy, chosen_mode
+from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.tools.catalog import Catalog, build_catalog
+from mcpgw.gateway.tools.naming import NamingPolicy, chosen_mode
+from mcpgw.gateway.tools.validation import ValidatorCache
 from mcpgw.gateway.upstreams.events import UpstreamEvents
 from mcpgw.gateway.upstreams.upstream import AnswersAtOnce, CallOptions, ProgressFn, RelayFn, Upstream
-from mcpgw.gateway.tools.validation import ValidatorCache
 
 if TYPE_CHECKING:
     from mcp.server.subscriptions import SubscriptionBus
@@ -83,15 +83,22 @@ class ClientHandle:
             await notify(method, params)
 
 
-
 TraceCalls = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 
 
 class RouterCore:
-    def __init__(self, specs: list[ServerSpec], upstreams: dict[str, Upstream], settings: Settings,
-                 call_log: CallSink | None, *, events: UpstreamEvents | None = None,
-                 event_bus: SubscriptionBus | None = None, recording: str | None = None,
-                 trace_calls: TraceCalls | None = None) -> None:
+    def __init__(
+        self,
+        specs: list[ServerSpec],
+        upstreams: dict[str, Upstream],
+        settings: Settings,
+        call_log: CallSink | None,
+        *,
+        events: UpstreamEvents | None = None,
+        event_bus: SubscriptionBus | None = None,
+        recording: str | None = None,
+        trace_calls: TraceCalls | None = None,
+    ) -> None:
         """`upstreams`: every server's, complete (the router never adds one). `events`: what those upstreams
         report (gateway.upstreams.events), listened to from here. The rest: see each attribute."""
         self.specs = {s.id: s for s in specs}
@@ -117,8 +124,9 @@ class RouterCore:
         self.trace_calls = trace_calls
         self._settled: anyio.Event | None = None  # set in `running` once every first start has ended
         # Whether every upstream answers at once (gateway.upstreams.upstream.AnswersAtOnce): asked once, the set is fixed.
-        self._all_at_once = bool(upstreams) and all(isinstance(up, AnswersAtOnce) and up.answers_at_once
-                                                    for up in upstreams.values())
+        self._all_at_once = bool(upstreams) and all(
+            isinstance(up, AnswersAtOnce) and up.answers_at_once for up in upstreams.values()
+        )
         if events is not None:
             events.listen(self.on_notification, self.on_catalog_changed)
 
@@ -201,9 +209,7 @@ class RouterCore:
 
     def rebuild_catalog(self) -> bool:
         """Rebuild the merged catalog; True when the tool list changed."""
-        servers = [
-            (self.specs[name], up.catalog) for name, up in self.upstreams.items() if up.catalog is not None
-        ]
+        servers = [(self.specs[name], up.catalog) for name, up in self.upstreams.items() if up.catalog is not None]
         new = build_catalog(servers, self.naming, self.validators, self.catalog.version + 1)
         for problem in new.problems:
             logger.warning("catalog: %s", problem)
@@ -243,7 +249,9 @@ class RouterCore:
 
                 await self._publish(ResourceUpdated(uri=uri))
 
-    def register_client(self, key: Any, notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]) -> ClientHandle:
+    def register_client(
+        self, key: Any, notify: Callable[[str, dict[str, Any] | None], Awaitable[None]]
+    ) -> ClientHandle:
         handle = self._clients.get(key)
         if handle is None:
             handle = self._clients[key] = ClientHandle(weakref.WeakMethod(notify))

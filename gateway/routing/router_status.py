@@ -6,8 +6,8 @@ import collections
 import time
 from typing import Any
 
-from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.routing.router_core import RouterCore
+from mcpgw.gateway.specs.server_spec import ServerSpec
 from mcpgw.gateway.upstreams.upstream import PerRunInstances
 
 
@@ -26,8 +26,9 @@ class StatusReport(RouterCore):
                 if "all_interfaces" in spec.flags and spec.command and self.settings.mode != "replay":
                     info["all_interfaces"] = True  # the command it runs listens on every interface, not loopback only
                 if spec.hide_tools and upstream.catalog is not None:  # listed by the server, not served: counted apart
-                    info["hidden_tools"] = sorted(t.get("name") for t in upstream.catalog.tools
-                                                  if t.get("name") in spec.hide_tools)
+                    info["hidden_tools"] = sorted(
+                        t.get("name") for t in upstream.catalog.tools if t.get("name") in spec.hide_tools
+                    )
             problems = upstream.catalog.problems if upstream.catalog is not None else None
             if problems:  # optional lists the server refused: reported, not fatal
                 info["list_problems"] = list(problems)

@@ -9,17 +9,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 
-from mcpgw.gateway.tools.catalog import ToolEntry
 from mcpgw.gateway.encoding.result_digest import result_digest
-from mcpgw.gateway.errors.tree import (GatewayError, ReplayDiverged, ReplayMiss, UnknownToolError, UpstreamError, UpstreamTimeout)
+from mcpgw.gateway.errors.tree import (
+    GatewayError,
+    ReplayDiverged,
+    ReplayMiss,
+    UnknownToolError,
+    UpstreamError,
+    UpstreamTimeout,
+)
 from mcpgw.gateway.routing.router_core import Caller, RouterCore, upstream_meta
-from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply
+from mcpgw.gateway.tools.catalog import ToolEntry
 from mcpgw.gateway.tools.validation import UNCHECKED
+from mcpgw.gateway.upstreams.upstream import LIVE, CallOptions, Reply
 
 
 class ToolCalls(RouterCore):
@@ -41,9 +48,14 @@ class ToolCalls(RouterCore):
             await self.until_settled(scope)
         view = self.catalog.server_view(scope) if scope is not None else None
         entry = (self.catalog.tools if view is None else view.tools).get(name) if isinstance(name, str) else None
-        if entry is None:  # a name the catalog lacks during start-up may be a starting server's tool: looked up again once settled
-            entry = await self.found(lambda: (self.catalog.tools if view is None else view.tools).get(name)
-                                     if isinstance(name, str) else None)
+        if (
+            entry is None
+        ):  # a name the catalog lacks during start-up may be a starting server's tool: looked up again once settled
+            entry = await self.found(
+                lambda: (
+                    (self.catalog.tools if view is None else view.tools).get(name) if isinstance(name, str) else None
+                )
+            )
         record = self._new_record(caller, started, entry.exposed if entry else name, arguments, entry)
         if view is not None and entry is None:
             record["server"] = scope
@@ -68,7 +80,9 @@ class ToolCalls(RouterCore):
                 # Per the spec, argument errors are tool results the model can read and correct.
                 record["outcome"] = "rejected"
                 record["is_error"] = True
-                text = f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
+                text = (
+                    f"Invalid arguments for tool {entry.exposed!r}: {verdict.describe()}. The call was not forwarded."
+                )
                 return {"content": [{"type": "text", "text": text}], "isError": True}
             if self.trace_calls is not None:  # traces on: the server gets our span as its parent (MCP's _meta)
                 params = self.trace_calls(record, params)
@@ -92,7 +106,12 @@ class ToolCalls(RouterCore):
             record["result_digest"] = reply.result_digest or result_digest(result)
             if self.settings.log_results:  # what the tool returned, for judges reading the log
                 record["result"] = _result_text(result, self.settings.log_results)
-            if entry.output is not None and not is_error and "structuredContent" in result and self.settings.validate != "off":
+            if (
+                entry.output is not None
+                and not is_error
+                and "structuredContent" in result
+                and self.settings.validate != "off"
+            ):
                 record["output_validation"] = entry.output.check(result["structuredContent"]).as_dict()
             return result
         except (ReplayDiverged, ReplayMiss) as exc:
@@ -115,7 +134,11 @@ class ToolCalls(RouterCore):
             raise
         except BaseException as exc:  # cancelled by the client, or a bug: still logged
             record["outcome"] = "upstream_error"
-            record["error"] = f"{type(exc).__name__}: call abandoned" if isinstance(exc, anyio.get_cancelled_exc_class()) else repr(exc)
+            record["error"] = (
+                f"{type(exc).__name__}: call abandoned"
+                if isinstance(exc, anyio.get_cancelled_exc_class())
+                else repr(exc)
+            )
             raise
         finally:
             ended = time.time()
@@ -134,10 +157,16 @@ class ToolCalls(RouterCore):
         params = params if isinstance(params, dict) else {}
         name, arguments = params.get("name"), params.get("arguments")
         now = time.time()
-        entry = await self.found(lambda: (self.catalog.tools if scope is None else self.catalog.server_view(scope).tools)
-                                 .get(name) if isinstance(name, str) else None)
-        record = self._new_record(caller, now, entry.exposed if entry else name if isinstance(name, str) else "",
-                                  arguments, entry)
+        entry = await self.found(
+            lambda: (
+                (self.catalog.tools if scope is None else self.catalog.server_view(scope).tools).get(name)
+                if isinstance(name, str)
+                else None
+            )
+        )
+        record = self._new_record(
+            caller, now, entry.exposed if entry else name if isinstance(name, str) else "", arguments, entry
+        )
         if entry is None and scope is not None:
             record["server"] = scope
         if entry is not None and self.settings.validate != "off":
@@ -157,7 +186,7 @@ class ToolCalls(RouterCore):
             named = [(sid, tool) for sid, spec in self.specs.items() if colon and spec.display_name == title]
         else:
             head = self.naming.separator
-            named = [(sid, name[len(sid) + len(head):]) for sid in self.upstreams if name.startswith(sid + head)]
+            named = [(sid, name[len(sid) + len(head) :]) for sid in self.upstreams if name.startswith(sid + head)]
             if self.naming.mode == "bare" and len(self.upstreams) == 1:
                 named.append((next(iter(self.upstreams)), name))
         for server, tool in named:
@@ -171,7 +200,9 @@ class ToolCalls(RouterCore):
         assert server is not None
         return ToolEntry(server, name, name, {"name": name}, self.validators.compile({}), None)
 
-    def _forward(self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions) -> Awaitable[Reply]:
+    def _forward(
+        self, entry: ToolEntry, params: dict[str, Any], arguments: Any, options: CallOptions
+    ) -> Awaitable[Reply]:
         # Every param passes through (e.g. `task`), with the upstream's own tool name. (The upstream's coroutine
         # handed back to be awaited: no coroutine of its own to await it.)
         out = {k: v for k, v in params.items() if k != "_meta"}
@@ -181,7 +212,9 @@ class ToolCalls(RouterCore):
             out["_meta"] = meta
         return self.upstreams[entry.server].request("tools/call", out, options)
 
-    def _new_record(self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None) -> dict[str, Any]:
+    def _new_record(
+        self, caller: Caller, started: float, name: Any, arguments: Any, entry: ToolEntry | None
+    ) -> dict[str, Any]:
         return {
             "seq": None,  # first: the store writes its number into the packed record (cassette.store.with_seq)
             "run_id": caller.run_id,
@@ -215,8 +248,11 @@ class ToolCalls(RouterCore):
 def _result_text(result: dict[str, Any], limit: int) -> str:
     """A result's text content (else its JSON), cut to `limit` characters with a note of the cut."""
     parts = [c.get("text", "") for c in result.get("content") or () if isinstance(c, dict) and c.get("type") == "text"]
-    text = "\n".join(parts) if parts else json.dumps(result.get("structuredContent", result), ensure_ascii=False,
-                                                      sort_keys=True, default=str)
+    text = (
+        "\n".join(parts)
+        if parts
+        else json.dumps(result.get("structuredContent", result), ensure_ascii=False, sort_keys=True, default=str)
+    )
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
@@ -238,7 +274,7 @@ def _iso(ts: float) -> str:
         return last[1]
     made = _SECOND[0]
     if made[0] != second:
-        made = _SECOND[0] = (second, datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S."))
+        made = _SECOND[0] = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S."))
     text = "%s%03d+00:00" % (made[1], micro // 1000)
     _MILLI[0] = (milli, text)
     return text

@@ -6,4 +6,13 @@ The face, what other rooms may import: client_identity, pipeline_verdicts, reque
 """
 
 # Module names, not re-exports: importing the room imports none of them.
-__all__ = ["client_identity", "pipeline_verdicts", "request_context", "request_ids", "request_params", "run_paths", "sdk_adapter", "sessions"]
+__all__ = [
+    "client_identity",
+    "pipeline_verdicts",
+    "request_context",
+    "request_ids",
+    "request_params",
+    "run_paths",
+    "sdk_adapter",
+    "sessions",
+]

@@ -60,7 +60,8 @@ class ClientIdentity:
 
             async def send_with_cookie(message: dict[str, Any]) -> None:
                 if message.get("type") == "http.response.start" and not any(
-                        name.lower() == b"mcp-session-id" for name, _ in message.get("headers", ())):  # a session began
+                    name.lower() == b"mcp-session-id" for name, _ in message.get("headers", ())
+                ):  # a session began
                     message = {**message, "headers": [*message.get("headers", ()), (b"set-cookie", cookie)]}
                 await send(message)
 

@@ -33,10 +33,19 @@ DECLINED: Any = _Declined()  # a body verdict: this layer would not let the requ
 
 class HotHead:
     """A request's head as the layers see it in the pipeline (the scope's path, query and headers)."""
+
     __slots__ = ("path", "raw_path", "query", "headers", "decoded", "session_id", "modern", "server", "endpoint")
 
-    def __init__(self, path: str, raw_path: bytes, query: bytes, headers: list[tuple[bytes, bytes]],
-                 decoded: dict[str, str], session_id: str | None, modern: bool) -> None:
+    def __init__(
+        self,
+        path: str,
+        raw_path: bytes,
+        query: bytes,
+        headers: list[tuple[bytes, bytes]],
+        decoded: dict[str, str],
+        session_id: str | None,
+        modern: bool,
+    ) -> None:
         self.path = path  # as the layers behind a rewriting one see it
         self.raw_path = raw_path
         self.query = query

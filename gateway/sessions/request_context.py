@@ -44,7 +44,9 @@ class RequestContext:
     json_answer: bool = False  # answer in plain JSON rather than SSE (gateway.endpoints.transport)
     inflight: Any = None  # its entry in the table of ids in flight (gateway.sessions.request_ids)
     extra: dict[str, Any] = field(default_factory=dict)
-    path_run: str | None = None  # the run a `/runs/<id>/...` path names (gateway.sessions.run_paths); last: others are positional
+    path_run: str | None = (
+        None  # the run a `/runs/<id>/...` path names (gateway.sessions.run_paths); last: others are positional
+    )
 
     @property
     def session_id(self) -> str | None:

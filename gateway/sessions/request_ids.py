@@ -74,8 +74,14 @@ class InflightIds:
         # `id: 2`): each POST gets its own answer, so the reused id is aliased like a colliding one.
         if held is not None and _same_id(held.client_id, client_id) and ctx.server is None:
             self.rejected += 1
-            await send_error(send, 200, -32600, f"Invalid Request: id {json.dumps(client_id)} is already in use by a "
-                             "request in flight on this session; use a new id for each request", request_id=client_id)
+            await send_error(
+                send,
+                200,
+                -32600,
+                f"Invalid Request: id {json.dumps(client_id)} is already in use by a "
+                "request in flight on this session; use a new id for each request",
+                request_id=client_id,
+            )
             return
         wire_id = client_id
         if held is not None:  # `7` while `"7"` is in flight (or the reverse): a private alias keeps them apart
@@ -114,14 +120,24 @@ class InflightIds:
         entries = list(self.sessions.get(session, {}).values())
         # The client's own id first; else as the SDK matches a cancellation to its answer streams, by `str(id)`.
         entry = next((e for e in entries if _same_id(e.client_id, target)), None) or next(
-            (e for e in entries if e.wire_id == e.client_id and target is not None and not isinstance(target, bool)
-             and str(target) == str(e.wire_id)), None)
+            (
+                e
+                for e in entries
+                if e.wire_id == e.client_id
+                and target is not None
+                and not isinstance(target, bool)
+                and str(target) == str(e.wire_id)
+            ),
+            None,
+        )
         if entry is None:
             return scope, receive
         if entry.cancel is not None:  # answered by the fast path, which the SDK never saw: cancelled here
             entry.cancel.cancel()
         if entry.wire_id != entry.client_id:
-            return _rewritten_request(scope, receive, {**message, "params": {**message["params"], "requestId": entry.wire_id}})
+            return _rewritten_request(
+                scope, receive, {**message, "params": {**message["params"], "requestId": entry.wire_id}}
+            )
         return scope, receive
 
 

@@ -22,8 +22,12 @@ def plainly_valid(method: str, params: Any) -> bool:
     handshake version, seen at a glance (its pydantic pass costs 15 us a call); False: ask the SDK.
     tests/gateway/test_fast_path_checks.py holds the installed SDK to it."""
     if method == "tools/call":
-        return (isinstance(params, dict) and params.keys() <= _CALL_KEYS and isinstance(params.get("name"), str)
-                and isinstance(params.get("arguments", {}), dict))
+        return (
+            isinstance(params, dict)
+            and params.keys() <= _CALL_KEYS
+            and isinstance(params.get("name"), str)
+            and isinstance(params.get("arguments", {}), dict)
+        )
     return method in _GLANCED and (params is None or params == {})
 
 
@@ -33,8 +37,9 @@ def params_problem(method: str, version: str | None, params: Any) -> str | None:
     if plainly_valid(method, params):
         return None
     try:
-        _methods.validate_client_request(method, version if version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
-                                         params)
+        _methods.validate_client_request(
+            method, version if version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION, params
+        )
     except ValidationError as exc:
         return describe_invalid(exc)
     except (KeyError, ValueError) as exc:

@@ -21,7 +21,7 @@ def split_run(raw_path: str) -> tuple[str, str] | None:
     None for any other path, or an id that is empty, too long or not printable (a 404 then: no route has it)."""
     if not raw_path.startswith(PREFIX):
         return None
-    run, slash, rest = raw_path[len(PREFIX):].partition("/")
+    run, slash, rest = raw_path[len(PREFIX) :].partition("/")
     run = unquote(run)
     if not slash or not run or len(run) > MAX_RUN or not run.isprintable():
         return None

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 from uuid import uuid4
 
-
 from mcp.server.runner import ServerRunner
 from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport
@@ -58,7 +57,9 @@ def missing() -> list[str]:
         if not callable(member):
             problems.append(f"{owner.__name__}.{name}: no such method")
         elif tuple(inspect.signature(member).parameters) != parameters:
-            problems.append(f"{owner.__name__}.{name}: takes {tuple(inspect.signature(member).parameters)}, not {parameters}")
+            problems.append(
+                f"{owner.__name__}.{name}: takes {tuple(inspect.signature(member).parameters)}, not {parameters}"
+            )
     return problems
 
 
@@ -101,7 +102,12 @@ def plain_text_result(result: Any) -> dict[str, Any] | None:
         return None
     blocks = []
     for block in content:
-        if not isinstance(block, dict) or block.keys() != _TEXT_KEYS or block["type"] != "text" or type(block["text"]) is not str:
+        if (
+            not isinstance(block, dict)
+            or block.keys() != _TEXT_KEYS
+            or block["type"] != "text"
+            or type(block["text"]) is not str
+        ):
             return None
         blocks.append({"text": block["text"], "type": "text"})
     shaped: dict[str, Any] = {"content": blocks}
@@ -196,8 +202,11 @@ class GatewaySessionManager(StreamableHTTPSessionManager):
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
             return None
         transport = self.make_transport(
-            mcp_session_id=uuid4().hex, is_json_response_enabled=self.json_response, event_store=self.event_store,
-            security_settings=self.security_settings, retry_interval=self.retry_interval,
+            mcp_session_id=uuid4().hex,
+            is_json_response_enabled=self.json_response,
+            event_store=self.event_store,
+            security_settings=self.security_settings,
+            retry_interval=self.retry_interval,
             idle_timeout=self.session_idle_timeout,
         )
         session_id = transport.mcp_session_id

@@ -23,8 +23,8 @@ import json
 import logging
 import time
 import weakref
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.streamable_http import check_accept_headers
@@ -44,7 +44,9 @@ class SessionLimits:
     max_sessions: int = 1000
     per_client: int = 200
     idle_timeout: float = 600.0  # seconds; the SDK closes a session idle this long
-    sse_max_unread: int = 16 * 1024 * 1024  # bytes of answers an SSE stream may hold unread (gateway.endpoints.sse_streams)
+    sse_max_unread: int = (
+        16 * 1024 * 1024
+    )  # bytes of answers an SSE stream may hold unread (gateway.endpoints.sse_streams)
 
 
 _RELAY_CAPABILITIES = ("sampling", "elicitation", "roots")
@@ -58,7 +60,9 @@ class Session:
     used: bool = False  # made a request after initialize
     relay: bool = False  # declared sampling/elicitation/roots: its requests may need a stream
     connection: Any = None  # weak reference to the SDK's Connection, once a request has passed the server
-    plain: bool | None = None  # the fast path's verdict on that connection once initialized (gateway.endpoints.fast_path)
+    plain: bool | None = (
+        None  # the fast path's verdict on that connection once initialized (gateway.endpoints.fast_path)
+    )
     closer: Callable[[], None] | None = None  # an SSE stream's (gateway.endpoints.sse_streams): closes it to make room
     # When it was opened (wall clock): the call log records it with each call of the session, so the evaluator can
     # tell the sessions a harness opened together for one task (evaluator.calllog.group_by_run, `--tasks-by session`).
@@ -108,7 +112,9 @@ def connection(session: Session | None) -> Any:
 
 
 class SessionAdmission:
-    def __init__(self, app: Any, limits: SessionLimits, mcp_path: str = "/mcp", sessions: SessionTable | None = None) -> None:
+    def __init__(
+        self, app: Any, limits: SessionLimits, mcp_path: str = "/mcp", sessions: SessionTable | None = None
+    ) -> None:
         self.app = app
         self.limits = limits
         self.mcp_path = mcp_path
@@ -118,8 +124,14 @@ class SessionAdmission:
         self.refused = 0
 
     def stats(self) -> dict[str, Any]:
-        return {"open": len(self.sessions), "max": self.limits.max_sessions, "per_client": self.limits.per_client,
-                "idle_timeout_s": self.limits.idle_timeout, "evicted": self.evicted, "refused": self.refused}
+        return {
+            "open": len(self.sessions),
+            "max": self.limits.max_sessions,
+            "per_client": self.limits.per_client,
+            "idle_timeout_s": self.limits.idle_timeout,
+            "evicted": self.evicted,
+            "refused": self.refused,
+        }
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] != self.mcp_path:
@@ -143,7 +155,10 @@ class SessionAdmission:
             # initialize must not close one of the client's idle sessions to make room for nothing.
             await self.app(scope, receive, self._watch_opening(send, client, False))
             return
-        if params_problem("initialize", None, message.get("params")) is not None and check_accept_headers(Request(scope))[0]:
+        if (
+            params_problem("initialize", None, message.get("params")) is not None
+            and check_accept_headers(Request(scope))[0]
+        ):
             # The SDK would mint a session, name it in its answer's head, then refuse the params: a session no
             # request can use, open until its idle timeout. Refused here, as the SDK words it, with no session.
             body = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "error": INVALID_PARAMS}).encode()
@@ -222,15 +237,21 @@ class SessionAdmission:
                     if key.lower() == b"mcp-session-id":
                         known = self.sessions.get(value.decode("latin-1"))  # its connection filed already
                         self.sessions[value.decode("latin-1")] = Session(
-                            client, time.monotonic(), relay=relay, connection=known.connection if known else None,
-                            opened=known.opened if known else time.time())
+                            client,
+                            time.monotonic(),
+                            relay=relay,
+                            connection=known.connection if known else None,
+                            opened=known.opened if known else time.time(),
+                        )
                         if opened is not None:  # no await between: never counted twice
                             opened()
             elif message["type"] == "http.response.start":
                 # Refused (e.g. a tools/call before initialize): the SDK minted a session for it, named it in
                 # the answer, and discards it at once. A client must not be handed the name of no session.
-                message = {**message, "headers": [(k, v) for k, v in message.get("headers", [])
-                                                  if k.lower() != b"mcp-session-id"]}
+                message = {
+                    **message,
+                    "headers": [(k, v) for k, v in message.get("headers", []) if k.lower() != b"mcp-session-id"],
+                }
             await send(message)
 
         return watch
@@ -267,10 +288,18 @@ class SessionAdmission:
 
     async def _delete(self, session_id: str) -> None:
         scope = {
-            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "DELETE", "scheme": "http",
-            "path": self.mcp_path, "raw_path": self.mcp_path.encode(), "query_string": b"", "root_path": "",
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "DELETE",
+            "scheme": "http",
+            "path": self.mcp_path,
+            "raw_path": self.mcp_path.encode(),
+            "query_string": b"",
+            "root_path": "",
             "headers": [(b"host", b"127.0.0.1"), (b"mcp-session-id", session_id.encode())],
-            "client": ("127.0.0.1", 0), "server": ("127.0.0.1", 0),
+            "client": ("127.0.0.1", 0),
+            "server": ("127.0.0.1", 0),
         }
         delivered = False
 

@@ -55,7 +55,11 @@ def parse_rules(raw: Any, where: str = "ignore") -> list[IgnoreRule]:
         unknown = set(item) - {"tool", "paths", "text"}
         if unknown:
             raise ValueError(f"{where}[{i}]: unknown key(s) {sorted(unknown)}")
-        rule = IgnoreRule(str(item.get("tool", "*")), [str(p) for p in item.get("paths") or []], [str(t) for t in item.get("text") or []])
+        rule = IgnoreRule(
+            str(item.get("tool", "*")),
+            [str(p) for p in item.get("paths") or []],
+            [str(t) for t in item.get("text") or []],
+        )
         for pattern in rule.text:
             try:
                 re.compile(pattern)

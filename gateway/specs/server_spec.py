@@ -19,8 +19,15 @@ DEFAULT_SEPARATOR = "__"
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CREDENTIAL|COOKIE|SESSION", re.IGNORECASE)
 SERVER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 TRANSPORTS = ("stdio", "http", "sse")
-FLAGS = ("offline", "stateful", "stateless", "nondeterministic", "unsafe", "network",  # network: tools/list needs it
-         "all_interfaces")  # all_interfaces: an HTTP entry's command listens on every interface (no option for loopback)
+FLAGS = (
+    "offline",
+    "stateful",
+    "stateless",
+    "nondeterministic",
+    "unsafe",
+    "network",  # network: tools/list needs it
+    "all_interfaces",
+)  # all_interfaces: an HTTP entry's command listens on every interface (no option for loopback)
 ISOLATION = ("run", "shared")
 # Names a per-instance state directory in args/env/cwd (see gateway.upstreams.isolation); not from the environment.
 RUN_STATE_VAR = "RUN_STATE_DIR"
@@ -151,10 +158,14 @@ class GatewayConfig:
                 hints = []
                 for asked in unknown:
                     near = difflib.get_close_matches(asked, list(self.servers), n=3, cutoff=0.6)
-                    near += [s for s in sorted(self.servers) if s.startswith(asked) and s not in near][:3 - len(near)]
+                    near += [s for s in sorted(self.servers) if s.startswith(asked) and s not in near][: 3 - len(near)]
                     hints.append(f"{asked!r} (did you mean {', '.join(near)}?)" if near else repr(asked))
-                raise ConfigError(self.source, None, f"unknown server id {'; '.join(hints)}; `mcpgw servers` or the "
-                                  f"lock's `servers:` list them ({len(self.servers)} here)")
+                raise ConfigError(
+                    self.source,
+                    None,
+                    f"unknown server id {'; '.join(hints)}; `mcpgw servers` or the "
+                    f"lock's `servers:` list them ({len(self.servers)} here)",
+                )
             return [self.servers[s] for s in only]
         name = profile or self.default_profile
         if name is None:

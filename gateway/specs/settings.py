@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
 from mcpgw.gateway.specs.modes import Mode, OnMiss, PastEnd
 
 
@@ -36,7 +37,9 @@ class Settings:
     # recording (same arguments once the tool's schema defaults are filled in) was looked for.
     on_miss: OnMiss = OnMiss.REFUSE
     overlay: str | None = None  # cassette a replay adds to (live and simulated answers, the model's own exchanges)
-    model_mode: str | None = None  # the model side's mode when not the tools' (live: forward and record into the overlay)
+    model_mode: str | None = (
+        None  # the model side's mode when not the tools' (live: forward and record into the overlay)
+    )
     simulator_base_url: str | None = None  # OpenAI-compatible endpoint that simulates a miss's answer
     simulator_model: str | None = None
     simulator_key_env: str | None = None

@@ -107,8 +107,13 @@ class CheckedLines:
                     yield line
                     continue
                 _, code, message = problem
-                await self._send.send(SessionMessage(types.JSONRPCError(
-                    jsonrpc="2.0", id=_id_of(line), error=types.ErrorData(code=code, message=message))))
+                await self._send.send(
+                    SessionMessage(
+                        types.JSONRPCError(
+                            jsonrpc="2.0", id=_id_of(line), error=types.ErrorData(code=code, message=message)
+                        )
+                    )
+                )
             if self.in_flight:  # end of input: the requests read before it are answered before the session ends
                 self._drained = anyio.Event()
                 with anyio.move_on_after(self.drain_timeout):
@@ -132,9 +137,15 @@ class CheckedLines:
         meta = params.get("_meta") if isinstance(params, dict) else None
         if "id" not in message or method in (None, "ping") or (isinstance(meta, dict) and ENVELOPE_VERSION in meta):
             return None
-        return 400, -32600, (f"Invalid Request: {method} before initialize: send initialize (then "
-                             "notifications/initialized) first, or, at protocol 2026-07-28, the protocol envelope in "
-                             "params._meta")
+        return (
+            400,
+            -32600,
+            (
+                f"Invalid Request: {method} before initialize: send initialize (then "
+                "notifications/initialized) first, or, at protocol 2026-07-28, the protocol envelope in "
+                "params._meta"
+            ),
+        )
 
     def _id_in_flight(self, message: Any) -> tuple[int, int, str] | None:
         """File a request's id; refuse it if that very id (same type, same value) is in flight."""
@@ -147,8 +158,14 @@ class CheckedLines:
             return None
         key = (type(message["id"]), message["id"])
         if key in self.in_flight:
-            return 400, -32600, (f"Invalid Request: id {json.dumps(message['id'])} is already in use by a request in "
-                                 "flight on this connection; use a new id for each request")
+            return (
+                400,
+                -32600,
+                (
+                    f"Invalid Request: id {json.dumps(message['id'])} is already in use by a request in "
+                    "flight on this connection; use a new id for each request"
+                ),
+            )
         self.in_flight.add(key)
         return None
 
@@ -189,8 +206,9 @@ class AnsweredIds:
         await self.aclose()
 
 
-async def answer_refusals(refusals: MemoryObjectReceiveStream[SessionMessage],
-                          write: MemoryObjectSendStream[SessionMessage]) -> None:
+async def answer_refusals(
+    refusals: MemoryObjectReceiveStream[SessionMessage], write: MemoryObjectSendStream[SessionMessage]
+) -> None:
     """Send each refusal out the same way as the server's answers (one writer owns stdout)."""
     async with refusals:
         async for message in refusals:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcpgw.gateway.specs.server_spec import ServerSpec
-from mcpgw.gateway.tools.naming import NameCollision, NamingPolicy, NameTable, shared_names
+from mcpgw.gateway.tools.naming import NameCollision, NameTable, NamingPolicy, shared_names
 from mcpgw.gateway.tools.validation import CompiledSchema, ValidatorCache
 
 _LISTS = {
@@ -45,13 +45,23 @@ class ServerCatalog:
         return self.init.get("capabilities") or {}
 
     def as_dict(self) -> dict[str, Any]:
-        return {"init": self.init, "tools": self.tools, "resources": self.resources,
-                "templates": self.templates, "prompts": self.prompts}
+        return {
+            "init": self.init,
+            "tools": self.tools,
+            "resources": self.resources,
+            "templates": self.templates,
+            "prompts": self.prompts,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ServerCatalog:
-        return cls(data.get("init") or {}, list(data.get("tools") or []), list(data.get("resources") or []),
-                   list(data.get("templates") or []), list(data.get("prompts") or []))
+        return cls(
+            data.get("init") or {},
+            list(data.get("tools") or []),
+            list(data.get("resources") or []),
+            list(data.get("templates") or []),
+            list(data.get("prompts") or []),
+        )
 
 
 async def fetch_catalog(server: str, requester: _Requester, init: dict[str, Any]) -> ServerCatalog:
@@ -142,7 +152,9 @@ class Catalog:
             if _template_matches(template.get("uriTemplate", ""), uri):
                 return server
         schemes = {s for s, r in self.resources if str(r.get("uri", "")).split(":", 1)[0] == uri.split(":", 1)[0]}
-        schemes |= {s for s, t in self.templates if str(t.get("uriTemplate", "")).split(":", 1)[0] == uri.split(":", 1)[0]}
+        schemes |= {
+            s for s, t in self.templates if str(t.get("uriTemplate", "")).split(":", 1)[0] == uri.split(":", 1)[0]
+        }
         return schemes.pop() if len(schemes) == 1 else None
 
 
@@ -188,7 +200,10 @@ def build_catalog(
                 catalog.problems.append(f"{spec.id}:{name}: {repair}")
             output_schema = tool.get("outputSchema")
             catalog.tools[exposed] = ToolEntry(
-                spec.id, name, exposed, exposed_tool,
+                spec.id,
+                name,
+                exposed,
+                exposed_tool,
                 validators.compile(tool.get("inputSchema", {})),
                 validators.compile(output_schema) if output_schema is not None else None,
             )
@@ -207,7 +222,9 @@ def build_catalog(
             uri = resource.get("uri")
             if isinstance(uri, str):
                 if uri in catalog.uri_owner and catalog.uri_owner[uri] != spec.id:
-                    catalog.problems.append(f"resource {uri!r} is offered by both {catalog.uri_owner[uri]} and {spec.id}; {catalog.uri_owner[uri]} serves it")
+                    catalog.problems.append(
+                        f"resource {uri!r} is offered by both {catalog.uri_owner[uri]} and {spec.id}; {catalog.uri_owner[uri]} serves it"
+                    )
                     continue
                 catalog.uri_owner[uri] = spec.id
                 catalog.resources.append((spec.id, resource))
@@ -215,21 +232,33 @@ def build_catalog(
     return catalog
 
 
-def _shared(servers: list[tuple[ServerSpec, ServerCatalog]], naming: NamingPolicy,
-            catalog: Catalog) -> tuple[set[str], set[str]]:
+def _shared(
+    servers: list[tuple[ServerSpec, ServerCatalog]], naming: NamingPolicy, catalog: Catalog
+) -> tuple[set[str], set[str]]:
     """Bare naming: tool and prompt names more than one server offers (they get prefixed), reported."""
     if naming.mode != "bare":
         return set(), set()
-    tools = shared_names({spec.id: [tool for t in server.tools
-                                    if isinstance(tool := t.get("name"), str) and tool not in spec.hide_tools]
-                          for spec, server in servers})
-    prompts = shared_names({spec.id: [prompt for p in server.prompts if isinstance(prompt := p.get("name"), str)]
-                            for spec, server in servers})
+    tools = shared_names(
+        {
+            spec.id: [
+                tool for t in server.tools if isinstance(tool := t.get("name"), str) and tool not in spec.hide_tools
+            ]
+            for spec, server in servers
+        }
+    )
+    prompts = shared_names(
+        {
+            spec.id: [prompt for p in server.prompts if isinstance(prompt := p.get("name"), str)]
+            for spec, server in servers
+        }
+    )
     for kind, shared in (("tool", tools), ("prompt", prompts)):
         for name, owners in sorted(shared.items()):
             exposed = ", ".join(naming.expose(sid, sid, name, shared=True) for sid in owners)
-            catalog.problems.append(f"--naming bare: {kind} {name!r} is offered by {' and '.join(owners)}; "
-                                    f"exposed prefixed instead: {exposed}")
+            catalog.problems.append(
+                f"--naming bare: {kind} {name!r} is offered by {' and '.join(owners)}; "
+                f"exposed prefixed instead: {exposed}"
+            )
     return set(tools), set(prompts)
 
 

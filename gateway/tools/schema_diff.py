@@ -67,7 +67,13 @@ class Change:
     detail: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "kind": self.kind, "breaking": self.breaking, "path": self.path, "detail": self.detail}
+        return {
+            "tool": self.tool,
+            "kind": self.kind,
+            "breaking": self.breaking,
+            "path": self.path,
+            "detail": self.detail,
+        }
 
     def describe(self) -> str:
         where = f"{self.tool}.{self.path}" if self.path else self.tool
@@ -83,8 +89,10 @@ def diff_catalogs(old_tools: list[dict[str, Any]], new_tools: list[dict[str, Any
     old = {t["name"]: t for t in old_tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     new = {t["name"]: t for t in new_tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     changes = diff_tools(old, new)
-    return {"breaking": [c.as_dict() for c in changes if c.breaking],
-            "compatible": [c.as_dict() for c in changes if not c.breaking]}
+    return {
+        "breaking": [c.as_dict() for c in changes if c.breaking],
+        "compatible": [c.as_dict() for c in changes if not c.breaking],
+    }
 
 
 def diff_tools(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]]) -> list[Change]:
@@ -108,9 +116,27 @@ def diff_schema(old: Any, new: Any, tool: str = "") -> list[Change]:
 _LOWER_BOUNDS = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 _UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
 _EXACT = ("pattern", "format", "multipleOf")
-_HANDLED = {"type", "enum", "const", "properties", "required", "additionalProperties", "items", "anyOf", "oneOf",
-            "allOf", "$ref", "$defs", "definitions", "nullable", "default", "uniqueItems",
-            *_LOWER_BOUNDS, *_UPPER_BOUNDS, *_EXACT}
+_HANDLED = {
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "nullable",
+    "default",
+    "uniqueItems",
+    *_LOWER_BOUNDS,
+    *_UPPER_BOUNDS,
+    *_EXACT,
+}
 
 
 class _Differ:
@@ -122,7 +148,9 @@ class _Differ:
     def change(self, kind: str, breaking: bool, path: str, detail: str = "") -> Change:
         return Change(self.tool, kind, breaking, path, detail)
 
-    def node(self, old: Any, new: Any, path: str, old_refs: tuple[str, ...], new_refs: tuple[str, ...]) -> Iterator[Change]:
+    def node(
+        self, old: Any, new: Any, path: str, old_refs: tuple[str, ...], new_refs: tuple[str, ...]
+    ) -> Iterator[Change]:
         if len(old_refs) + len(new_refs) > MAX_DEPTH:
             return
         old, old_refs = normalize(old, self.old_root, old_refs)
@@ -168,8 +196,12 @@ class _Differ:
         elif before is None:
             yield self.change(ENUM_NARROWED, True, path, f"now restricted to {_values(after)}")
         elif before - after:
-            yield self.change(ENUM_NARROWED, True, path, f"removed {_values(before - after)}"
-                              + (f", added {_values(after - before)}" if after - before else ""))
+            yield self.change(
+                ENUM_NARROWED,
+                True,
+                path,
+                f"removed {_values(before - after)}" + (f", added {_values(after - before)}" if after - before else ""),
+            )
         else:
             yield self.change(ENUM_WIDENED, False, path, f"added {_values(after - before)}")
 
@@ -179,21 +211,30 @@ class _Differ:
             if a == b and isinstance(a, bool) == isinstance(b, bool):
                 continue
             narrowed = _bound_narrowed(a, b, lower=keyword in _LOWER_BOUNDS)
-            yield self.change(CONSTRAINT_NARROWED if narrowed else CONSTRAINT_RELAXED, narrowed, path,
-                              f"{keyword} {_short(old, keyword)} -> {_short(new, keyword)}")
+            yield self.change(
+                CONSTRAINT_NARROWED if narrowed else CONSTRAINT_RELAXED,
+                narrowed,
+                path,
+                f"{keyword} {_short(old, keyword)} -> {_short(new, keyword)}",
+            )
         for keyword in _EXACT:
             a, b = old.get(keyword), new.get(keyword)
             if a == b:
                 continue
             narrowed = b is not None  # added or changed: old values may no longer match
-            yield self.change(CONSTRAINT_NARROWED if narrowed else CONSTRAINT_RELAXED, narrowed, path,
-                              f"{keyword} {_short(old, keyword)} -> {_short(new, keyword)}")
+            yield self.change(
+                CONSTRAINT_NARROWED if narrowed else CONSTRAINT_RELAXED,
+                narrowed,
+                path,
+                f"{keyword} {_short(old, keyword)} -> {_short(new, keyword)}",
+            )
         a, b = bool(old.get("uniqueItems")), bool(new.get("uniqueItems"))
         if a != b:
             yield self.change(CONSTRAINT_NARROWED if b else CONSTRAINT_RELAXED, b, path, f"uniqueItems {a} -> {b}")
 
-    def objects(self, old: dict[str, Any], new: dict[str, Any], path: str,
-                old_refs: tuple[str, ...], new_refs: tuple[str, ...]) -> Iterator[Change]:
+    def objects(
+        self, old: dict[str, Any], new: dict[str, Any], path: str, old_refs: tuple[str, ...], new_refs: tuple[str, ...]
+    ) -> Iterator[Change]:
         old_props, new_props = _properties(old), _properties(new)
         old_req, new_req = required_of(old), required_of(new)
         for name in sorted(old_props.keys() - new_props.keys()):
@@ -211,9 +252,13 @@ class _Differ:
         for name in sorted(old_req - new_req):
             if name in new_props or name not in old_props:  # a removed property was reported above
                 yield self.change(NOW_OPTIONAL, False, _join(path, name))
-        yield from self.extra(old.get("additionalProperties"), new.get("additionalProperties"), path, old_refs, new_refs)
+        yield from self.extra(
+            old.get("additionalProperties"), new.get("additionalProperties"), path, old_refs, new_refs
+        )
 
-    def extra(self, old: Any, new: Any, path: str, old_refs: tuple[str, ...], new_refs: tuple[str, ...]) -> Iterator[Change]:
+    def extra(
+        self, old: Any, new: Any, path: str, old_refs: tuple[str, ...], new_refs: tuple[str, ...]
+    ) -> Iterator[Change]:
         if old == new:
             return
         old_open, new_open = old is not False, new is not False
@@ -222,11 +267,23 @@ class _Differ:
         elif new_open and not old_open:
             yield self.change(EXTRA_OPENED, False, path, "parameters not in the schema are now accepted")
         elif isinstance(old, dict) or isinstance(new, dict):  # both open, at least one a schema
-            yield from self.node(old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {},
-                                 _join(path, "*"), old_refs, new_refs)
+            yield from self.node(
+                old if isinstance(old, dict) else {},
+                new if isinstance(new, dict) else {},
+                _join(path, "*"),
+                old_refs,
+                new_refs,
+            )
 
-    def variants(self, keyword: str, old: dict[str, Any], new: dict[str, Any], path: str,
-                 old_refs: tuple[str, ...], new_refs: tuple[str, ...]) -> Iterator[Change]:
+    def variants(
+        self,
+        keyword: str,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        path: str,
+        old_refs: tuple[str, ...],
+        new_refs: tuple[str, ...],
+    ) -> Iterator[Change]:
         a, b = old.get(keyword), new.get(keyword)
         if a == b:
             return
@@ -244,11 +301,19 @@ class _Differ:
         if keyword == "allOf":  # every branch must hold: a new one narrows, a dropped one relaxes
             removed, added = added, removed
         if removed:
-            yield self.change(VARIANT_REMOVED if keyword != "allOf" else CONSTRAINT_NARROWED, True, path,
-                              f"{keyword}: {len(before)} -> {len(after)} branches")
+            yield self.change(
+                VARIANT_REMOVED if keyword != "allOf" else CONSTRAINT_NARROWED,
+                True,
+                path,
+                f"{keyword}: {len(before)} -> {len(after)} branches",
+            )
         elif added:
-            yield self.change(VARIANT_ADDED if keyword != "allOf" else CONSTRAINT_RELAXED, False, path,
-                              f"{keyword}: {len(before)} -> {len(after)} branches")
+            yield self.change(
+                VARIANT_ADDED if keyword != "allOf" else CONSTRAINT_RELAXED,
+                False,
+                path,
+                f"{keyword}: {len(before)} -> {len(after)} branches",
+            )
 
 
 # -- classification and wording ----------------------------------------------------------

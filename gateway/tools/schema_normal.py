@@ -10,8 +10,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-ANNOTATIONS = {"description", "title", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
-               "$schema", "$id", "markdownDescription"}
+ANNOTATIONS = {
+    "description",
+    "title",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+    "$id",
+    "markdownDescription",
+}
 MAX_DEPTH = 32
 
 

@@ -23,10 +23,36 @@ from jsonschema import Draft6Validator, Draft7Validator, Draft201909Validator, D
 Check = Callable[[Any], bool]
 
 _DRAFTS = (Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator)  # integer: 1.0 counts
-_NOTES = frozenset({"title", "description", "default", "examples", "$schema", "$comment", "format", "deprecated",
-                    "readOnly", "writeOnly"})  # annotations: no assertion (formats are not checked, gateway.tools.validation)
-_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "minLength",
-                       "maxLength", "minItems", "maxItems", "minimum", "maximum"})
+_NOTES = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$schema",
+        "$comment",
+        "format",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+    }
+)  # annotations: no assertion (formats are not checked, gateway.tools.validation)
+_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+    }
+)
 
 
 class Unsupported(Exception):
@@ -53,7 +79,9 @@ class _Compiler:
             return _always
         if schema is False:
             return _never
-        if not isinstance(schema, dict) or any(k in self.asserted and k not in _KEYWORDS and k not in _NOTES for k in schema):
+        if not isinstance(schema, dict) or any(
+            k in self.asserted and k not in _KEYWORDS and k not in _NOTES for k in schema
+        ):
             raise Unsupported
         return self._checks(schema)
 
@@ -88,6 +116,7 @@ def _object_checks(schema: dict[str, Any], compile: Callable[[Any], Check]) -> l
     extra_check = compile(extra)
     names = tuple(required)
     if compiled or extra is not True:  # `required` and the members' checks in one function: one call, not two
+
         def members(x: Any) -> bool:
             if not isinstance(x, dict):
                 return True
@@ -101,6 +130,7 @@ def _object_checks(schema: dict[str, Any], compile: Callable[[Any], Check]) -> l
                 if not check(value):
                     return False
             return True
+
         checks.append(members)
     elif names:
         checks.append(lambda x: not isinstance(x, dict) or all(n in x for n in names))
@@ -122,8 +152,12 @@ def _all(checks: list[Check]) -> Check:
 
 def _bound_checks(schema: dict[str, Any]) -> list[Check]:
     checks: list[Check] = []
-    for keyword, kind, compare in (("minLength", str, _at_least), ("maxLength", str, _at_most),
-                                   ("minItems", list, _at_least), ("maxItems", list, _at_most)):
+    for keyword, kind, compare in (
+        ("minLength", str, _at_least),
+        ("maxLength", str, _at_most),
+        ("minItems", list, _at_least),
+        ("maxItems", list, _at_most),
+    ):
         if keyword in schema:
             limit = schema[keyword]
             if not isinstance(limit, int) or isinstance(limit, bool):

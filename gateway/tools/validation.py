@@ -46,7 +46,11 @@ class Verdict:
     schema_invalid: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"valid": self.valid, "errors": [p.as_dict() for p in self.problems], "schema_invalid": self.schema_invalid}
+        return {
+            "valid": self.valid,
+            "errors": [p.as_dict() for p in self.problems],
+            "schema_invalid": self.schema_invalid,
+        }
 
     def describe(self) -> str:
         return "; ".join(f"{p.path}: {p.message}" for p in self.problems)

@@ -20,17 +20,15 @@ import os
 import signal
 import socket
 import subprocess
-from contextlib import suppress
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
 from urllib.parse import urlsplit
 
 import anyio
 
+from mcpgw.gateway.specs.server_spec import FREE_PORT_VAR, ServerSpec
 from mcpgw.gateway.upstreams.child_env import child_env
-from mcpgw.gateway.specs.server_spec import ServerSpec
-from mcpgw.gateway.specs.server_spec import FREE_PORT_VAR
 from mcpgw.gateway.upstreams.stdio_transport import LIVE_GROUPS, TERM_GRACE
 
 
@@ -42,7 +40,9 @@ _PORT_TOKEN = "${%s}" % FREE_PORT_VAR
 
 
 def uses_free_port(spec: ServerSpec) -> bool:
-    return any(_PORT_TOKEN in v for v in (spec.url or "", *spec.args, *spec.env_values.values(), *spec.headers.values()))
+    return any(
+        _PORT_TOKEN in v for v in (spec.url or "", *spec.args, *spec.env_values.values(), *spec.headers.values())
+    )
 
 
 def with_free_port(spec: ServerSpec) -> ServerSpec:
@@ -57,9 +57,13 @@ def with_free_port(spec: ServerSpec) -> ServerSpec:
     def sub(text: str) -> str:
         return text.replace(_PORT_TOKEN, port)
 
-    return replace(spec, url=sub(spec.url or ""), args=tuple(sub(a) for a in spec.args),
-                   env_values={k: sub(v) for k, v in spec.env_values.items()},
-                   headers={k: sub(v) for k, v in spec.headers.items()})
+    return replace(
+        spec,
+        url=sub(spec.url or ""),
+        args=tuple(sub(a) for a in spec.args),
+        env_values={k: sub(v) for k, v in spec.env_values.items()},
+        headers={k: sub(v) for k, v in spec.headers.items()},
+    )
 
 
 @asynccontextmanager
@@ -68,15 +72,23 @@ async def serving(spec: ServerSpec, timeout: float) -> AsyncIterator[None]:
     host, port = parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 80)
     if _open(host, port):  # something else holds the port: checking it would check the wrong server
         raise NotListening(f"port {port} is already in use by another process")
-    process = await anyio.open_process([spec.command or "", *spec.args], stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       env=child_env(spec), cwd=spec.cwd, start_new_session=True)
+    process = await anyio.open_process(
+        [spec.command or "", *spec.args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(spec),
+        cwd=spec.cwd,
+        start_new_session=True,
+    )
     LIVE_GROUPS.add(process.pid)  # a forced exit of the gateway kills it too
     try:
         with anyio.move_on_after(timeout):
             while not _open(host, port):
                 if process.returncode is not None:
-                    raise NotListening(f"{spec.command} exited (code {process.returncode}) before listening on port {port}")
+                    raise NotListening(
+                        f"{spec.command} exited (code {process.returncode}) before listening on port {port}"
+                    )
                 await anyio.sleep(0.2)  # polling a port: there is no event to wait on
         if not _open(host, port):
             raise NotListening(f"nothing listened on port {port} within {timeout:g}s")

@@ -22,9 +22,9 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.gateway.specs.server_spec import RUN_STATE_VAR, ServerSpec
 from mcpgw.gateway.errors.tree import UpstreamUnavailable
+from mcpgw.gateway.specs.server_spec import RUN_STATE_VAR, ServerSpec
+from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.installs import Installs
 from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status, Upstream
 
@@ -46,8 +46,12 @@ def with_state_dir(spec: ServerSpec, directory: str, installs: Installs) -> Serv
     def sub(text: str) -> str:
         return text.replace(_TOKEN, directory)
 
-    return replace(spec, args=tuple(sub(a) for a in spec.args), cwd=sub(spec.cwd) if spec.cwd else None,
-                   env_values={k: sub(v) for k, v in spec.env_values.items()})
+    return replace(
+        spec,
+        args=tuple(sub(a) for a in spec.args),
+        cwd=sub(spec.cwd) if spec.cwd else None,
+        env_values={k: sub(v) for k, v in spec.env_values.items()},
+    )
 
 
 def state_dir(server: str) -> str:
@@ -69,8 +73,16 @@ MakeUpstream = Callable[[ServerSpec, bool], Upstream]
 class PerRunUpstream:
     """An `Upstream` and `PerRunInstances`: a fresh instance per lane, and one more for the catalog."""
 
-    def __init__(self, spec: ServerSpec, make: MakeUpstream, installs: Installs, *, idle_timeout: float,
-                 start_timeout: float, on_idle_stop: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        make: MakeUpstream,
+        installs: Installs,
+        *,
+        idle_timeout: float,
+        start_timeout: float,
+        on_idle_stop: Callable[[str], None] | None = None,
+    ) -> None:
         self.name = spec.id
         self.spec = spec
         self._make = make
@@ -160,7 +172,9 @@ class PerRunUpstream:
             if upstream.status.state != "ready":
                 await upstream.aclose()
                 shutil.rmtree(directory, ignore_errors=True)
-                raise UpstreamUnavailable(self.name, f"a fresh instance for run {lane!r} did not start: {upstream.status.reason}")
+                raise UpstreamUnavailable(
+                    self.name, f"a fresh instance for run {lane!r} did not start: {upstream.status.reason}"
+                )
             self.instances_started += 1
             instance = self._instances[lane] = _Instance(upstream, directory, time.monotonic())
             logger.info("server %s: fresh instance for run %r (state in %s)", self.name, lane, directory)
@@ -173,7 +187,12 @@ class PerRunUpstream:
             now = time.monotonic()
             for lane, instance in list(self._instances.items()):
                 if instance.inflight == 0 and now - instance.last_used > self._idle_timeout:
-                    logger.info("server %s: run %r idle for %.0f s; its instance stops", self.name, lane, now - instance.last_used)
+                    logger.info(
+                        "server %s: run %r idle for %.0f s; its instance stops",
+                        self.name,
+                        lane,
+                        now - instance.last_used,
+                    )
                     await self.discard(lane)
                     if self.on_idle_stop is not None:  # the run's recorded history no longer matches any state
                         self.on_idle_stop(lane)

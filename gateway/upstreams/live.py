@@ -25,13 +25,6 @@ from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from mcpgw.gateway import __version__
-from mcpgw.gateway.tools.catalog import ServerCatalog, fetch_catalog, refresh_list
-from mcpgw.gateway.upstreams.child_env import child_env
-from mcpgw.gateway.runtime.deadlines import Deadline, Scoped
-from mcpgw.gateway.specs.server_spec import ServerSpec, expand_env
-from mcpgw.gateway.upstreams.events import CatalogChangedFn, NotificationFn
-from mcpgw.gateway.upstreams.installs import Installs
-from mcpgw.gateway.upstreams.isolation import state_dir, uses_state_dir, with_state_dir
 from mcpgw.gateway.errors.tree import (
     RESPONSE_TOO_LARGE,
     ResponseTooLarge,
@@ -40,7 +33,14 @@ from mcpgw.gateway.errors.tree import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from mcpgw.gateway.runtime.deadlines import Deadline, Scoped
+from mcpgw.gateway.specs.server_spec import ServerSpec, expand_env
 from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.tools.catalog import ServerCatalog, fetch_catalog, refresh_list
+from mcpgw.gateway.upstreams.child_env import child_env
+from mcpgw.gateway.upstreams.events import CatalogChangedFn, NotificationFn
+from mcpgw.gateway.upstreams.installs import Installs
+from mcpgw.gateway.upstreams.isolation import state_dir, uses_state_dir, with_state_dir
 from mcpgw.gateway.upstreams.stdio_rpc import StdioRpc
 from mcpgw.gateway.upstreams.stdio_transport import ProcessInfo, stdio_process
 from mcpgw.gateway.upstreams.upstream import CallOptions, Reply, Status
@@ -110,8 +110,11 @@ class LiveUpstream:
                 if built is None:
                     assert self.spec.source is not None
                     failed = self._installs.failed_info(self.spec)
-                    why = (f"build failed at step {failed.get('step')}: {failed.get('detail')}" if failed else
-                           f"not built: run `mcpgw servers install --servers {self.name}`")
+                    why = (
+                        f"build failed at step {failed.get('step')}: {failed.get('detail')}"
+                        if failed
+                        else f"not built: run `mcpgw servers install --servers {self.name}`"
+                    )
                     self.status.set("unavailable", f"{why} (source {self.spec.source.label})")
                     self._ready.set()
                     return
@@ -168,8 +171,11 @@ class LiveUpstream:
         self.status.set("restarting" if self.status.restarts else "starting", self.status.reason)
         async with AsyncExitStack() as stack:
             read, write = await self._open_transport(stack)
-            dispatcher: Any = (StdioRpc(read, write) if self.spec.transport == "stdio"
-                               else Scoped(JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception)))
+            dispatcher: Any = (
+                StdioRpc(read, write)
+                if self.spec.transport == "stdio"
+                else Scoped(JSONRPCDispatcher(read, write, on_stream_exception=self._on_stream_exception))
+            )
             closed = anyio.Event()  # set when the connection ends (the dispatcher's run returns)
 
             async def serve_connection(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -249,7 +255,9 @@ class LiveUpstream:
     async def request(self, method: str, params: dict[str, Any], options: CallOptions | None = None) -> Reply:
         dispatcher = self._dispatcher
         if dispatcher is None or self.status.state != "ready":
-            raise UpstreamUnavailable(self.name, f"not available ({self.status.state}: {self.status.reason or 'no reason given'})")
+            raise UpstreamUnavailable(
+                self.name, f"not available ({self.status.state}: {self.status.reason or 'no reason given'})"
+            )
         options = options or CallOptions()
         timeout = options.timeout or self.spec.timeout or self.settings.call_timeout
         hard_limit = max(timeout, options.max_timeout or self.settings.max_call_timeout)
@@ -273,15 +281,20 @@ class LiveUpstream:
             raise self._map_error(exc) from None
         except TimeoutError:
             waited = loop.time() - started
-            raise UpstreamTimeout(self.name, f"no answer to {method} after {waited:.1f}s (limit {timeout:g}s without "
-                                  f"progress, {hard_limit:g}s in all)") from None
+            raise UpstreamTimeout(
+                self.name,
+                f"no answer to {method} after {waited:.1f}s (limit {timeout:g}s without "
+                f"progress, {hard_limit:g}s in all)",
+            ) from None
         finally:
             self._inflight.remove(options)
 
     def _map_error(self, exc: MCPError) -> Exception:
         if exc.code == CONNECTION_CLOSED:
             words = self._process.last_words() if self._process else ""
-            return UpstreamCrashed(self.name, "connection lost while the call was in flight" + (f"; server said: {words}" if words else ""))
+            return UpstreamCrashed(
+                self.name, "connection lost while the call was in flight" + (f"; server said: {words}" if words else "")
+            )
         if exc.code == RESPONSE_TOO_LARGE:
             return ResponseTooLarge(self.name, exc.message)
         return UpstreamRejected(self.name, exc.code, exc.message, exc.data)
@@ -296,8 +309,11 @@ class LiveUpstream:
             if options.relay is not None:
                 return await options.relay(method, dict(params or {}))
         if self._inflight:  # a call is in flight, but its client cannot be asked
-            raise MCPError(code=METHOD_NOT_FOUND, message=f"{method}: the client of the call in flight cannot take it "
-                           "(the gateway relays server-to-client requests to handshake-era clients only)")
+            raise MCPError(
+                code=METHOD_NOT_FOUND,
+                message=f"{method}: the client of the call in flight cannot take it "
+                "(the gateway relays server-to-client requests to handshake-era clients only)",
+            )
         raise MCPError(code=METHOD_NOT_FOUND, message=f"{method}: no client call is in flight to relay it to")
 
     async def _on_notify(self, dctx: DispatchContext[Any], method: str, params: Any) -> None:

@@ -105,8 +105,13 @@ class StdioRpc:
         self._closed = False
         self._tasks: anyio.abc.TaskGroup | None = None
 
-    async def run(self, on_request: OnRequest, on_notify: OnNotify, *,
-                  task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self,
+        on_request: OnRequest,
+        on_notify: OnNotify,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
         """Read messages until the connection ends; then every request in flight fails with CONNECTION_CLOSED."""
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
@@ -145,10 +150,17 @@ class StdioRpc:
 
     async def _answer(self, on_request: OnRequest, request_id: Any, method: str, params: Any) -> None:
         try:
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": await on_request(None, method, params)}
+            reply: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": await on_request(None, method, params),
+            }
         except MCPError as exc:
-            reply = {"jsonrpc": "2.0", "id": request_id,
-                     "error": exc.error.model_dump(by_alias=True, mode="json", exclude_none=True)}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": exc.error.model_dump(by_alias=True, mode="json", exclude_none=True),
+            }
         except Exception as exc:  # noqa: BLE001 - a failing relay answers the server, it does not end the connection
             reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": str(exc)}}
         try:
@@ -203,7 +215,9 @@ class StdioRpc:
         if error is not None:
             if not isinstance(error, dict):
                 raise MCPError(code=INTERNAL_ERROR, message=f"malformed error response to {method}")
-            raise MCPError(code=error.get("code", INTERNAL_ERROR), message=error.get("message", ""), data=error.get("data"))
+            raise MCPError(
+                code=error.get("code", INTERNAL_ERROR), message=error.get("message", ""), data=error.get("data")
+            )
         result = outcome.get("result")
         if not isinstance(result, dict):
             raise MCPError(code=INTERNAL_ERROR, message=f"malformed response to {method}: result is not an object")

@@ -25,9 +25,8 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.errors.tree import RESPONSE_TOO_LARGE
 from mcpgw.gateway.encoding.json_text import compact
-
+from mcpgw.gateway.errors.tree import RESPONSE_TOO_LARGE
 from mcpgw.gateway.runtime.secrets import scrub
 
 logger = logging.getLogger(__name__)
@@ -38,7 +37,7 @@ _ID = rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")'
 # Only a top-level id counts: last member (`..."id":7}`, as TypeScript servers write it), or
 # among the first members (`{"jsonrpc":"2.0","id":7,...`, as Python servers do). A nested
 # "id" inside the result must never be taken for it.
-_TAIL_ID_RE = re.compile(rb',\s*' + _ID + rb'\s*\}\s*$')
+_TAIL_ID_RE = re.compile(rb",\s*" + _ID + rb"\s*\}\s*$")
 _HEAD_ID_RE = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?' + _ID)
 
 
@@ -92,7 +91,9 @@ class Inbox:
                 self._early.append(message)
                 return
             if not self.dropped:
-                logger.warning("stdio upstream: %d messages before anyone reads them; dropping the rest", self.MAX_EARLY)
+                logger.warning(
+                    "stdio upstream: %d messages before anyone reads them; dropping the rest", self.MAX_EARLY
+                )
             self.dropped += 1
 
     def close(self) -> None:
@@ -150,8 +151,14 @@ async def stdio_process(
     """Yields (the server's messages, plain JSON-RPC dicts; its stdin; process info). The process and its
     pipes are asyncio's own: the gateway runs on asyncio (uvloop)."""
     process = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=env, cwd=cwd, start_new_session=True)
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
     LIVE_GROUPS.add(process.pid)
     info = ProcessInfo(pid=process.pid)
     inbox = Inbox()
@@ -299,8 +306,10 @@ def _too_large_error(head: bytes, tail: bytes, size: int, *, limit: int) -> dict
         return None
     raw_id = match.group(1).decode()
     request_id: int | str = int(raw_id) if raw_id[0] != '"' else raw_id[1:-1]
-    message = (f"response of {size} bytes exceeds the gateway's limit of {limit} bytes (mcpgw serve "
-               "--max-response-bytes N raises it)")
+    message = (
+        f"response of {size} bytes exceeds the gateway's limit of {limit} bytes (mcpgw serve "
+        "--max-response-bytes N raises it)"
+    )
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": RESPONSE_TOO_LARGE, "message": message}}
 
 

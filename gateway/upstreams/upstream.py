@@ -14,9 +14,9 @@ upstreams have is a small protocol of its own (`PerRunInstances`,
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from collections import Counter
 from typing import Any, Protocol, runtime_checkable
 
 import anyio

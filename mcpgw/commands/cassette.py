@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpgw.cassette.paths import add_dir_option
 from mcpgw.commands import lazy, usage
 from mcpgw.recorder.commands import CASSETTE_HELP, SHIPPED
-from mcpgw.cassette.paths import add_dir_option
 
 
 def register(sub: Any) -> None:

@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 
-from mcpgw.lock.config import load_config
 from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.specs.spec_record import spec_from_dict
+from mcpgw.lock.config import load_config
 from mcpgw.replay.compare import parse_rules
 from mcpgw.replay.drift import CatalogDiff, DriftReport, MakeUpstream, run_drift
 
@@ -32,7 +32,9 @@ def cmd_drift(args: argparse.Namespace, make_upstream: MakeUpstream, catalog_dif
         recorded = cassette.load()
         specs, entries = choose_entries(args, recorded)
         if not specs:
-            raise GatewayError(f"no server of cassette {args.cassette!r} to check (recorded: {sorted(recorded.catalogs)})")
+            raise GatewayError(
+                f"no server of cassette {args.cassette!r} to check (recorded: {sorted(recorded.catalogs)})"
+            )
         rules = {sid: parse_rules(list(spec.ignore)) for sid, spec in specs.items()}
         if not args.json:
             print_entries(entries)
@@ -64,7 +66,11 @@ def choose_entries(args: argparse.Namespace, recorded: Any) -> tuple[dict[str, A
     from_lock: dict[str, Any] = {}
     if lock_path:
         config = load_config(lock_path)
-        chosen = config.select(args.profile, args.servers) if (args.profile or args.servers) else list(config.servers.values())
+        chosen = (
+            config.select(args.profile, args.servers)
+            if (args.profile or args.servers)
+            else list(config.servers.values())
+        )
         from_lock = {s.id: s for s in chosen if s.id in recorded.catalogs}
     wanted = set(recorded.catalogs) | set(stored)
     if args.servers:
@@ -78,8 +84,10 @@ def choose_entries(args: argparse.Namespace, recorded: Any) -> tuple[dict[str, A
             specs[sid], sources[sid] = from_lock[sid], str(lock_path)
         elif sid in stored:
             specs[sid], sources[sid] = stored[sid], "cassette"
-    entries = {"lock_file": str(lock_path) if lock_path else None,
-               "servers": {sid: {"entry": sources[sid], "ignore_rules": len(spec.ignore)} for sid, spec in specs.items()}}
+    entries = {
+        "lock_file": str(lock_path) if lock_path else None,
+        "servers": {sid: {"entry": sources[sid], "ignore_rules": len(spec.ignore)} for sid, spec in specs.items()},
+    }
     return specs, entries
 
 
@@ -90,26 +98,47 @@ def print_entries(entries: dict[str, Any]) -> None:
     for sid, info in servers.items():
         by_source.setdefault(info["entry"], []).append(f"{sid} ({info['ignore_rules']} ignore rule(s))")
     if entries["lock_file"] is None:
-        print(f"mcpgw: no ./{LOCK_FILE} here and no --config: using the entries recorded in the cassette", file=sys.stderr)
+        print(
+            f"mcpgw: no ./{LOCK_FILE} here and no --config: using the entries recorded in the cassette", file=sys.stderr
+        )
     for source, names in by_source.items():
         where = "entries recorded in the cassette" if source == "cassette" else f"entries of {source}"
         print(f"mcpgw: {where}: {', '.join(names)}", file=sys.stderr)
 
 
-async def _run(args: argparse.Namespace, recorded: Any, specs: dict[str, Any], rules: dict[str, Any], settings: Settings,
-               make_upstream: MakeUpstream, catalog_diff: CatalogDiff | None) -> DriftReport:
+async def _run(
+    args: argparse.Namespace,
+    recorded: Any,
+    specs: dict[str, Any],
+    rules: dict[str, Any],
+    settings: Settings,
+    make_upstream: MakeUpstream,
+    catalog_diff: CatalogDiff | None,
+) -> DriftReport:
     from rich.progress import Progress
 
-    logging.getLogger("mcpgw.gateway.upstreams.isolation").setLevel(logging.WARNING)  # a line per recorded run's instance is noise here
+    logging.getLogger("mcpgw.gateway.upstreams.isolation").setLevel(
+        logging.WARNING
+    )  # a line per recorded run's instance is noise here
     with Progress(transient=True, disable=args.json or not sys.stderr.isatty()) as progress:
         task = progress.add_task("re-issuing recorded calls", total=None)
 
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        return await run_drift(args.cassette, recorded, specs, rules, settings, include_unsafe=args.include_unsafe,
-                               learn=args.learn, concurrency=args.concurrency, progress=advance, catalog_diff=catalog_diff,
-                               make_upstream=make_upstream)
+        return await run_drift(
+            args.cassette,
+            recorded,
+            specs,
+            rules,
+            settings,
+            include_unsafe=args.include_unsafe,
+            learn=args.learn,
+            concurrency=args.concurrency,
+            progress=advance,
+            catalog_diff=catalog_diff,
+            make_upstream=make_upstream,
+        )
 
 
 def print_report(report: DriftReport) -> None:
@@ -119,10 +148,12 @@ def print_report(report: DriftReport) -> None:
 
     console = table_console()
     summary = report.summary()
-    console.print(f"[bold]drift of {report.cassette}[/]: {summary['calls']} recorded calls; "
-                  f"{summary['identical']} identical, {summary['equal_after_ignore']} equal after ignore rules, "
-                  f"[yellow]{summary['changed']} changed[/], [red]{summary['failing']} failing[/], {summary['skipped']} skipped "
-                  f"(drift {100 * report.drift_share:.1f}%)")
+    console.print(
+        f"[bold]drift of {report.cassette}[/]: {summary['calls']} recorded calls; "
+        f"{summary['identical']} identical, {summary['equal_after_ignore']} equal after ignore rules, "
+        f"[yellow]{summary['changed']} changed[/], [red]{summary['failing']} failing[/], {summary['skipped']} skipped "
+        f"(drift {100 * report.drift_share:.1f}%)"
+    )
     servers = Table("server", "state", "recorded", "live")
     for sid, info in report.servers.items():
         version = lambda i: f"{(i or {}).get('name', '')} {(i or {}).get('version', '')}".strip()  # noqa: E731
@@ -131,11 +162,15 @@ def print_report(report: DriftReport) -> None:
     console.print(servers)
     table = Table("server:tool", "identical", "equal after ignore", "changed", "failing", "skipped")
     for tool, counts in report.by_tool().items():
-        table.add_row(tool, *(str(counts[v]) for v in ("identical", "equal_after_ignore", "changed", "failing", "skipped")))
+        table.add_row(
+            tool, *(str(counts[v]) for v in ("identical", "equal_after_ignore", "changed", "failing", "skipped"))
+        )
     console.print(table)
     flips = [c for c in report.calls if any(d.path == "$.isError" for d in c.differences)]
     for call in flips + [c for c in report.calls if c.verdict in ("changed", "failing") and c not in flips]:
-        console.print(f"[bold]{call.server}:{call.tool}[/] {json.dumps(call.arguments, default=str)[:100]} -> {call.verdict}")
+        console.print(
+            f"[bold]{call.server}:{call.tool}[/] {json.dumps(call.arguments, default=str)[:100]} -> {call.verdict}"
+        )
         if call.error:
             console.print(f"    {call.error}")
         for difference in call.differences[:8]:

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcpgw.commands import DEFAULT_CONFIG
 from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.specs.modes import Mode, OnMiss, PastEnd, choices
-from mcpgw.commands import DEFAULT_CONFIG
 
 
 def register(sub: Any) -> None:
@@ -19,51 +19,111 @@ def register(sub: Any) -> None:
     serve.add_argument("--profile", help="profile of the lock file to serve (default: its default_profile)")
     serve.add_argument("--servers", nargs="+", action="extend", help="serve only these server ids")
     serve.add_argument("--stdio", action="store_true", help="serve MCP over stdin/stdout instead of HTTP")
-    serve.add_argument("--host", default="127.0.0.1",
-                       help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)")
-    serve.add_argument("--port", type=int, default=None,
-                       help="TCP port (default 8765; 0: any free one, said on stderr); with --stdio, the port the model "
-                            "routes (/v1, Azure's /openai/...) listen on, recorded into the same cassette (default: none)")
-    serve.add_argument("--validate", choices=("enforce", "audit", "off"), default="audit",
-                       help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
-                            "verdict, enforce answers an invalid call with an error naming the path, off skips it")
-    serve.add_argument("--naming", choices=("auto", "prefix", "benchmark", "bare"), default="auto",
-                       help="auto (default): bare in front of one server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
-                            "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)")
-    serve.add_argument("--page-size", type=int, default=0,
-                       help="page tools/list, prompts/list and resources/list in pages of N (nextCursor); default 0: "
-                            "every list whole, in one page, for the many clients that read only the first page")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; anything else needs --auth-token-env)",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="TCP port (default 8765; 0: any free one, said on stderr); with --stdio, the port the model "
+        "routes (/v1, Azure's /openai/...) listen on, recorded into the same cassette (default: none)",
+    )
+    serve.add_argument(
+        "--validate",
+        choices=("enforce", "audit", "off"),
+        default="audit",
+        help="check each tools/call against its inputSchema: audit (default) forwards and logs the "
+        "verdict, enforce answers an invalid call with an error naming the path, off skips it",
+    )
+    serve.add_argument(
+        "--naming",
+        choices=("auto", "prefix", "benchmark", "bare"),
+        default="auto",
+        help="auto (default): bare in front of one server, else prefix; prefix: <server>__<tool>; benchmark: 'Server Name:tool' as MCP-Bench names tools; "
+        "bare: upstream names unchanged (a name two servers share gets the prefix, with a warning)",
+    )
+    serve.add_argument(
+        "--page-size",
+        type=int,
+        default=0,
+        help="page tools/list, prompts/list and resources/list in pages of N (nextCursor); default 0: "
+        "every list whole, in one page, for the many clients that read only the first page",
+    )
     serve.add_argument("--call-timeout", type=float, default=60.0, help="seconds without an answer or progress")
-    serve.add_argument("--miss-as-tool-error", action="store_true",
-                       help="replay: answer a tools/call the recording cannot answer (a miss, or a refusal after "
-                            "divergence) as a tool result with isError and the same text, so an agent framework shows "
-                            "it to the model and goes on; by default it is a JSON-RPC error that stops a strict replay")
-    serve.add_argument("--require-keys", action="store_true",
-                       help="do not start a server whose declared key (env var) is missing; by default it starts "
-                            "without it, as MCP-Bench runs it: its tools are listed and its calls get its own error")
-    serve.add_argument("--ready-timeout", type=float, default=180.0,
-                       help="longest wait of list requests for every server's first start to settle (default 180)")
+    serve.add_argument(
+        "--miss-as-tool-error",
+        action="store_true",
+        help="replay: answer a tools/call the recording cannot answer (a miss, or a refusal after "
+        "divergence) as a tool result with isError and the same text, so an agent framework shows "
+        "it to the model and goes on; by default it is a JSON-RPC error that stops a strict replay",
+    )
+    serve.add_argument(
+        "--require-keys",
+        action="store_true",
+        help="do not start a server whose declared key (env var) is missing; by default it starts "
+        "without it, as MCP-Bench runs it: its tools are listed and its calls get its own error",
+    )
+    serve.add_argument(
+        "--ready-timeout",
+        type=float,
+        default=180.0,
+        help="longest wait of list requests for every server's first start to settle (default 180)",
+    )
     serve.add_argument("--max-call-timeout", type=float, default=600.0, help="hard limit per call, even with progress")
-    serve.add_argument("--max-response-bytes", type=int, default=16 * 1024 * 1024,
-                       help="largest answer an upstream may give (default 16 MiB); a bigger one is an error")
-    serve.add_argument("--mode", choices=choices(Mode),
-                       help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
-                            "is given, live otherwise")
-    serve.add_argument("--cassette", help="record: cassette to write; replay/hybrid: cassette to play (default 'default'); "
-                                          "live: cassette for the call log")
+    serve.add_argument(
+        "--max-response-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        help="largest answer an upstream may give (default 16 MiB); a bigger one is an error",
+    )
+    serve.add_argument(
+        "--mode",
+        choices=choices(Mode),
+        help="default: replay of the embedded cassette 'default' when no --config/--profile/--servers "
+        "is given, live otherwise",
+    )
+    serve.add_argument(
+        "--cassette",
+        help="record: cassette to write; replay/hybrid: cassette to play (default 'default'); "
+        "live: cassette for the call log",
+    )
     serve.add_argument("--log-cassette", help="cassette for the call log in replay/hybrid (default: <mode>-<time>)")
-    serve.add_argument("--past-end", choices=choices(PastEnd), default=PastEnd.REPEAT.value,
-                       help="replay: answer to a request repeated more often than recorded")
-    serve.add_argument("--run-idle-timeout", type=float, default=300.0, metavar="SECONDS",
-                       help="servers with isolation: run get one instance per run; it stops after this much idle time")
-    serve.add_argument("--redact", action="append", default=[], metavar="REGEX",
-                       help="also keep text matching REGEX out of cassettes (declared env values always are)")
-    serve.add_argument("--responses", choices=("adaptive", "sse", "json"), default="adaptive",
-                       help="HTTP answers: adaptive (default) = plain JSON unless the request asked for progress or "
-                            "its session accepts sampling/elicitation/roots; sse = always a stream; json = never")
-    serve.add_argument("--run", default="default",
-                       help="run id for calls whose client gives none (?run= / X-Run-Id); each such client, on /mcp "
-                            "and /v1 alike, replays in a lane of its own under it (<run>/client-<id>)")
+    serve.add_argument(
+        "--past-end",
+        choices=choices(PastEnd),
+        default=PastEnd.REPEAT.value,
+        help="replay: answer to a request repeated more often than recorded",
+    )
+    serve.add_argument(
+        "--run-idle-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="servers with isolation: run get one instance per run; it stops after this much idle time",
+    )
+    serve.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="also keep text matching REGEX out of cassettes (declared env values always are)",
+    )
+    serve.add_argument(
+        "--responses",
+        choices=("adaptive", "sse", "json"),
+        default="adaptive",
+        help="HTTP answers: adaptive (default) = plain JSON unless the request asked for progress or "
+        "its session accepts sampling/elicitation/roots; sse = always a stream; json = never",
+    )
+    serve.add_argument(
+        "--run",
+        default="default",
+        help="run id for calls whose client gives none (?run= / X-Run-Id); each such client, on /mcp "
+        "and /v1 alike, replays in a lane of its own under it (<run>/client-<id>)",
+    )
     from mcpgw.llm.options import add_model_options
 
     add_model_options(serve)
@@ -71,34 +131,69 @@ def register(sub: Any) -> None:
 
     add_answer_options(serve)
     edge = serve.add_argument_group("security (README: Security)")
-    edge.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                      help="also accept this Host/Origin name (loopback names and --host always are)")
-    edge.add_argument("--auth-token-env", metavar="VAR", help="require `Authorization: Bearer <token>`, token from env VAR "
-                                                              "(required when --host is not a loopback address)")
+    edge.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also accept this Host/Origin name (loopback names and --host always are)",
+    )
+    edge.add_argument(
+        "--auth-token-env",
+        metavar="VAR",
+        help="require `Authorization: Bearer <token>`, token from env VAR "
+        "(required when --host is not a loopback address)",
+    )
     edge.add_argument("--auth-token-file", metavar="FILE", help="as --auth-token-env, the token read from FILE")
     edge.add_argument("--max-sessions", type=int, default=1000, help="HTTP sessions open at once (idle ones make room)")
-    edge.add_argument("--sse-max-unread-bytes", type=int, default=16 * 1024 * 1024,
-                      help="bytes of answers an SSE stream may hold that its client has not read; past it, posts into "
-                           "that stream are refused (429) until it reads (default 16 MiB)")
-    edge.add_argument("--max-lanes", type=int, default=10_000,
-                      help="replay lanes (run ids, clients without one) kept; the least recently used is dropped")
+    edge.add_argument(
+        "--sse-max-unread-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        help="bytes of answers an SSE stream may hold that its client has not read; past it, posts into "
+        "that stream are refused (429) until it reads (default 16 MiB)",
+    )
+    edge.add_argument(
+        "--max-lanes",
+        type=int,
+        default=10_000,
+        help="replay lanes (run ids, clients without one) kept; the least recently used is dropped",
+    )
     edge.add_argument("--max-sessions-per-client", type=int, default=200, help="HTTP sessions per client address")
-    edge.add_argument("--session-idle-timeout", type=float, default=600.0, help="seconds before an idle session is closed")
-    edge.add_argument("--max-logged-value", type=int, default=64 * 1024, metavar="BYTES",
-                      help="longer strings in call records are kept as size + sha256")
+    edge.add_argument(
+        "--session-idle-timeout", type=float, default=600.0, help="seconds before an idle session is closed"
+    )
+    edge.add_argument(
+        "--max-logged-value",
+        type=int,
+        default=64 * 1024,
+        metavar="BYTES",
+        help="longer strings in call records are kept as size + sha256",
+    )
     edge.add_argument("--max-call-log-mb", type=float, default=1024.0, help="the call log stops growing at this size")
-    serve.add_argument("--workers", type=int, default=1, metavar="N",
-                       help="replay: serve from N processes behind the one port; each run/client is served by one of "
-                            "them, so the answers are those of one process")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replay: serve from N processes behind the one port; each run/client is served by one of "
+        "them, so the answers are those of one process",
+    )
     serve.add_argument("--worker", help=argparse.SUPPRESS)  # K/N: set by the --workers parent
     serve.add_argument("--worker-dir", help=argparse.SUPPRESS)
     serve.add_argument("--worker-channel", help=argparse.SUPPRESS)  # FD: the connections the parent deals
     seen = serve.add_argument_group("traces and metrics (README: Traces and metrics)")
-    seen.add_argument("--otlp-endpoint", metavar="URL",
-                      help="send OpenTelemetry traces (OTLP/HTTP protobuf) to URL/v1/traces: a root span per run, a span "
-                           "per tool call and model exchange; OTEL_EXPORTER_OTLP_ENDPOINT set works as this flag")
-    seen.add_argument("--trace-content", action="store_true",
-                      help="also put tool arguments and results (secrets masked) on the spans (opt-in content)")
+    seen.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="send OpenTelemetry traces (OTLP/HTTP protobuf) to URL/v1/traces: a root span per run, a span "
+        "per tool call and model exchange; OTEL_EXPORTER_OTLP_ENDPOINT set works as this flag",
+    )
+    seen.add_argument(
+        "--trace-content",
+        action="store_true",
+        help="also put tool arguments and results (secrets masked) on the spans (opt-in content)",
+    )
     seen.add_argument("--metrics", action="store_true", help="serve GET /metrics in Prometheus text format")
     serve.add_argument("-v", "--verbose", action="store_true")
     serve.set_defaults(func=cmd_serve)
@@ -107,15 +202,14 @@ def register(sub: Any) -> None:
     add_dir_option(serve)
 
 
-
 def cmd_serve(args: argparse.Namespace) -> int:
+    import re
+
     import anyio
 
     from mcpgw.app import Gateway
-    from mcpgw.lock.config import default_lock, load_config
     from mcpgw.gateway.specs.settings import Settings
-
-    import re
+    from mcpgw.lock.config import default_lock, load_config
 
     for pattern in args.redact:
         try:
@@ -125,13 +219,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from mcpgw.gateway.endpoints.http_guard import check_exposure, load_token
 
     token = load_token(args.auth_token_env, args.auth_token_file)
-    for name, value in (("--max-sessions", args.max_sessions), ("--max-sessions-per-client", args.max_sessions_per_client),
-                        ("--session-idle-timeout", args.session_idle_timeout), ("--max-logged-value", args.max_logged_value),
-                        ("--max-call-log-mb", args.max_call_log_mb), ("--call-timeout", args.call_timeout),
-                        ("--max-call-timeout", args.max_call_timeout), ("--ready-timeout", args.ready_timeout),
-                        ("--max-response-bytes", args.max_response_bytes), ("--run-idle-timeout", args.run_idle_timeout),
-                        ("--max-lanes", args.max_lanes), ("--sse-max-unread-bytes", args.sse_max_unread_bytes), ("--llm-max-body-bytes", args.llm_max_body_bytes),
-                        ("--llm-body-timeout", args.llm_body_timeout), ("--llm-max-answer-bytes", args.llm_max_answer_bytes)):
+    for name, value in (
+        ("--max-sessions", args.max_sessions),
+        ("--max-sessions-per-client", args.max_sessions_per_client),
+        ("--session-idle-timeout", args.session_idle_timeout),
+        ("--max-logged-value", args.max_logged_value),
+        ("--max-call-log-mb", args.max_call_log_mb),
+        ("--call-timeout", args.call_timeout),
+        ("--max-call-timeout", args.max_call_timeout),
+        ("--ready-timeout", args.ready_timeout),
+        ("--max-response-bytes", args.max_response_bytes),
+        ("--run-idle-timeout", args.run_idle_timeout),
+        ("--max-lanes", args.max_lanes),
+        ("--sse-max-unread-bytes", args.sse_max_unread_bytes),
+        ("--llm-max-body-bytes", args.llm_max_body_bytes),
+        ("--llm-body-timeout", args.llm_body_timeout),
+        ("--llm-max-answer-bytes", args.llm_max_answer_bytes),
+    ):
         if not value > 0:
             raise GatewayError(f"{name} must be a positive number, not {value}")
     if args.page_size < 0:
@@ -171,8 +275,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if mode != "replay" or args.config:
         config_path = args.config or default_lock()
         if config_path is None:
-            raise GatewayError(f"no {DEFAULT_CONFIG} here (and none installed with mcpgw); pass --config <lock file or "
-                               "mcpServers JSON>")
+            raise GatewayError(
+                f"no {DEFAULT_CONFIG} here (and none installed with mcpgw); pass --config <lock file or "
+                "mcpServers JSON>"
+            )
         config = load_config(config_path)
         specs = config.select(args.profile, args.servers if mode == "live" or mode == "record" else None)
         separator = config.separator
@@ -216,21 +322,38 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
         **answers,
     )
-    settings.otlp_endpoint, settings.trace_content, settings.metrics = args.otlp_endpoint, args.trace_content, args.metrics
-    settings.otlp_env = bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    settings.otlp_endpoint, settings.trace_content, settings.metrics = (
+        args.otlp_endpoint,
+        args.trace_content,
+        args.metrics,
+    )
+    settings.otlp_env = bool(
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
     if args.otlp_endpoint and not args.otlp_endpoint.startswith(("http://", "https://")):
-        raise GatewayError(f"--otlp-endpoint takes an http(s) base URL (spans go to URL/v1/traces), not {args.otlp_endpoint!r}")
+        raise GatewayError(
+            f"--otlp-endpoint takes an http(s) base URL (spans go to URL/v1/traces), not {args.otlp_endpoint!r}"
+        )
     workers = channel = None
     if args.worker:
         from mcpgw.workers import parse_worker, worker_channel
 
         workers = parse_worker(args.worker, args.worker_dir)
         channel = worker_channel(args.worker_channel)
-    gateway = Gateway(specs, settings, default_run=args.run, redact_patterns=args.redact, only=args.servers,
-                      workers=workers, worker_channel=channel)
+    gateway = Gateway(
+        specs,
+        settings,
+        default_run=args.run,
+        redact_patterns=args.redact,
+        only=args.servers,
+        workers=workers,
+        worker_channel=channel,
+    )
     try:
         # uvloop: the gateway's time is mostly event-loop and HTTP machinery, which uvloop makes cheaper.
-        anyio.run(gateway.serve_stdio if args.stdio else gateway.serve_http, backend_options={"use_uvloop": _has_uvloop()})
+        anyio.run(
+            gateway.serve_stdio if args.stdio else gateway.serve_http, backend_options={"use_uvloop": _has_uvloop()}
+        )
     except KeyboardInterrupt:
         pass
     return 0
@@ -252,27 +375,39 @@ def default_mode(args: argparse.Namespace, embedded: Path | None) -> str:
     """The mode when --mode is not given, said out loud: never a silent switch to starting servers."""
     from mcpgw.cassette.paths import cassette_path, is_cassette
 
-    given = [flag for flag, value in (("--config", args.config), ("--profile", args.profile), ("--servers", args.servers)) if value]
+    given = [
+        flag
+        for flag, value in (("--config", args.config), ("--profile", args.profile), ("--servers", args.servers))
+        if value
+    ]
     if given:
-        print(f"mcpgw: mode live, because {' and '.join(given)} {'was' if len(given) == 1 else 'were'} given "
-              "without --mode", file=sys.stderr)
+        print(
+            f"mcpgw: mode live, because {' and '.join(given)} {'was' if len(given) == 1 else 'were'} given "
+            "without --mode",
+            file=sys.stderr,
+        )
         return "live"
     name = args.cassette or "default"
     if (name == "default" and embedded is not None) or is_cassette(cassette_path(Path(args.cassettes_dir), name)):
-        print(f"mcpgw: mode replay of cassette {name!r} (no --mode, --config, --profile or --servers given)", file=sys.stderr)
+        print(
+            f"mcpgw: mode replay of cassette {name!r} (no --mode, --config, --profile or --servers given)",
+            file=sys.stderr,
+        )
         return "replay"
     restore = " (it ships with mcpgw: `git checkout -- cassettes/default` restores it)" if name == "default" else ""
-    raise GatewayError(f"no cassette {name!r} in {args.cassettes_dir}/ to replay{restore}; to start the servers of "
-                       f"{DEFAULT_CONFIG} instead: mcpgw serve --mode live")
+    raise GatewayError(
+        f"no cassette {name!r} in {args.cassettes_dir}/ to replay{restore}; to start the servers of "
+        f"{DEFAULT_CONFIG} instead: mcpgw serve --mode live"
+    )
 
 
 def _serve_workers(args: argparse.Namespace) -> int:
 
     from mcpgw.app import open_cassette, replay_log_path
-    from mcpgw.workers import run_parent
-    from mcpgw.gateway.specs.settings import Settings
     from mcpgw.cassette.cassette import open_path
     from mcpgw.cassette.paths import cassette_path
+    from mcpgw.gateway.specs.settings import Settings
+    from mcpgw.workers import run_parent
 
     if args.workers < 1:
         raise GatewayError(f"--workers {args.workers}: needs at least 1")
@@ -283,15 +418,20 @@ def _serve_workers(args: argparse.Namespace) -> int:
     if (args.mode or default_mode(args, embedded)) != "replay" or args.stdio:
         raise GatewayError("--workers needs --mode replay over HTTP (live and record keep one process per server)")
     if args.on_miss != "refuse" or args.model_mode or args.overlay:
-        raise GatewayError("--workers replays only: --on-miss, --model-mode and --overlay need one process (each "
-                           "would add to the overlay on its own)")
+        raise GatewayError(
+            "--workers replays only: --on-miss, --model-mode and --overlay need one process (each "
+            "would add to the overlay on its own)"
+        )
     check_port_free(args.host, args.port)
     if args.log_cassette:
         log_name = args.log_cassette
         open_cassette(Settings(cassettes_dir=cassettes_dir), log_name, create=True).close()  # made once, shared
     else:  # one session: its call log goes where a single process's would (cassettes/<name>/runs/)
-        played = embedded.resolve() if args.cassette in (None, "default") and embedded is not None \
+        played = (
+            embedded.resolve()
+            if args.cassette in (None, "default") and embedded is not None
             else cassette_path(cassettes_dir, args.cassette or "default")
+        )
         log_path = replay_log_path(cassettes_dir, played, "replay")
         open_path(log_path, create=True).close()
         log_name = str(log_path.resolve())
@@ -315,8 +455,6 @@ def _has_uvloop() -> bool:
     except ImportError:
         return False
     return True
-
-
 
 
 def install_command(config: str | None, profile: str | None, servers: list[str] | None) -> str:

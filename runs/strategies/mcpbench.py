@@ -54,7 +54,7 @@ def read_plan(text: str) -> tuple[bool, list[tuple[str, Any]], str | None]:
     if start < 0 or end < start:
         return False, [], "the reply held no JSON object"
     try:
-        plan = json.loads(text[start:end + 1])
+        plan = json.loads(text[start : end + 1])
     except ValueError as exc:
         return False, [], f"the plan is not valid JSON ({exc})"
     if not isinstance(plan, dict):
@@ -88,8 +88,10 @@ async def solve(task: RunTask, model: ChatModel, tools: TaskTools, max_rounds: i
             continue
         if calls:
             results = await _run_parallel(tools, calls)
-            history += [f"Round {round_no}: {tool}({_args(params)}) -> {cut(result, RESULT_LIMIT)}"
-                        for (tool, params), result in zip(calls, results)]
+            history += [
+                f"Round {round_no}: {tool}({_args(params)}) -> {cut(result, RESULT_LIMIT)}"
+                for (tool, params), result in zip(calls, results)
+            ]
         if not go_on:
             break
     else:

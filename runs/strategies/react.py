@@ -33,8 +33,10 @@ After an Action you will be sent its result as "Observation: ...". Never write a
 
 Task: {task}"""
 
-FORMAT_REMINDER = ("Observation: Error: your reply had neither a Final Answer nor an Action with an Action Input. "
-                   "Reply with 'Action:' and 'Action Input:' lines, or with 'Final Answer:'.")
+FORMAT_REMINDER = (
+    "Observation: Error: your reply had neither a Final Answer nor an Action with an Action Input. "
+    "Reply with 'Action:' and 'Action Input:' lines, or with 'Final Answer:'."
+)
 OUT_OF_ROUNDS = "Observation: no more actions are possible. Reply now with your Final Answer."
 OBSERVATION_LIMIT = 6000
 
@@ -58,7 +60,8 @@ def parse_turn(text: str) -> tuple[str, Any]:
 
 async def solve(task: RunTask, model: ChatModel, tools: TaskTools, max_rounds: int) -> Outcome:
     messages: list[dict[str, Any]] = [
-        {"role": "user", "content": PROMPT.format(tools=describe_tools(tools.tools), task=task.prompt)}]
+        {"role": "user", "content": PROMPT.format(tools=describe_tools(tools.tools), task=task.prompt)}
+    ]
     for round_no in range(1, max_rounds + 1):
         reply = await model.complete(messages, stop=["Observation:"])
         text = reply.content
@@ -80,4 +83,3 @@ async def solve(task: RunTask, model: ChatModel, tools: TaskTools, max_rounds: i
     reply = await model.complete(messages, stop=["Observation:"])
     kind, value = parse_turn(reply.content)
     return Outcome(value if kind == "final" else reply.content.strip(), max_rounds, "max_rounds")
-

@@ -11,11 +11,15 @@ from mcpgw.runs.strategies.base import Outcome
 from mcpgw.runs.tasks import RunTask
 from mcpgw.runs.tools import TaskTools
 
-SYSTEM = ("You complete the user's task using the functions you are given. Use them for any fact, lookup or "
-          "computation you need, and check what they return. When you have everything, reply with the final "
-          "answer to the task, complete and self-contained, and call no more functions.")
-OUT_OF_ROUNDS = ("No more function calls are possible. Using only what the functions have returned so far, "
-                 "give your final answer to the task now.")
+SYSTEM = (
+    "You complete the user's task using the functions you are given. Use them for any fact, lookup or "
+    "computation you need, and check what they return. When you have everything, reply with the final "
+    "answer to the task, complete and self-contained, and call no more functions."
+)
+OUT_OF_ROUNDS = (
+    "No more function calls are possible. Using only what the functions have returned so far, "
+    "give your final answer to the task now."
+)
 
 
 async def solve(task: RunTask, model: ChatModel, tools: TaskTools, max_rounds: int) -> Outcome:

@@ -51,7 +51,11 @@ def cassette_summary() -> dict[str, Any]:
     try:
         recorded = cassette.load()
         methods = Counter(e["method"] for entries in recorded.exchanges.values() for e in entries)
-        return {"servers": sorted(recorded.catalogs), "tools": sum(len(c["catalog"]["tools"]) for c in recorded.catalogs.values()),
-                "exchanges": dict(methods), "calls": cassette.store.count("calls")}
+        return {
+            "servers": sorted(recorded.catalogs),
+            "tools": sum(len(c["catalog"]["tools"]) for c in recorded.catalogs.values()),
+            "exchanges": dict(methods),
+            "calls": cassette.store.count("calls"),
+        }
     finally:
         cassette.store.env.close()

@@ -46,8 +46,9 @@ class Gateway:
 def start_gateway(args: list[str], *, env: dict[str, str], log_path: Path, cwd: Path) -> Gateway:
     port = free_port()
     log = open(log_path, "w")
-    process = subprocess.Popen([*args, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env,
-                               cwd=cwd, start_new_session=True)
+    process = subprocess.Popen(
+        [*args, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
+    )
     log.close()
     return Gateway(process, port, log_path)
 
@@ -67,8 +68,12 @@ def wait_settled(gateway: Gateway, timeout: float) -> dict[str, Any]:
         if status["servers"] and all(s["state"] not in ("starting", "restarting") for s in status["servers"].values()):
             return status
         time.sleep(0.3)
-    waiting = sorted(n for n, s in (status or {"servers": {}})["servers"].items() if s["state"] in ("starting", "restarting"))
-    raise Failure(f"servers still starting after {timeout:.0f}s: {', '.join(waiting) or '(no /status answer)'}\n{gateway.log_tail()}")
+    waiting = sorted(
+        n for n, s in (status or {"servers": {}})["servers"].items() if s["state"] in ("starting", "restarting")
+    )
+    raise Failure(
+        f"servers still starting after {timeout:.0f}s: {', '.join(waiting) or '(no /status answer)'}\n{gateway.log_tail()}"
+    )
 
 
 def require_ready(status: dict[str, Any]) -> None:
@@ -88,4 +93,6 @@ def stop_gateway(gateway: Gateway, timeout: float = 30) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(gateway.process.pid, signal.SIGKILL)
         gateway.process.wait(timeout=10)
-        raise Failure(f"gateway did not stop within {timeout:.0f}s of SIGTERM; killed it\n{gateway.log_tail()}") from None
+        raise Failure(
+            f"gateway did not stop within {timeout:.0f}s of SIGTERM; killed it\n{gateway.log_tail()}"
+        ) from None

@@ -69,6 +69,12 @@ def check_environment_answer(steps: list[Step], observations: list[dict[str, Any
         except json.JSONDecodeError:
             env = {}
         suspicious = [k for k in env if any(word in k.upper() for word in SECRET_NAMES)]
-        suspicious += [k for k, v in env.items() if isinstance(v, str) and "://" in v and "@" in v.split("://", 1)[1].split("/", 1)[0]]
+        suspicious += [
+            k
+            for k, v in env.items()
+            if isinstance(v, str) and "://" in v and "@" in v.split("://", 1)[1].split("/", 1)[0]
+        ]
         if suspicious:
-            raise Failure(f"get-env recorded secret-looking variables {sorted(set(suspicious))}; record with a cleaner environment")
+            raise Failure(
+                f"get-env recorded secret-looking variables {sorted(set(suspicious))}; record with a cleaner environment"
+            )

@@ -32,19 +32,37 @@ def record(work: Path) -> tuple[list[Step], list[dict[str, Any]], dict[str, Any]
             print(f"deleted the old {CASSETTE.relative_to(ROOT)}")
         mcpgw = [str(VENV_BIN / "mcpgw")] if (VENV_BIN / "mcpgw").exists() else [str(PYTHON), "-m", "mcpgw.cli"]
         gateway = start_gateway(
-            [*mcpgw, "serve", "--mode", "record", "--cassette", "default", "--config", str(CONFIG), "--profile", PROFILE,
-             "--cassettes-dir", str(CASSETTES)],
-            env=dict(os.environ), log_path=work / "record.log", cwd=ROOT,
+            [
+                *mcpgw,
+                "serve",
+                "--mode",
+                "record",
+                "--cassette",
+                "default",
+                "--config",
+                str(CONFIG),
+                "--profile",
+                PROFILE,
+                "--cassettes-dir",
+                str(CASSETTES),
+            ],
+            env=dict(os.environ),
+            log_path=work / "record.log",
+            cwd=ROOT,
         )
         try:
             started = time.monotonic()
             status = wait_settled(gateway, timeout=300)
             require_ready(status)
-            print(f"record gateway on port {gateway.port}: {len(status['servers'])} servers ready, {status['tools']} tools "
-                  f"({time.monotonic() - started:.1f}s)")
+            print(
+                f"record gateway on port {gateway.port}: {len(status['servers'])} servers ready, {status['tools']} tools "
+                f"({time.monotonic() - started:.1f}s)"
+            )
             steps, skipped, n_tools, n_prompts, read_only = anyio.run(plan_session, gateway.url("planning"))
-            print(f"session: {len(steps)} requests ({sum(s.kind == 'tool' for s in steps)} tool calls over "
-                  f"{len({s.target for s in steps if s.kind == 'tool'})} of {n_tools} tools, {n_prompts} prompts)")
+            print(
+                f"session: {len(steps)} requests ({sum(s.kind == 'tool' for s in steps)} tool calls over "
+                f"{len({s.target for s in steps if s.kind == 'tool'})} of {n_tools} tools, {n_prompts} prompts)"
+            )
             reads = newcomer_reads(steps, read_only)
             print(f"newcomer pass: {len(reads)} reads of tracked servers, recorded first at the starting state")
             recorded_reads = anyio.run(play, gateway.url(session.RUN_ID + "-reads"), reads, "legacy")
@@ -66,6 +84,8 @@ def record(work: Path) -> tuple[list[Step], list[dict[str, Any]], dict[str, Any]
         if failed_reads:
             raise Failure(f"newcomer reads without a result: {failed_reads}")
     except BaseException:
-        shutil.rmtree(CASSETTE, ignore_errors=True)  # a half or unsafe recording is never left where it could be committed
+        shutil.rmtree(
+            CASSETTE, ignore_errors=True
+        )  # a half or unsafe recording is never left where it could be committed
         raise
     return steps, recorded, status, (reads, recorded_reads)

@@ -20,11 +20,21 @@ def prepare_world() -> None:
     repo.mkdir(parents=True)
     (workspace / "chart.png").write_bytes(session.tiny_png())
     (repo / "README.md").write_text(session.REPO_README)
-    fixed = {"GIT_AUTHOR_NAME": "mcpgw recorder", "GIT_AUTHOR_EMAIL": "recorder@mcpgw.invalid",
-             "GIT_COMMITTER_NAME": "mcpgw recorder", "GIT_COMMITTER_EMAIL": "recorder@mcpgw.invalid",
-             "GIT_AUTHOR_DATE": "2026-01-05T09:00:00+00:00", "GIT_COMMITTER_DATE": "2026-01-05T09:00:00+00:00"}
+    fixed = {
+        "GIT_AUTHOR_NAME": "mcpgw recorder",
+        "GIT_AUTHOR_EMAIL": "recorder@mcpgw.invalid",
+        "GIT_COMMITTER_NAME": "mcpgw recorder",
+        "GIT_COMMITTER_EMAIL": "recorder@mcpgw.invalid",
+        "GIT_AUTHOR_DATE": "2026-01-05T09:00:00+00:00",
+        "GIT_COMMITTER_DATE": "2026-01-05T09:00:00+00:00",
+    }
     git_env = {**os.environ, **fixed}
-    for command in (["init", "-q", "-b", "main"], ["config", "user.name", "mcpgw recorder"],
-                    ["config", "user.email", "recorder@mcpgw.invalid"], ["config", "commit.gpgsign", "false"],
-                    ["add", "README.md"], ["commit", "-q", "-m", "Start dose-tools"]):
+    for command in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.name", "mcpgw recorder"],
+        ["config", "user.email", "recorder@mcpgw.invalid"],
+        ["config", "commit.gpgsign", "false"],
+        ["add", "README.md"],
+        ["commit", "-q", "-m", "Start dose-tools"],
+    ):
         subprocess.run(["git", *command], cwd=repo, env=git_env, check=True, capture_output=True, timeout=30)

@@ -18,8 +18,13 @@ from .playing import play
 from .settings import CASSETTE, PYTHON
 
 
-def verify(work: Path, steps: list[Step], recorded: list[dict[str, Any]], live_status: dict[str, Any],
-           newcomer: tuple[list[Step], list[dict[str, Any]]]) -> list[str]:
+def verify(
+    work: Path,
+    steps: list[Step],
+    recorded: list[dict[str, Any]],
+    live_status: dict[str, Any],
+    newcomer: tuple[list[Step], list[dict[str, Any]]],
+) -> list[str]:
     """Replay a copy of the cassette with nothing startable on PATH; compare every answer."""
     copy_dir = work / "replay" / "cassettes"
     (copy_dir / "default").mkdir(parents=True)
@@ -27,9 +32,21 @@ def verify(work: Path, steps: list[Step], recorded: list[dict[str, Any]], live_s
     digest = sha256(CASSETTE / "data.mdb")
     env = {**os.environ, "PATH": "/nonexistent"}
     gateway = start_gateway(
-        [str(PYTHON), "-m", "mcpgw.cli", "serve", "--mode", "replay", "--cassette", "default",
-         "--cassettes-dir", str(copy_dir)],
-        env=env, log_path=work / "replay.log", cwd=work / "replay",
+        [
+            str(PYTHON),
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--mode",
+            "replay",
+            "--cassette",
+            "default",
+            "--cassettes-dir",
+            str(copy_dir),
+        ],
+        env=env,
+        log_path=work / "replay.log",
+        cwd=work / "replay",
     )
     problems: list[str] = []
     try:
@@ -41,8 +58,10 @@ def verify(work: Path, steps: list[Step], recorded: list[dict[str, Any]], live_s
         if status["mode"] != "replay":
             problems.append(f"replay gateway reports mode {status['mode']!r}")
         if sorted(status["servers"]) != sorted(live_status["servers"]) or status["tools"] != live_status["tools"]:
-            problems.append(f"replay serves {len(status['servers'])} servers / {status['tools']} tools, "
-                            f"recording had {len(live_status['servers'])} / {live_status['tools']}")
+            problems.append(
+                f"replay serves {len(status['servers'])} servers / {status['tools']} tools, "
+                f"recording had {len(live_status['servers'])} / {live_status['tools']}"
+            )
         replayed = anyio.run(play, gateway.url("verify-legacy"), steps, "legacy")
         problems += compare(recorded, replayed, "legacy")
         modern = anyio.run(play, gateway.url("verify-2026"), steps, "2026-07-28")

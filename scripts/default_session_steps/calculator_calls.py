@@ -23,13 +23,36 @@ def unit_converter() -> list[Step]:
         tool(p + "convert_mass", value=11, from_unit="stone", to_unit="kilogram"),  # 69.9
         tool(p + "convert_volume", value=1, from_unit="gallon (US)", to_unit="liter"),  # 3.785
         tool(p + "convert_computer_data", value=4, from_unit="gigabytes", to_unit="megabytes"),
-        tool(p + "convert_density", value=1, from_unit="grams per cubic centimeter", to_unit="kilograms per cubic meter"),  # 1000
+        tool(
+            p + "convert_density", value=1, from_unit="grams per cubic centimeter", to_unit="kilograms per cubic meter"
+        ),  # 1000
         tool(p + "convert_time", value=1, from_unit="fortnights", to_unit="days"),  # 14
-        tool(p + "convert_batch", requests=[
-            {"value": 5, "from_unit": "kilometer", "to_unit": "mile", "conversion_type": "length", "request_id": "5k-run"},
-            {"value": 180, "from_unit": "pound", "to_unit": "kilogram", "conversion_type": "mass", "request_id": "body-weight"},
-            {"value": 350, "from_unit": "fahrenheit", "to_unit": "celsius", "conversion_type": "temperature", "request_id": "oven"},
-        ]),
+        tool(
+            p + "convert_batch",
+            requests=[
+                {
+                    "value": 5,
+                    "from_unit": "kilometer",
+                    "to_unit": "mile",
+                    "conversion_type": "length",
+                    "request_id": "5k-run",
+                },
+                {
+                    "value": 180,
+                    "from_unit": "pound",
+                    "to_unit": "kilogram",
+                    "conversion_type": "mass",
+                    "request_id": "body-weight",
+                },
+                {
+                    "value": 350,
+                    "from_unit": "fahrenheit",
+                    "to_unit": "celsius",
+                    "conversion_type": "temperature",
+                    "request_id": "oven",
+                },
+            ],
+        ),
         tool(p + "list_supported_units", unit_type="pressure"),
     ]
 
@@ -44,25 +67,63 @@ def medical_calculator(today: date) -> list[Step]:
         tool(p + "bmi_bsa_calculator", weight=70, height=175),  # BMI 22.9, BSA 1.84
         tool(p + "crcl_cockcroft_gault", age=67, weight=82, height=69, scr=1.3, sex="male"),
         tool(p + "map_calculator", sbp=120, dbp=80),  # 93.3
-        tool(p + "chads2_vasc_score", age=76, female=True, chf=False, hypertension=True, stroke_history=False,
-             vascular_disease=False, diabetes=True),  # 5
-        tool(p + "prevent_cvd_risk", age=55, female=False, tc=5.2, hdl=1.3, sbp=138, diabetes=False, current_smoker=True,
-             egfr=88, using_antihtn=True, using_statins=False),
+        tool(
+            p + "chads2_vasc_score",
+            age=76,
+            female=True,
+            chf=False,
+            hypertension=True,
+            stroke_history=False,
+            vascular_disease=False,
+            diabetes=True,
+        ),  # 5
+        tool(
+            p + "prevent_cvd_risk",
+            age=55,
+            female=False,
+            tc=5.2,
+            hdl=1.3,
+            sbp=138,
+            diabetes=False,
+            current_smoker=True,
+            egfr=88,
+            using_antihtn=True,
+            using_statins=False,
+        ),
         tool(p + "corrected_calcium", serum_calcium=8.2, patient_albumin=2.8),  # 9.16
         tool(p + "qtc_calculator", qt_interval=400, heart_rate=88, formula="fridericia"),
         tool(p + "wells_pe_criteria", clinical_signs_dvt=True, heart_rate_over_100=True),  # 4.5
         tool(p + "ibw_abw_calculator", weight_kg=95, height_inches=70, male=True),
         tool(p + "pregnancy_calculator", calculation_method="lmp", date_value=lmp),
         tool(p + "revised_cardiac_risk_index", high_risk_surgery=True, ischemic_heart_disease=True),  # 2
-        tool(p + "child_pugh_score", bilirubin=2.5, albumin=3.0, inr=1.8, ascites="slight", encephalopathy_grade=1),  # 10
+        tool(
+            p + "child_pugh_score", bilirubin=2.5, albumin=3.0, inr=1.8, ascites="slight", encephalopathy_grade=1
+        ),  # 10
         tool(p + "steroid_conversion", from_steroid="prednisone", from_dose_mg=40, to_steroid="dexamethasone"),  # 6.0
         tool(p + "calculate_mme", opioid="oxycodone", dose_per_administration=10, doses_per_day=4),  # 60
         tool(p + "maintenance_fluids", weight_kg=25),  # 4-2-1 rule: 65 mL/h
         tool(p + "corrected_sodium", measured_sodium=130, serum_glucose=400),  # Katz 134.8, Hillier 137.2
-        tool(p + "meld_3", age=52, female=False, bilirubin=3.2, inr=1.9, creatinine=1.6, albumin=2.9, sodium=131,
-             dialysis=False),
-        tool(p + "framingham_risk_score", age=61, total_cholesterol=230, hdl_cholesterol=42, systolic_bp=148,
-             treated_for_bp=True, smoker=False, gender="male"),
+        tool(
+            p + "meld_3",
+            age=52,
+            female=False,
+            bilirubin=3.2,
+            inr=1.9,
+            creatinine=1.6,
+            albumin=2.9,
+            sodium=131,
+            dialysis=False,
+        ),
+        tool(
+            p + "framingham_risk_score",
+            age=61,
+            total_cholesterol=230,
+            hdl_cholesterol=42,
+            systolic_bp=148,
+            treated_for_bp=True,
+            smoker=False,
+            gender="male",
+        ),
         tool(p + "homa_ir", fasting_insulin=12, fasting_glucose=105),  # 3.11
     ]
 

@@ -19,7 +19,12 @@ def everything() -> list[Step]:
         tool(p + "get-resource-reference", resourceType="Blob", resourceId=2),
         tool(p + "get-structured-content", location="Chicago"),
         tool(p + "get-tiny-image"),
-        tool(p + "gzip-file-as-resource", name="vitals.csv.gz", data=data_uri("text/csv", VITALS_CSV), outputType="resource"),
+        tool(
+            p + "gzip-file-as-resource",
+            name="vitals.csv.gz",
+            data=data_uri("text/csv", VITALS_CSV),
+            outputType="resource",
+        ),
         tool(p + "gzip-file-as-resource", name="ward-notes.md.gz", data=data_uri("text/markdown", WARD_NOTES)),
         tool(p + "toggle-simulated-logging"),  # on
         tool(p + "toggle-simulated-logging"),  # off again
@@ -45,6 +50,9 @@ def resources_and_prompts() -> list[Step]:
         Step("prompt", "everything__completable-prompt", {"department": "Engineering", "name": "Alice"}),
         Step("prompt", "everything__resource-prompt", {"resourceType": "Text", "resourceId": "3"}),
         Step("complete", "everything__completable-prompt", {"argument": {"name": "department", "value": "S"}}),
-        Step("complete", "everything__completable-prompt",
-             {"argument": {"name": "name", "value": ""}, "context": {"department": "Marketing"}}),
+        Step(
+            "complete",
+            "everything__completable-prompt",
+            {"argument": {"name": "name", "value": ""}, "context": {"department": "Marketing"}},
+        ),
     ]

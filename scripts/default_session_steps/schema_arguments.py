@@ -62,6 +62,10 @@ def _example(schema: Any, root: dict[str, Any], depth: int) -> Any:
     if kind == "null":
         return None
     fmt = schema.get("format")
-    text = {"date": date.today().isoformat(), "date-time": f"{date.today().isoformat()}T12:00:00Z",
-            "uri": "https://example.com/", "email": "someone@example.com"}.get(fmt, "example")
+    text = {
+        "date": date.today().isoformat(),
+        "date-time": f"{date.today().isoformat()}T12:00:00Z",
+        "uri": "https://example.com/",
+        "email": "someone@example.com",
+    }.get(fmt, "example")
     return text.ljust(int(schema.get("minLength") or 0), "x")

@@ -43,6 +43,13 @@ def hand_written(today: date) -> list[Step]:
     """The whole hand-written session, in the order it is played."""
     return [
         *newcomer_guesses(),
-        *unit_converter(), *medical_calculator(today), *numpy_mcp(), *time_servers(),
-        *sequential_thinking(), *memory(), *filesystem(), *git(), *everything(),
+        *unit_converter(),
+        *medical_calculator(today),
+        *numpy_mcp(),
+        *time_servers(),
+        *sequential_thinking(),
+        *memory(),
+        *filesystem(),
+        *git(),
+        *everything(),
     ]

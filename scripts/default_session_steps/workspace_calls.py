@@ -18,7 +18,9 @@ def filesystem() -> list[Step]:
         tool(p + "read_text_file", path=vitals, head=2),
         tool(p + "read_file", path=vitals, tail=1),
         tool(p + "read_multiple_files", paths=[notes, vitals]),
-        tool(p + "edit_file", path=notes, edits=[{"oldText": "recheck in 4 h", "newText": "recheck in 2 h"}], dryRun=True),
+        tool(
+            p + "edit_file", path=notes, edits=[{"oldText": "recheck in 4 h", "newText": "recheck in 2 h"}], dryRun=True
+        ),
         tool(p + "edit_file", path=notes, edits=[{"oldText": "recheck in 4 h", "newText": "recheck in 2 h"}]),
         tool(p + "read_media_file", path=f"{WORKSPACE}/chart.png"),
         tool(p + "get_file_info", path=vitals),
@@ -37,10 +39,16 @@ def git() -> list[Step]:
         tool(p + "git_status", repo_path=REPO),
         tool(p + "git_log", repo_path=REPO, max_count=5),
         tool("filesystem__write_file", path=f"{REPO}/units.py", content=UNITS_PY),
-        tool("filesystem__edit_file", path=f"{REPO}/README.md", edits=[
-            {"oldText": "Small helpers for bedside calculations.",
-             "newText": "Small helpers for bedside calculations.\n\n- `units.py`: pounds to kilograms, Fahrenheit to Celsius"},
-        ]),
+        tool(
+            "filesystem__edit_file",
+            path=f"{REPO}/README.md",
+            edits=[
+                {
+                    "oldText": "Small helpers for bedside calculations.",
+                    "newText": "Small helpers for bedside calculations.\n\n- `units.py`: pounds to kilograms, Fahrenheit to Celsius",
+                },
+            ],
+        ),
         tool(p + "git_status", repo_path=REPO),
         tool(p + "git_diff_unstaged", repo_path=REPO),
         tool(p + "git_add", repo_path=REPO, files=["README.md", "units.py"]),

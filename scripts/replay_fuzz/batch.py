@@ -24,9 +24,21 @@ def reset_shared(root: Path, i: int) -> None:
     (d / "d" / "c.txt").write_text("gamma\n")
 
 
-def run_batch(report: Report, work: Path, layout: str, seed: int, batch: int, seqs: list[dict], mutants: list,
-              live: Gateway, truth_root: Path | None, miss_as_tool_error: bool, replay_workers: int = 1,
-              hybrid: bool = False, parallel_record: float = 0.0) -> None:
+def run_batch(
+    report: Report,
+    work: Path,
+    layout: str,
+    seed: int,
+    batch: int,
+    seqs: list[dict],
+    mutants: list,
+    live: Gateway,
+    truth_root: Path | None,
+    miss_as_tool_error: bool,
+    replay_workers: int = 1,
+    hybrid: bool = False,
+    parallel_record: float = 0.0,
+) -> None:
     isolated = layout == "isolated"
     root = work / "X"
     cass = work / "cassettes"
@@ -52,8 +64,15 @@ def run_batch(report: Report, work: Path, layout: str, seed: int, batch: int, se
     try:
         for i, seq in enumerate(seqs):
             sessions: dict = {}
-            recorded.append(Runner(rec, prefix(i)).play(seq, ids(i, seq, "r"), sessions, parallel=parallel_record,
-                                                        rng=random.Random(seed * 7919 + batch * 131 + i)))
+            recorded.append(
+                Runner(rec, prefix(i)).play(
+                    seq,
+                    ids(i, seq, "r"),
+                    sessions,
+                    parallel=parallel_record,
+                    rng=random.Random(seed * 7919 + batch * 131 + i),
+                )
+            )
             close_all(sessions)
             report.calls += sum(1 for a in recorded[-1] if a is not None)
             report.rpc_errors += sum(1 for a in recorded[-1] if a is not None and "error" in a)
@@ -82,19 +101,32 @@ def run_batch(report: Report, work: Path, layout: str, seed: int, batch: int, se
     rep = start_gateway(work, cfg, "replay", name, cass, *extra)
     try:
         for i, seq in enumerate(seqs):
-            base = dict(layout=layout, seed=seed, seq_index=batch * 1000 + i, recorded=seq, ops=[],
-                        single_tagged=single_tagged(seq))
+            base = dict(
+                layout=layout,
+                seed=seed,
+                seq_index=batch * 1000 + i,
+                recorded=seq,
+                ops=[],
+                single_tagged=single_tagged(seq),
+            )
             sessions = {}
             runner = Runner(rep, prefix(i))
             again = runner.play(seq, ids(i, seq, "r"), sessions)
             close_all(sessions)
             # recorded with parallel calls, a pair that arrived in the other order is keyed in that order:
             # replayed one at a time it misses, a refusal, not a wrong answer
-            compare(report, {**base, "check": "unchanged", "replayed": seq}, again, recorded[i], roots,
-                    refusals_ok=parallel_record > 0)
+            compare(
+                report,
+                {**base, "check": "unchanged", "replayed": seq},
+                again,
+                recorded[i],
+                roots,
+                refusals_ok=parallel_record > 0,
+            )
             twice = runner.play(seq, ids(i, seq, "r"), {})
-            compare(report, {**base, "check": "twice", "replayed": seq}, twice, truth_twice[i][1], roots,
-                    refusals_ok=True)
+            compare(
+                report, {**base, "check": "twice", "replayed": seq}, twice, truth_twice[i][1], roots, refusals_ok=True
+            )
             report.calls += sum(1 for a in again + twice if a is not None)
     finally:
         rep.stop()
@@ -106,10 +138,23 @@ def run_batch(report: Report, work: Path, layout: str, seed: int, batch: int, se
             for i, seq in enumerate(seqs):
                 mut, ops = mutants[i]
                 answers = Runner(gateway, prefix(i)).play(mut, ids(i, seq, "r"))
-                base = dict(layout=layout, seed=seed, seq_index=batch * 1000 + i, recorded=seq, ops=ops,
-                            single_tagged=single_tagged(seq) and single_tagged(mut))
-                compare(report, {**base, "check": check, "replayed": mut}, answers, truth_mut[i], roots,
-                        refusals_ok=True, hybrid=check == "hybrid")
+                base = dict(
+                    layout=layout,
+                    seed=seed,
+                    seq_index=batch * 1000 + i,
+                    recorded=seq,
+                    ops=ops,
+                    single_tagged=single_tagged(seq) and single_tagged(mut),
+                )
+                compare(
+                    report,
+                    {**base, "check": check, "replayed": mut},
+                    answers,
+                    truth_mut[i],
+                    roots,
+                    refusals_ok=True,
+                    hybrid=check == "hybrid",
+                )
                 report.calls += sum(1 for a in answers if a is not None)
         finally:
             gateway.stop()

@@ -53,9 +53,21 @@ class Finding:
     single_tagged: bool
 
     def brief(self) -> str:
-        return json.dumps({"layout": self.layout, "seed": self.seed, "seq": self.seq_index, "check": self.check,
-                           "step": self.step, "ops": self.ops, "recorded": self.recorded, "replayed": self.replayed,
-                           "replay_answer": self.replay_answer, "truth_answer": self.truth_answer}, indent=None)
+        return json.dumps(
+            {
+                "layout": self.layout,
+                "seed": self.seed,
+                "seq": self.seq_index,
+                "check": self.check,
+                "step": self.step,
+                "ops": self.ops,
+                "recorded": self.recorded,
+                "replayed": self.replayed,
+                "replay_answer": self.replay_answer,
+                "truth_answer": self.truth_answer,
+            },
+            indent=None,
+        )
 
 
 @dataclass
@@ -77,8 +89,17 @@ class Report:
         d[outcome] += 1
 
 
-def compare(report: Report, finding_base: dict, replay: list, truth: list, roots: list[str], *, refusals_ok: bool,
-            offset: int = 0, hybrid: bool = False) -> None:
+def compare(
+    report: Report,
+    finding_base: dict,
+    replay: list,
+    truth: list,
+    roots: list[str],
+    *,
+    refusals_ok: bool,
+    offset: int = 0,
+    hybrid: bool = False,
+) -> None:
     for i, (a, t) in enumerate(zip(replay, truth)):
         if a is None:
             continue

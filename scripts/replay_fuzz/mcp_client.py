@@ -31,8 +31,11 @@ class Session:
     modern: bool = False  # a 2026-07-28 client: no handshake, no session; untagged ones are known by a cookie
 
     def _headers(self) -> dict[str, str]:
-        h = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-             "MCP-Protocol-Version": PROTO}
+        h = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": PROTO,
+        }
         if self.modern:
             h["MCP-Protocol-Version"] = "2026-07-28"
         if self.sid:
@@ -73,11 +76,15 @@ class Session:
         except ValueError:
             raise RpcError({"code": -3, "message": f"HTTP {r.status_code}: {r.text[:300]}"})
 
-    def open(self) -> "Session":
+    def open(self) -> Session:
         if self.modern:
             return self
-        body = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": PROTO, "capabilities": {}, "clientInfo": {"name": "difz", "version": "0"}}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": PROTO, "capabilities": {}, "clientInfo": {"name": "difz", "version": "0"}},
+        }
         r = self.client.post(self._target(), headers=self._headers(), content=json.dumps(body))
         r.raise_for_status()
         self.sid = r.headers.get("mcp-session-id")
@@ -90,9 +97,14 @@ class Session:
             self.next_id += 1
             rid = self.next_id
         if self.modern:
-            params = {**params, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                          "io.modelcontextprotocol/clientCapabilities": {},
-                                          "io.modelcontextprotocol/clientInfo": {"name": "difz", "version": "0"}}}
+            params = {
+                **params,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": {"name": "difz", "version": "0"},
+                },
+            }
         msg = self._post({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         assert msg is not None
         return {k: msg[k] for k in ("result", "error") if k in msg}

@@ -39,8 +39,14 @@ class Runner:
     def endpoint(seq: dict, lane: int) -> str:
         return (seq.get("endpoints") or ["mcp"] * 5)[lane]
 
-    def play(self, seq: dict, run_ids: list[str | None], sessions: dict | None = None, parallel: float = 0.0,
-             rng: random.Random | None = None) -> list:
+    def play(
+        self,
+        seq: dict,
+        run_ids: list[str | None],
+        sessions: dict | None = None,
+        parallel: float = 0.0,
+        rng: random.Random | None = None,
+    ) -> list:
         """Answers, one per step (None for reopen). `sessions`: carried over (same run ids twice).
         `parallel`: the probability that a call and the next one of the same lane are sent at once (the
         second a millisecond later, so it usually arrives second), as a planning round's parallel calls."""
@@ -51,7 +57,9 @@ class Runner:
             if lane not in sessions:
                 kind = seq["lanes"][lane][0]
                 url = self.gw.base + "/servers/filesystem/mcp" if self.endpoint(seq, lane) == "server" else self.gw.url
-                sessions[lane] = Session(url, run=run_ids[lane], via_query=(kind == "qry"), modern=(kind == "m26")).open()
+                sessions[lane] = Session(
+                    url, run=run_ids[lane], via_query=(kind == "qry"), modern=(kind == "m26")
+                ).open()
             return sessions[lane]
 
         def send(st: list) -> dict:
@@ -70,13 +78,21 @@ class Runner:
                 i += 1
                 continue
             nxt = steps[i + 1] if i + 1 < len(steps) else None
-            if parallel and rng is not None and nxt and nxt[0] == "call" and nxt[1] == st[1] and rng.random() < parallel:
+            if (
+                parallel
+                and rng is not None
+                and nxt
+                and nxt[0] == "call"
+                and nxt[1] == st[1]
+                and rng.random() < parallel
+            ):
                 session(st[1])
                 out: dict = {}
 
                 def second():
                     time.sleep(0.001)
                     out[1] = send(nxt)
+
                 t = threading.Thread(target=second)
                 t.start()
                 out[0] = send(st)

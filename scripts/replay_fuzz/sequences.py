@@ -12,7 +12,10 @@ PATTERNS = ["*.txt", "**/*.txt", "a*", "c.txt"]
 
 # lanes: (kind, name). kind: "hdr" tagged by X-Run-Id, "qry" tagged by ?run=, "anon" untagged
 LANE_KINDS = [("hdr", "A"), ("qry", "B"), ("anon", "U"), ("anon", "V")]
-MODERN_LANE = ("m26", "M")  # an untagged 2026-07-28 client (cookie identity); opt-in (--modern) to keep old seeds stable
+MODERN_LANE = (
+    "m26",
+    "M",
+)  # an untagged 2026-07-28 client (cookie identity); opt-in (--modern) to keep old seeds stable
 
 
 def rand_call(rng: random.Random) -> tuple[str, dict]:

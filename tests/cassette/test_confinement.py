@@ -32,16 +32,37 @@ def fingerprint(path: Path) -> bytes:
 def record(folder: Path, cassette: str, tmp_path: Path) -> subprocess.CompletedProcess:
     config = tmp_path / "c.yaml"
     config.write_text("version: 1\nservers:\n" + misbehaving_entry("good"))
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--mode", "record", "--config", str(config),
-                           "--cassettes-dir", str(folder), "--cassette", cassette, "--port", str(free_port())],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--mode",
+            "record",
+            "--config",
+            str(config),
+            "--cassettes-dir",
+            str(folder),
+            "--cassette",
+            cassette,
+            "--port",
+            str(free_port()),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_recording_into_an_outside_path_or_through_a_link_is_refused(layout, tmp_path):
     folder, outside = layout
     before = fingerprint(outside)
     direct = record(folder, str(outside), tmp_path)
-    assert direct.returncode == 2 and "outside the cassettes folder" in direct.stderr and "Traceback" not in direct.stderr
+    assert (
+        direct.returncode == 2 and "outside the cassettes folder" in direct.stderr and "Traceback" not in direct.stderr
+    )
     (folder / "link").symlink_to(outside)
     linked = record(folder, "link", tmp_path)
     assert linked.returncode == 2 and "symbolic link" in linked.stderr and "Traceback" not in linked.stderr
@@ -65,7 +86,11 @@ def test_rm_removes_cassettes_and_nothing_else(layout, capsys):
 
     (folder / "link").symlink_to(outside)
     assert main([*argv, "link"]) == 2
-    assert "symbolic link" in capsys.readouterr().err and (outside / "data.mdb").exists() and (folder / "link").is_symlink()
+    assert (
+        "symbolic link" in capsys.readouterr().err
+        and (outside / "data.mdb").exists()
+        and (folder / "link").is_symlink()
+    )
 
     (folder / "empty").mkdir()
     (folder / "empty" / "data.mdb").write_bytes(b"")

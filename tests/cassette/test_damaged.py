@@ -31,7 +31,7 @@ def damaged(folder: Path, how: str) -> Path:
         rng = random.Random(13)
         for page in range(2, len(raw) // 4096):
             offset = page * 4096 + rng.randrange(16, 4000)
-            raw[offset:offset + 64] = bytes(rng.randrange(256) for _ in range(64))
+            raw[offset : offset + 64] = bytes(rng.randrange(256) for _ in range(64))
         data.write_bytes(bytes(raw))
     elif how == "zeros":
         data.write_bytes(b"\0" * 100)
@@ -41,7 +41,9 @@ def damaged(folder: Path, how: str) -> Path:
 
 
 def mcpgw(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def assert_refused(result: subprocess.CompletedProcess, path: Path, damage: str) -> None:
@@ -51,22 +53,49 @@ def assert_refused(result: subprocess.CompletedProcess, path: Path, damage: str)
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("how,damage", [("truncated", "truncated to"), ("scribbled", "damaged"), ("zeros", "not an LMDB file"),
-                                        ("empty", "empty (0 bytes)")])
+@pytest.mark.parametrize(
+    "how,damage",
+    [
+        ("truncated", "truncated to"),
+        ("scribbled", "damaged"),
+        ("zeros", "not an LMDB file"),
+        ("empty", "empty (0 bytes)"),
+    ],
+)
 def test_show_export_replay_and_record_refuse_a_damaged_cassette(tmp_path, how, damage):
     folder = tmp_path / "cassettes"
     path = damaged(folder, how)
     assert_refused(mcpgw("cassette", "--cassettes-dir", str(folder), "show", how), path, damage)
     assert_refused(mcpgw("cassette", "--cassettes-dir", str(folder), "export", how), path, damage)
     assert_refused(mcpgw("calls", "export", how, "--cassettes-dir", str(folder)), path, damage)
-    assert_refused(mcpgw("serve", "--mode", "replay", "--cassettes-dir", str(folder), "--cassette", how,
-                         "--port", str(free_port())), path, damage)
+    assert_refused(
+        mcpgw(
+            "serve", "--mode", "replay", "--cassettes-dir", str(folder), "--cassette", how, "--port", str(free_port())
+        ),
+        path,
+        damage,
+    )
     if how in ("truncated", "zeros"):  # scribbled pages are found when read; the header of a short file at once
         # (an empty data.mdb is a new cassette to a recorder, as an absent one is)
         config = tmp_path / "c.yaml"
         config.write_text("version: 1\nservers:\n  x:\n    command: /nonexistent\n")
-        assert_refused(mcpgw("serve", "--mode", "record", "--config", str(config), "--cassettes-dir", str(folder),
-                             "--cassette", how, "--port", str(free_port())), path, damage)
+        assert_refused(
+            mcpgw(
+                "serve",
+                "--mode",
+                "record",
+                "--config",
+                str(config),
+                "--cassettes-dir",
+                str(folder),
+                "--cassette",
+                how,
+                "--port",
+                str(free_port()),
+            ),
+            path,
+            damage,
+        )
 
 
 def test_ls_lists_the_good_ones_and_marks_the_damaged(tmp_path):

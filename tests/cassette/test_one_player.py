@@ -13,13 +13,12 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from mcpgw.cassette import player as player_module
+from mcpgw.cassette.state import StateModel
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
-
 from mcpgw.gateway.errors.tree import ReplayDiverged, ReplayMiss
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.llm.passthrough import CHAT, MODEL, ModelPassthrough
-from mcpgw.cassette.state import StateModel
-from mcpgw.cassette import player as player_module
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 TOOL = {"name": "get_time", "arguments": {"timezone": "UTC"}}
@@ -37,15 +36,38 @@ EXPECTED = ["rerun 1", "rerun 2", "rerun 2", "failed attempt", "failed attempt",
 
 def tool_entries(server: str, params: dict, lanes: list[tuple[str, str]]) -> list[dict]:
     key = StateModel(server, tracked=False).keyed("tools/call", params, "").key
-    return [{"key": key, "base": key, "history": "", "server": server, "method": "tools/call", "params": params,
-             "lane": lane, "result": {"content": [{"type": "text", "text": text}]}} for lane, text in lanes]
+    return [
+        {
+            "key": key,
+            "base": key,
+            "history": "",
+            "server": server,
+            "method": "tools/call",
+            "params": params,
+            "lane": lane,
+            "result": {"content": [{"type": "text", "text": text}]},
+        }
+        for lane, text in lanes
+    ]
 
 
 def model_entries(body: dict, lanes: list[tuple[str, str]]) -> list[dict]:
     key = MODEL.keyed(CHAT, body, "").key
-    return [{"key": key, "server": MODEL.server, "method": CHAT, "params": body, "lane": lane,
-             "result": {"status": 200, "body": {"choices": [{"message": {"role": "assistant", "content": text}}]},
-                        "content_type": "application/json"}} for lane, text in lanes]
+    return [
+        {
+            "key": key,
+            "server": MODEL.server,
+            "method": CHAT,
+            "params": body,
+            "lane": lane,
+            "result": {
+                "status": 200,
+                "body": {"choices": [{"message": {"role": "assistant", "content": text}}]},
+                "content_type": "application/json",
+            },
+        }
+        for lane, text in lanes
+    ]
 
 
 def tool_answers(upstream: CassetteUpstream, asks: list[tuple[str, dict]]) -> list[str]:
@@ -66,6 +88,7 @@ def tool_answers(upstream: CassetteUpstream, asks: list[tuple[str, dict]]) -> li
 
 def model_answers(passthrough: ModelPassthrough, asks: list[tuple[str, dict]]) -> list[str]:
     """Over HTTP, as a client sees it: the passthrough's own routes in a Starlette app."""
+
     async def ask() -> list[str]:
         out = []
         guard = GuardPolicy(allowed_hosts=default_allowed_hosts("127.0.0.1"))  # it parses every body its routes read

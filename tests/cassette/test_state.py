@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpgw.cassette.state import GroupState, StateModel
 from mcpgw.cassette.player import DIVERGED, HIT, MISS, Player
+from mcpgw.cassette.state import GroupState, StateModel
 
 SERVER = "notebook"
 READ_ONLY = frozenset({"peek"})  # as the server's tools/list declares it (readOnlyHint: true)
@@ -48,8 +48,13 @@ def test_the_rule_and_the_keys_say_the_same_which_calls_change_state(method, par
 
 
 # One lane's calls while recording: two changes with reads of each kind between them.
-SESSION = [call("poke", line="a"), call("peek"), ("resources/read", {"uri": "note://1"}), ("tools/list", {}),
-           call("poke", line="b")]
+SESSION = [
+    call("poke", line="a"),
+    call("peek"),
+    ("resources/read", {"uri": "note://1"}),
+    ("tools/list", {}),
+    call("poke", line="b"),
+]
 
 
 def recorded() -> list[dict]:
@@ -57,9 +62,19 @@ def recorded() -> list[dict]:
     model, group, out = StateModel(SERVER, True, READ_ONLY), GroupState(), []
     for method, params in SESSION:
         c = group.take_call(model, method, params, "A")
-        out.append({"key": c.key, "base": c.base, "history": c.history, "changes_state": c.changes_state,
-                    "server": SERVER, "method": method, "params": params, "lane": "A",
-                    "result": {"content": [{"type": "text", "text": f"{method} {params}"}], "isError": False}})
+        out.append(
+            {
+                "key": c.key,
+                "base": c.base,
+                "history": c.history,
+                "changes_state": c.changes_state,
+                "server": SERVER,
+                "method": method,
+                "params": params,
+                "lane": "A",
+                "result": {"content": [{"type": "text", "text": f"{method} {params}"}], "isError": False},
+            }
+        )
     return out
 
 
@@ -78,8 +93,10 @@ def test_recording_moves_a_lanes_history_on_for_changes_only():
 def as_old_cassette(entries: list[dict]) -> list[dict]:
     """The same recording as an old cassette holds it: no base or history, keyed by every earlier call
     (cassette.index re-keys it with the rule)."""
-    return [{k: v for k, v in e.items() if k not in ("base", "history", "changes_state")} | {"key": f"old-{i}"}
-            for i, e in enumerate(entries)]
+    return [
+        {k: v for k, v in e.items() if k not in ("base", "history", "changes_state")} | {"key": f"old-{i}"}
+        for i, e in enumerate(entries)
+    ]
 
 
 def play(player: Player, lane: str, calls: list[tuple[str, dict]]) -> list[str]:
@@ -93,7 +110,14 @@ def test_replay_follows_changes_and_lets_reads_miss_without_leaving_the_recordin
     # the two changes without the reads between them: the reads moved no state, so the second is still a hit
     assert play(player, "B", [SESSION[0], SESSION[-1]]) == [HIT, HIT]
     # a read never recorded is a miss that leaves the lane in the recording (it changed nothing) ...
-    assert play(player, "C", [call("peek", page=9), ("resources/read", {"uri": "note://9"}), *SESSION]) == \
-        [MISS, MISS, HIT, HIT, HIT, HIT, HIT]
+    assert play(player, "C", [call("peek", page=9), ("resources/read", {"uri": "note://9"}), *SESSION]) == [
+        MISS,
+        MISS,
+        HIT,
+        HIT,
+        HIT,
+        HIT,
+        HIT,
+    ]
     # ... a change never recorded is not: the server's state is no longer the recording's, later calls are refused
     assert play(player, "D", [call("poke", line="z"), SESSION[0], SESSION[1]]) == [MISS, DIVERGED, DIVERGED]

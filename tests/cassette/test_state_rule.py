@@ -10,12 +10,12 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcpgw.gateway.errors.tree import ReplayDiverged, ReplayMiss
-from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.cassette.cassette import Cassette
 from mcpgw.cassette.recording_upstream import RecordingUpstream
 from mcpgw.cassette.redaction import Redactor
 from mcpgw.cassette.state import StateModel
+from mcpgw.gateway.errors.tree import ReplayDiverged, ReplayMiss
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 from tests.recorder.test_recording_order import CATALOG, call, notes_server
 

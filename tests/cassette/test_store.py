@@ -173,7 +173,15 @@ def test_appends_after_another_process_appended_take_the_numbers_after_its(tmp_p
         assert store.health()["error"] is None  # not a refused number retried: the right one at once
     store.close()
     calls = [v for _, v in CassetteStore(tmp_path / "c", create=False, readonly=True).items("calls")]
-    assert [(c["seq"], c["tag"]) for c in calls] == [(1, "A"), (2, "A"), (3, "B"), (4, "B"), (5, "B"), (6, "A"), (7, "A")]
+    assert [(c["seq"], c["tag"]) for c in calls] == [
+        (1, "A"),
+        (2, "A"),
+        (3, "B"),
+        (4, "B"),
+        (5, "B"),
+        (6, "A"),
+        (7, "A"),
+    ]
 
 
 def test_an_append_under_a_number_already_taken_fails_and_is_retried_rather_than_overwriting(tmp_path):

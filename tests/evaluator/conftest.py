@@ -47,15 +47,33 @@ class FakeOpenAI:
         if step.get("delay"):
             await asyncio.sleep(step["delay"])
         if "status" in step:
-            return JSONResponse({"error": {"message": step.get("message", "scripted failure"), "type": "server_error"}},
-                                status_code=step["status"])
+            return JSONResponse(
+                {"error": {"message": step.get("message", "scripted failure"), "type": "server_error"}},
+                status_code=step["status"],
+            )
         if "raw" in step:
             return PlainTextResponse(step["raw"])
-        choices = [] if step.get("no_choices") else [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": step.get("content", "")}}]
-        return JSONResponse({"id": f"cmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
-                             "model": body.get("model", "?"), "choices": choices,
-                             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+        choices = (
+            []
+            if step.get("no_choices")
+            else [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": step.get("content", "")},
+                }
+            ]
+        )
+        return JSONResponse(
+            {
+                "id": f"cmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "?"),
+                "choices": choices,
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        )
 
     def prompts(self) -> list[str]:
         """The user message of every request, in order."""
@@ -104,11 +122,26 @@ def judge_key(monkeypatch: pytest.MonkeyPatch) -> str:
 def call(run_id: str = "r1", **fields: Any) -> dict[str, Any]:
     """A complete call-log record with sensible defaults."""
     record = {
-        "run_id": run_id, "session_id": "s1", "seq": 0, "started_at": "2025-01-01T00:00:00+00:00",
-        "ended_at": "2025-01-01T00:00:01+00:00", "latency_ms": 10.0, "client_name": "agent", "protocol_version": "2025-06-18",
-        "server": "weather", "tool": "forecast", "exposed_name": "weather__forecast", "arguments": {"city": "Oslo"},
-        "known_tool": True, "validation": {"valid": True, "errors": []}, "outcome": "ok", "is_error": False,
-        "result_digest": "abc", "cassette_key": None, "source": "live", "input_schema_digest": None,
+        "run_id": run_id,
+        "session_id": "s1",
+        "seq": 0,
+        "started_at": "2025-01-01T00:00:00+00:00",
+        "ended_at": "2025-01-01T00:00:01+00:00",
+        "latency_ms": 10.0,
+        "client_name": "agent",
+        "protocol_version": "2025-06-18",
+        "server": "weather",
+        "tool": "forecast",
+        "exposed_name": "weather__forecast",
+        "arguments": {"city": "Oslo"},
+        "known_tool": True,
+        "validation": {"valid": True, "errors": []},
+        "outcome": "ok",
+        "is_error": False,
+        "result_digest": "abc",
+        "cassette_key": None,
+        "source": "live",
+        "input_schema_digest": None,
     }
     record.update(fields)
     return record

@@ -3,22 +3,28 @@ import pytest
 from mcpgw.evaluator.agentbench import CATEGORIES, normalize_category, pass_rates
 
 
-@pytest.mark.parametrize("label, expected", [
-    ("Single-Server-Single-Call", "single-server/single-call"),
-    ("multi_server_sequential_call", "multi-server/sequential-call"),
-    ("Multi Server Parallel", "multi-server/parallel-call"),
-    ("ms-pc", "multi-server/parallel-call"),
-    ("something else", "something else"),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "label, expected",
+    [
+        ("Single-Server-Single-Call", "single-server/single-call"),
+        ("multi_server_sequential_call", "multi-server/sequential-call"),
+        ("Multi Server Parallel", "multi-server/parallel-call"),
+        ("ms-pc", "multi-server/parallel-call"),
+        ("something else", "something else"),
+        (None, None),
+    ],
+)
 def test_category_names(label, expected):
     assert normalize_category(label) == expected
 
 
 def test_pass_rates_overall_per_category_and_unjudged():
-    verdicts = ([("Single-Server-Single-Call", True)] * 3 + [("single_server_single_call", False)]
-                + [("Multi-Server-Sequential-Call", True), ("Multi-Server-Sequential-Call", None)]
-                + [("odd", False)])
+    verdicts = (
+        [("Single-Server-Single-Call", True)] * 3
+        + [("single_server_single_call", False)]
+        + [("Multi-Server-Sequential-Call", True), ("Multi-Server-Sequential-Call", None)]
+        + [("odd", False)]
+    )
     result = pass_rates(verdicts)
     assert (result["queries"], result["judged"], result["unjudged"], result["passed"]) == (7, 6, 1, 4)
     assert result["pass_rate"] == pytest.approx(4 / 6)

@@ -2,8 +2,14 @@
 
 import pytest
 
-from mcpgw.evaluator.agreement import (all_raters_agreement, cohens_kappa, fleiss_kappa, judge_vs_humans, majority,
-                                 percentage_agreement)
+from mcpgw.evaluator.agreement import (
+    all_raters_agreement,
+    cohens_kappa,
+    fleiss_kappa,
+    judge_vs_humans,
+    majority,
+    percentage_agreement,
+)
 
 P, F = True, False
 

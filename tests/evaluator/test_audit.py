@@ -46,8 +46,10 @@ def test_per_tool_counts():
 
 
 def test_catalog_names_attract_near_misses_without_calls():
-    report = audit_calls([call(known_tool=False, tool=None, server=None, exposed_name="maps__geocod",
-                               outcome="rejected")], catalog=[("maps", "geocode", "maps__geocode")])
+    report = audit_calls(
+        [call(known_tool=False, tool=None, server=None, exposed_name="maps__geocod", outcome="rejected")],
+        catalog=[("maps", "geocode", "maps__geocode")],
+    )
     row = next(t for t in report["tools"] if t["tool"] == "geocode")
     assert row["calls"] == 0 and row["near_misses"] == 1 and row["validity"] is None
 

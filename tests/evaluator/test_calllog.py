@@ -13,8 +13,10 @@ def write_jsonl(path, records):
 
 
 def test_reads_and_groups_by_run_in_seq_order(tmp_path):
-    path = write_jsonl(tmp_path / "calls.jsonl", [
-        call("a", seq=2, tool="t2"), call("b", seq=1), "", call("a", seq=0, tool="t0"), call(7, seq=3)])
+    path = write_jsonl(
+        tmp_path / "calls.jsonl",
+        [call("a", seq=2, tool="t2"), call("b", seq=1), "", call("a", seq=0, tool="t0"), call(7, seq=3)],
+    )
     runs = group_by_run(read_calls(path))
     assert list(runs) == ["a", "b", "7"]  # numeric run ids become strings
     assert [c["tool"] for c in runs["a"]] == ["t0", "t2"]
@@ -38,17 +40,24 @@ def test_fills_defaults_for_known_tool_and_is_error():
     assert next(check_calls([unknown]))["known_tool"] is False
 
 
-@pytest.mark.parametrize("line, field, problem", [
-    ("not json at all", None, "not valid JSON"),
-    ("[1, 2]", None, "expected a call record"),
-    (json.dumps({**call(), "run_id": None}), "run_id", "missing"),
-    (json.dumps({**call(), "outcome": "exploded"}), "outcome", "'exploded' is not one of"),
-    (json.dumps({**call(), "exposed_name": 3}), "exposed_name", "expected a string"),
-    (json.dumps({**call(), "is_error": "no"}), "is_error", "expected true or false"),
-    (json.dumps({**call(), "latency_ms": "fast"}), "latency_ms", "expected a number"),
-    (json.dumps({**call(), "validation": {"valid": "yes"}}), "validation.valid", "expected true, false or null"),
-    (json.dumps({**call(), "validation": {"valid": False, "errors": ["x"]}}), "validation.errors[0]", "expected an object"),
-])
+@pytest.mark.parametrize(
+    "line, field, problem",
+    [
+        ("not json at all", None, "not valid JSON"),
+        ("[1, 2]", None, "expected a call record"),
+        (json.dumps({**call(), "run_id": None}), "run_id", "missing"),
+        (json.dumps({**call(), "outcome": "exploded"}), "outcome", "'exploded' is not one of"),
+        (json.dumps({**call(), "exposed_name": 3}), "exposed_name", "expected a string"),
+        (json.dumps({**call(), "is_error": "no"}), "is_error", "expected true or false"),
+        (json.dumps({**call(), "latency_ms": "fast"}), "latency_ms", "expected a number"),
+        (json.dumps({**call(), "validation": {"valid": "yes"}}), "validation.valid", "expected true, false or null"),
+        (
+            json.dumps({**call(), "validation": {"valid": False, "errors": ["x"]}}),
+            "validation.errors[0]",
+            "expected an object",
+        ),
+    ],
+)
 def test_bad_line_names_file_line_and_field(tmp_path, line, field, problem):
     path = tmp_path / "calls.jsonl"
     path.write_text(json.dumps(call()) + "\n\n" + line + "\n")
@@ -72,7 +81,13 @@ def test_iterable_source_names_position():
 
 def test_model_exchanges_in_a_call_log_are_not_tool_calls(tmp_path):
     tool = {"run_id": "t1", "outcome": "ok", "exposed_name": "uc__convert", "server": "uc", "tool": "convert"}
-    model = {"run_id": "t1", "outcome": "hit", "exposed_name": None, "server": "@model", "method": "/v1/chat/completions"}
+    model = {
+        "run_id": "t1",
+        "outcome": "hit",
+        "exposed_name": None,
+        "server": "@model",
+        "method": "/v1/chat/completions",
+    }
     assert list(check_calls([model, tool, model])) == [tool]
     path = tmp_path / "calls.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in (model, tool)) + "\n")
@@ -99,6 +114,9 @@ def test_tasks_by_session_merges_the_sessions_a_task_opened_together():
     ]
     tasks = group_by_run(check_calls(records), "session")
     assert list(tasks) == ["mb/s-a", "mb/s-c", "mb/s-old", "other/s-x"]
-    assert [c["seq"] for c in tasks["mb/s-a"]] == [0, 1, 2] and {c["server"] for c in tasks["mb/s-a"]} == {"alpha", "beta"}
+    assert [c["seq"] for c in tasks["mb/s-a"]] == [0, 1, 2] and {c["server"] for c in tasks["mb/s-a"]} == {
+        "alpha",
+        "beta",
+    }
     assert [c["seq"] for c in tasks["mb/s-c"]] == [3]
     assert list(group_by_run(check_calls(records))) == ["mb", "other"]  # by run: unchanged

@@ -6,18 +6,42 @@ import sys
 
 import pytest
 
-from mcpgw.evaluator import cli
 from mcpgw import cli as mcpgw_cli
 from mcpgw.commands import evaluate
+from mcpgw.evaluator import cli
 from tests.evaluator import scenario
 from tests.evaluator.conftest import call
 
 
 def eval_args(files, fake, key_env, store, *extra):
-    return ["eval", "--calls", str(files["calls"]), "--tasks", str(files["mcpbench"]), "--tasks", str(files["mcpeval"]),
-            "--tasks", str(files["agentbench"]), "--answers", str(files["answers"]), "--labels", str(files["labels"]),
-            "--tools", str(files["tools"]), "--judge-model", "judge-x", "--judge-base-url", fake.url,
-            "--judge-key-env", key_env, "--judge-store", str(store), "--judge-timeout", "10", *extra]
+    return [
+        "eval",
+        "--calls",
+        str(files["calls"]),
+        "--tasks",
+        str(files["mcpbench"]),
+        "--tasks",
+        str(files["mcpeval"]),
+        "--tasks",
+        str(files["agentbench"]),
+        "--answers",
+        str(files["answers"]),
+        "--labels",
+        str(files["labels"]),
+        "--tools",
+        str(files["tools"]),
+        "--judge-model",
+        "judge-x",
+        "--judge-base-url",
+        fake.url,
+        "--judge-key-env",
+        key_env,
+        "--judge-store",
+        str(store),
+        "--judge-timeout",
+        "10",
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -78,8 +102,9 @@ def test_offline_rescoring_is_identical_and_free(evaluated, fake_openai, judge_k
     files, first, store = evaluated
     before = len(fake_openai.requests)
     out = tmp_path / "again.json"
-    code = mcpgw_cli.main(eval_args(files, fake_openai, "UNSET_KEY_FOR_OFFLINE", store, "--offline", "--format", "json",
-                              "-o", str(out)))
+    code = mcpgw_cli.main(
+        eval_args(files, fake_openai, "UNSET_KEY_FOR_OFFLINE", store, "--offline", "--format", "json", "-o", str(out))
+    )
     again = json.loads(out.read_text())
     assert code == 0 and len(fake_openai.requests) == before
     assert again["judge"]["live_calls"] == 0 and again["judge"]["replayed"] == before
@@ -90,8 +115,11 @@ def test_offline_rescoring_is_identical_and_free(evaluated, fake_openai, judge_k
 def test_offline_miss_is_reported(evaluated, fake_openai, tmp_path, capsys):
     files, _, store = evaluated
     out = tmp_path / "more.json"
-    code = mcpgw_cli.main(eval_args(files, fake_openai, "UNSET", store, "--offline", "--judge-runs", "6", "--format", "json",
-                              "-o", str(out)))
+    code = mcpgw_cli.main(
+        eval_args(
+            files, fake_openai, "UNSET", store, "--offline", "--judge-runs", "6", "--format", "json", "-o", str(out)
+        )
+    )
     report = json.loads(out.read_text())
     assert code == 1 and "had no recording" in capsys.readouterr().err
     assert len(report["judge"]["misses"]) == 3  # the 6th rubric run of each of the 3 MCP-Bench runs
@@ -100,16 +128,34 @@ def test_offline_miss_is_reported(evaluated, fake_openai, tmp_path, capsys):
 
 def test_unreachable_judge_stops_with_a_clear_error(tmp_path, closed_port, judge_key, capsys):
     files = scenario.build(tmp_path)
-    args = ["eval", "--calls", str(files["calls"]), "--tasks", str(files["agentbench"]), "--answers",
-            str(files["answers"]), "--judge-model", "j", "--judge-base-url", f"http://127.0.0.1:{closed_port}/v1",
-            "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "s"), "--judge-retries", "1"]
+    args = [
+        "eval",
+        "--calls",
+        str(files["calls"]),
+        "--tasks",
+        str(files["agentbench"]),
+        "--answers",
+        str(files["answers"]),
+        "--judge-model",
+        "j",
+        "--judge-base-url",
+        f"http://127.0.0.1:{closed_port}/v1",
+        "--judge-key-env",
+        judge_key,
+        "--judge-store",
+        str(tmp_path / "s"),
+        "--judge-retries",
+        "1",
+    ]
     assert mcpgw_cli.main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("mcpgw: cannot reach judge endpoint") and "Traceback" not in err
 
 
-@pytest.mark.parametrize("fmt, marker", [("markdown", "## MCP-Bench rule-based metrics"), ("html", "<svg"),
-                                         ("terminal", "Per-tool call validity")])
+@pytest.mark.parametrize(
+    "fmt, marker",
+    [("markdown", "## MCP-Bench rule-based metrics"), ("html", "<svg"), ("terminal", "Per-tool call validity")],
+)
 def test_other_formats(evaluated, fake_openai, judge_key, tmp_path, fmt, marker):
     files, _, store = evaluated
     out = tmp_path / f"report.{fmt}"
@@ -123,8 +169,10 @@ def test_bad_inputs_exit_2_with_file_line_field(tmp_path, capsys):
     files["answers"].write_text('{"run_id": "r1", "final_answer": "ok"}\n{"run_id": "r2"}\n')
     code = mcpgw_cli.main(["eval", "--calls", str(files["calls"]), "--answers", str(files["answers"])])
     assert code == 2
-    assert capsys.readouterr().err.strip() == (f"mcpgw: {files['answers']}:2: field 'final_answer': missing "
-                                               "(expected 'final_answer' or 'answer' or 'final_response' or 'response')")
+    assert capsys.readouterr().err.strip() == (
+        f"mcpgw: {files['answers']}:2: field 'final_answer': missing "
+        "(expected 'final_answer' or 'answer' or 'final_response' or 'response')"
+    )
     assert mcpgw_cli.main(["eval"]) == 2 and "nothing to evaluate" in capsys.readouterr().err
     assert mcpgw_cli.main(["eval", "--calls", str(files["calls"]), "--weights", "name=x"]) == 2
 
@@ -132,14 +180,31 @@ def test_bad_inputs_exit_2_with_file_line_field(tmp_path, capsys):
 def test_audit_command(tmp_path, capsys):
     files = scenario.build(tmp_path)
     out = tmp_path / "audit.json"
-    code = mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--format", "json", "-o", str(out), "--sort", "calls",
-                     "--fail-under", "validity=0.9"])
+    code = mcpgw_cli.main(
+        [
+            "audit",
+            "--calls",
+            str(files["calls"]),
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            "--sort",
+            "calls",
+            "--fail-under",
+            "validity=0.9",
+        ]
+    )
     report = json.loads(out.read_text())
     assert code == 1 and "weather/forecast: validity 0.857 < 0.9" in capsys.readouterr().err
     assert [t["calls"] for t in report["tools"]] == sorted((t["calls"] for t in report["tools"]), reverse=True)
     assert report["threshold_failures"]
-    assert mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--fail-under", "validity=0.5", "-o",
-                     str(tmp_path / "a.txt")]) == 0
+    assert (
+        mcpgw_cli.main(
+            ["audit", "--calls", str(files["calls"]), "--fail-under", "validity=0.5", "-o", str(tmp_path / "a.txt")]
+        )
+        == 0
+    )
     assert "weather" in (tmp_path / "a.txt").read_text()
     assert mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--fail-under", "speed=1"]) == 2
     assert "unknown threshold 'speed'" in capsys.readouterr().err
@@ -151,7 +216,9 @@ def test_registration_wires_eval_and_audit_to_the_evaluator():
     evaluate.register(sub)
     args = parser.parse_args(["audit", "--calls", "x.jsonl", "--sort", "p99_ms", "--json"])
     assert args.func.resolve() is cli.audit_command and args.sort == "p99_ms" and args.format == "json"
-    args = parser.parse_args(["eval", "--tasks", "a", "--tasks", "b", "--offline", "--judge-prompt", "agentbench=p.txt"])
+    args = parser.parse_args(
+        ["eval", "--tasks", "a", "--tasks", "b", "--offline", "--judge-prompt", "agentbench=p.txt"]
+    )
     assert args.func.resolve() is cli.eval_command and args.tasks == ["a", "b"] and args.offline
 
 
@@ -164,8 +231,9 @@ def test_a_broken_first_party_import_fails_loudly(tmp_path, monkeypatch):
 
 
 def test_cassette_through_the_recorder(tmp_path, capsys):
-    import mcpgw.recorder.calllog as calllog  # required dependencies: a broken install fails here, it does not skip
     import mcpgw.cassette.store as store_mod
+    import mcpgw.recorder.calllog as calllog  # required dependencies: a broken install fails here, it does not skip
+
     store = store_mod.CassetteStore(tmp_path / "cassette")
     log = calllog.CallLog(store)
     for i in range(3):
@@ -179,16 +247,45 @@ def test_cassette_through_the_recorder(tmp_path, capsys):
 
 def test_predictions_without_a_call_log(tmp_path, fake_openai, judge_key):
     files = scenario.build(tmp_path)
-    predictions = scenario.write_jsonl(tmp_path / "pred.jsonl", [
-        {"task_id": "e1", "model": "m", "final_response": "Rain",
-         "tool_calls": [{"tool_name": "forecast", "tool_parameters": {"city": " OSLO"}}]},
-        {"task_id": "q1", "model": "m", "final_response": "DATA: 12C", "tool_calls": []}])
+    predictions = scenario.write_jsonl(
+        tmp_path / "pred.jsonl",
+        [
+            {
+                "task_id": "e1",
+                "model": "m",
+                "final_response": "Rain",
+                "tool_calls": [{"tool_name": "forecast", "tool_parameters": {"city": " OSLO"}}],
+            },
+            {"task_id": "q1", "model": "m", "final_response": "DATA: 12C", "tool_calls": []},
+        ],
+    )
     fake_openai.script = scenario.judge_script
     out = tmp_path / "r.json"
-    code = mcpgw_cli.main(["eval", "--tasks", str(files["mcpeval"]), "--tasks", str(files["agentbench"]), "--predictions",
-                     str(predictions), "--judge-model", "j", "--judge-timeout", "10", "--judge-base-url",
-                     fake_openai.url, "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "store.jsonl"),
-                     "--format", "json", "-o", str(out)])
+    code = mcpgw_cli.main(
+        [
+            "eval",
+            "--tasks",
+            str(files["mcpeval"]),
+            "--tasks",
+            str(files["agentbench"]),
+            "--predictions",
+            str(predictions),
+            "--judge-model",
+            "j",
+            "--judge-timeout",
+            "10",
+            "--judge-base-url",
+            fake_openai.url,
+            "--judge-key-env",
+            judge_key,
+            "--judge-store",
+            str(tmp_path / "store.jsonl"),
+            "--format",
+            "json",
+            "-o",
+            str(out),
+        ]
+    )
     report = json.loads(out.read_text())
     assert code == 0 and "audit" not in report
     (per_model,) = report["mcpeval_match"].values()
@@ -202,10 +299,27 @@ def test_judge_prompt_files(tmp_path, fake_openai, judge_key):
     prompt = tmp_path / "original.txt"
     prompt.write_text("ORIGINAL\nQ={query}\nREF={reference_answer}\nA={answer}\nSay PASS or FAIL.")
     fake_openai.script = [{"content": "PASS"}]
-    args = ["eval", "--tasks", str(files["agentbench"]), "--answers", str(files["answers"]), "--judge-model", "j",
-            "--judge-timeout", "10",
-            "--judge-base-url", fake_openai.url, "--judge-key-env", judge_key, "--judge-store", str(tmp_path / "s"),
-            "--format", "json", "-o", str(tmp_path / "r.json")]
+    args = [
+        "eval",
+        "--tasks",
+        str(files["agentbench"]),
+        "--answers",
+        str(files["answers"]),
+        "--judge-model",
+        "j",
+        "--judge-timeout",
+        "10",
+        "--judge-base-url",
+        fake_openai.url,
+        "--judge-key-env",
+        judge_key,
+        "--judge-store",
+        str(tmp_path / "s"),
+        "--format",
+        "json",
+        "-o",
+        str(tmp_path / "r.json"),
+    ]
     assert mcpgw_cli.main(args + ["--judge-prompt", str(prompt)]) == 0
     assert all(p.startswith("ORIGINAL\nQ=") for p in fake_openai.prompts()) and len(fake_openai.prompts()) == 4
     report = json.loads((tmp_path / "r.json").read_text())
@@ -217,7 +331,21 @@ def test_audit_html_and_markdown(tmp_path):
     files = scenario.build(tmp_path)
     for fmt, marker in (("html", "<svg"), ("markdown", "| weather | forecast |")):
         out = tmp_path / f"audit.{fmt}"
-        assert mcpgw_cli.main(["audit", "--calls", str(files["calls"]), "--tools", str(files["tools"]), "--format", fmt,
-                         "-o", str(out)]) == 0
+        assert (
+            mcpgw_cli.main(
+                [
+                    "audit",
+                    "--calls",
+                    str(files["calls"]),
+                    "--tools",
+                    str(files["tools"]),
+                    "--format",
+                    fmt,
+                    "-o",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         text = out.read_text()
         assert marker in text and "geocode" in text  # catalog tools are listed even without calls

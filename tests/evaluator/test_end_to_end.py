@@ -22,8 +22,9 @@ CONFIG = "version: 1\nservers:\n" + misbehaving_entry("good")
 
 
 def call_tool(url: str, name: str, arguments: dict) -> str:
-    """"ok", "error" (an isError result) or "error <code>: <message>" for a JSON-RPC error the gateway
+    """ "ok", "error" (an isError result) or "error <code>: <message>" for a JSON-RPC error the gateway
     answered. Anything else (a dead gateway, a client timeout) propagates and fails the test."""
+
     async def go():
         with anyio.fail_after(30):
             async with mcp.Client(url, mode="legacy") as client:
@@ -40,15 +41,16 @@ def call_tool(url: str, name: str, arguments: dict) -> str:
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_record_export_audit_and_report(gateway_factory, tmp_path):
     gateway = gateway_factory(CONFIG, "--call-timeout", "1.5")
     first, second = gateway.url + "?run=task-1", gateway.url + "?run=task-2"
     assert call_tool(first, "good__echo", {"message": "hi"}) == "ok"
-    call_tool(first, "good__echo", {"message": 5})            # invalid type (audit mode: forwarded)
+    call_tool(first, "good__echo", {"message": 5})  # invalid type (audit mode: forwarded)
     near_miss = call_tool(first, "good__ecoh", {"message": "hi"})
     assert near_miss.startswith("error ") and "Unknown tool 'good__ecoh'" in near_miss and "'good__echo'" in near_miss
     timed_out = call_tool(second, "good__hang", {})  # the gateway's 1.5 s limit, not the client's 30 s
@@ -63,8 +65,9 @@ def test_record_export_audit_and_report(gateway_factory, tmp_path):
     assert {r["run_id"] for r in records} == {"task-1", "task-2"}
 
     audit_json = tmp_path / "audit.json"
-    audited = mcpgw("audit", "--calls", str(calls), "--format", "json", "-o", str(audit_json),
-                    "--fail-under", "validity=0.9")
+    audited = mcpgw(
+        "audit", "--calls", str(calls), "--format", "json", "-o", str(audit_json), "--fail-under", "validity=0.9"
+    )
     assert audited.returncode == 1 and "good/echo: validity" in audited.stderr  # 1 of 3 echo calls invalid
     rows = {r["tool"]: r for r in json.loads(audit_json.read_text())["tools"]}
     assert rows["echo"]["calls"] == 3 and rows["echo"]["invalid_by_keyword"] == {"type": 1}

@@ -11,11 +11,11 @@ INVALID = {"valid": False, "errors": [{"path": "$.n", "message": "x", "keyword":
 
 def task_a():
     return [
-        call(seq=0),                                                        # valid, compliant, success
-        call(seq=1, validation=INVALID, outcome="rejected"),                 # valid, not compliant, failed
+        call(seq=0),  # valid, compliant, success
+        call(seq=1, validation=INVALID, outcome="rejected"),  # valid, not compliant, failed
         call(seq=2, known_tool=False, tool=None, server=None, exposed_name="wether__forcast", outcome="rejected"),
-        call(seq=3, outcome="ok", is_error=True),                            # isError: valid, compliant, failed
-        call(seq=4, validation=None, outcome="timeout"),                     # no verdict: compliant, unchecked, failed
+        call(seq=3, outcome="ok", is_error=True),  # isError: valid, compliant, failed
+        call(seq=4, validation=None, outcome="timeout"),  # no verdict: compliant, unchecked, failed
     ]
 
 
@@ -41,8 +41,15 @@ def test_no_valid_name_calls_gives_zero_not_none():
 
 def test_task_without_calls_is_none():
     m = task_metrics([])
-    assert all(m[k] is None for k in ("valid_tool_name_rate", "input_schema_compliance",
-                                       "execution_success_rate", "valid_call_failure_rate"))
+    assert all(
+        m[k] is None
+        for k in (
+            "valid_tool_name_rate",
+            "input_schema_compliance",
+            "execution_success_rate",
+            "valid_call_failure_rate",
+        )
+    )
 
 
 def test_none_is_skipped_when_averaging_and_empty_average_is_zero():
@@ -74,11 +81,11 @@ def test_known_schema_is_rechecked_with_mcpbench_semantics():
     broken = checks.add({"type": "object", "properties": {"n": {"type": "nonsense"}}})
     empty = checks.add({})
     calls = [
-        call(seq=0, input_schema_digest=strict, arguments={"n": "x"}),            # verdict said valid; schema says no
+        call(seq=0, input_schema_digest=strict, arguments={"n": "x"}),  # verdict said valid; schema says no
         call(seq=1, input_schema_digest=strict, arguments={"n": 3}, validation=INVALID),  # and the other way round
-        call(seq=2, input_schema_digest=broken, arguments={"n": 1}),              # invalid schema: failure
+        call(seq=2, input_schema_digest=broken, arguments={"n": 1}),  # invalid schema: failure
         call(seq=3, input_schema_digest=empty, arguments="whatever", validation=INVALID),  # empty schema passes
-        call(seq=4, input_schema_digest="not-in-catalog", validation=INVALID),   # unknown digest: recorded verdict
+        call(seq=4, input_schema_digest="not-in-catalog", validation=INVALID),  # unknown digest: recorded verdict
     ]
     m = task_metrics(calls, checks=checks, recheck=True)
     assert m["input_schema_compliance"] == pytest.approx(2 / 5)
@@ -90,18 +97,21 @@ def test_schemas_fill_in_for_missing_verdicts_by_default():
     checks = SchemaChecks()
     strict = checks.add({"type": "object", "required": ["n"]})
     calls = [
-        call(seq=0, input_schema_digest=strict, arguments={}),                    # verdict says valid: trusted
-        call(seq=1, input_schema_digest=strict, arguments={}, validation=None),   # no verdict: schema says no
+        call(seq=0, input_schema_digest=strict, arguments={}),  # verdict says valid: trusted
+        call(seq=1, input_schema_digest=strict, arguments={}, validation=None),  # no verdict: schema says no
         call(seq=2, input_schema_digest=strict, arguments={"n": 1}, validation={"valid": None, "errors": []}),
-        call(seq=3, input_schema_digest=None, validation=None),                   # neither: compliant, unchecked
+        call(seq=3, input_schema_digest=None, validation=None),  # neither: compliant, unchecked
     ]
     m = task_metrics(calls, checks=checks)
     assert m["input_schema_compliance"] == pytest.approx(3 / 4) and m["unchecked_calls"] == 1
 
 
 def test_task_servers_restrict_valid_names():
-    calls = [call(seq=0, server="weather"), call(seq=1, server="time", exposed_name="time__now"),
-             call(seq=2, server="x", exposed_name="Weather Server:forecast")]
+    calls = [
+        call(seq=0, server="weather"),
+        call(seq=1, server="time", exposed_name="time__now"),
+        call(seq=2, server="x", exposed_name="Weather Server:forecast"),
+    ]
     m = task_metrics(calls, servers={"time", "Weather Server"})
     assert m["valid_tool_name_rate"] == pytest.approx(2 / 3)
 
@@ -130,21 +140,32 @@ def test_schema_the_gateway_found_unusable_is_rechecked():
 def test_server_utilization_from_the_call_log():
     # Valid calls count under their benchmark display name ("Server Name:tool"), else the gateway's server id;
     # unknown names have no server. Distinct: "Weather Server", "time" -> 2, cross-server.
-    calls = [call(seq=0, exposed_name="Weather Server:forecast"), call(seq=1, exposed_name="Weather Server:forecast"),
-             call(seq=2, server="time", tool="now", exposed_name="time__now"),
-             call(seq=3, known_tool=False, tool=None, server=None, exposed_name="nope", outcome="rejected")]
+    calls = [
+        call(seq=0, exposed_name="Weather Server:forecast"),
+        call(seq=1, exposed_name="Weather Server:forecast"),
+        call(seq=2, server="time", tool="now", exposed_name="time__now"),
+        call(seq=3, known_tool=False, tool=None, server=None, exposed_name="nope", outcome="rejected"),
+    ]
     util = task_metrics(calls)["server_utilization_metrics"]
-    assert util == {"server_count": 2, "cross_server_coordination": True,
-                    "server_distribution": {"Weather Server": 2, "time": 1}}
+    assert util == {
+        "server_count": 2,
+        "cross_server_coordination": True,
+        "server_distribution": {"Weather Server": 2, "time": 1},
+    }
 
 
 def test_reported_planning_compliance_and_rounds_reach_the_aggregate():
     # Run a: planning 0.5, rounds 4; run b (no calls): planning 1.0, rounds 2 -> means 0.75 and 3.0.
     # Nothing reported anywhere -> None (MCP-Bench has no value to average either).
     runs = {"a": task_a()}
-    result = score_runs(runs, {"f": ["a", "b"]}, reported_by_run={
-        "a": {"planning_json_compliance": 0.5, "total_rounds": 4}, "b": {"planning_json_compliance": 1.0,
-                                                                         "total_rounds": 2}})
+    result = score_runs(
+        runs,
+        {"f": ["a", "b"]},
+        reported_by_run={
+            "a": {"planning_json_compliance": 0.5, "total_rounds": 4},
+            "b": {"planning_json_compliance": 1.0, "total_rounds": 2},
+        },
+    )
     assert result["files"]["f"]["planning_json_compliance"] == 0.75
     assert result["files"]["f"]["avg_total_rounds"] == 3.0
     assert result["files"]["f"]["avg_tool_calls_per_task"] == 2.5  # (5 + 0) / 2: the zero-call task counts

@@ -21,17 +21,22 @@ def test_the_analyzers_sections_equal_its_rules(tmp_path):
     assert result["tool_usage"] == {
         "ground_truth_tools": {"get_weather": 1, "search": 1, "fetch": 1, "a": 1, "b": 1},
         "prediction_tools": {"get_weather": 1, "a": 1, "b": 1},
-        "missing_tools": {"search": 1, "fetch": 1}, "extra_tools": {}}
+        "missing_tools": {"search": 1, "fetch": 1},
+        "extra_tools": {},
+    }
     patterns = result["success_patterns"]
     assert patterns["by_tool_count"] == {  # JSON keys: the analyzer's file has them as strings too
         "strict": {"success": {"1": 1, "2": 0}, "failure": {"1": 0, "2": 2}},
-        "flexible": {"success": {"1": 1, "2": 1}, "failure": {"1": 0, "2": 1}}}
+        "flexible": {"success": {"1": 1, "2": 1}, "failure": {"1": 0, "2": 1}},
+    }
     assert patterns["by_tool_combination"] == {
         "strict": {"success": {"1x get_weather": 1}, "failure": {"1x search, 1x fetch": 1, "1x a, 1x b": 1}},
-        "flexible": {"success": {"1x get_weather": 1, "1x a, 1x b": 1}, "failure": {"1x search, 1x fetch": 1}}}
+        "flexible": {"success": {"1x get_weather": 1, "1x a, 1x b": 1}, "failure": {"1x search, 1x fetch": 1}},
+    }
     assert patterns["by_tool"] == {
         "get_weather": {"success_rate": 1.0, "total_tasks": 1, "successful_tasks": 1},
-        **{t: {"success_rate": 0.0, "total_tasks": 1, "successful_tasks": 0} for t in ("search", "fetch", "a", "b")}}
+        **{t: {"success_rate": 0.0, "total_tasks": 1, "successful_tasks": 0} for t in ("search", "fetch", "a", "b")},
+    }
 
 
 def _one_task(tmp_path):
@@ -39,8 +44,18 @@ def _one_task(tmp_path):
     gt = tmp_path / "gt.jsonl"
     gt.write_text(json.dumps({"id": "t", "tool_calls": [{"tool_name": "a", "tool_parameters": {"q": "foo"}}]}) + "\n")
     pred = tmp_path / "pred.jsonl"
-    pred.write_text(json.dumps({"task_id": "t", "model": "m", "final_response": "x", "success": True,
-                                "tool_calls": [{"tool_name": "a", "tool_parameters": {"q": "bar"}}]}) + "\n")
+    pred.write_text(
+        json.dumps(
+            {
+                "task_id": "t",
+                "model": "m",
+                "final_response": "x",
+                "success": True,
+                "tool_calls": [{"tool_name": "a", "tool_parameters": {"q": "bar"}}],
+            }
+        )
+        + "\n"
+    )
     return gt, pred
 
 

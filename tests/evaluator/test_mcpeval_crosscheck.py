@@ -9,10 +9,18 @@ from tests.evaluator.scenario import write_jsonl
 from tests.evaluator.test_results_rescore import mcpeval_files, run_eval
 
 # What MCPEval's evaluator sent through the gateway for mcpeval_files' predictions: one session, one run.
-SESSION = [call("mcpeval", seq=0, server="weather", tool="get_weather", exposed_name="get_weather",
-                arguments={"city": " oslo", "units": "METRIC"}),
-           call("mcpeval", seq=1, server="pairs", tool="a", exposed_name="a", arguments={"x": 11}),
-           call("mcpeval", seq=2, server="pairs", tool="b", exposed_name="b", arguments={})]
+SESSION = [
+    call(
+        "mcpeval",
+        seq=0,
+        server="weather",
+        tool="get_weather",
+        exposed_name="get_weather",
+        arguments={"city": " oslo", "units": "METRIC"},
+    ),
+    call("mcpeval", seq=1, server="pairs", tool="a", exposed_name="a", arguments={"x": 11}),
+    call("mcpeval", seq=2, server="pairs", tool="b", exposed_name="b", arguments={}),
+]
 
 
 def test_a_call_log_alone_says_why_the_mcpeval_section_is_empty(tmp_path):

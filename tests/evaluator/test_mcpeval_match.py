@@ -2,8 +2,16 @@
 
 import pytest
 
-from mcpgw.evaluator.mcpeval_match import (compare_parameters, lcs_length, match_both, match_task, match_tasks, normalize,
-                                     summarize, values_equal)
+from mcpgw.evaluator.mcpeval_match import (
+    compare_parameters,
+    lcs_length,
+    match_both,
+    match_task,
+    match_tasks,
+    normalize,
+    summarize,
+    values_equal,
+)
 
 
 def tc(name, **params):
@@ -17,22 +25,25 @@ def test_normalisation_strips_lowercases_and_floats_recursively():
     assert normalize(None) is None
 
 
-@pytest.mark.parametrize("a, b, strict, flexible", [
-    (1, 1.0000001, True, True),          # strict tolerance 1e-6
-    (1, 1.00001, False, True),
-    ("Oslo", " oslo ", True, True),      # strict mode normalises strings too
-    (True, 1, True, True),               # booleans are numbers
-    ([1.0000001], [1], False, False),    # tolerance is for top-level numbers only
-    (0.5, 0.69, False, True),            # |x| < 1: absolute difference < 0.2
-    (0.5, 0.71, False, False),
-    (0.9, 1.05, False, True),            # either below 1 is enough for the absolute rule
-    (100, 119, False, True),             # relative difference 19/119 < 0.2
-    (100, 125, False, False),            # 25/125 = 0.2 is not < 0.2
-    ("new york", "New York City", False, True),  # flexible: either contains the other
-    ("", "anything", False, True),       # ... so the empty string matches everything
-    (["a"], ["a", "b"], False, False),   # containment is for top-level strings only
-    ("3", 3, False, False),
-])
+@pytest.mark.parametrize(
+    "a, b, strict, flexible",
+    [
+        (1, 1.0000001, True, True),  # strict tolerance 1e-6
+        (1, 1.00001, False, True),
+        ("Oslo", " oslo ", True, True),  # strict mode normalises strings too
+        (True, 1, True, True),  # booleans are numbers
+        ([1.0000001], [1], False, False),  # tolerance is for top-level numbers only
+        (0.5, 0.69, False, True),  # |x| < 1: absolute difference < 0.2
+        (0.5, 0.71, False, False),
+        (0.9, 1.05, False, True),  # either below 1 is enough for the absolute rule
+        (100, 119, False, True),  # relative difference 19/119 < 0.2
+        (100, 125, False, False),  # 25/125 = 0.2 is not < 0.2
+        ("new york", "New York City", False, True),  # flexible: either contains the other
+        ("", "anything", False, True),  # ... so the empty string matches everything
+        (["a"], ["a", "b"], False, False),  # containment is for top-level strings only
+        ("3", 3, False, False),
+    ],
+)
 def test_value_equality(a, b, strict, flexible):
     assert values_equal(a, b) is strict
     assert values_equal(a, b, flexible=True) is flexible
@@ -56,15 +67,19 @@ def test_lcs():
 
 
 GT = [tc("search", q="Oslo weather"), tc("forecast", city="Oslo", days=3), tc("search", q="Bergen")]
-PRED = [tc("search", q="oslo weather "), tc("forecast", city="oslo", days=3.1), tc("summarize", text="x"),
-        tc("search", q="bergen")]
+PRED = [
+    tc("search", q="oslo weather "),
+    tc("forecast", city="oslo", days=3.1),
+    tc("summarize", text="x"),
+    tc("search", q="bergen"),
+]
 
 
 def test_full_task_strict():
     r = match_task(GT, PRED, mode="strict")
-    assert r["tool_name_score"] == pytest.approx(2 / 3)       # position 2: search vs summarize
-    assert r["param_match_score"] == pytest.approx(0.75)      # (1 + 1/2) / 2, days 3 vs 3.1 differ
-    assert r["order_score"] == 1.0                            # LCS 3 / len(GT) 3
+    assert r["tool_name_score"] == pytest.approx(2 / 3)  # position 2: search vs summarize
+    assert r["param_match_score"] == pytest.approx(0.75)  # (1 + 1/2) / 2, days 3 vs 3.1 differ
+    assert r["order_score"] == 1.0  # LCS 3 / len(GT) 3
     assert r["overall_score"] == pytest.approx(0.4 * 2 / 3 + 0.4 * 0.75 + 0.2)
     assert r["param_matches"] == {"search_0": 1.0, "forecast": 0.5}  # duplicated GT name gets "_i"
     assert r["param_mismatches"] == {"forecast": {"days": (3, 3.1)}}
@@ -97,7 +112,7 @@ def test_empty_lists():
 
 def test_flexible_success_threshold_on_parameters():
     gt = [tc("a", p=1, q=2, r=3)]
-    assert match_task(gt, [tc("a", p=1, q=99)], mode="flexible")["success"] is False   # (1 + 0.5 + 0) / 3 = 0.5
+    assert match_task(gt, [tc("a", p=1, q=99)], mode="flexible")["success"] is False  # (1 + 0.5 + 0) / 3 = 0.5
     two_of_three = match_task(gt, [tc("a", p=1, q=2)], mode="flexible")
     assert two_of_three["param_match_score"] == pytest.approx(2 / 3) and two_of_three["success"] is True
     assert match_task(gt, [tc("a", p=1, q=2)], mode="strict")["success"] is False

@@ -13,14 +13,31 @@ TITLES = {"unit_converter": "Unit Converter"}
 
 
 def call(run_id: str, server: str, tool: str, **extra) -> dict:
-    return {"run_id": run_id, "exposed_name": f"{server}__{tool}", "server": server, "tool": tool, "arguments": {"v": 1},
-            "known_tool": True, "outcome": "ok", "is_error": False, "validation": {"valid": True, "errors": []}, **extra}
+    return {
+        "run_id": run_id,
+        "exposed_name": f"{server}__{tool}",
+        "server": server,
+        "tool": tool,
+        "arguments": {"v": 1},
+        "known_tool": True,
+        "outcome": "ok",
+        "is_error": False,
+        "validation": {"valid": True, "errors": []},
+        **extra,
+    }
 
 
 def mcpbench_tasks(tmp_path):
     path = tmp_path / "tasks.json"
-    path.write_text(json.dumps({"server_tasks": [{"server_name": "Unit Converter", "tasks": [
-        {"task_id": "t1", "task_description": "convert"}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "server_tasks": [
+                    {"server_name": "Unit Converter", "tasks": [{"task_id": "t1", "task_description": "convert"}]}
+                ]
+            }
+        )
+    )
     return str(path)
 
 
@@ -31,16 +48,25 @@ def test_bare_tool_names():
 
 
 def test_task_servers_matched_through_titles(tmp_path):
-    inputs = EvalInputs(calls=[call("r1", "unit_converter", "convert_temperature")], task_files=[mcpbench_tasks(tmp_path)],
-                        answers={"r1": Answer("r1", "t1", "m", "x")}, task_servers_only=True, titles=TITLES)
+    inputs = EvalInputs(
+        calls=[call("r1", "unit_converter", "convert_temperature")],
+        task_files=[mcpbench_tasks(tmp_path)],
+        answers={"r1": Answer("r1", "t1", "m", "x")},
+        task_servers_only=True,
+        titles=TITLES,
+    )
     report = evaluate(inputs)
     assert report["mcpbench_rules"]["m"]["overall"]["valid_tool_name_rate"] == 1.0
     assert not [w for w in report["warnings"] if w.startswith("none of the")]
 
 
 def test_no_call_on_a_task_server_is_said_loudly(tmp_path):
-    inputs = EvalInputs(calls=[call("r1", "uc", "convert_temperature")], task_files=[mcpbench_tasks(tmp_path)],
-                        answers={"r1": Answer("r1", "t1", "m", "x")}, task_servers_only=True)
+    inputs = EvalInputs(
+        calls=[call("r1", "uc", "convert_temperature")],
+        task_files=[mcpbench_tasks(tmp_path)],
+        answers={"r1": Answer("r1", "t1", "m", "x")},
+        task_servers_only=True,
+    )
     report = evaluate(inputs)
     warning = [w for w in report["warnings"] if w.startswith("none of the")]
     assert warning and "uc" in warning[0] and "Unit Converter" in warning[0]
@@ -48,10 +74,20 @@ def test_no_call_on_a_task_server_is_said_loudly(tmp_path):
 
 def test_mcpeval_truth_in_exposed_names_matches(tmp_path):
     truth = tmp_path / "truth.jsonl"
-    truth.write_text(json.dumps({"task_id": "t1", "tool_calls": [
-        {"tool_name": "unit_converter__convert_temperature", "tool_parameters": {"v": 1}}]}) + "\n")
-    inputs = EvalInputs(calls=[call("r1", "unit_converter", "convert_temperature")], task_files=[str(truth)],
-                        answers={"r1": Answer("r1", "t1", "m", "x")})
+    truth.write_text(
+        json.dumps(
+            {
+                "task_id": "t1",
+                "tool_calls": [{"tool_name": "unit_converter__convert_temperature", "tool_parameters": {"v": 1}}],
+            }
+        )
+        + "\n"
+    )
+    inputs = EvalInputs(
+        calls=[call("r1", "unit_converter", "convert_temperature")],
+        task_files=[str(truth)],
+        answers={"r1": Answer("r1", "t1", "m", "x")},
+    )
     report = evaluate(inputs)
     (per_model,) = report["mcpeval_match"].values()
     task = per_model["m"]["tasks"]["t1"]

@@ -13,14 +13,24 @@ import pytest
 
 from mcpgw import cli
 
-PARKS_SCHEMA = {"type": "object", "properties": {"stateCode": {"type": "string"}, "limit": {"type": "integer"}},
-                "required": ["stateCode"]}
+PARKS_SCHEMA = {
+    "type": "object",
+    "properties": {"stateCode": {"type": "string"}, "limit": {"type": "integer"}},
+    "required": ["stateCode"],
+}
 TOOLS = {
-    "National Parks:findParks": {"name": "findParks", "server": "National Parks", "description": "Find parks",
-                                 "input_schema": PARKS_SCHEMA},
-    "Time MCP:get_current_time": {"name": "get_current_time", "server": "Time MCP", "description": "Now",
-                                  "input_schema": {"type": "object", "properties": {"timezone": {"type": "string"}},
-                                                   "required": ["timezone"]}},
+    "National Parks:findParks": {
+        "name": "findParks",
+        "server": "National Parks",
+        "description": "Find parks",
+        "input_schema": PARKS_SCHEMA,
+    },
+    "Time MCP:get_current_time": {
+        "name": "get_current_time",
+        "server": "Time MCP",
+        "description": "Now",
+        "input_schema": {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]},
+    },
     "Weather Data:forecast": None,  # a broken catalog entry: the name is valid, every call non-compliant
 }
 
@@ -34,11 +44,20 @@ def ex(tool, params, success=True, server=None):
 
 
 def evaluation(compliance, valid, success, failure, planning, servers):
-    return {"task_fulfillment": 5.0, "grounding": 5.0, "input_schema_compliance": compliance,
-            "valid_tool_name_rate": valid, "execution_success_rate": success, "valid_call_failure_rate": failure,
-            "planning_json_compliance": planning,
-            "server_utilization_metrics": {"server_count": len(servers), "cross_server_coordination": len(servers) > 1,
-                                           "server_distribution": servers}}
+    return {
+        "task_fulfillment": 5.0,
+        "grounding": 5.0,
+        "input_schema_compliance": compliance,
+        "valid_tool_name_rate": valid,
+        "execution_success_rate": success,
+        "valid_call_failure_rate": failure,
+        "planning_json_compliance": planning,
+        "server_utilization_metrics": {
+            "server_count": len(servers),
+            "cross_server_coordination": len(servers) > 1,
+            "server_distribution": servers,
+        },
+    }
 
 
 def mcpbench_results():
@@ -50,25 +69,57 @@ def mcpbench_results():
     #   findPark {}                              unknown name, failed, no server
     # valid 4/5 = 0.8; compliance 1/4 = 0.25; success 2/5 = 0.4; valid failures 2/4 = 0.5;
     # servers {National Parks: 2, Time MCP: 1, Weather Data: 1} -> 3, cross-server.
-    p1 = [ex("National Parks:findParks", {"stateCode": "CA"}, server="National Parks"),
-          ex("National Parks:findParks", {"stateCode": "CA", "limit": "3"}, False, server="National Parks"),
-          ex("Time MCP:get_current_time", None, server="Time MCP"),
-          ex("Weather Data:forecast", {}, False, server="Weather Data"),
-          ex("National Parks:findPark", {}, False)]
+    p1 = [
+        ex("National Parks:findParks", {"stateCode": "CA"}, server="National Parks"),
+        ex("National Parks:findParks", {"stateCode": "CA", "limit": "3"}, False, server="National Parks"),
+        ex("Time MCP:get_current_time", None, server="Time MCP"),
+        ex("Weather Data:forecast", {}, False, server="Weather Data"),
+        ex("National Parks:findPark", {}, False),
+    ]
     # Task p2: no calls at all (the agent answered from memory): rates None, 0 servers.
     # Task p3: the run failed (status "failed", no execution results): out of every average.
-    return {"gpt-x": [
-        {"task_id": "p1", "server_name": "National Parks", "model_name": "gpt-x", "status": "completed",
-         "execution_results": p1, "available_tools": TOOLS, "total_rounds": 3, "planning_json_compliance": 0.75,
-         "evaluation": evaluation(0.25, 0.8, 0.4, 0.5, 0.75,
-                                  {"National Parks": 2, "Time MCP": 1, "Weather Data": 1})},
-        {"task_id": "p2", "server_name": "National Parks", "model_name": "gpt-x", "status": "completed",
-         "execution_results": [], "available_tools": TOOLS, "total_rounds": 0,
-         "evaluation": {**evaluation(None, None, None, None, 1.0, {}), "server_utilization_metrics": {
-             "server_count": 0, "cross_server_coordination": False, "server_distribution": {}}}},
-        {"task_id": "p3", "server_name": "National Parks", "model_name": "gpt-x", "status": "failed",
-         "error": "Task timed out after 3 attempts", "execution_time": 0},
-    ]}
+    return {
+        "gpt-x": [
+            {
+                "task_id": "p1",
+                "server_name": "National Parks",
+                "model_name": "gpt-x",
+                "status": "completed",
+                "execution_results": p1,
+                "available_tools": TOOLS,
+                "total_rounds": 3,
+                "planning_json_compliance": 0.75,
+                "evaluation": evaluation(
+                    0.25, 0.8, 0.4, 0.5, 0.75, {"National Parks": 2, "Time MCP": 1, "Weather Data": 1}
+                ),
+            },
+            {
+                "task_id": "p2",
+                "server_name": "National Parks",
+                "model_name": "gpt-x",
+                "status": "completed",
+                "execution_results": [],
+                "available_tools": TOOLS,
+                "total_rounds": 0,
+                "evaluation": {
+                    **evaluation(None, None, None, None, 1.0, {}),
+                    "server_utilization_metrics": {
+                        "server_count": 0,
+                        "cross_server_coordination": False,
+                        "server_distribution": {},
+                    },
+                },
+            },
+            {
+                "task_id": "p3",
+                "server_name": "National Parks",
+                "model_name": "gpt-x",
+                "status": "failed",
+                "error": "Task timed out after 3 attempts",
+                "execution_time": 0,
+            },
+        ]
+    }
 
 
 def run_eval(tmp_path, *args):
@@ -91,11 +142,11 @@ def test_mcpbench_results_file_is_rescored_like_mcpbench(tmp_path):
     # Averages over the completed tasks p1, p2 (p3 failed), skipping p2's None:
     assert per_file["input_schema_compliance"] == 0.25 and per_file["valid_tool_name_rate"] == 0.8
     assert per_file["tool_call_success_rate"] == 0.4 and per_file["valid_call_failure_rate"] == 0.5
-    assert per_file["avg_tool_calls_per_task"] == 2.5          # (5 + 0) / 2
-    assert per_file["avg_servers_used"] == 1.5                 # (3 + 0) / 2
-    assert per_file["cross_server_coordination_rate"] == 0.5   # 1 of 2
-    assert per_file["planning_json_compliance"] == 0.875       # (0.75 + 1.0 default) / 2
-    assert per_file["avg_total_rounds"] == 1.5                 # (3 + 0) / 2
+    assert per_file["avg_tool_calls_per_task"] == 2.5  # (5 + 0) / 2
+    assert per_file["avg_servers_used"] == 1.5  # (3 + 0) / 2
+    assert per_file["cross_server_coordination_rate"] == 0.5  # 1 of 2
+    assert per_file["planning_json_compliance"] == 0.875  # (0.75 + 1.0 default) / 2
+    assert per_file["avg_total_rounds"] == 1.5  # (3 + 0) / 2
     assert per_file["task_success_rate"] == pytest.approx(2 / 3)
     assert report["inputs"]["results"] == {str(path): "mcpbench"}
 
@@ -108,15 +159,26 @@ def test_a_wrong_saved_value_is_reported(tmp_path):
     code, report = run_eval(tmp_path, "--results", str(path))
     assert code == 0
     assert report["mcpbench_rules"]["gpt-x"]["disagreements"] == [
-        {"task": "p1", "metric": "input_schema_compliance", "ours": 0.25, "reported": 1.0}]
+        {"task": "p1", "metric": "input_schema_compliance", "ours": 0.25, "reported": 1.0}
+    ]
     assert any("differ from the evaluation MCP-Bench saved" in w for w in report["warnings"])
 
 
 def test_only_zero_call_tasks_are_accepted(tmp_path):
     # Every task made no calls: accepted and scored (rates None -> safe_avg 0.0, calls/task 0.0).
     path = tmp_path / "r.jsonl"
-    path.write_text(json.dumps({"task_id": "z", "model_name": "m", "status": "completed", "execution_results": [],
-                                "available_tools": TOOLS}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "task_id": "z",
+                "model_name": "m",
+                "status": "completed",
+                "execution_results": [],
+                "available_tools": TOOLS,
+            }
+        )
+        + "\n"
+    )
     code, report = run_eval(tmp_path, "--results", str(path))
     assert code == 0
     per_file = report["mcpbench_rules"]["m"]["files"][str(path)]
@@ -128,8 +190,18 @@ def test_empty_call_log_with_answers_scores_zero_call_runs(tmp_path):
     calls = tmp_path / "calls.jsonl"
     calls.write_text("")
     answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"run_id": "r1", "model": "m", "final_answer": "no tools needed", "rounds": 1,
-                                   "planning_json_compliance": 1.0}) + "\n")
+    answers.write_text(
+        json.dumps(
+            {
+                "run_id": "r1",
+                "model": "m",
+                "final_answer": "no tools needed",
+                "rounds": 1,
+                "planning_json_compliance": 1.0,
+            }
+        )
+        + "\n"
+    )
     code, report = run_eval(tmp_path, "--calls", str(calls), "--answers", str(answers))
     assert code == 0
     agg = report["mcpbench_rules"]["m"]["overall"]
@@ -141,12 +213,22 @@ def test_catalog_with_a_non_object_schema_is_not_refused(tmp_path):
     # non-compliant, the other calls are scored normally. Calls: ok to find (compliant), one to odd:
     # compliance 1/2 = 0.5 (both rechecked: the log has no verdicts).
     tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps([{"server": "s", "name": "find", "inputSchema": {"type": "object"}},
-                                 {"server": "s", "name": "odd", "inputSchema": ["not", "a", "schema"]}]))
+    tools.write_text(
+        json.dumps(
+            [
+                {"server": "s", "name": "find", "inputSchema": {"type": "object"}},
+                {"server": "s", "name": "odd", "inputSchema": ["not", "a", "schema"]},
+            ]
+        )
+    )
     calls = tmp_path / "calls.jsonl"
     base = {"run_id": "r", "outcome": "ok", "known_tool": True, "server": "s", "arguments": {}, "validation": None}
-    calls.write_text(json.dumps({**base, "tool": "find", "exposed_name": "s__find"}) + "\n"
-                     + json.dumps({**base, "tool": "odd", "exposed_name": "s__odd"}) + "\n")
+    calls.write_text(
+        json.dumps({**base, "tool": "find", "exposed_name": "s__find"})
+        + "\n"
+        + json.dumps({**base, "tool": "odd", "exposed_name": "s__odd"})
+        + "\n"
+    )
     code, report = run_eval(tmp_path, "--calls", str(calls), "--tools", str(tools))
     assert code == 0
     assert report["mcpbench_rules"]["unknown"]["tasks"]["r"]["input_schema_compliance"] == 0.5
@@ -156,26 +238,65 @@ def test_catalog_with_a_non_object_schema_is_not_refused(tmp_path):
 def mcpeval_files(tmp_path):
     # Ground truth in MCPEval's task-file shape, predictions as `mcp-eval evaluate --output` writes them.
     truth = [
-        {"id": "t1", "name": "weather", "description": "Oslo weather", "goal": "forecast",
-         "tools": [{"name": "get_weather", "inputSchema": {}}],
-         "tool_calls": [{"tool_name": "get_weather", "tool_parameters": {"city": "Oslo", "units": "metric"}}]},
-        {"id": "t2", "name": "search", "description": "", "goal": "",
-         "tool_calls": [{"tool_name": "search", "tool_parameters": {"q": "cats"}},
-                        {"tool_name": "fetch", "tool_parameters": {"id": 3}}]},
-        {"id": "t3", "name": "pair", "description": "", "goal": "",
-         "tool_calls": [{"tool_name": "a", "tool_parameters": {"x": 10}}, {"tool_name": "b", "tool_parameters": {}}]},
+        {
+            "id": "t1",
+            "name": "weather",
+            "description": "Oslo weather",
+            "goal": "forecast",
+            "tools": [{"name": "get_weather", "inputSchema": {}}],
+            "tool_calls": [{"tool_name": "get_weather", "tool_parameters": {"city": "Oslo", "units": "metric"}}],
+        },
+        {
+            "id": "t2",
+            "name": "search",
+            "description": "",
+            "goal": "",
+            "tool_calls": [
+                {"tool_name": "search", "tool_parameters": {"q": "cats"}},
+                {"tool_name": "fetch", "tool_parameters": {"id": 3}},
+            ],
+        },
+        {
+            "id": "t3",
+            "name": "pair",
+            "description": "",
+            "goal": "",
+            "tool_calls": [{"tool_name": "a", "tool_parameters": {"x": 10}}, {"tool_name": "b", "tool_parameters": {}}],
+        },
     ]
     task = {"id": "", "name": "", "description": "", "goal": ""}
     preds = [
-        {"task_id": "t1", "success": True, "final_response": "8C", "model": "gpt-y", "client_type": "openai",
-         "tool_calls": [{"tool_name": "get_weather", "tool_parameters": {"city": " oslo", "units": "METRIC"}}],
-         "conversation": [{"role": "user", "content": "weather?"}], "task": {**task, "id": "t1"}},
-        {"task_id": "t2", "success": False, "error": "rate limited", "tool_calls": [], "model": "gpt-y",
-         "final_response": "Error occurred during task execution: rate limited", "conversation": [],
-         "client_type": "openai", "task": {**task, "id": "t2"}},
-        {"task_id": "t3", "success": True, "final_response": "done", "model": "gpt-y", "client_type": "openai",
-         "tool_calls": [{"tool_name": "a", "tool_parameters": {"x": 11}}, {"tool_name": "b", "tool_parameters": {}}],
-         "conversation": [], "task": {**task, "id": "t3"}},
+        {
+            "task_id": "t1",
+            "success": True,
+            "final_response": "8C",
+            "model": "gpt-y",
+            "client_type": "openai",
+            "tool_calls": [{"tool_name": "get_weather", "tool_parameters": {"city": " oslo", "units": "METRIC"}}],
+            "conversation": [{"role": "user", "content": "weather?"}],
+            "task": {**task, "id": "t1"},
+        },
+        {
+            "task_id": "t2",
+            "success": False,
+            "error": "rate limited",
+            "tool_calls": [],
+            "model": "gpt-y",
+            "final_response": "Error occurred during task execution: rate limited",
+            "conversation": [],
+            "client_type": "openai",
+            "task": {**task, "id": "t2"},
+        },
+        {
+            "task_id": "t3",
+            "success": True,
+            "final_response": "done",
+            "model": "gpt-y",
+            "client_type": "openai",
+            "tool_calls": [{"tool_name": "a", "tool_parameters": {"x": 11}}, {"tool_name": "b", "tool_parameters": {}}],
+            "conversation": [],
+            "task": {**task, "id": "t3"},
+        },
     ]
     gt = tmp_path / "tasks_verified.jsonl"
     gt.write_text("".join(json.dumps(t) + "\n" for t in truth))
@@ -210,8 +331,9 @@ def test_weights_are_scaled_as_mcpeval_analyze_does(tmp_path):
     # name=2,params=1,order=1 sums to 4 -> scaled to 0.5/0.25/0.25 (MCPEval's analyze), not replaced.
     # t3 strict: 0.5*1 + 0.25*0.5 + 0.25*1 = 0.875.
     gt, pred = mcpeval_files(tmp_path)
-    code, report = run_eval(tmp_path, "--tasks", str(gt), "--results", str(pred), "--weights",
-                            "name=2,params=1,order=1")
+    code, report = run_eval(
+        tmp_path, "--tasks", str(gt), "--results", str(pred), "--weights", "name=2,params=1,order=1"
+    )
     assert code == 0
     t3 = report["mcpeval_match"][str(gt)]["gpt-y"]["tasks"]["t3"]
     assert t3["strict"]["overall_score"] == pytest.approx(0.875)
@@ -221,8 +343,9 @@ def test_weights_are_scaled_as_mcpeval_analyze_does(tmp_path):
 def test_bad_results_file_is_one_line_error_through_mcpgw(tmp_path):
     path = tmp_path / "summary.json"
     path.write_text(json.dumps({"input_schema_compliance": 0.9, "tool_call_success_rate": 0.8}))
-    proc = subprocess.run([sys.executable, "-m", "mcpgw.cli", "eval", "--results", str(path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "eval", "--results", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "metrics summary" in lines[0] and "Traceback" not in proc.stderr

@@ -21,8 +21,11 @@ def test_latest_draft_when_schema_declares_none():
 
 def test_declared_draft_is_used():
     # Draft 4 ignores prefixItems (unknown keyword) and has boolean exclusiveMaximum.
-    schema = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "array",
-              "prefixItems": [{"type": "integer"}]}
+    schema = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "array",
+        "prefixItems": [{"type": "integer"}],
+    }
     check, _ = compile_check(schema)
     assert check(["x"])
     d4 = {"$schema": "http://json-schema.org/draft-04/schema#", "maximum": 5, "exclusiveMaximum": True}

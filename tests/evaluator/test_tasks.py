@@ -3,19 +3,39 @@ import json
 import pytest
 
 from mcpgw.evaluator.errors import InputError
-from mcpgw.evaluator.tasks import (detect_kind, parse_label, read_agentbench_tasks, read_answers, read_labels,
-                             read_mcpbench_tasks, read_mcpeval_tasks)
+from mcpgw.evaluator.tasks import (
+    detect_kind,
+    parse_label,
+    read_agentbench_tasks,
+    read_answers,
+    read_labels,
+    read_mcpbench_tasks,
+    read_mcpeval_tasks,
+)
 
 MCPBENCH = {
     "generation_info": {"model": "x"},
     "server_tasks": [
-        {"server_name": "National Parks", "tasks": [
-            {"task_id": "np_1", "task_description": "Find parks in CA with camping.",
-             "fuzzy_description": "I want to camp somewhere nice in California.",
-             "dependency_analysis": "search parks -> get campgrounds", "distraction_servers": ["Math MCP", "NASA Data"]},
-        ]},
-        {"server_name": "Weather Data+Unit Converter", "task": {
-            "task_id": "wx_1", "task_description": "Convert the forecast.", "dependency_analysis": {"chain": ["a", "b"]}}},
+        {
+            "server_name": "National Parks",
+            "tasks": [
+                {
+                    "task_id": "np_1",
+                    "task_description": "Find parks in CA with camping.",
+                    "fuzzy_description": "I want to camp somewhere nice in California.",
+                    "dependency_analysis": "search parks -> get campgrounds",
+                    "distraction_servers": ["Math MCP", "NASA Data"],
+                },
+            ],
+        },
+        {
+            "server_name": "Weather Data+Unit Converter",
+            "task": {
+                "task_id": "wx_1",
+                "task_description": "Convert the forecast.",
+                "dependency_analysis": {"chain": ["a", "b"]},
+            },
+        },
     ],
 }
 
@@ -35,8 +55,15 @@ def test_mcpbench_server_tasks(tmp_path):
 
 
 def test_mcpbench_other_layouts(tmp_path):
-    combos = {"combinations": [{"combination_name": "c", "servers": ["A", "B"],
-                                "generated_tasks": [{"task_id": "c1", "task_description": "d"}]}]}
+    combos = {
+        "combinations": [
+            {
+                "combination_name": "c",
+                "servers": ["A", "B"],
+                "generated_tasks": [{"task_id": "c1", "task_description": "d"}],
+            }
+        ]
+    }
     flat = {"tasks": [{"server_name": "A", "task": {"task_id": "f1", "task_description": "d"}}]}
     bare = [{"server_name": "A", "task": {"task_id": "b1", "task_description": "d"}}]
     for name, data, expected in (("c.json", combos, ["A", "B"]), ("f.json", flat, ["A"]), ("b.json", bare, ["A"])):
@@ -69,10 +96,18 @@ def test_mcpbench_errors_name_line_and_field(tmp_path):
 
 
 def test_mcpeval_jsonl_and_json_array(tmp_path):
-    records = [{"id": "t1", "name": "n", "description": "Look up", "goal": "the weather",
-                "tool_calls": [{"tool_name": "forecast", "tool_parameters": {"city": "Oslo"}}], "final_response": "Sunny"},
-               {"task_id": "t2", "tool_calls": [], "model": "m1"},
-               {"task_id": "", "id": "t3", "tool_calls": []}]  # an empty task_id falls through, as in MCPEval
+    records = [
+        {
+            "id": "t1",
+            "name": "n",
+            "description": "Look up",
+            "goal": "the weather",
+            "tool_calls": [{"tool_name": "forecast", "tool_parameters": {"city": "Oslo"}}],
+            "final_response": "Sunny",
+        },
+        {"task_id": "t2", "tool_calls": [], "model": "m1"},
+        {"task_id": "", "id": "t3", "tool_calls": []},
+    ]  # an empty task_id falls through, as in MCPEval
     jsonl = tmp_path / "gt.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in records))
     array = tmp_path / "gt.json"
@@ -85,12 +120,15 @@ def test_mcpeval_jsonl_and_json_array(tmp_path):
         assert detect_kind(path) == "mcpeval"
 
 
-@pytest.mark.parametrize("record, field", [
-    ({"tool_calls": []}, "id"),  # ground truth: MCPEval reads `id` first
-    ({"id": "a", "tool_calls": {}}, "tool_calls"),
-    ({"id": "a", "tool_calls": [{"tool_parameters": {}}]}, "tool_calls[0].tool_name"),
-    ({"id": "a", "tool_calls": [{"tool_name": "x", "tool_parameters": [1]}]}, "tool_calls[0].tool_parameters"),
-])
+@pytest.mark.parametrize(
+    "record, field",
+    [
+        ({"tool_calls": []}, "id"),  # ground truth: MCPEval reads `id` first
+        ({"id": "a", "tool_calls": {}}, "tool_calls"),
+        ({"id": "a", "tool_calls": [{"tool_parameters": {}}]}, "tool_calls[0].tool_name"),
+        ({"id": "a", "tool_calls": [{"tool_name": "x", "tool_parameters": [1]}]}, "tool_calls[0].tool_parameters"),
+    ],
+)
 def test_mcpeval_errors(tmp_path, record, field):
     path = tmp_path / "gt.jsonl"
     path.write_text(json.dumps({"id": "ok", "tool_calls": []}) + "\n" + json.dumps(record) + "\n")
@@ -108,8 +146,11 @@ def test_duplicate_ids_are_refused(tmp_path):
 
 def test_agentbench_queries(tmp_path):
     path = tmp_path / "q.jsonl"
-    path.write_text(json.dumps({"id": 1, "query": "q?", "reference_answer": "r", "category": "Multi-Server-Parallel-Call"})
-                    + "\n" + json.dumps({"query_id": "2", "question": "q2", "answer": "r2"}))
+    path.write_text(
+        json.dumps({"id": 1, "query": "q?", "reference_answer": "r", "category": "Multi-Server-Parallel-Call"})
+        + "\n"
+        + json.dumps({"query_id": "2", "question": "q2", "answer": "r2"})
+    )
     tasks = read_agentbench_tasks(path)
     assert tasks["1"].category == "multi-server/parallel-call" and tasks["2"].category is None
     assert detect_kind(path) == "agentbench"
@@ -121,8 +162,11 @@ def test_agentbench_queries(tmp_path):
 
 def test_answers_and_labels(tmp_path):
     answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"run_id": "r1", "task_id": "t1", "model": "m", "final_answer": "42", "rounds": 3})
-                       + "\n" + json.dumps({"run_id": "r2", "answer": "x"}))
+    answers.write_text(
+        json.dumps({"run_id": "r1", "task_id": "t1", "model": "m", "final_answer": "42", "rounds": 3})
+        + "\n"
+        + json.dumps({"run_id": "r2", "answer": "x"})
+    )
     out = read_answers(answers)
     assert out["r1"].rounds == 3 and out["r2"].task_id == "r2" and out["r2"].model is None
     answers.write_text(json.dumps({"run_id": "r1", "final_answer": ["not", "text"]}))

@@ -127,7 +127,7 @@ async def test_invalid_arguments_enforce_mode_is_not_forwarded(inprocess_factory
     assert "$.message" in text and "missing" in text and "not forwarded" in text
     assert "'mesage' was unexpected" in text
     result = await acall(gateway, "good__echo", {"message": ["a"]})
-    assert "expected type \"string\", received [\"a\"]" in result.content[0].text
+    assert 'expected type "string", received ["a"]' in result.content[0].text
     records = export(gateway, 2)
     assert [r["outcome"] for r in records] == ["rejected", "rejected"]
 
@@ -145,20 +145,30 @@ async def test_schema_that_is_itself_invalid(inprocess_factory):
 async def test_arguments_not_an_object(gateway):
     """The SDK refuses the call (-32602) before any handler runs; the agent made it all the same, so the call log
     has it, refused, with the tool's own verdict on its arguments when the tool is known."""
-    response = post(gateway, {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                              "params": {"name": "good__echo", "arguments": [1, 2]}})
+    response = post(
+        gateway,
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "good__echo", "arguments": [1, 2]}},
+    )
     assert response["error"]["code"] == -32602
     no_name = post(gateway, {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"arguments": {}}})
     assert no_name["error"]["code"] == -32602
-    per_server = httpx.post(gateway.base + "/servers/good/mcp", headers=HEADERS, timeout=10, json={
-        "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": "hi"}})
+    per_server = httpx.post(
+        gateway.base + "/servers/good/mcp",
+        headers=HEADERS,
+        timeout=10,
+        json={"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": "hi"}},
+    )
     assert "-32602" in per_server.text, per_server.text
     listed, unnamed, scoped = export(gateway, 3)
     assert listed["exposed_name"] == "good__echo" and listed["server"] == "good" and listed["tool"] == "echo"
     assert listed["arguments"] == [1, 2] and listed["outcome"] == "rejected" and listed["source"] is None
     assert "arguments: Input should be a valid dictionary" in listed["error"]
     assert listed["validation"]["valid"] is False and listed["validation"]["errors"][0]["keyword"] == "type"
-    assert unnamed["exposed_name"] == "" and unnamed["outcome"] == "rejected" and "name: Field required" in unnamed["error"]
+    assert (
+        unnamed["exposed_name"] == ""
+        and unnamed["outcome"] == "rejected"
+        and "name: Field required" in unnamed["error"]
+    )
     assert scoped["endpoint"] == "/servers/good/mcp" and scoped["tool"] == "echo" and scoped["arguments"] == "hi"
     assert [r["run_id"] for r in (listed, unnamed, scoped)] == [listed["run_id"]] * 3
 
@@ -218,7 +228,9 @@ async def test_progress_extends_the_timeout(gateway):
 async def test_response_larger_than_limit(gateway):
     with pytest.raises(MCPError) as err:
         await acall(gateway, "good__huge", {"bytes": 500_000})
-    assert "exceeds the gateway's limit of 100000 bytes (mcpgw serve --max-response-bytes N raises it)" in str(err.value)
+    assert "exceeds the gateway's limit of 100000 bytes (mcpgw serve --max-response-bytes N raises it)" in str(
+        err.value
+    )
     assert len((await acall(gateway, "good__huge", {"bytes": 50_000})).content[0].text) == 50_000
     assert gateway.server("good")["restarts"] == 0  # the server itself was fine
 
@@ -230,7 +242,12 @@ async def test_garbage_on_stdout_is_skipped(gateway):
 
 async def test_client_disconnect_mid_call(gateway):
     session = open_session(gateway)
-    body = {"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "good__slow", "arguments": {"seconds": 1}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 77,
+        "method": "tools/call",
+        "params": {"name": "good__slow", "arguments": {"seconds": 1}},
+    }
     with pytest.raises(httpx.ReadTimeout):
         httpx.post(gateway.url, json=body, headers=session, timeout=0.3)
     assert (await acall(gateway, "good__echo", {"message": "alive"})).content[0].text == "echo: alive"
@@ -250,7 +267,9 @@ async def test_list_changed_reaches_the_client_and_sampling_is_relayed(gateway):
 
     async def go():
         with anyio.fail_after(30):
-            async with Client(gateway.url, mode="legacy", message_handler=on_message, sampling_callback=sampling) as client:
+            async with Client(
+                gateway.url, mode="legacy", message_handler=on_message, sampling_callback=sampling
+            ) as client:
                 before = {t.name for t in (await client.list_tools()).tools}
                 answer = await client.call_tool("good__ask_client", {})
                 await client.call_tool("good__add_tool", {})
@@ -282,8 +301,12 @@ HEADERS = {"accept": "application/json, text/event-stream", "content-type": "app
 
 
 def open_session(gateway) -> dict:
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
     response = httpx.post(gateway.url, json=init, headers=HEADERS, timeout=10)
     response.raise_for_status()
     headers = {**HEADERS, "mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
@@ -316,6 +339,7 @@ def export(gateway, count: int) -> list[dict]:
 async def test_client_cancellation_reaches_the_upstream(gateway):
     """Abandoned once the upstream is known to be working on it (its first progress note), not after a guessed
     time; then the upstream's record of cancellations is polled until it shows it (60 s at most)."""
+
     async def go():
         with anyio.fail_after(60):
             async with Client(gateway.url, mode="legacy") as client:
@@ -325,8 +349,11 @@ async def test_client_cancellation_reaches_the_upstream(gateway):
                     working.set()
 
                 async with anyio.create_task_group() as tg:
+
                     async def abandoned() -> None:
-                        await client.call_tool("good__slow", {"seconds": 4}, progress_callback=on_progress)  # a note a second
+                        await client.call_tool(
+                            "good__slow", {"seconds": 4}, progress_callback=on_progress
+                        )  # a note a second
 
                     tg.start_soon(abandoned)
                     await working.wait()

@@ -15,19 +15,24 @@ import pytest
 from tests.conftest import misbehaving_entry
 
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry("good")
-BODY = (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "good__echo", "arguments": {"a": "'
-        + b"x" * (5 * 1024 * 1024) + b'"}}}')
+BODY = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "good__echo", "arguments": {"a": "'
+    + b"x" * (5 * 1024 * 1024)
+    + b'"}}}'
+)
 ROUTES = ["/mcp", "/servers/good/mcp", "/v1/call-tool", "/v1/chat/completions"]
 
 
 def _raw_post(base: str, path: str, chunked: bool) -> bytes:
     host, port = base.removeprefix("http://").split(":")
     framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {len(BODY)}"
-    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\n{framing}\r\n\r\n").encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\n{framing}\r\n\r\n"
+    ).encode()
     payload = BODY
     if chunked:
-        pieces = [BODY[i:i + 65536] for i in range(0, len(BODY), 65536)]
+        pieces = [BODY[i : i + 65536] for i in range(0, len(BODY), 65536)]
         payload = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         sock.sendall(head + payload)  # all of it, then read: the order that got a reset

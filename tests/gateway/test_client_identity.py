@@ -13,8 +13,13 @@ HEADER = b"x-mcpgw-client"  # what the layer once set: a client's copy must coun
 _CONNECTIONS: dict[tuple[str, int], Connection] = {}
 
 
-def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[bytes, bytes]] = (),
-         answer_headers: list[tuple[bytes, bytes]] = (), connection: Connection | None = None) -> tuple[str, str | None]:
+def call(
+    layer: ClientIdentity,
+    client: tuple[str, int],
+    headers: list[tuple[bytes, bytes]] = (),
+    answer_headers: list[tuple[bytes, bytes]] = (),
+    connection: Connection | None = None,
+) -> tuple[str, str | None]:
     """One request through the layer: (identity the handler saw, Set-Cookie sent back or None); on `connection`,
     else on the one connection this test file keeps per source address and port."""
     connection = connection or _CONNECTIONS.setdefault(client, Connection())
@@ -33,7 +38,9 @@ def call(layer: ClientIdentity, client: tuple[str, int], headers: list[tuple[byt
         return {"type": "http.request", "body": b""}
 
     layer.app = app
-    anyio.run(layer, {"type": "http", "client": client, "headers": list(headers), CONNECTION: connection}, receive, send)
+    anyio.run(
+        layer, {"type": "http", "client": client, "headers": list(headers), CONNECTION: connection}, receive, send
+    )
     cookies = [v.decode() for k, v in sent[0]["headers"] if k == b"set-cookie"]
     return seen["id"], cookies[0] if cookies else None
 

@@ -16,21 +16,20 @@ import threading
 
 import anyio
 import pytest
-
 from uvicorn.logging import AccessFormatter
 
-from mcpgw.gateway.http import commit_batch
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.gateway.http.commit_batch import Batch, collecting_batch
-from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.mcp_server import build_http_app, build_server
-from mcpgw.gateway.http.hot_protocol import HotLaneProtocol
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.gateway.endpoints.http_app import serve_http
+from mcpgw.gateway.http import commit_batch
+from mcpgw.gateway.http.commit_batch import Batch, collecting_batch
+from mcpgw.gateway.http.hot_protocol import HotLaneProtocol
+from mcpgw.gateway.mcp_server import build_http_app, build_server
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
+from mcpgw.lock.config import ServerSpec
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.cassette.store import CassetteStore
 from tests.gateway.test_write_coalescing import post
 
 
@@ -147,7 +146,9 @@ def test_a_store_holds_a_batchs_appends_until_the_turn_ends_and_commits_them_at_
             store.append("calls", {"seq": None, "n": 3})
         finally:
             batch.stop()
-        store.append("calls", {"seq": None, "n": 4})  # not held, handed in after the held one: committed with it, after it
+        store.append(
+            "calls", {"seq": None, "n": 4}
+        )  # not held, handed in after the held one: committed with it, after it
         assert store.count("calls") == 5
         batch.collect(asyncio.get_running_loop())
         try:
@@ -212,12 +213,18 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
     access = logging.getLogger("uvicorn.access")
     written_log = _Formatted(AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False))
     monkeypatch.setattr(access, "level", access.level)  # restored after the test
-    catalog = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "adder", "version": "1"}},
-                            tools=[{"name": "add", "inputSchema": {"type": "object"}}])
+    catalog = ServerCatalog(
+        {"capabilities": {"tools": {}}, "serverInfo": {"name": "adder", "version": "1"}},
+        tools=[{"name": "add", "inputSchema": {"type": "object"}}],
+    )
     store = CassetteStore(tmp_path / "log")
     upstream = AtOnce("alpha", _add, catalog) if at_once else HandlerUpstream("alpha", _add_later, catalog)
-    router = Router([ServerSpec("alpha", "stdio", "x")], {"alpha": upstream},
-                    Settings(validate="enforce", naming="prefix"), CallLog(store))
+    router = Router(
+        [ServerSpec("alpha", "stdio", "x")],
+        {"alpha": upstream},
+        Settings(validate="enforce", naming="prefix"),
+        CallLog(store),
+    )
     app = build_http_app(router, build_server(router), "127.0.0.1", response_mode="json")
     assert app.hot_lane is not None
 
@@ -243,8 +250,22 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
             socks, sessions = [], []
             for _ in range(clients):
                 sock = socket.create_connection(("127.0.0.1", port[0]), timeout=20)
-                sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
+                sock.sendall(
+                    post(
+                        host,
+                        "/mcp",
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 0,
+                            "method": "initialize",
+                            "params": {
+                                "protocolVersion": "2025-11-25",
+                                "capabilities": {},
+                                "clientInfo": {"name": "t", "version": "0"},
+                            },
+                        },
+                    )
+                )
                 session = re.search(rb"mcp-session-id: (\S+)", _answer(sock)).group(1).decode()
                 sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
                 assert _answer(sock).startswith(b"HTTP/1.1 202")
@@ -261,8 +282,19 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
                 loop.call_soon_threadsafe(hold_loop)
                 assert held.wait(10)
                 for number, (sock, session) in enumerate(zip(socks, sessions)):
-                    sock.sendall(post(host, "/mcp", {"jsonrpc": "2.0", "id": 1 + round_, "method": "tools/call", "params": {
-                        "name": "alpha__add", "arguments": {"a": number, "b": round_}}}, session))
+                    sock.sendall(
+                        post(
+                            host,
+                            "/mcp",
+                            {
+                                "jsonrpc": "2.0",
+                                "id": 1 + round_,
+                                "method": "tools/call",
+                                "params": {"name": "alpha__add", "arguments": {"a": number, "b": round_}},
+                            },
+                            session,
+                        )
+                    )
                 sent.set()
                 answers = [_answer(sock) for sock in socks]
                 results.setdefault("commits", []).append(store.commits - commits)
@@ -294,8 +326,9 @@ def test_calls_arriving_in_one_turn_share_a_commit_and_each_answer_follows_its_r
     assert "error" not in results, results.get("error")
     answers = results["answers"]
     assert len(answers) == 3 * clients and all(a.startswith(b"HTTP/1.1 200") for a in answers)
-    assert [json.loads(a.partition(b"\r\n\r\n")[2])["result"]["content"][0]["text"] for a in answers[:clients]] == \
-        [str(number) for number in range(clients)]
+    assert [json.loads(a.partition(b"\r\n\r\n")[2])["result"]["content"][0]["text"] for a in answers[:clients]] == [
+        str(number) for number in range(clients)
+    ]
     # Every call answered in the turn that read it, or every one from a task (the calls that end in one turn).
     assert app.hot_lane.started_at_once == (3 * clients if at_once else 0)
     assert app.hot_lane.served == 3 * clients

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgw.lock.config import load_config, parse_config
 from mcpgw.gateway.errors.tree import ConfigError
+from mcpgw.lock.config import load_config, parse_config
 
 GOOD = """version: 1
 separator: "__"
@@ -70,11 +70,18 @@ def test_yaml_syntax_error_names_the_line():
 
 def test_claude_desktop_config(tmp_path):
     path = tmp_path / "claude_desktop_config.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "Unit Converter": {"command": "uvx", "args": ["unit-converter-mcp"], "env": {"TOKEN": "abc123"}},
-        "remote": {"type": "streamable-http", "url": "http://127.0.0.1:9000/mcp"},
-        "legacy-sse": {"url": "http://127.0.0.1:9001/sse", "type": "sse"},
-    }}, indent=2))
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "Unit Converter": {"command": "uvx", "args": ["unit-converter-mcp"], "env": {"TOKEN": "abc123"}},
+                    "remote": {"type": "streamable-http", "url": "http://127.0.0.1:9000/mcp"},
+                    "legacy-sse": {"url": "http://127.0.0.1:9001/sse", "type": "sse"},
+                }
+            },
+            indent=2,
+        )
+    )
     config = load_config(path)
     assert set(config.servers) == {"unit_converter", "remote", "legacy-sse"}
     assert config.servers["unit_converter"].title == "Unit Converter"
@@ -112,11 +119,20 @@ def test_the_default_lock_is_the_users_own_first_then_the_installed_one(tmp_path
 
 def test_mcp_servers_json_takes_lock_fields_and_warns_on_unknown_keys(caplog):
     """Issue 44.1: a JSON config can mark a server stateless (MCPEval's calculator), in `x-mcpgw` or at top level."""
-    text = json.dumps({"mcpServers": {
-        "Calculator": {"command": "python", "args": ["calc.py"], "flags": ["stateless"],
-                       "x-mcpgw": {"state_group": "maths", "timeout": 5}},
-        "notes": {"command": "x", "disabled": False, "flag": ["stateless"]},
-    }}, indent=2)
+    text = json.dumps(
+        {
+            "mcpServers": {
+                "Calculator": {
+                    "command": "python",
+                    "args": ["calc.py"],
+                    "flags": ["stateless"],
+                    "x-mcpgw": {"state_group": "maths", "timeout": 5},
+                },
+                "notes": {"command": "x", "disabled": False, "flag": ["stateless"]},
+            }
+        },
+        indent=2,
+    )
     with caplog.at_level("WARNING", logger="mcpgw.lock.mcp_servers_json"):
         config = parse_config(text, "mcpeval.json")
     calc = config.servers["calculator"]
@@ -134,4 +150,6 @@ def test_mcp_servers_json_lock_fields_are_checked():
     with pytest.raises(ConfigError, match="x-mcpgw: unknown key 'flag'"):
         parse_config(json.dumps({"mcpServers": {"a": {"command": "x", "x-mcpgw": {"flag": ["stateless"]}}}}), "c.json")
     with pytest.raises(ConfigError, match="given twice, differently"):
-        parse_config(json.dumps({"mcpServers": {"a": {"command": "x", "timeout": 3, "x-mcpgw": {"timeout": 4}}}}), "c.json")
+        parse_config(
+            json.dumps({"mcpServers": {"a": {"command": "x", "timeout": 3, "x-mcpgw": {"timeout": 4}}}}), "c.json"
+        )

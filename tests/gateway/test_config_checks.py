@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from mcpgw.lock.config import parse_config
 from mcpgw.gateway.errors.tree import ConfigError
+from mcpgw.lock.config import parse_config
 from tests.gateway.test_config import GOOD
 
 TWICE = GOOD.replace("profiles:", "  time:\n    command: uvx\n    args: [mcp-server-time]\nprofiles:")
@@ -34,12 +34,15 @@ def test_an_mcp_servers_json_with_a_name_twice():
     assert str(err.value) == "claude.json:3: server 'a' defined twice (first at line 2)"
 
 
-@pytest.mark.parametrize("url", ["notaurl", "127.0.0.1:3001/mcp", "ftp://example.org/mcp", "http:///mcp", "http://[::1"])
+@pytest.mark.parametrize(
+    "url", ["notaurl", "127.0.0.1:3001/mcp", "ftp://example.org/mcp", "http:///mcp", "http://[::1"]
+)
 def test_an_http_url_must_be_absolute_http(url):
     with pytest.raises(ConfigError) as err:
         parse_config(GOOD.replace("url: http://127.0.0.1:3001/mcp", f"url: {json.dumps(url)}"), "servers.lock.yaml")
-    assert str(err.value) == (f"servers.lock.yaml:14: server 'maps': 'url' must be an absolute http:// or https:// URL, "
-                              f"got {url!r}")
+    assert str(err.value) == (
+        f"servers.lock.yaml:14: server 'maps': 'url' must be an absolute http:// or https:// URL, got {url!r}"
+    )
 
 
 def test_http_and_https_urls_load():

@@ -31,27 +31,33 @@ servers:
 """
 # Checks the gateway passes although the server behind it fails them, and why (never the other way).
 GATEWAY_ONLY: dict[tuple[str, str], str] = {
-    ("dns-rebinding-protection", "localhost-host-rebinding-rejected"):
-        "the gateway refuses a foreign Host/Origin on its loopback endpoint; server-everything accepts it",
+    (
+        "dns-rebinding-protection",
+        "localhost-host-rebinding-rejected",
+    ): "the gateway refuses a foreign Host/Origin on its loopback endpoint; server-everything accepts it",
 }
 
 
 def conformance_available() -> str | None:
     """None when the suite runs here; else why not (it must come from the npm cache: no network in tests)."""
     try:
-        result = subprocess.run(["npx", "-y", CONFORMANCE, "list", "--server"], capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run(
+            ["npx", "-y", CONFORMANCE, "list", "--server"], capture_output=True, text=True, timeout=120
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"cannot run npx {CONFORMANCE}: {exc}"
     if result.returncode != 0 or "server-initialize" not in result.stdout:
-        return f"npx {CONFORMANCE} does not run here (fetch it with scripts/fetch-test-servers.sh): {result.stderr[-300:]}"
+        return (
+            f"npx {CONFORMANCE} does not run here (fetch it with scripts/fetch-test-servers.sh): {result.stderr[-300:]}"
+        )
     return None
 
 
 def run_suite(url: str, out: Path) -> dict[tuple[str, str], str]:
     """(scenario, check id) -> status, for every server scenario of the active suite."""
-    result = subprocess.run(["npx", "-y", CONFORMANCE, "server", "--url", url, "-o", str(out)],
-                            capture_output=True, text=True, timeout=400)
+    result = subprocess.run(
+        ["npx", "-y", CONFORMANCE, "server", "--url", url, "-o", str(out)], capture_output=True, text=True, timeout=400
+    )
     assert "=== SUMMARY ===" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
     verdicts: dict[tuple[str, str], str] = {}
     for checks in sorted(out.glob("server-*/checks.json")):
@@ -69,8 +75,13 @@ def passed(verdicts: dict[tuple[str, str], str]) -> set[tuple[str, str]]:
 def start_server_everything(tmp_path: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     log = tmp_path / "everything.log"
-    process = subprocess.Popen(["npx", "-y", EVERYTHING, "streamableHttp"], env={**os.environ, "PORT": str(port)},
-                               stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        ["npx", "-y", EVERYTHING, "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while "listening on port" not in log.read_text():
         if process.poll() is not None or time.monotonic() > deadline:

@@ -32,8 +32,12 @@ def _identities(base: str, source_port: int, requests: int) -> list[str]:
     with sock:
         for n in range(requests):
             close = b"Connection: close\r\n" if n == requests - 1 else b""  # the gateway closes: its side waits
-            sock.sendall(b"POST /v1/list-servers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                         + close + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY)
+            sock.sendall(
+                b"POST /v1/list-servers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + close
+                + b"Content-Length: %d\r\n\r\n" % len(BODY)
+                + BODY
+            )
             answer = b""
             while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
                 answer += sock.recv(65536)

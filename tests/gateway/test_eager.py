@@ -8,9 +8,9 @@ import types
 import anyio
 import pytest
 
-from mcpgw.gateway.runtime import eager
 from mcpgw.gateway.endpoints.fast_path import cancelled
 from mcpgw.gateway.endpoints.hot_lane import HotLane
+from mcpgw.gateway.runtime import eager
 
 MARK: contextvars.ContextVar[str] = contextvars.ContextVar("mark", default="unset")
 
@@ -133,8 +133,8 @@ def test_the_hot_lane_files_a_cancel_scope_for_a_call_that_suspended_and_answers
 def test_a_call_begun_at_once_is_in_the_table_of_ids_in_flight_only_if_it_waits():
     """Answered within the turn, nothing can see its id in flight (nothing else runs): it is not filed. One that
     waits after all is filed before anything else runs, so a cancellation or a second request with its id finds it."""
-    from mcpgw.gateway.sessions.request_ids import InflightIds
     from mcpgw.gateway.endpoints.hot_lane import Ready
+    from mcpgw.gateway.sessions.request_ids import InflightIds
 
     lane = HotLane.__new__(HotLane)
     lane.ids, lane.at_once, lane.started_at_once = InflightIds(None), lambda: True, 0

@@ -13,16 +13,16 @@ import anyio
 import httpx
 import pytest
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.lock.config import ServerSpec
+from mcpgw.cassette.store import CassetteStore
+from mcpgw.gateway.encoding.result_memo import ResultMemo
 from mcpgw.gateway.errors.tree import UpstreamRejected
 from mcpgw.gateway.mcp_server import build_http_app, build_server
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.specs.settings import Settings
-from mcpgw.gateway.encoding.result_memo import ResultMemo
+from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
+from mcpgw.lock.config import ServerSpec
 from mcpgw.recorder.calllog import CallLog, iter_calls
-from mcpgw.cassette.store import CassetteStore
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
@@ -39,7 +39,9 @@ async def answer(method, params):
         raise UpstreamRejected("alpha", -32000, "upstream refused", {"why": "test"})
     if params["name"] == "structured":
         return {"content": [{"type": "text", "text": "s"}], "structuredContent": {"sum": "not an int"}}
-    if params["name"] == "replayed":  # one result object answered every time, as a replay's (gateway.encoding.result_memo)
+    if (
+        params["name"] == "replayed"
+    ):  # one result object answered every time, as a replay's (gateway.encoding.result_memo)
         return REPLAYED.mark(REPLAYED_RESULT).result
     return {"content": [{"type": "text", "text": f"{params['name']}:{json.dumps(args, sort_keys=True)} é"}]}
 
@@ -48,13 +50,21 @@ def make_app(tmp_path, name, monkeypatch, enabled, response_mode="adaptive"):
     monkeypatch.setenv("MCPGW_FAST_PATH", "on" if enabled else "off")
     catalog = ServerCatalog(
         {"capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}},
-        tools=[{"name": "add", "inputSchema": SCHEMA}, {"name": "boom", "inputSchema": SCHEMA},
-               {"name": "structured", "inputSchema": {"type": "object"}, "outputSchema": OUTPUT},
-               {"name": "replayed", "inputSchema": {"type": "object"}}],
+        tools=[
+            {"name": "add", "inputSchema": SCHEMA},
+            {"name": "boom", "inputSchema": SCHEMA},
+            {"name": "structured", "inputSchema": {"type": "object"}, "outputSchema": OUTPUT},
+            {"name": "replayed", "inputSchema": {"type": "object"}},
+        ],
     )
     spec = ServerSpec("alpha", "stdio", "x", title="Alpha")
     store = CassetteStore(tmp_path / name)
-    router = Router([spec], {"alpha": HandlerUpstream("alpha", answer, catalog)}, Settings(validate="enforce", naming="prefix"), CallLog(store))
+    router = Router(
+        [spec],
+        {"alpha": HandlerUpstream("alpha", answer, catalog)},
+        Settings(validate="enforce", naming="prefix"),
+        CallLog(store),
+    )
     server = build_server(router)
     return build_http_app(router, server, "127.0.0.1", response_mode=response_mode), server, store
 
@@ -98,9 +108,25 @@ async def drive(app, session_query=""):
     async with lifespan(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
-            init = await client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fast-test", "version": "1"}}})
-            session = {**HEADERS, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            init = await client.post(
+                "/mcp",
+                headers=HEADERS,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "fast-test", "version": "1"},
+                    },
+                },
+            )
+            session = {
+                **HEADERS,
+                "mcp-session-id": init.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
             await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
             hot, malformed = requests_sequence()
             for number, (method, params, extra) in enumerate(hot + malformed, 1):
@@ -108,7 +134,11 @@ async def drive(app, session_query=""):
                 if params is not None:
                     message["params"] = params
                 response = await client.post("/mcp", headers={**session, **extra}, content=json.dumps(message))
-                body = response.json() if response.headers.get("content-type", "").startswith("application/json") else response.text
+                body = (
+                    response.json()
+                    if response.headers.get("content-type", "").startswith("application/json")
+                    else response.text
+                )
                 transcript.append((response.status_code, _normalize(body)))
     return transcript
 
@@ -122,8 +152,11 @@ def _log(path):
     volatile = {"started_at", "ended_at", "latency_ms", "upstream_ms", "seq", "session_opened"}
     records = []
     for record in iter_calls(path):
-        assert record.get("session_opened") is not None or record.get("session_id") in (None, "", "anonymous") \
-            or not record["session_id"].startswith("session-"), record  # either path says when its session opened
+        assert (
+            record.get("session_opened") is not None
+            or record.get("session_id") in (None, "", "anonymous")
+            or not record["session_id"].startswith("session-")
+        ), record  # either path says when its session opened
         kept = {k: v for k, v in record.items() if k not in volatile}
         records.append(_normalize(kept))
     return records
@@ -139,10 +172,14 @@ def run(fn):
 
 @pytest.mark.parametrize("response_mode", ["adaptive", "json"])
 def test_fast_path_answers_as_the_sdk_does(tmp_path, monkeypatch, response_mode):
-    slow_app, slow_server, slow_store = make_app(tmp_path, "slow", monkeypatch, enabled=False, response_mode=response_mode)
+    slow_app, slow_server, slow_store = make_app(
+        tmp_path, "slow", monkeypatch, enabled=False, response_mode=response_mode
+    )
     slow = run(lambda: drive(slow_app))
     slow_store.close()
-    fast_app, fast_server, fast_store = make_app(tmp_path, "fast", monkeypatch, enabled=True, response_mode=response_mode)
+    fast_app, fast_server, fast_store = make_app(
+        tmp_path, "fast", monkeypatch, enabled=True, response_mode=response_mode
+    )
     fast = run(lambda: drive(fast_app))
     fast_store.close()
     hot, malformed = requests_sequence()
@@ -171,17 +208,44 @@ def test_sessions_that_accept_server_requests_keep_the_sdk_path(tmp_path, monkey
 
     async def go():
         async with lifespan(app):
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as client:
-                init = await client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}}, "clientInfo": {"name": "c", "version": "1"}}})
-                session = {**HEADERS, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-                await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-                response = await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765"
+            ) as client:
+                init = await client.post(
+                    "/mcp",
+                    headers=HEADERS,
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 0,
+                        "method": "initialize",
+                        "params": {
+                            "protocolVersion": "2025-06-18",
+                            "capabilities": {"sampling": {}},
+                            "clientInfo": {"name": "c", "version": "1"},
+                        },
+                    },
+                )
+                session = {
+                    **HEADERS,
+                    "mcp-session-id": init.headers["mcp-session-id"],
+                    "mcp-protocol-version": "2025-06-18",
+                }
+                await client.post(
+                    "/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+                )
+                response = await client.post(
+                    "/mcp", headers=session, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+                )
                 return response.json()
 
     body = run(go)
     store.close()
-    assert [t["name"] for t in body["result"]["tools"]] == ["alpha__add", "alpha__boom", "alpha__structured", "alpha__replayed"]
+    assert [t["name"] for t in body["result"]["tools"]] == [
+        "alpha__add",
+        "alpha__boom",
+        "alpha__structured",
+        "alpha__replayed",
+    ]
     assert server.fast_path.served == 0 and server.fast_path.declined == 1
 
 
@@ -190,14 +254,37 @@ def test_requests_before_initialized_are_left_to_the_sdk(tmp_path, monkeypatch):
 
     async def go():
         async with lifespan(app):
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as client:
-                unknown = await client.post("/mcp", headers={**HEADERS, "mcp-session-id": "f" * 32},
-                                            json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            async with httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765"
+            ) as client:
+                unknown = await client.post(
+                    "/mcp",
+                    headers={**HEADERS, "mcp-session-id": "f" * 32},
+                    json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                )
                 served_early = server.fast_path.served
-                init = await client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}})
-                session = {**HEADERS, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-                await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+                init = await client.post(
+                    "/mcp",
+                    headers=HEADERS,
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 0,
+                        "method": "initialize",
+                        "params": {
+                            "protocolVersion": "2025-06-18",
+                            "capabilities": {},
+                            "clientInfo": {"name": "c", "version": "1"},
+                        },
+                    },
+                )
+                session = {
+                    **HEADERS,
+                    "mcp-session-id": init.headers["mcp-session-id"],
+                    "mcp-protocol-version": "2025-06-18",
+                }
+                await client.post(
+                    "/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+                )
                 after = await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "id": 2, "method": "ping"})
                 return unknown.status_code, served_early, after.json()
 
@@ -241,8 +328,10 @@ def test_the_fast_paths_chain_leaves_out_only_the_layers_that_say_they_have_noth
         result = await fast._chain(method)(ctx)
         return list(ran), result
 
-    assert anyio.run(run, "tools/call") == (["always", "calls only", "handler"],
-                                             {"content": [{"type": "text", "text": "tools/call"}]})
+    assert anyio.run(run, "tools/call") == (
+        ["always", "calls only", "handler"],
+        {"content": [{"type": "text", "text": "tools/call"}]},
+    )
     assert anyio.run(run, "tools/list")[0] == ["always", "handler"]
 
 
@@ -257,11 +346,15 @@ def test_a_replayed_results_answer_made_once_is_the_answer_made_every_time():
     from mcpgw.gateway.sessions.sdk_adapter import serialize_result
 
     server = SimpleNamespace(cache_hints={})
-    plain = [{"content": [{"type": "text", "text": 'a "quoted" é \u2028 line\n'}]},
-             {"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}], "isError": True},
-             {"content": [], "isError": False}]
-    other = [{"content": [{"type": "text", "text": "s"}], "structuredContent": {"a": 1}},
-             {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}]
+    plain = [
+        {"content": [{"type": "text", "text": 'a "quoted" é \u2028 line\n'}]},
+        {"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}], "isError": True},
+        {"content": [], "isError": False},
+    ]
+    other = [
+        {"content": [{"type": "text", "text": "s"}], "structuredContent": {"a": 1}},
+        {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]},
+    ]
     table = ResultMemo()
     for result in plain:
         table.mark(result)

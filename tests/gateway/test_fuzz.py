@@ -25,9 +25,26 @@ from tests.conftest import ROOT, misbehaving_entry
 MESSAGES = 5200
 WORKERS = 8
 SEED = 1313
-METHODS = ["initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
-           "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "resources/subscribe",
-           "notifications/initialized", "notifications/cancelled", "notifications/progress", "no/such/method", "", "💥"]
+METHODS = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "resources/subscribe",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "no/such/method",
+    "",
+    "💥",
+]
 IDS = [0, 1, 7, "7", -1, 2**53, 2**70, "", "x" * 300, None, True, 1.5, [1], {}, "ñ"]
 VERSIONS = [None, "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28", "1999-01-01", "garbage"]
 
@@ -39,14 +56,18 @@ def junk(rng: random.Random, depth: int = 0):
     if kind == 1:
         return rng.choice([0, -1, 2**31, 2**64 + 1, 1e308, -0.0, 3.14])
     if kind == 2:
-        return "".join(rng.choice("abc\"\\\n\u0000é🙂{}[]") for _ in range(rng.randrange(12)))
+        return "".join(rng.choice('abc"\\\n\u0000é🙂{}[]') for _ in range(rng.randrange(12)))
     if kind == 3:
         return "y" * rng.randrange(5000)
     if kind in (4, 5):
         return rng.choice(["get_current_time", "add", "../../etc/passwd", "file:///etc/passwd", "memory://x"])
     if kind in (6, 7):
-        return {rng.choice(["name", "arguments", "uri", "_meta", "cursor", "level", "ref", "argument", "x"]): junk(rng, depth + 1)
-                for _ in range(rng.randrange(4))}
+        return {
+            rng.choice(["name", "arguments", "uri", "_meta", "cursor", "level", "ref", "argument", "x"]): junk(
+                rng, depth + 1
+            )
+            for _ in range(rng.randrange(4))
+        }
     return [junk(rng, depth + 1) for _ in range(rng.randrange(4))]
 
 
@@ -81,14 +102,34 @@ def raw_body(rng: random.Random, tools: list[str]) -> bytes:
     if roll < 0.88:
         return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200)))  # binary noise, invalid UTF-8
     if roll < 0.92:
-        return rng.choice([b"", b"null", b"1", b'"x"', b"NaN", b'{"id":1,"id":2,"method":"ping","jsonrpc":"2.0"}',
-                           b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}', b"\xef\xbb\xbf{}"])
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": rng.choice(tools or ["x"]), "arguments": {"a": "z" * rng.randrange(200_000)}}}).encode()
+        return rng.choice(
+            [
+                b"",
+                b"null",
+                b"1",
+                b'"x"',
+                b"NaN",
+                b'{"id":1,"id":2,"method":"ping","jsonrpc":"2.0"}',
+                b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+                b"\xef\xbb\xbf{}",
+            ]
+        )
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": rng.choice(tools or ["x"]), "arguments": {"a": "z" * rng.randrange(200_000)}},
+        }
+    ).encode()
 
 
 def headers(rng: random.Random, sessions: list[str], port: int) -> dict[str, str]:
-    h = {"content-type": "application/json", "accept": "application/json, text/event-stream", "host": f"127.0.0.1:{port}"}
+    h = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "host": f"127.0.0.1:{port}",
+    }
     roll = rng.random()
     if roll < 0.05:
         h["content-type"] = rng.choice(["text/plain", "", "application/json; charset=latin-1", "application/jsonx"])
@@ -172,15 +213,26 @@ def process_cpu_s(pid: int) -> float:
 def test_fuzzed_messages_never_get_a_500_or_a_dropped_connection(gateway_factory, tmp_path):
     cassettes = tmp_path / "cassettes"
     shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test", ignore=shutil.ignore_patterns("runs"))
-    gateway = gateway_factory("version: 1\nservers:\n" + misbehaving_entry("unused"), "--mode", "replay", "--log-cassette", "fuzz-log")
+    gateway = gateway_factory(
+        "version: 1\nservers:\n" + misbehaving_entry("unused"), "--mode", "replay", "--log-cassette", "fuzz-log"
+    )
     port = int(gateway.base.rsplit(":", 1)[1])
-    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}},
+    }
     base_headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     with httpx.Client(timeout=30) as client:
-        sessions = [client.post(gateway.url, json=init, headers=base_headers).headers["mcp-session-id"] for _ in range(4)]
-        listing = client.post(gateway.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                              headers={**base_headers, "mcp-session-id": sessions[0], "mcp-protocol-version": "2025-06-18"})
+        sessions = [
+            client.post(gateway.url, json=init, headers=base_headers).headers["mcp-session-id"] for _ in range(4)
+        ]
+        listing = client.post(
+            gateway.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={**base_headers, "mcp-session-id": sessions[0], "mcp-protocol-version": "2025-06-18"},
+        )
     tools = [t["name"] for t in listing.json()["result"]["tools"]]
     assert len(tools) > 50
 
@@ -224,8 +276,10 @@ def test_fuzzed_messages_never_get_a_500_or_a_dropped_connection(gateway_factory
     started = time.monotonic()
     anyio.run(all_workers)
     elapsed = time.monotonic() - started
-    print(f"fuzz: {sent} messages in {elapsed:.1f} s (gateway CPU {process_cpu_s(gateway.process.pid) - cpu_before:.1f} s); "
-          f"statuses {dict(sorted(statuses.items()))}")
+    print(
+        f"fuzz: {sent} messages in {elapsed:.1f} s (gateway CPU {process_cpu_s(gateway.process.pid) - cpu_before:.1f} s); "
+        f"statuses {dict(sorted(statuses.items()))}"
+    )
     assert sent >= 5000 and elapsed < 60
     assert failures == [], failures[:10]
     assert statuses.get(503, 0) == 0  # no lockout either

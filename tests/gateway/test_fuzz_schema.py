@@ -26,14 +26,19 @@ from tests.gateway.test_hardening import CONFIG
 from tests.gateway.test_http_edges import answers, open_session, tool_call
 
 EXAMPLES = int(os.environ.get("MCPGW_FUZZ_EXAMPLES", "60"))
-TOOLS = ("everything__echo", "everything__get-sum", "everything__get-annotated-message", "everything__get-resource-links",
-         "everything__get-structured-content")
-WRONG = [None, True, "text", 12, 1.5, [], {}, "\U0001F600" * 3]
+TOOLS = (
+    "everything__echo",
+    "everything__get-sum",
+    "everything__get-annotated-message",
+    "everything__get-resource-links",
+    "everything__get-structured-content",
+)
+WRONG = [None, True, "text", 12, 1.5, [], {}, "\U0001f600" * 3]
 
 
 def break_arguments(rng: st.DataObject, schema: dict, arguments: dict) -> dict:
     broken = dict(arguments)
-    properties = list((schema.get("properties") or {}))
+    properties = list(schema.get("properties") or {})
     how = rng.draw(st.sampled_from(["type", "drop", "extra"]))
     if how == "type" and properties:
         broken[rng.draw(st.sampled_from(properties))] = rng.draw(st.sampled_from(WRONG))
@@ -49,15 +54,18 @@ def test_schema_fuzzed_calls_are_validated_as_jsonschema_says_and_all_logged(gat
     gateway = gateway_factory(CONFIG, "--validate", mode)
     client = httpx.Client(timeout=60)
     headers = open_session(client, gateway.url)
-    (listed,) = answers(client.post(gateway.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers))
+    (listed,) = answers(
+        client.post(gateway.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers)
+    )
     schemas = {t["name"]: t["inputSchema"] for t in listed["result"]["tools"] if t["name"] in TOOLS}
     assert len(schemas) >= 2, sorted(schemas)
     ids = itertools.count(100)
     tally = {"calls": 0, "valid": 0, "invalid": 0, "5xx": 0, "valid_rejected": 0, "invalid_forwarded": 0}
     sent: dict[int, bool] = {}  # request id -> valid per jsonschema
 
-    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(st.data())
     def one_call(data: st.DataObject) -> None:
         name = data.draw(st.sampled_from(sorted(schemas)))
@@ -86,8 +94,12 @@ def test_schema_fuzzed_calls_are_validated_as_jsonschema_says_and_all_logged(gat
     by_id = {r.get("request_id"): r for r in records}
     missing = [rid for rid in sent if str(rid) not in {str(k) for k in by_id}] if "request_id" in records[0] else []
     logged = len(records)
-    forwarded_invalid = sum(1 for r in records if (r.get("validation") or {}).get("valid") is False and r["outcome"] != "rejected")
-    print(f"schema fuzz ({mode}): {tally}, logged {logged}, missing {len(missing)}, invalid with an upstream answer {forwarded_invalid}")
+    forwarded_invalid = sum(
+        1 for r in records if (r.get("validation") or {}).get("valid") is False and r["outcome"] != "rejected"
+    )
+    print(
+        f"schema fuzz ({mode}): {tally}, logged {logged}, missing {len(missing)}, invalid with an upstream answer {forwarded_invalid}"
+    )
     assert tally["5xx"] == 0 and tally["valid_rejected"] == 0 and tally["invalid_forwarded"] == 0, tally
     assert logged == tally["calls"] and not missing
     if mode == "enforce":

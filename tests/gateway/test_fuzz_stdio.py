@@ -25,8 +25,26 @@ from tests.gateway.test_stdio_guard import INIT, serve_stdio
 
 LINES = int(os.environ.get("MCPGW_FUZZ_LINES", "400"))
 SEED = int(os.environ.get("MCPGW_FUZZ_SEED", "2525"))
-SPLICES = [b'\\ud800', b'\\udfff', b'NaN', b'Infinity', b'-Infinity', b'1e999', b'\xef\xbb\xbf', b'[' * 80, b'\xed\xa0\x80',
-           b'"', b'\\', b'{}', b'null', b'"id":', b'\x00', b'\xff', b'\\u0000', b'"\\ud83d\\ude00"']
+SPLICES = [
+    b"\\ud800",
+    b"\\udfff",
+    b"NaN",
+    b"Infinity",
+    b"-Infinity",
+    b"1e999",
+    b"\xef\xbb\xbf",
+    b"[" * 80,
+    b"\xed\xa0\x80",
+    b'"',
+    b"\\",
+    b"{}",
+    b"null",
+    b'"id":',
+    b"\x00",
+    b"\xff",
+    b"\\u0000",
+    b'"\\ud83d\\ude00"',
+]
 
 
 def seed_line(rng: random.Random, n: int) -> dict:
@@ -35,11 +53,19 @@ def seed_line(rng: random.Random, n: int) -> dict:
     if kind == 0:
         return {"jsonrpc": "2.0", "id": rid, "method": "ping"}
     if kind == 1:
-        return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                "params": {"name": "everything__get-sum", "arguments": {"a": rng.randrange(100), "b": 2}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": "everything__get-sum", "arguments": {"a": rng.randrange(100), "b": 2}},
+        }
     if kind == 2:
-        return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                "params": {"name": "everything__echo", "arguments": {"message": "hello é 🙂"}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": "everything__echo", "arguments": {"message": "hello é 🙂"}},
+        }
     if kind == 3:
         return {"jsonrpc": "2.0", "id": rid, "method": "tools/list"}
     return {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": rid, "progress": 1}}
@@ -53,13 +79,13 @@ def mutate(rng: random.Random, line: bytes) -> bytes:
         quotes = [i + 1 for i, byte in enumerate(data) if byte == ord('"')]
         if op == 5 and quotes:  # inside a string, where an escape keeps the JSON valid
             at = rng.choice(quotes)
-            data[at:at] = rng.choice([b'\\ud800', b'\\udfff', b'\\ud83d\\ude00', b'\\u0000', b'\xc3\xa9'])
+            data[at:at] = rng.choice([b"\\ud800", b"\\udfff", b"\\ud83d\\ude00", b"\\u0000", b"\xc3\xa9"])
         elif op == 0 and data:
             data[min(at, len(data) - 1)] = rng.randrange(256)
         elif op == 1:
             data[at:at] = bytes([rng.randrange(256)])
         elif op == 2 and data:
-            del data[at:at + rng.randrange(1, 8)]
+            del data[at : at + rng.randrange(1, 8)]
         elif op == 3:
             data[at:at] = rng.choice(SPLICES)
         else:
@@ -100,8 +126,12 @@ def test_mutated_stdio_lines_are_each_answered_and_the_gateway_lives(tmp_path):
     async def go() -> tuple[set[str], int, int | None]:
         command = serve_stdio(tmp_path)
         async with await anyio.open_process(command, cwd=ROOT, stderr=subprocess.DEVNULL) as process:
-            payload = [json.dumps(INIT).encode(), b'{"jsonrpc":"2.0","method":"notifications/initialized"}', *lines,
-                       b'{"jsonrpc":"2.0","id":"end","method":"ping"}']
+            payload = [
+                json.dumps(INIT).encode(),
+                b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                *lines,
+                b'{"jsonrpc":"2.0","id":"end","method":"ping"}',
+            ]
             got: set[str] = set()
             nulls = 0
             buffer = b""
@@ -129,8 +159,10 @@ def test_mutated_stdio_lines_are_each_answered_and_the_gateway_lives(tmp_path):
 
     started = time.monotonic()
     got, nulls, code = run(go)
-    print(f"stdio fuzz: {LINES} lines (seed {SEED}), {len(wanted)} requests answered by id, {nulls} id-null refusals "
-          f"({nulls_due} due), exit {code}, {time.monotonic() - started:.1f} s")
+    print(
+        f"stdio fuzz: {LINES} lines (seed {SEED}), {len(wanted)} requests answered by id, {nulls} id-null refusals "
+        f"({nulls_due} due), exit {code}, {time.monotonic() - started:.1f} s"
+    )
     assert code == 0
     missing = sorted(wanted - got)
     assert not missing, [lines[i] for i, e in enumerate(expected) if json.dumps(e) in missing][:5]

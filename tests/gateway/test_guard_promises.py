@@ -14,8 +14,8 @@ import anyio
 import httpx
 import pytest
 
-from mcpgw.gateway.errors.tree import GatewayError
 from mcpgw.gateway.endpoints.http_guard import MAX_DEPTH, GuardPolicy, HttpGuard, load_token
+from mcpgw.gateway.errors.tree import GatewayError
 from tests.conftest import ROOT, misbehaving_entry
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -28,6 +28,7 @@ async def reached(scope, receive, send):
 
 def post(policy: GuardPolicy, body: str) -> tuple[int, str]:
     """One POST /mcp through the guard in front of an app that says it was reached."""
+
     async def go() -> tuple[int, str]:
         transport = httpx.ASGITransport(app=HttpGuard(reached, policy))
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
@@ -64,8 +65,12 @@ def test_a_body_that_stops_arriving_is_refused_at_the_deadline():
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [
-        (b"host", b"127.0.0.1"), (b"content-type", b"application/json")]}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
+    }
 
     async def go():
         with anyio.fail_after(20):  # a bound on the test, not the assertion
@@ -100,17 +105,40 @@ def test_the_token_needs_16_characters_from_the_variable_or_the_file(tmp_path, m
 def test_a_short_token_file_is_a_one_line_refusal_of_serve(tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text("short\n")
-    result = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--port", "0", "--auth-token-file", str(token_file)],
-                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "serve", "--port", "0", "--auth-token-file", str(token_file)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
-        "mcpgw: the bearer token is too short: use at least 16 characters (e.g. `openssl rand -hex 32`)"]
+        "mcpgw: the bearer token is too short: use at least 16 characters (e.g. `openssl rand -hex 32`)"
+    ]
 
 
 def open_session(client: httpx.Client, path: str, auth: dict) -> dict:
     """A handshake-era session: the headers its requests carry."""
-    init = client.post(path, headers={**HEADERS, **auth}, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
-    session = {**HEADERS, **auth, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    init = client.post(
+        path,
+        headers={**HEADERS, **auth},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+    )
+    session = {
+        **HEADERS,
+        **auth,
+        "mcp-session-id": init.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-06-18",
+    }
     client.post(path, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
     return session
 
@@ -130,10 +158,34 @@ def test_serve_options_token_file_allow_host_and_idle_timeouts(tmp_path):
     (tmp_path / "token").write_text(token + "\n")
     config = tmp_path / "c.yaml"
     config.write_text("version: 1\nservers:\n" + misbehaving_entry("fx", extra="    isolation: run\n"))
-    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", "0", "--config", str(config),
-                                "--mode", "live", "--cassettes-dir", str(tmp_path), "--auth-token-file", str(tmp_path / "token"),
-                                "--allow-host", "gw.example", "--session-idle-timeout", "3", "--run-idle-timeout", "3"],
-                               stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+            "--mode",
+            "live",
+            "--cassettes-dir",
+            str(tmp_path),
+            "--auth-token-file",
+            str(tmp_path / "token"),
+            "--allow-host",
+            "gw.example",
+            "--session-idle-timeout",
+            "3",
+            "--run-idle-timeout",
+            "3",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         line = next(line for line in process.stderr if "serving MCP at" in line)
         port = re.search(r"127\.0\.0\.1:(\d+)/mcp", line).group(1)
@@ -142,8 +194,10 @@ def test_serve_options_token_file_allow_host_and_idle_timeouts(tmp_path):
             # --auth-token-file: no token or a wrong one is 401; the file's token is let in.
             assert client.get("/status").status_code == 401
             assert client.get("/status", headers={"authorization": "Bearer " + "w" * 24}).status_code == 401
-            status = until(lambda: (s := client.get("/status", headers=auth).json())["servers"]["fx"]["state"] == "ready"
-                           and s, "fx ready")
+            status = until(
+                lambda: (s := client.get("/status", headers=auth).json())["servers"]["fx"]["state"] == "ready" and s,
+                "fx ready",
+            )
             assert status["servers"]["fx"]["run_instances"] == 0
             # --allow-host: that name is a Host (and Origin) the gateway answers; another is refused.
             assert client.get("/status", headers={**auth, "host": f"gw.example:{port}"}).status_code == 200
@@ -155,7 +209,10 @@ def test_serve_options_token_file_allow_host_and_idle_timeouts(tmp_path):
             # are 3 s, not 1: what must still be there is asked at once, well within them on a busy machine, and
             # what must be gone is waited for by polling (no fixed sleep against a tight deadline).
             session = open_session(client, "/mcp", auth)
-            assert client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}).status_code == 200
+            assert (
+                client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}).status_code
+                == 200
+            )
             # Each look is itself activity, so look after ever longer silences (4 s is past the timeout).
             for silence in (4, 8, 16):
                 time.sleep(silence)
@@ -164,12 +221,19 @@ def test_serve_options_token_file_allow_host_and_idle_timeouts(tmp_path):
                     break
             assert gone.status_code == 404, gone.text
             # --run-idle-timeout 3: a run's own instance (isolation: run) stops once the run is idle.
-            call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}}}  # one server: its own names
+            call = {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": "hi"}},
+            }  # one server: its own names
             answer = client.post("/mcp?run=r1", headers=open_session(client, "/mcp?run=r1", auth), json=call)
             assert answer.status_code == 200 and "echo: hi" in answer.text
             assert client.get("/status", headers=auth).json()["servers"]["fx"]["run_instances"] == 1
-            until(lambda: client.get("/status", headers=auth).json()["servers"]["fx"]["run_instances"] == 0,
-                  "the idle run's instance stopping")
+            until(
+                lambda: client.get("/status", headers=auth).json()["servers"]["fx"]["run_instances"] == 0,
+                "the idle run's instance stopping",
+            )
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -45,12 +45,14 @@ def raw_request(port: int, head: bytes, body: bytes = b"", timeout: float = 20) 
 
 
 def test_lone_surrogates_and_nan_get_parse_errors_on_mcp_and_the_session_goes_on(gateway):
-    bodies = [b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
-              b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"\\ud800"}}}',
-              b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"everything__echo\\udfff","arguments":{"message":"x"}}}',
-              b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":NaN,"b":1}}}',
-              b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":-Infinity,"b":1}}}',
-              b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":1e999,"b":1}}}']
+    bodies = [
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"everything__echo","arguments":{"message":"\\ud800"}}}',
+        b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"everything__echo\\udfff","arguments":{"message":"x"}}}',
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":NaN,"b":1}}}',
+        b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":-Infinity,"b":1}}}',
+        b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"everything__get-sum","arguments":{"a":1e999,"b":1}}}',
+    ]
     with httpx.Client(timeout=30) as client:
         headers = open_session(client, gateway.url)
         for body in bodies:
@@ -58,10 +60,14 @@ def test_lone_surrogates_and_nan_get_parse_errors_on_mcp_and_the_session_goes_on
             assert response.status_code == 400, (body, response.text)
             assert response.headers["content-type"] == "application/json"
             assert response.json()["error"]["code"] == -32700, response.text
-        paired = client.post(gateway.url, content=b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":'
-                             b'{"name":"everything__echo","arguments":{"message":"\\ud83d\\ude00"}}}', headers=headers)
+        paired = client.post(
+            gateway.url,
+            content=b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":'
+            b'{"name":"everything__echo","arguments":{"message":"\\ud83d\\ude00"}}}',
+            headers=headers,
+        )
         (ok,) = answers(paired)
-        assert ok["result"]["content"][0]["text"] == "Echo: \U0001F600"  # a surrogate pair is one character
+        assert ok["result"]["content"][0]["text"] == "Echo: \U0001f600"  # a surrogate pair is one character
     assert gateway.status()["http"]["refused"]["400"] >= len(bodies)
 
 
@@ -84,8 +90,15 @@ def test_a_header_the_gateway_acts_on_given_twice_is_refused(gateway):
     body = json.dumps(tool_call(5, "everything__echo", {"message": "which session?"})).encode()
 
     def head(*extra: str, path: str = "/mcp") -> bytes:
-        lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
-                 f"Content-Length: {len(body)}", f"Accept: {first['accept']}", "MCP-Protocol-Version: 2025-06-18", *extra]
+        lines = [
+            f"POST {path} HTTP/1.1",
+            f"Host: 127.0.0.1:{port}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(body)}",
+            f"Accept: {first['accept']}",
+            "MCP-Protocol-Version: 2025-06-18",
+            *extra,
+        ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
     session = f"Mcp-Session-Id: {first['mcp-session-id']}"
@@ -191,9 +204,12 @@ def test_the_model_endpoint_has_limits_and_answers_in_openai_shape(gateway):
     url = gateway.base + "/v1/chat/completions"
     chat = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     with httpx.Client(timeout=30) as client:
-        cases = [(b"x" * 300_000, 413), (b"[" * 1000 + b"]" * 1000, 400),
-                 (b'{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}', 400),
-                 (b'{"model":"m","temperature":NaN,"messages":[]}', 400)]
+        cases = [
+            (b"x" * 300_000, 413),
+            (b"[" * 1000 + b"]" * 1000, 400),
+            (b'{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}', 400),
+            (b'{"model":"m","temperature":NaN,"messages":[]}', 400),
+        ]
         for body, status in cases:
             response = client.post(url, content=body, headers={"content-type": "application/json"})
             assert response.status_code == status, (body[:40], response.text)
@@ -202,8 +218,12 @@ def test_the_model_endpoint_has_limits_and_answers_in_openai_shape(gateway):
         # No model endpoint configured: the request itself passed the edge.
         assert client.post(url, json=chat).status_code == 503
     port = int(gateway.base.rsplit(":", 1)[1])
-    stalled = raw_request(port, f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                                f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode(), b'{"model":')
+    stalled = raw_request(
+        port,
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode(),
+        b'{"model":',
+    )
     assert stalled.startswith(b"HTTP/1.1 408"), stalled[:200]
     assert b'"invalid_request_error"' in stalled
 
@@ -221,9 +241,11 @@ def test_sigterm_answers_calls_in_flight_with_a_json_rpc_error(gateway_factory):
     hung = []
     for rid, accept in ((5, "application/json, text/event-stream"), (6, "application/json, text/event-stream")):
         body = json.dumps(tool_call(rid, "good__hang", {})).encode()
-        head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-                f"Accept: {accept}\r\nMcp-Session-Id: {headers['mcp-session-id']}\r\n"
-                f"Mcp-Protocol-Version: 2025-06-18\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Accept: {accept}\r\nMcp-Session-Id: {headers['mcp-session-id']}\r\n"
+            f"Mcp-Protocol-Version: 2025-06-18\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
         sock = socket.create_connection(("127.0.0.1", port), timeout=30)
         sock.sendall(head + body)
         hung.append(sock)
@@ -241,7 +263,9 @@ def test_sigterm_answers_calls_in_flight_with_a_json_rpc_error(gateway_factory):
         sock.close()
         assert b"text/plain" not in received and b"Internal Server Error" not in received, received[:300]
         payload = received.split(b"\r\n\r\n", 1)[1]
-        found = [json.loads(line[5:]) for line in payload.splitlines() if line.startswith(b"data:")] or [json.loads(payload)]
+        found = [json.loads(line[5:]) for line in payload.splitlines() if line.startswith(b"data:")] or [
+            json.loads(payload)
+        ]
         assert any(m.get("id") == rid and m.get("error", {}).get("code") == -32010 for m in found), received[:400]
     gateway.process.wait(timeout=30)
     stop_gateway(gateway)
@@ -252,14 +276,20 @@ def test_each_front_is_refused_in_the_shape_its_clients_parse(gateway):
     /v1/models and the Azure route as JSON-RPC errors, which they cannot read; mcprouter's routes got theirs."""
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     with httpx.Client(timeout=30) as client:
-        for method, path in (("POST", "/v1/chat/completions"), ("GET", "/v1/models"),
-                             ("POST", "/openai/deployments/d/chat/completions")):
+        for method, path in (
+            ("POST", "/v1/chat/completions"),
+            ("GET", "/v1/models"),
+            ("POST", "/openai/deployments/d/chat/completions"),
+        ):
             for headers in ({"X-Run-Id": "b"}, {"Host": "evil.example"}):
-                refused = client.request(method, gateway.base + path + "?run=a", headers=headers,
-                                         json=body if method == "POST" else None)
+                refused = client.request(
+                    method, gateway.base + path + "?run=a", headers=headers, json=body if method == "POST" else None
+                )
                 assert refused.status_code in (400, 421), (path, refused.text)
                 error = refused.json()["error"]
-                assert isinstance(error, dict) and error["message"] and error["type"] == "invalid_request_error", refused.text
+                assert isinstance(error, dict) and error["message"] and error["type"] == "invalid_request_error", (
+                    refused.text
+                )
         rest = client.post(gateway.base + "/v1/list-servers?run=a", headers={"X-Run-Id": "b"}, json={})
         assert rest.status_code == 400 and rest.json()["code"] == -1, rest.text  # mcprouter's envelope
         mcp = client.post(gateway.url + "?run=a", headers={**ACCEPT, "X-Run-Id": "b"}, json=INIT)

@@ -30,15 +30,29 @@ servers:
     args: ["-y", "{EVERYTHING}", "stdio"]
 """
 PROTOCOL = "2025-11-25"
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
 
 
-def request(host: str, message: object, session: str | None = None, *, raw: bytes | None = None,
-            content_type: str = "application/json", extra: str = "", path: str = "/mcp") -> bytes:
+def request(
+    host: str,
+    message: object,
+    session: str | None = None,
+    *,
+    raw: bytes | None = None,
+    content_type: str = "application/json",
+    extra: str = "",
+    path: str = "/mcp",
+) -> bytes:
     body = raw if raw is not None else json.dumps(message).encode()
-    head = (f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: {content_type}\r\n"
-            f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n{extra}")
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: {content_type}\r\n"
+        f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n{extra}"
+    )
     if session:
         head += f"mcp-session-id: {session}\r\nmcp-protocol-version: {PROTOCOL}\r\n"
     return head.encode() + b"\r\n" + body
@@ -99,7 +113,12 @@ def open_session(url: str) -> tuple[Raw, str]:
 
 
 def call(i, name, arguments, **extra):
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": arguments, **extra}}
+    return {
+        "jsonrpc": "2.0",
+        "id": i,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, **extra},
+    }
 
 
 def exchanges(url: str) -> list[bytes]:
@@ -130,8 +149,10 @@ def exchanges(url: str) -> list[bytes]:
         conn.send(data)
         answers.append(conn.response())
     # Two requests in one write (HTTP pipelining): two answers, in order.
-    conn.send(request(h, call(14, "every__echo", {"message": "first"}), session)
-              + request(h, call(15, "every__echo", {"message": "second"}), session))
+    conn.send(
+        request(h, call(14, "every__echo", {"message": "first"}), session)
+        + request(h, call(15, "every__echo", {"message": "second"}), session)
+    )
     answers += [conn.response(), conn.response()]
     # A body that arrives after the lane stopped waiting for it: uvicorn's way, the same answer.
     data = request(h, call(16, "every__echo", {"message": "slow body"}), session)
@@ -155,12 +176,29 @@ def _blank(answer: bytes, session: str) -> bytes:
 
 def log_records(cassette) -> list[dict]:
     records = list(iter_calls(cassette))
-    keep = ("tool", "exposed_name", "arguments", "known_tool", "validation", "outcome", "is_error", "error",
-            "result_digest", "cassette_key", "source", "endpoint", "protocol_version", "client_name", "run_id")
+    keep = (
+        "tool",
+        "exposed_name",
+        "arguments",
+        "known_tool",
+        "validation",
+        "outcome",
+        "is_error",
+        "error",
+        "result_digest",
+        "cassette_key",
+        "source",
+        "endpoint",
+        "protocol_version",
+        "client_name",
+        "run_id",
+    )
     # The caller's fields (the hot lane decides them once per repeated head): the session's own id blanked, and a
     # sessionless client's identity (minted at random by each gateway: gateway.sessions.client_identity).
-    return [{k: r.get(k) for k in keep} | {"lane": re.sub(r"(session|client)-[^/]+", r"\1-S", r["lane"] or "")}
-            for r in records]
+    return [
+        {k: r.get(k) for k in keep} | {"lane": re.sub(r"(session|client)-[^/]+", r"\1-S", r["lane"] or "")}
+        for r in records
+    ]
 
 
 def served(gateway) -> int:
@@ -183,12 +221,24 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
     for lane in ("on", "off"):
         monkeypatch.setenv("MCPGW_HOT_LANE", lane)
         live = start_gateway(tmp_path / f"live-{lane}", CONFIG, "--mode", "live", "--validate", "enforce")
-        replay = start_gateway(tmp_path / f"replay-{lane}", CONFIG, "--mode", "replay", "--validate", "enforce",
-                               "--cassettes-dir", str(cassette), "--log-cassette", f"log-{lane}")
+        replay = start_gateway(
+            tmp_path / f"replay-{lane}",
+            CONFIG,
+            "--mode",
+            "replay",
+            "--validate",
+            "enforce",
+            "--cassettes-dir",
+            str(cassette),
+            "--log-cassette",
+            f"log-{lane}",
+        )
         try:
             results[lane] = {
-                "live": exchanges(live.url), "replay": exchanges(replay.url),
-                "served": (served(live), served(replay)), "live_log": log_records(live.cassettes / "test"),
+                "live": exchanges(live.url),
+                "replay": exchanges(replay.url),
+                "served": (served(live), served(replay)),
+                "live_log": log_records(live.cassettes / "test"),
                 "at_once": (at_once(live), at_once(replay)),
             }
         finally:
@@ -206,13 +256,18 @@ def test_hot_lane_answers_as_the_pipeline_does_live_and_in_replay(tmp_path, monk
             assert hot == plain, f"{mode} answer {number} differs:\n{hot!r}\n{plain!r}"
     assert on["replay"][:7] == recorded[:7]  # replay answers the recorded calls as they were answered
     assert on["live_log"] == off["live_log"] and len(on["live_log"]) >= 10
-    assert on["replay_log"] == off["replay_log"] and all(r["source"] in ("recorded", "missed", None) for r in on["replay_log"])
+    assert on["replay_log"] == off["replay_log"] and all(
+        r["source"] in ("recorded", "missed", None) for r in on["replay_log"]
+    )
     assert b"connection: close" in on["live"][-1] and b'"text":"Echo: first"' in on["live"][17]
     assert on["live"][16].startswith(b"HTTP/1.1 421")
     assert b'"text":"Echo: per server"' in on["live"][13] and on["live"][14].startswith(b"HTTP/1.1 404")
     # The run a request names is its own, also when the head before it (kept by the lane) named none.
-    runs = [(r["endpoint"], r["run_id"], r["lane"]) for r in on["replay_log"] if r["arguments"] in ({"message": "per server"},
-                                                                                                   {"message": "query"})]
+    runs = [
+        (r["endpoint"], r["run_id"], r["lane"])
+        for r in on["replay_log"]
+        if r["arguments"] in ({"message": "per server"}, {"message": "query"})
+    ]
     assert runs == [("/servers/every/mcp", "default", "default/session-S"), ("/servers/every/mcp", "r1", "r1")], runs
 
 
@@ -250,8 +305,13 @@ def test_a_hot_call_is_cancelled_and_cut_off_by_shutdown_as_the_pipelines_would_
         conn.send(request(conn.host, long_call, session))
         time.sleep(1.0)
         other = Raw(gateway.url)  # the cancellation comes on another connection, as an SDK client sends it
-        other.send(request(other.host, {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                        "params": {"requestId": 1, "reason": "test"}}, session))
+        other.send(
+            request(
+                other.host,
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "test"}},
+                session,
+            )
+        )
         assert other.response().startswith(b"HTTP/1.1 202")
         started = time.monotonic()
         answer = conn.response()
@@ -285,7 +345,11 @@ def test_the_lane_asks_for_the_token_as_the_guard_does(tmp_path, monkeypatch):
         assert conn.response().startswith(b"HTTP/1.1 202")
         conn.send(request(conn.host, call(1, "every__echo", {"message": "no token"}), session))
         assert conn.response().startswith(b"HTTP/1.1 401")
-        conn.send(request(conn.host, call(2, "every__echo", {"message": "wrong"}), session, extra="authorization: Bearer nope\r\n"))
+        conn.send(
+            request(
+                conn.host, call(2, "every__echo", {"message": "wrong"}), session, extra="authorization: Bearer nope\r\n"
+            )
+        )
         assert conn.response().startswith(b"HTTP/1.1 401")
         conn.send(request(conn.host, call(3, "every__echo", {"message": "with token"}), session, extra=auth))
         answer = conn.response()
@@ -321,8 +385,12 @@ def test_the_lanes_header_view_reads_as_starlettes():
 
     from mcpgw.gateway.endpoints.hot_lane import _HeaderView
 
-    raw = [(b"host", b"x"), (b"accept", b"application/json"), (b"accept", b"text/html"),
-           (b"content-type", b"application/json; charset=utf-8")]
+    raw = [
+        (b"host", b"x"),
+        (b"accept", b"application/json"),
+        (b"accept", b"text/html"),
+        (b"content-type", b"application/json; charset=utf-8"),
+    ]
     ours, theirs = _HeaderView(raw).headers, Request({"type": "http", "headers": raw}).headers
     for name in ("accept", "Accept", "content-type", "host", "x-none"):
         assert ours.get(name, "") == theirs.get(name, ""), name

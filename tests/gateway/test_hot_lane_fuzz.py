@@ -105,9 +105,11 @@ def open_session(url: str) -> tuple[Conn, str]:
 
 # -- the generator: one case = (path, header lines with placeholders, body bytes) ------------------------
 
+
 class Rng(random.Random):
     """A seeded generator with a rate of oddity, drawn per case: most cases stay near the lane's edge
     (a plain hot request with one or two things changed), some stray far from it."""
+
     odd = 0.2
 
     def pick(self, common, *others):
@@ -116,28 +118,54 @@ class Rng(random.Random):
 
 
 def _text(rng: Rng) -> str:
-    return "".join(rng.choice(["a", "é", " ", "\"", "\\", "\n", "\u2028", "\ud83d\ude00", "\x00", "\ud800", "}"])
-                   for _ in range(rng.randrange(0, 12)))
+    return "".join(
+        rng.choice(["a", "é", " ", '"', "\\", "\n", "\u2028", "\ud83d\ude00", "\x00", "\ud800", "}"])
+        for _ in range(rng.randrange(0, 12))
+    )
 
 
 def _message(rng: Rng, number: int) -> object:
-    method = rng.pick("tools/call", "tools/list", "ping", "resources/list", "tools/cal", "notifications/cancelled",
-                      7, None, ["tools/call"], {"name": "tools/call"})  # methods not strings: some not even hashable
+    method = rng.pick(
+        "tools/call",
+        "tools/list",
+        "ping",
+        "resources/list",
+        "tools/cal",
+        "notifications/cancelled",
+        7,
+        None,
+        ["tools/call"],
+        {"name": "tools/call"},
+    )  # methods not strings: some not even hashable
     message: dict = {"jsonrpc": rng.pick("2.0", "1.0", 2.0, None)}
-    ident = rng.pick(number, f"s{number}", 0, -number, 2 ** 70, 1.5, float(number), True, None, [number], "")
+    ident = rng.pick(number, f"s{number}", 0, -number, 2**70, 1.5, float(number), True, None, [number], "")
     if rng.random() >= rng.odd / 2:
         message["id"] = ident
     message["method"] = method
     if method == "tools/call":
         name = rng.pick(rng.choice(["every__echo", "every__get-sum", "echo"]), "every__nope", "", 5, None)
-        arguments = rng.pick(rng.choice([{"message": _text(rng)}, {"a": rng.randrange(-9, 9), "b": 2}]),
-                          {}, [], "x", None, {"message": 5}, {"a": "1", "b": 2})
+        arguments = rng.pick(
+            rng.choice([{"message": _text(rng)}, {"a": rng.randrange(-9, 9), "b": 2}]),
+            {},
+            [],
+            "x",
+            None,
+            {"message": 5},
+            {"a": "1", "b": 2},
+        )
         params: dict = {"name": name}
         if arguments is not None or rng.random() < 0.5:
             params["arguments"] = arguments
         if rng.random() < rng.odd:
-            params["_meta"] = rng.choice([{}, {"progressToken": number}, {"x": 1}, None,
-                                          {"io.modelcontextprotocol/related-task": {"taskId": "t"}}])
+            params["_meta"] = rng.choice(
+                [
+                    {},
+                    {"progressToken": number},
+                    {"x": 1},
+                    None,
+                    {"io.modelcontextprotocol/related-task": {"taskId": "t"}},
+                ]
+            )
         if rng.random() < rng.odd / 3:
             params["extra"] = 1
         message["params"] = params
@@ -152,8 +180,12 @@ def _message(rng: Rng, number: int) -> object:
 
 def _body(rng: Rng, number: int) -> bytes:
     message = _message(rng, number)
-    text = json.dumps(message, ensure_ascii=rng.random() < 0.5, indent=rng.pick(None, 1, 0),
-                      separators=rng.pick((",", ":"), (", ", ": ")))
+    text = json.dumps(
+        message,
+        ensure_ascii=rng.random() < 0.5,
+        indent=rng.pick(None, 1, 0),
+        separators=rng.pick((",", ":"), (", ", ": ")),
+    )
     roll = rng.random() if rng.random() < rng.odd * 3 else 1.0
     if roll < 0.03 and text.endswith("}"):
         text = text[:-1] + ', "id": "again"}'  # a repeated key: the last one wins, everywhere
@@ -168,22 +200,62 @@ def _body(rng: Rng, number: int) -> bytes:
 
 def case(rng: Rng, number: int) -> tuple[str, list[str], bytes]:
     rng.odd = rng.choice([0.0, 0.03, 0.1, 0.3])
-    path = rng.pick("/mcp", "/mcp?run=r1", "/mcp?", "/mcp/", "/servers/every/mcp", "/servers/every/mcp?run=x",
-                 "/servers/nope/mcp", "/servers/ev%65ry/mcp", "/MCP", "/servers//mcp", "/servers/every/mcp/")
+    path = rng.pick(
+        "/mcp",
+        "/mcp?run=r1",
+        "/mcp?",
+        "/mcp/",
+        "/servers/every/mcp",
+        "/servers/every/mcp?run=x",
+        "/servers/nope/mcp",
+        "/servers/ev%65ry/mcp",
+        "/MCP",
+        "/servers//mcp",
+        "/servers/every/mcp/",
+    )
     lines = [
         rng.pick("host: {host}", "host: localhost:{port}", "host: evil.example", "host: 127.0.0.1"),
-        rng.pick("content-type: application/json", "content-type: application/json; charset=utf-8",
-              "Content-Type: Application/JSON", "content-type: text/plain", "content-type: application/json-seq"),
-        rng.pick("accept: application/json, text/event-stream", "accept: application/json",
-              "accept: text/event-stream", "accept: */*", "accept: application/*, text/*", "accept: text/html"),
-        rng.pick("mcp-session-id: {session}", "mcp-session-id: nope",
-              "mcp-session-id: {session}\r\nmcp-session-id: {session}", "Mcp-Session-Id:   {session}  "),
-        rng.pick(f"mcp-protocol-version: {PROTOCOL}", "mcp-protocol-version: 2025-03-26",
-              "mcp-protocol-version: 2025-06-18", "mcp-protocol-version: 2026-07-28", "mcp-protocol-version: x"),
+        rng.pick(
+            "content-type: application/json",
+            "content-type: application/json; charset=utf-8",
+            "Content-Type: Application/JSON",
+            "content-type: text/plain",
+            "content-type: application/json-seq",
+        ),
+        rng.pick(
+            "accept: application/json, text/event-stream",
+            "accept: application/json",
+            "accept: text/event-stream",
+            "accept: */*",
+            "accept: application/*, text/*",
+            "accept: text/html",
+        ),
+        rng.pick(
+            "mcp-session-id: {session}",
+            "mcp-session-id: nope",
+            "mcp-session-id: {session}\r\nmcp-session-id: {session}",
+            "Mcp-Session-Id:   {session}  ",
+        ),
+        rng.pick(
+            f"mcp-protocol-version: {PROTOCOL}",
+            "mcp-protocol-version: 2025-03-26",
+            "mcp-protocol-version: 2025-06-18",
+            "mcp-protocol-version: 2026-07-28",
+            "mcp-protocol-version: x",
+        ),
     ]
     lines = [line for line in lines if rng.random() >= rng.odd / 4]  # now and then one is missing
-    for extra in ("x-mcpgw-run: r2", "cookie: a=1", "cookie: b=2", "user-agent: fuzz/1", "x-title: t",
-                  "expect: 100-continue", "authorization: Bearer x", "connection: keep-alive", "connection: close"):
+    for extra in (
+        "x-mcpgw-run: r2",
+        "cookie: a=1",
+        "cookie: b=2",
+        "user-agent: fuzz/1",
+        "x-title: t",
+        "expect: 100-continue",
+        "authorization: Bearer x",
+        "connection: keep-alive",
+        "connection: close",
+    ):
         if rng.random() < rng.odd / 5:
             lines.append(extra)
     rng.shuffle(lines)
@@ -221,7 +293,7 @@ def dechunk(data: bytes) -> bytes:
         size, _, data = data.partition(b"\r\n")
         if int(size, 16) == 0:
             break
-        out, data = out + data[:int(size, 16)], data[int(size, 16) + 2:]
+        out, data = out + data[: int(size, 16)], data[int(size, 16) + 2 :]
     return out
 
 
@@ -259,8 +331,10 @@ def play(gateways: dict, *, workers: bool = False) -> None:
             alike = answers["on"] == answers["off"] and unordered(answers["off"]) == unordered(answers["sdk"])
         if not alike:
             differing.append((number, path, lines, body, answers))
-    assert not differing, "\n\n".join(f"case {n}: POST {p} {ls} {b!r}\n" + "\n".join(f"  {k}: {v!r}" for k, v in a.items())
-                                      for n, p, ls, b, a in differing[:5])
+    assert not differing, "\n\n".join(
+        f"case {n}: POST {p} {ls} {b!r}\n" + "\n".join(f"  {k}: {v!r}" for k, v in a.items())
+        for n, p, ls, b, a in differing[:5]
+    )
 
 
 def start_three(tmp_path, monkeypatch, *args: str) -> dict:
@@ -269,8 +343,9 @@ def start_three(tmp_path, monkeypatch, *args: str) -> dict:
     for lane, fast in (("on", "on"), ("off", "on"), ("sdk", "off")):
         monkeypatch.setenv("MCPGW_HOT_LANE", "on" if lane == "on" else "off")
         monkeypatch.setenv("MCPGW_FAST_PATH", fast)
-        gateways[lane] = start_gateway(tmp_path / lane, CONFIG, "--validate", "enforce",
-                                       *[a.replace("{lane}", lane) for a in args])
+        gateways[lane] = start_gateway(
+            tmp_path / lane, CONFIG, "--validate", "enforce", *[a.replace("{lane}", lane) for a in args]
+        )
     return gateways
 
 
@@ -306,8 +381,18 @@ def test_generated_requests_replayed_by_two_workers_are_answered_alike(tmp_path,
     finally:
         stop_gateway(recorder)
     cassettes = str(tmp_path / "rec" / "cassettes")
-    gateways = start_three(tmp_path, monkeypatch, "--mode", "replay", "--workers", "2", "--cassettes-dir", cassettes,
-                           "--log-cassette", "log-{lane}")
+    gateways = start_three(
+        tmp_path,
+        monkeypatch,
+        "--mode",
+        "replay",
+        "--workers",
+        "2",
+        "--cassettes-dir",
+        cassettes,
+        "--log-cassette",
+        "log-{lane}",
+    )
     try:
         play(gateways, workers=True)
         assert served_by_lane(gateways) >= CASES // 10

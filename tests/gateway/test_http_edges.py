@@ -29,22 +29,31 @@ from tests.conftest import ROOT, free_port, misbehaving_entry, stop_gateway
 
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry("good")
 ACCEPT = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
 
 
 def open_session(client: httpx.Client, url: str) -> dict[str, str]:
     response = client.post(url, json=INIT, headers=ACCEPT)
     assert response.status_code == 200, response.text
     headers = {**ACCEPT, "mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-    assert client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers).status_code == 202
+    assert (
+        client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers).status_code
+        == 202
+    )
     return headers
 
 
 def answers(response: httpx.Response) -> list[dict]:
     """The JSON-RPC messages of a response, whether a JSON body or an SSE stream."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
-        return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+        return [
+            json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()
+        ]
     return [response.json()]
 
 
@@ -86,7 +95,9 @@ async def test_colliding_ids_are_kept_apart_and_duplicates_refused(gateway):
         return results[0], results[1]
 
     for _ in range(3):
-        slow, echo = await pair(tool_call(7, "good__slow", {"seconds": 1.5}), tool_call("7", "good__echo", {"message": "b"}))
+        slow, echo = await pair(
+            tool_call(7, "good__slow", {"seconds": 1.5}), tool_call("7", "good__echo", {"message": "b"})
+        )
         (slow_answer,), (echo_answer,) = answers(slow), answers(echo)
         assert slow_answer["id"] == 7 and slow_answer["result"]["content"][0]["text"] == "slept 1.5"
         assert echo_answer["id"] == "7" and echo_answer["result"]["content"][0]["text"] == "echo: b"
@@ -97,7 +108,9 @@ async def test_colliding_ids_are_kept_apart_and_duplicates_refused(gateway):
     assert refused["id"] == 9 and refused["error"]["code"] == -32600 and "already in use" in refused["error"]["message"]
     # The id is free again once its request is answered.
     with httpx.Client(timeout=30) as client:
-        (reused,) = answers(client.post(gateway.url, json=tool_call(9, "good__echo", {"message": "d"}), headers=headers))
+        (reused,) = answers(
+            client.post(gateway.url, json=tool_call(9, "good__echo", {"message": "d"}), headers=headers)
+        )
     assert reused["result"]["content"][0]["text"] == "echo: d"
     assert gateway.status()["http"]["colliding_ids_aliased"] == 3
 
@@ -110,12 +123,16 @@ def test_sessionless_calls_close_no_session_to_make_room(inprocess_factory):
     with httpx.Client(timeout=30) as client:
         sessions = [open_session(client, gateway.url) for _ in range(2)]
         for i in range(3):
-            (answer,) = answers(client.post(per_server, json=tool_call(i, "echo", {"message": "one shot"}), headers=ACCEPT))
+            (answer,) = answers(
+                client.post(per_server, json=tool_call(i, "echo", {"message": "one shot"}), headers=ACCEPT)
+            )
             assert answer["result"]["content"][0]["text"] == "echo: one shot", answer
             early = client.post(gateway.url, json=tool_call(i, "good__echo", {"message": "too early"}), headers=ACCEPT)
             assert early.status_code == 400 and "mcp-session-id" not in early.headers, early.text
         for i, headers in enumerate(sessions):
-            (still,) = answers(client.post(gateway.url, json=tool_call(10 + i, "good__echo", {"message": "still"}), headers=headers))
+            (still,) = answers(
+                client.post(gateway.url, json=tool_call(10 + i, "good__echo", {"message": "still"}), headers=headers)
+            )
             assert "result" in still and still["result"]["content"][0]["text"] == "echo: still", still
         assert gateway.status()["http"]["sessions"]["evicted"] == 0
         open_session(client, gateway.url)  # an initialize still makes its room
@@ -130,15 +147,25 @@ def test_a_refused_initialize_leaves_no_session_open(inprocess_factory):
     gateway = inprocess_factory(CONFIG, "--max-sessions-per-client", "2")
     with httpx.Client(timeout=30) as client:
         for number, params in enumerate((None, {"protocolVersion": 5}, {"protocolVersion": "2025-06-18"})):
-            body = {"jsonrpc": "2.0", "id": number, "method": "initialize", **({} if params is None else {"params": params})}
+            body = {
+                "jsonrpc": "2.0",
+                "id": number,
+                "method": "initialize",
+                **({} if params is None else {"params": params}),
+            }
             refused = client.post(gateway.url, json=body, headers=ACCEPT)
             assert refused.status_code == 200 and "mcp-session-id" not in refused.headers, (params, refused.text)
-            assert refused.json() == {"jsonrpc": "2.0", "id": number, "error": {
-                "code": -32602, "message": "Invalid request parameters", "data": ""}}
+            assert refused.json() == {
+                "jsonrpc": "2.0",
+                "id": number,
+                "error": {"code": -32602, "message": "Invalid request parameters", "data": ""},
+            }
         assert gateway.status()["http"]["sessions"]["open"] == 0
         assert gateway.status()["http"]["sessions"]["evicted"] == 0
         headers = open_session(client, gateway.url)
-        (answer,) = answers(client.post(gateway.url, json=tool_call(3, "good__echo", {"message": "y"}), headers=headers))
+        (answer,) = answers(
+            client.post(gateway.url, json=tool_call(3, "good__echo", {"message": "y"}), headers=headers)
+        )
         assert answer["result"]["content"][0]["text"] == "echo: y"
         assert gateway.status()["http"]["sessions"]["open"] == 1
 
@@ -172,7 +199,9 @@ def test_host_and_origin_are_checked_on_every_route_but_healthz(gateway):
     assert httpx.get(gateway.base + "/status", headers=evil).status_code == 421
     assert httpx.post(gateway.url, json=INIT, headers={**ACCEPT, **evil}).status_code == 421
     assert httpx.post(gateway.url, json=INIT, headers={**ACCEPT, "origin": "http://evil.example"}).status_code == 403
-    assert httpx.post(gateway.url, json=INIT, headers={**ACCEPT, "origin": f"http://localhost:{port}"}).status_code == 200
+    assert (
+        httpx.post(gateway.url, json=INIT, headers={**ACCEPT, "origin": f"http://localhost:{port}"}).status_code == 200
+    )
 
 
 @contextlib.contextmanager
@@ -180,11 +209,28 @@ def raw_gateway(tmp_path, *args: str, env: dict | None = None):
     """`mcpgw serve` on a free port with these flags; yields (port, process) once /healthz answers."""
     (tmp_path / "c.yaml").write_text(CONFIG)
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(tmp_path / "c.yaml"),
-                                "--cassettes-dir", str(tmp_path / "cassettes"), "--port", str(port), "--naming", "prefix",
-                                *args],  # the tests call good__echo
-                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                               env={**os.environ, **(env or {})})
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(tmp_path / "c.yaml"),
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            "--port",
+            str(port),
+            "--naming",
+            "prefix",
+            *args,
+        ],  # the tests call good__echo
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -203,17 +249,40 @@ def raw_gateway(tmp_path, *args: str, env: dict | None = None):
 def test_127_1_and_any_address_are_guarded_too(tmp_path):
     """`--host 127.1` is loopback under another spelling: Host/Origin still checked; 0.0.0.0 needs a token."""
     (tmp_path / "c.yaml").write_text(CONFIG)
-    refused = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(tmp_path / "c.yaml"),
-                              "--host", "0.0.0.0", "--port", str(free_port())], cwd=ROOT, capture_output=True, text=True,
-                             timeout=60)
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(tmp_path / "c.yaml"),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(free_port()),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode == 2
-    assert refused.stderr.startswith("mcpgw: --host 0.0.0.0 is reachable from other machines") and "Traceback" not in refused.stderr
+    assert (
+        refused.stderr.startswith("mcpgw: --host 0.0.0.0 is reachable from other machines")
+        and "Traceback" not in refused.stderr
+    )
     with raw_gateway(tmp_path, "--host", "127.1") as (port, _):
         assert httpx.get(f"http://127.0.0.1:{port}/status", headers={"host": f"127.1:{port}"}).status_code == 200
-        evil = httpx.post(f"http://127.0.0.1:{port}/mcp", json=INIT,
-                          headers={**ACCEPT, "host": "evil.example", "origin": "http://evil.example"})
+        evil = httpx.post(
+            f"http://127.0.0.1:{port}/mcp",
+            json=INIT,
+            headers={**ACCEPT, "host": "evil.example", "origin": "http://evil.example"},
+        )
         assert evil.status_code == 421
-        assert httpx.get(f"http://127.0.0.1:{port}/status", headers={"origin": "http://evil.example"}).status_code == 403
+        assert (
+            httpx.get(f"http://127.0.0.1:{port}/status", headers={"origin": "http://evil.example"}).status_code == 403
+        )
 
 
 @pytest.mark.anyio
@@ -222,9 +291,14 @@ async def test_bearer_token_required_everywhere_but_the_probes(tmp_path):
     with raw_gateway(tmp_path, "--auth-token-env", "MCPGW_TEST_TOKEN", env={"MCPGW_TEST_TOKEN": token}) as (port, _):
         base = f"http://127.0.0.1:{port}"
         assert httpx.get(base + "/healthz").status_code == 200
-        assert httpx.get(base + "/readyz").status_code in (200, 503)  # a probe carries no token; it says only ready or not
+        assert httpx.get(base + "/readyz").status_code in (
+            200,
+            503,
+        )  # a probe carries no token; it says only ready or not
         assert httpx.get(base + "/status").status_code == 401
-        assert httpx.post(base + "/mcp", json=INIT, headers={**ACCEPT, "authorization": "Bearer nope"}).status_code == 401
+        assert (
+            httpx.post(base + "/mcp", json=INIT, headers={**ACCEPT, "authorization": "Bearer nope"}).status_code == 401
+        )
         good = {"authorization": f"Bearer {token}"}
         assert httpx.get(base + "/status", headers=good).status_code == 200
 
@@ -235,9 +309,24 @@ async def test_bearer_token_required_everywhere_but_the_probes(tmp_path):
                         return (await c.call_tool("good__echo", {"message": "authed"})).content[0].text
 
         assert await call() == "echo: authed"
-        servers = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", base, "--json",
-                                  "--auth-token-env", "MCPGW_TEST_TOKEN"], cwd=ROOT, capture_output=True, text=True,
-                                 timeout=60, env={**os.environ, "MCPGW_TEST_TOKEN": token})
+        servers = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcpgw.cli",
+                "servers",
+                "--url",
+                base,
+                "--json",
+                "--auth-token-env",
+                "MCPGW_TEST_TOKEN",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "MCPGW_TEST_TOKEN": token},
+        )
         assert servers.returncode == 0 and "good" in json.loads(servers.stdout)["servers"]
 
 
@@ -247,29 +336,38 @@ def test_parser_edges_get_4xx_json_rpc_errors_and_keep_the_connection(gateway):
         deep = client.post(gateway.url, content=b"[" * 1000 + b"]" * 1000, headers=headers)
         assert deep.status_code == 400 and deep.json()["error"]["code"] == -32700
         for bad_id in (None, True, 1.5, [1], {}):
-            response = client.post(gateway.url, json={"jsonrpc": "2.0", "id": bad_id, "method": "ping"}, headers=headers)
+            response = client.post(
+                gateway.url, json={"jsonrpc": "2.0", "id": bad_id, "method": "ping"}, headers=headers
+            )
             assert response.status_code == 400, bad_id
             assert response.json()["error"]["code"] == -32600
         wrong_type = client.post(gateway.url, content=b"{}", headers={**headers, "content-type": "text/plain"})
         assert wrong_type.status_code == 415
         huge = client.post(gateway.url, content=b"x" * (5 * 1024 * 1024), headers=headers)
         assert huge.status_code == 413
-        (ok,) = answers(client.post(gateway.url, json=tool_call(3, "good__echo", {"message": "still"}), headers=headers))
+        (ok,) = answers(
+            client.post(gateway.url, json=tool_call(3, "good__echo", {"message": "still"}), headers=headers)
+        )
         assert ok["result"]["content"][0]["text"] == "echo: still"
 
 
 @pytest.mark.anyio
 async def test_bodies_that_are_not_one_json_rpc_message_get_one_line_in_both_eras(inprocess_factory, tmp_path):
     # The SDK would answer these with a multi-line pydantic report under -32602 "Invalid params".
-    shutil.copytree(ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test", ignore=shutil.ignore_patterns("runs"))
+    shutil.copytree(
+        ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test", ignore=shutil.ignore_patterns("runs")
+    )
     gateway = inprocess_factory(CONFIG, "--mode", "replay")  # the recorded servers answer; CONFIG starts nothing
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    bad = [([ping], -32600, "batches are not supported"), (42, -32600, "is an object, not int"),
-           ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"'),
-           ({"id": 1, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"'),
-           ({"jsonrpc": "2.0", "id": 1}, -32600, "neither a request"),
-           ({"jsonrpc": "2.0", "id": 1, "method": 7}, -32600, '"method" must be a string'),
-           ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1, 2]}, -32602, '"params" must be an object')]
+    bad = [
+        ([ping], -32600, "batches are not supported"),
+        (42, -32600, "is an object, not int"),
+        ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"'),
+        ({"id": 1, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"'),
+        ({"jsonrpc": "2.0", "id": 1}, -32600, "neither a request"),
+        ({"jsonrpc": "2.0", "id": 1, "method": 7}, -32600, '"method" must be a string'),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": [1, 2]}, -32602, '"params" must be an object'),
+    ]
     with httpx.Client(timeout=30) as client:
         handshake = open_session(client, gateway.url)
         era_2026 = {**ACCEPT, "mcp-protocol-version": "2026-07-28"}
@@ -278,8 +376,13 @@ async def test_bodies_that_are_not_one_json_rpc_message_get_one_line_in_both_era
                 response = client.post(gateway.url, json=body, headers=headers)
                 assert response.status_code == 400, (body, response.text)
                 error = response.json()["error"]
-                assert error["code"] == code and words in error["message"] and "\n" not in error["message"], (body, error)
-        (ok,) = answers(client.post(gateway.url, json=tool_call(2, "everything__get-sum", {"a": 1, "b": 2}), headers=handshake))
+                assert error["code"] == code and words in error["message"] and "\n" not in error["message"], (
+                    body,
+                    error,
+                )
+        (ok,) = answers(
+            client.post(gateway.url, json=tool_call(2, "everything__get-sum", {"a": 1, "b": 2}), headers=handshake)
+        )
         assert ok["result"]["content"][0]["text"] == "The sum of 1 and 2 is 3."
 
     async def sdk_clients_still_served() -> None:  # a response to a server request and a notification pass the guard
@@ -313,9 +416,11 @@ def test_shutdown_is_bounded_with_requests_in_flight(process_gateway):
         headers = open_session(client, gateway.url)
     port = int(gateway.base.rsplit(":", 1)[1])
     hang = json.dumps(tool_call(5, "good__hang", {})).encode()
-    raw = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-           f"Accept: application/json, text/event-stream\r\nMcp-Session-Id: {headers['mcp-session-id']}\r\n"
-           f"Mcp-Protocol-Version: 2025-06-18\r\nContent-Length: {len(hang)}\r\n\r\n").encode() + hang
+    raw = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nMcp-Session-Id: {headers['mcp-session-id']}\r\n"
+        f"Mcp-Protocol-Version: 2025-06-18\r\nContent-Length: {len(hang)}\r\n\r\n"
+    ).encode() + hang
     hung = socket.create_connection(("127.0.0.1", port))
     hung.sendall(raw)
     pipelined = socket.create_connection(("127.0.0.1", port))

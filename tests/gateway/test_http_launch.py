@@ -11,15 +11,17 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcpgw.lock.config import parse_config
 from mcpgw.gateway.upstreams.http_launch import NotListening, serving
+from mcpgw.lock.config import parse_config
 from tests.conftest import FIXTURES, free_port, pid_alive, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
 
 
 def http_entry(port: int, *argv: str) -> object:
-    text = (f"version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:{port}/mcp\"\n"
-            f"    command: {json.dumps(sys.executable)}\n    args: {json.dumps(list(argv))}\n")
+    text = (
+        f'version: 1\nservers:\n  web:\n    transport: http\n    url: "http://127.0.0.1:{port}/mcp"\n'
+        f"    command: {json.dumps(sys.executable)}\n    args: {json.dumps(list(argv))}\n"
+    )
     return parse_config(text, "l.yaml").servers["web"]
 
 
@@ -34,8 +36,10 @@ def listening(port: int) -> bool:
 def test_serving_waits_for_the_port_and_stops_the_command(tmp_path):
     port = free_port()
     # a server that takes a moment before it listens, and writes its pid first
-    script = (f"import http.server, os, time; open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid())); "
-              f"time.sleep(0.5); http.server.HTTPServer(('127.0.0.1', {port}), http.server.BaseHTTPRequestHandler).serve_forever()")
+    script = (
+        f"import http.server, os, time; open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid())); "
+        f"time.sleep(0.5); http.server.HTTPServer(('127.0.0.1', {port}), http.server.BaseHTTPRequestHandler).serve_forever()"
+    )
     spec = http_entry(port, "-c", script)
 
     async def go():
@@ -69,9 +73,11 @@ def test_the_gateway_runs_an_http_entrys_command_and_stops_it(tmp_path):
     Here the real server-everything in its streamable HTTP mode, started by npx."""
     port = free_port()
     loopback = f"--require {FIXTURES / 'loopback.cjs'}"  # it would listen on every interface
-    config = (f"version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:{port}/mcp\"\n"
-              f"    command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-everything@2026.8.31\", \"streamableHttp\"]\n"
-              f"    env: {{PORT: \"{port}\", NODE_OPTIONS: \"{loopback}\"}}\n")
+    config = (
+        f'version: 1\nservers:\n  web:\n    transport: http\n    url: "http://127.0.0.1:{port}/mcp"\n'
+        f'    command: npx\n    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "streamableHttp"]\n'
+        f'    env: {{PORT: "{port}", NODE_OPTIONS: "{loopback}"}}\n'
+    )
     gateway = start_gateway(tmp_path, config, "--mode", "live")
     try:
         assert gateway.status()["servers"]["web"]["state"] == "ready", gateway.log()
@@ -92,9 +98,11 @@ def test_free_port_is_one_loopback_port_per_launch_in_url_args_env_and_headers()
     from mcpgw.gateway.errors.tree import ConfigError
     from mcpgw.gateway.upstreams.http_launch import with_free_port
 
-    text = ("version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:${FREE_PORT}/mcp\"\n"
-            "    command: node\n    args: [\"cli.js\", \"--port\", \"${FREE_PORT}\"]\n    env: {PORT: \"${FREE_PORT}\"}\n"
-            "    headers: {X-Port: \"${FREE_PORT}\"}\n")
+    text = (
+        'version: 1\nservers:\n  web:\n    transport: http\n    url: "http://127.0.0.1:${FREE_PORT}/mcp"\n'
+        '    command: node\n    args: ["cli.js", "--port", "${FREE_PORT}"]\n    env: {PORT: "${FREE_PORT}"}\n'
+        '    headers: {X-Port: "${FREE_PORT}"}\n'
+    )
     spec = parse_config(text, "l.yaml").servers["web"]
     assert spec.env_required == ()  # not a variable the user must have
     launched = with_free_port(spec)
@@ -126,9 +134,11 @@ def test_two_gateways_each_start_the_same_http_entry_on_a_free_port(tmp_path):
     from tests.conftest import ROOT
 
     loopback = f"--require {FIXTURES / 'loopback.cjs'}"  # the test keeps it on loopback all the same
-    config = ("version: 1\nservers:\n  web:\n    transport: http\n    url: \"http://127.0.0.1:${FREE_PORT}/mcp\"\n"
-              "    command: npx\n    args: [\"-y\", \"@modelcontextprotocol/server-everything@2026.8.31\", \"streamableHttp\"]\n"
-              f"    env: {{PORT: \"${{FREE_PORT}}\", NODE_OPTIONS: \"{loopback}\"}}\n    flags: [all_interfaces]\n")
+    config = (
+        'version: 1\nservers:\n  web:\n    transport: http\n    url: "http://127.0.0.1:${FREE_PORT}/mcp"\n'
+        '    command: npx\n    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "streamableHttp"]\n'
+        f'    env: {{PORT: "${{FREE_PORT}}", NODE_OPTIONS: "{loopback}"}}\n    flags: [all_interfaces]\n'
+    )
     first = start_gateway(tmp_path / "a", config, "--mode", "live")
     try:
         second = start_gateway(tmp_path / "b", config, "--mode", "live")
@@ -136,8 +146,13 @@ def test_two_gateways_each_start_the_same_http_entry_on_a_free_port(tmp_path):
             for gateway in (first, second):
                 info = gateway.server("web")
                 assert info["state"] == "ready" and info["all_interfaces"] is True, gateway.log()
-            table = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "--url", second.base],
-                                   capture_output=True, text=True, cwd=ROOT, timeout=30)
+            table = subprocess.run(
+                [sys.executable, "-m", "mcpgw.cli", "servers", "--url", second.base],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=30,
+            )
             assert "binds all interfaces" in table.stdout and "web: listen(s) on all interfaces" in table.stdout
         finally:
             stop_gateway(second)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from mcpgw.gateway.encoding.json_messages import MAX_DEPTH, _DECODER, parse_json
+from mcpgw.gateway.encoding.json_messages import _DECODER, MAX_DEPTH, parse_json
 
 
 def _reference(body: bytes):
@@ -28,16 +28,20 @@ def _outcome(body: bytes):
 
 
 def _bodies(rng: random.Random):
-    message = {"jsonrpc": "2.0", "id": rng.randint(0, 99), "method": "tools/call",
-               "params": {"name": "up__echo", "arguments": {"message": "é\u2028😀" * rng.randint(0, 3), "n": rng.random()}}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": rng.randint(0, 99),
+        "method": "tools/call",
+        "params": {"name": "up__echo", "arguments": {"message": "é\u2028😀" * rng.randint(0, 3), "n": rng.random()}},
+    }
     text = json.dumps(message, ensure_ascii=rng.random() < 0.5).encode()
     yield text
     yield text + b" \n\t"  # whitespace after: allowed
     yield text + b" x"  # extra data
     yield text + b"{}"  # a second object
-    yield text[:rng.randint(1, len(text) - 1)]  # cut short
+    yield text[: rng.randint(1, len(text) - 1)]  # cut short
     at = rng.randint(1, len(text) - 1)
-    yield text[:at] + bytes([rng.randint(0, 255)]) + text[at + 1:]  # one byte changed
+    yield text[:at] + bytes([rng.randint(0, 255)]) + text[at + 1 :]  # one byte changed
     yield text[:at] + rng.choice([b"NaN", b"1e999", b"\\ud800", b"\x00", b"\xff", b",", b"}"]) + text[at:]
     yield b"{" + b"\x00" * rng.randint(0, 3) + text[1:]  # what detect_encoding reads as UTF-16/32
     yield text.decode().encode(rng.choice(["utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"]))

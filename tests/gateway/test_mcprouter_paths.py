@@ -34,14 +34,23 @@ def test_the_aliases_map_to_the_per_server_endpoints_only():
     assert split_path("/sse/time", ENDPOINTS) == ("time", "/sse")
     assert split_path("/sse/time/messages", ENDPOINTS) == ("time", "/sse/messages")
     assert split_path("/servers/time/mcp", ENDPOINTS) == ("time", "/mcp")
-    for shared_or_other in ("/mcp", "/sse", "/sse/messages", "/mcp/time/messages", "/mcp/a/b", "/v1/time", "/mcpx/time"):
+    for shared_or_other in (
+        "/mcp",
+        "/sse",
+        "/sse/messages",
+        "/mcp/time/messages",
+        "/mcp/a/b",
+        "/v1/time",
+        "/mcpx/time",
+    ):
         assert split_path(shared_or_other, ENDPOINTS) is None, shared_or_other
 
 
 def test_the_aliases_want_the_token_and_name_the_nearest_ids(tmp_path, monkeypatch):
     monkeypatch.setenv(TOKEN_VAR, TOKEN)
-    gateway = start_gateway(tmp_path, "version: 1\nservers:\n" + misbehaving_entry("fx"), "--auth-token-env", TOKEN_VAR,
-                            token=TOKEN)
+    gateway = start_gateway(
+        tmp_path, "version: 1\nservers:\n" + misbehaving_entry("fx"), "--auth-token-env", TOKEN_VAR, token=TOKEN
+    )
     try:
         check_token_and_ids(gateway)
     finally:
@@ -52,13 +61,20 @@ def check_token_and_ids(gateway) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     for path in ("/mcp/fx", "/sse/fx", "/sse/fx/messages", "/mcp/nobody"):
         for method in ("GET", "POST"):
-            refused = httpx.request(method, gateway.base + path, json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10)
+            refused = httpx.request(
+                method, gateway.base + path, json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10
+            )
             assert refused.status_code == 401, (path, method, refused.text)
-    missing = httpx.post(gateway.base + "/mcp/fz", json=tool_call("echo", {}), headers={**JSON_ONLY, **auth}, timeout=10)
+    missing = httpx.post(
+        gateway.base + "/mcp/fz", json=tool_call("echo", {}), headers={**JSON_ONLY, **auth}, timeout=10
+    )
     assert missing.status_code == 404 and "no server 'fz' behind this gateway; nearest: fx" in missing.text
     with httpx.Client(timeout=60) as fresh:  # a sessionless one-shot call, as on /servers/fx/mcp
-        ok = fresh.post(gateway.base + "/mcp/fx", json=tool_call("echo", {"message": "via mcprouter's URL"}),
-                        headers={**JSON_ONLY, **auth}).json()
+        ok = fresh.post(
+            gateway.base + "/mcp/fx",
+            json=tool_call("echo", {"message": "via mcprouter's URL"}),
+            headers={**JSON_ONLY, **auth},
+        ).json()
     assert ok["result"]["content"][0]["text"] == "echo: via mcprouter's URL"
 
 
@@ -70,8 +86,9 @@ def test_mcprouter_urls_serve_one_server_as_its_per_server_endpoints_do(tmp_path
         names, results = run(lambda: sdk_calls(gateway.base + "/mcp/time?run=r-mcp", "legacy", [TOKYO]))
         assert sorted(names) == ["convert_time", "get_current_time"]
         assert "21:00:00+09:00" in results[0]["content"][0]["text"]
-        one_shot = httpx.post(gateway.base + "/mcp/time?run=r-one", json=tool_call(*TOKYO), headers=JSON_ONLY,
-                              timeout=60).json()
+        one_shot = httpx.post(
+            gateway.base + "/mcp/time?run=r-one", json=tool_call(*TOKYO), headers=JSON_ONLY, timeout=60
+        ).json()
         assert "21:00:00+09:00" in one_shot["result"]["content"][0]["text"]
         # HTTP+SSE at /sse/<id>: its stream names /sse/<id>/messages, where the calls go.
         names, results = run(lambda: sse_calls(gateway.base + "/sse/time?run=r-sse", [TOKYO]))

@@ -1,6 +1,6 @@
 import pytest
 
-from mcpgw.gateway.tools.naming import NAME_RE, NameCollision, NamingPolicy, NameTable
+from mcpgw.gateway.tools.naming import NAME_RE, NameCollision, NameTable, NamingPolicy
 
 
 def test_prefix_names_and_aliases_are_valid_and_deterministic():
@@ -16,7 +16,9 @@ def test_prefix_names_and_aliases_are_valid_and_deterministic():
 
 
 def test_benchmark_names():
-    assert NamingPolicy(mode="benchmark").expose("unit_converter", "Unit Converter", "convert") == "Unit Converter:convert"
+    assert (
+        NamingPolicy(mode="benchmark").expose("unit_converter", "Unit Converter", "convert") == "Unit Converter:convert"
+    )
 
 
 def test_collision_names_both_sources():
@@ -28,13 +30,15 @@ def test_collision_names_both_sources():
 
 def test_bare_names_keep_upstream_names_and_prefix_only_shared_ones():
     from mcpgw.gateway.tools.catalog import ServerCatalog, build_catalog
-    from mcpgw.lock.config import ServerSpec
     from mcpgw.gateway.tools.validation import ValidatorCache
+    from mcpgw.lock.config import ServerSpec
 
     def server(tools, prompts=()):
-        return ServerCatalog({"capabilities": {}, "serverInfo": {"name": "s", "version": "1"}},
-                             tools=[{"name": n, "inputSchema": {"type": "object"}} for n in tools],
-                             prompts=[{"name": n} for n in prompts])
+        return ServerCatalog(
+            {"capabilities": {}, "serverInfo": {"name": "s", "version": "1"}},
+            tools=[{"name": n, "inputSchema": {"type": "object"}} for n in tools],
+            prompts=[{"name": n} for n in prompts],
+        )
 
     alpha, beta = ServerSpec("alpha", "stdio", "x"), ServerSpec("beta", "stdio", "x")
     servers = [(alpha, server(["add", "sub"], ["greet"])), (beta, server(["add", "mul"], ["greet", "bye"]))]
@@ -45,7 +49,9 @@ def test_bare_names_keep_upstream_names_and_prefix_only_shared_ones():
     assert any("'add' is offered by alpha and beta" in p and "alpha__add, beta__add" in p for p in catalog.problems)
     assert any("prompt 'greet'" in p for p in catalog.problems)
     # Either start order gives the same names: the shared ones are prefixed for both servers.
-    assert sorted(build_catalog(servers[::-1], NamingPolicy(mode="bare"), ValidatorCache(), 1).tools) == sorted(catalog.tools)
+    assert sorted(build_catalog(servers[::-1], NamingPolicy(mode="bare"), ValidatorCache(), 1).tools) == sorted(
+        catalog.tools
+    )
     # One server alone: every name stays bare, nothing reported.
     single = build_catalog(servers[:1], NamingPolicy(mode="bare"), ValidatorCache(), 1)
     assert sorted(single.tools) == ["add", "sub"] and not single.problems

@@ -44,7 +44,12 @@ BOTH = {"Accept": "application/json, text/event-stream", "Content-Type": "applic
 
 
 def tool_call(name: str, arguments: dict, request_id: int = 2) -> dict:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 async def sdk_calls(url: str, mode: str, steps: list[tuple[str, dict]]) -> tuple[list[str], list[dict]]:
@@ -74,15 +79,30 @@ async def sse_calls(url: str, steps: list[tuple[str, dict]]) -> tuple[list[str],
 
 def mcpbench_session(url: str) -> list[dict]:
     """As MCP-Bench's HTTP client discovers tools: initialize (2024-11-05), then tools/list on that session."""
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2024-11-05", "capabilities": {"tools": {}}, "clientInfo": {"name": "mcp-benchmark", "version": "1.0.0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {"tools": {}},
+            "clientInfo": {"name": "mcp-benchmark", "version": "1.0.0"},
+        },
+    }
     opened = httpx.post(url, json=init, headers=BOTH, timeout=60)
     assert opened.status_code == 200, opened.text
     session = opened.headers["mcp-session-id"]
-    listed = httpx.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-                        headers={**BOTH, "mcp-session-id": session}, timeout=60)
-    body = listed.json() if listed.headers["content-type"].startswith("application/json") else \
-        json.loads(next(line[6:] for line in listed.text.splitlines() if line.startswith("data: ")))
+    listed = httpx.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        headers={**BOTH, "mcp-session-id": session},
+        timeout=60,
+    )
+    body = (
+        listed.json()
+        if listed.headers["content-type"].startswith("application/json")
+        else json.loads(next(line[6:] for line in listed.text.splitlines() if line.startswith("data: ")))
+    )
     return body["result"]["tools"]
 
 
@@ -108,8 +128,11 @@ def test_sdk_client_in_both_eras_sees_the_servers_own_names(recorded):
     gateway, _ = recorded
     served = gateway.status()["fast_path"]["served"]
     for mode in ("legacy", "2026-07-28"):
-        names, results = run(lambda: sdk_calls(f"{gateway.base}/servers/everything/mcp?run=names-{mode}", mode,
-                                               [("echo", {"message": "own names"})]))
+        names, results = run(
+            lambda: sdk_calls(
+                f"{gateway.base}/servers/everything/mcp?run=names-{mode}", mode, [("echo", {"message": "own names"})]
+            )
+        )
         assert "echo" in names and "get-sum" in names and not any("__" in n for n in names), names
         assert results[0]["content"][0]["text"] == "Echo: own names"
         merged, _ = run(lambda: sdk_calls(f"{gateway.url}?run=merged-{mode}", mode, []))
@@ -119,14 +142,17 @@ def test_sdk_client_in_both_eras_sees_the_servers_own_names(recorded):
     assert sorted(time_names) == ["convert_time", "get_current_time"]
     # An unknown name on a server's endpoint names that server's nearest tools, under its own names.
     with httpx.Client(timeout=30) as fresh:
-        wrong = fresh.post(f"{gateway.base}/servers/everything/mcp", json=tool_call("echoo", {}), headers=JSON_ONLY).json()
+        wrong = fresh.post(
+            f"{gateway.base}/servers/everything/mcp", json=tool_call("echoo", {}), headers=JSON_ONLY
+        ).json()
     assert wrong["error"]["message"] == "Unknown tool 'echoo'; did you mean 'echo'?"
 
 
 def test_sse_transport_per_server_and_for_all_servers(recorded):
     gateway, tmp = recorded
-    names, results = run(lambda: sse_calls(f"{gateway.base}/servers/everything/sse?run=sse-one",
-                                           [("echo", {"message": "over sse"})]))
+    names, results = run(
+        lambda: sse_calls(f"{gateway.base}/servers/everything/sse?run=sse-one", [("echo", {"message": "over sse"})])
+    )
     assert "echo" in names and not any("__" in n for n in names)
     assert results[0]["content"][0]["text"] == "Echo: over sse"
     names, results = run(lambda: sse_calls(f"{gateway.base}/sse", [("everything__get-sum", {"a": 2, "b": 3})]))
@@ -134,15 +160,19 @@ def test_sse_transport_per_server_and_for_all_servers(recorded):
     assert "5" in results[0]["content"][0]["text"]
     log = list(iter_calls(tmp / "cassettes" / "rec"))
     tagged = [r for r in log if r["run_id"] == "sse-one"]
-    assert [(r["endpoint"], r["exposed_name"], r["lane"]) for r in tagged] == [("/servers/everything/sse", "everything__echo", "sse-one")]
+    assert [(r["endpoint"], r["exposed_name"], r["lane"]) for r in tagged] == [
+        ("/servers/everything/sse", "everything__echo", "sse-one")
+    ]
     untagged = [r for r in log if r["endpoint"] == "/sse"]
     assert len(untagged) == 1 and untagged[0]["lane"].startswith("default/client-sse-")  # the stream is the client
 
 
 def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path, monkeypatch):
     gateway, tmp = recorded
-    steps = [("get_current_time", {"timezone": "Asia/Tokyo"}), ("convert_time", {
-        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Paris"})]
+    steps = [
+        ("get_current_time", {"timezone": "Asia/Tokyo"}),
+        ("convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Paris"}),
+    ]
     prefixed = [(f"time__{name}", arguments) for name, arguments in steps]
     everything = [("get-sum", {"a": 20, "b": 22}), ("echo", {"message": "both ways"})]
     first = {}
@@ -155,35 +185,64 @@ def test_record_through_one_endpoint_replay_through_the_other(recorded, tmp_path
 
     log = [r for r in iter_calls(tmp / "cassettes" / "rec") if r["run_id"].startswith(("a-", "b-"))]
     by_run = {run_id: [r for r in log if r["run_id"] == run_id] for run_id in {r["run_id"] for r in log}}
-    same = lambda r: {k: v for k, v in r.items() if k not in ("endpoint", "run_id", "lane", "session_id", "session_opened", "seq", "started_at",  # noqa: E731
-                                                              "ended_at", "latency_ms", "upstream_ms", "result_digest")}
+    same = lambda r: {
+        k: v
+        for k, v in r.items()
+        if k
+        not in (
+            "endpoint",
+            "run_id",
+            "lane",
+            "session_id",
+            "session_opened",
+            "seq",
+            "started_at",  # noqa: E731
+            "ended_at",
+            "latency_ms",
+            "upstream_ms",
+            "result_digest",
+        )
+    }
     for mode in ("legacy", "2026-07-28"):
         a, b = by_run[f"a-{mode}"], by_run[f"b-{mode}"]
         assert [r["endpoint"] for r in a] == ["/servers/time/mcp"] * 2 and [r["endpoint"] for r in b] == ["/mcp"] * 2
-        assert [same(r) for r in a] == [same(r) for r in b]  # the same key, name, server, verdicts: only the endpoint differs
+        assert [same(r) for r in a] == [
+            same(r) for r in b
+        ]  # the same key, name, server, verdicts: only the endpoint differs
         assert a[1]["result_digest"] == b[1]["result_digest"]  # convert_time is deterministic
     for record in log:
         check_record(record, "log", None)  # the evaluator reads the new field without complaint
 
     # Replay with no way to start a server: each run through the other endpoint, byte-identical.
     monkeypatch.setenv("PATH", "/nonexistent")
-    player = start_gateway(tmp_path, "version: 1\nservers:\n  x: {command: x}\n", "--mode", "replay", "--cassette", "rec",
-                           "--cassettes-dir", str(tmp / "cassettes"))
+    player = start_gateway(
+        tmp_path,
+        "version: 1\nservers:\n  x: {command: x}\n",
+        "--mode",
+        "replay",
+        "--cassette",
+        "rec",
+        "--cassettes-dir",
+        str(tmp / "cassettes"),
+    )
     try:
         assert all(s["pid"] is None for s in player.status()["servers"].values())
         for mode in ("legacy", "2026-07-28"):
             via_server, via_mcp, sums = first[mode]
             _, replayed_mcp = run(lambda: sdk_calls(f"{player.url}?run=a-{mode}", mode, prefixed))
             _, replayed_server = run(lambda: sdk_calls(f"{player.base}/servers/time/mcp?run=b-{mode}", mode, steps))
-            _, replayed_sums = run(lambda: sdk_calls(f"{player.url}?run=c-{mode}", mode,
-                                                     [(f"everything__{n}", a) for n, a in everything]))
+            _, replayed_sums = run(
+                lambda: sdk_calls(f"{player.url}?run=c-{mode}", mode, [(f"everything__{n}", a) for n, a in everything])
+            )
             assert replayed_mcp == via_server and replayed_server == via_mcp and replayed_sums == sums, mode
             # ... and over SSE, from the same recording
             _, over_sse = run(lambda: sse_calls(f"{player.base}/servers/time/sse?run=a-{mode}", steps))
             assert over_sse == via_server
     finally:
         stop_gateway(player)
-    replay_log = [r for r in iter_calls(next((tmp / "cassettes" / "rec" / "runs").iterdir())) if r["run_id"] == "a-legacy"]
+    replay_log = [
+        r for r in iter_calls(next((tmp / "cassettes" / "rec" / "runs").iterdir())) if r["run_id"] == "a-legacy"
+    ]
     assert {r["source"] for r in replay_log} == {"recorded"} and {r["outcome"] for r in replay_log} == {"ok"}
     assert sorted({r["endpoint"] for r in replay_log}) == ["/mcp", "/servers/time/sse"]
 
@@ -202,12 +261,21 @@ def test_mcpbench_style_sessionless_calls_in_shuffled_order_replay(tmp_path, mon
     finally:
         stop_gateway(gateway)
     log = list(iter_calls(tmp_path / "cassettes" / "bench"))
-    assert [(r["run_id"], r["lane"], r["endpoint"], r["tool"]) for r in log] == \
-        [("round", "round", "/servers/time/mcp", "get_current_time")] * len(ZONES)
+    assert [(r["run_id"], r["lane"], r["endpoint"], r["tool"]) for r in log] == [
+        ("round", "round", "/servers/time/mcp", "get_current_time")
+    ] * len(ZONES)
 
     monkeypatch.setenv("PATH", "/nonexistent")
-    player = start_gateway(tmp_path / "p", "version: 1\nservers:\n  x: {command: x}\n", "--mode", "replay",
-                           "--cassette", "bench", "--cassettes-dir", str(tmp_path / "cassettes"))
+    player = start_gateway(
+        tmp_path / "p",
+        "version: 1\nservers:\n  x: {command: x}\n",
+        "--mode",
+        "replay",
+        "--cassette",
+        "bench",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+    )
     shuffled = ZONES[:]
     random.Random(7).shuffle(shuffled)
     assert shuffled != ZONES
@@ -215,8 +283,11 @@ def test_mcpbench_style_sessionless_calls_in_shuffled_order_replay(tmp_path, mon
 
     async def one(zone: str) -> None:
         async with httpx.AsyncClient(timeout=60) as fresh:  # a connection of its own, as aiohttp's per call
-            answer = await fresh.post(f"{player.base}/servers/time/mcp?run=round",
-                                      json=tool_call("get_current_time", {"timezone": zone}), headers=JSON_ONLY)
+            answer = await fresh.post(
+                f"{player.base}/servers/time/mcp?run=round",
+                json=tool_call("get_current_time", {"timezone": zone}),
+                headers=JSON_ONLY,
+            )
         replayed[zone] = answer.json()
 
     async def round_at_once() -> None:
@@ -246,12 +317,19 @@ def test_bad_input_on_the_new_routes(tmp_path):
             assert origin.status_code == 403, path
         for path in ("/servers/fy/mcp", "/servers/fy/sse", "/servers/fy/sse/messages"):
             missing = httpx.post(gateway.base + path, json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10)
-            assert missing.status_code == 404 and missing.json()["error"]["message"] == \
-                "no server 'fy' behind this gateway; nearest: fx", path
+            assert (
+                missing.status_code == 404
+                and missing.json()["error"]["message"] == "no server 'fy' behind this gateway; nearest: fx"
+            ), path
         far = httpx.post(gateway.base + "/servers/zzz/mcp", json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10)
         assert far.json()["error"]["message"] == "no server 'zzz' behind this gateway; servers: broken, fx"
         # The guard's body checks cover the new message paths.
-        huge = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"m": "x" * (5 << 20)}}}
+        huge = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"m": "x" * (5 << 20)}},
+        }
         for path in ("/servers/fx/mcp", "/sse/messages", "/servers/fx/sse/messages"):
             assert httpx.post(gateway.base + path, json=huge, headers=JSON_ONLY, timeout=30).status_code == 413
             nested = httpx.post(gateway.base + path, content=b"[" * 100 + b"]" * 100, headers=JSON_ONLY, timeout=10)
@@ -259,16 +337,28 @@ def test_bad_input_on_the_new_routes(tmp_path):
             plain = httpx.post(gateway.base + path, content=b"{}", headers={"Content-Type": "text/plain"}, timeout=10)
             assert plain.status_code == 415
         # A server that could not start: its endpoint says which and why, never an empty list.
-        listed = httpx.post(gateway.base + "/servers/broken/mcp", json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
-                            headers=JSON_ONLY, timeout=30).json()
-        assert listed["error"]["message"] == ("server 'broken': not available (unavailable: command not found: "
-                                              "'/nonexistent/server-binary')")
+        listed = httpx.post(
+            gateway.base + "/servers/broken/mcp",
+            json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+            headers=JSON_ONLY,
+            timeout=30,
+        ).json()
+        assert listed["error"]["message"] == (
+            "server 'broken': not available (unavailable: command not found: '/nonexistent/server-binary')"
+        )
         # Sessionless requests other than calls and lists need a session, said in one line.
-        prompts = httpx.post(gateway.base + "/servers/fx/mcp", json={"jsonrpc": "2.0", "id": 4, "method": "prompts/list"},
-                             headers=JSON_ONLY, timeout=10)
+        prompts = httpx.post(
+            gateway.base + "/servers/fx/mcp",
+            json={"jsonrpc": "2.0", "id": 4, "method": "prompts/list"},
+            headers=JSON_ONLY,
+            timeout=10,
+        )
         assert prompts.status_code == 400 and prompts.json()["error"]["message"] == "Bad Request: Missing session ID"
         # The SSE stream takes GET only.
-        assert httpx.post(gateway.base + "/sse", json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10).status_code == 405
+        assert (
+            httpx.post(gateway.base + "/sse", json=tool_call("echo", {}), headers=JSON_ONLY, timeout=10).status_code
+            == 405
+        )
     finally:
         stop_gateway(gateway)
 
@@ -279,10 +369,26 @@ def test_every_new_route_wants_the_token(tmp_path):
     (tmp_path / "c.yaml").write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(tmp_path / "c.yaml"), "--port",
-                                str(port), "--cassettes-dir", str(tmp_path / "cassettes"), "--auth-token-file",
-                                str(tmp_path / "token")], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(tmp_path / "c.yaml"),
+            "--port",
+            str(port),
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            "--auth-token-file",
+            str(tmp_path / "token"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:  # /readyz is open to probes
@@ -296,13 +402,17 @@ def test_every_new_route_wants_the_token(tmp_path):
         for path in [*ROUTES, "/servers/unknown/mcp"]:
             for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}):
                 for method in ("GET", "POST"):
-                    answer = httpx.request(method, base + path, json=tool_call("echo", {}), headers={**JSON_ONLY, **headers},
-                                           timeout=10)
+                    answer = httpx.request(
+                        method, base + path, json=tool_call("echo", {}), headers={**JSON_ONLY, **headers}, timeout=10
+                    )
                     assert answer.status_code == 401, (path, method, answer.text)
                     assert "bearer token" in answer.json()["error"]["message"]
         with httpx.Client(timeout=60) as fresh:
-            ok = fresh.post(base + "/servers/fx/mcp", json=tool_call("echo", {"message": "with a token"}),
-                            headers={**JSON_ONLY, "Authorization": f"Bearer {token}"}).json()
+            ok = fresh.post(
+                base + "/servers/fx/mcp",
+                json=tool_call("echo", {"message": "with a token"}),
+                headers={**JSON_ONLY, "Authorization": f"Bearer {token}"},
+            ).json()
         assert ok["result"]["content"][0]["text"] == "echo: with a token"
     finally:
         process.send_signal(signal.SIGTERM)
@@ -311,8 +421,13 @@ def test_every_new_route_wants_the_token(tmp_path):
 
 def test_calls_export_reads_logs_with_and_without_the_endpoint_field(tmp_path):
     """The embedded cassette's log predates the field; exports and the evaluator read both."""
-    export = subprocess.run([sys.executable, "-m", "mcpgw.cli", "calls", "export", "default"], capture_output=True,
-                            text=True, cwd=ROOT, timeout=60)
+    export = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "calls", "export", "default"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert export.returncode == 0, export.stderr
     old = [json.loads(line) for line in export.stdout.splitlines()]
     assert old and all("endpoint" not in r for r in old)
@@ -324,10 +439,25 @@ def test_stdio_calls_are_logged_with_endpoint_stdio(tmp_path):
     from mcp import StdioServerParameters
 
     (tmp_path / "c.yaml").write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
-    params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "mcpgw.cli", "serve", "--stdio", "--config", str(tmp_path / "c.yaml"), "--cassettes-dir",
-        str(tmp_path / "cassettes"), "--cassette", "s"], cwd=str(ROOT))
-    _, results = run(lambda: sdk_calls(params, "legacy", [("echo", {"message": "over stdio"})]))  # one server: its own names
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--stdio",
+            "--config",
+            str(tmp_path / "c.yaml"),
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            "--cassette",
+            "s",
+        ],
+        cwd=str(ROOT),
+    )
+    _, results = run(
+        lambda: sdk_calls(params, "legacy", [("echo", {"message": "over stdio"})])
+    )  # one server: its own names
     assert results[0]["content"][0]["text"] == "echo: over stdio"
     assert [r["endpoint"] for r in iter_calls(tmp_path / "cassettes" / "s")] == ["stdio"]
 
@@ -344,8 +474,16 @@ def test_state_changing_calls_in_another_order_diverge_and_hybrid_goes_live(tmp_
         stop_gateway(recorder)
     assert [r["result"]["content"][0]["text"] for r in recorded] == ["echo: a", "echo: b"]
 
-    player = start_gateway(tmp_path / "p", config, "--mode", "replay", "--cassette", "order",
-                           "--cassettes-dir", str(tmp_path / "cassettes"))
+    player = start_gateway(
+        tmp_path / "p",
+        config,
+        "--mode",
+        "replay",
+        "--cassette",
+        "order",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+    )
     try:
         in_order = [sessionless(f"{player.base}/servers/fx/mcp?run=same", "echo", {"message": m}) for m in ("a", "b")]
         swapped = [sessionless(f"{player.base}/servers/fx/mcp?run=swapped", "echo", {"message": m}) for m in ("b", "a")]
@@ -355,11 +493,23 @@ def test_state_changing_calls_in_another_order_diverge_and_hybrid_goes_live(tmp_
     assert "replay miss" in swapped[0]["error"]["message"]
     assert "diverged from the recording" in swapped[1]["error"]["message"]
 
-    hybrid = start_gateway(tmp_path / "h", config, "--mode", "hybrid", "--cassette", "order",
-                           "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
+    hybrid = start_gateway(
+        tmp_path / "h",
+        config,
+        "--mode",
+        "hybrid",
+        "--cassette",
+        "order",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        "--log-cassette",
+        "hlog",
+    )
     try:
         live = [sessionless(f"{hybrid.base}/servers/fx/mcp?run=swapped", "echo", {"message": m}) for m in ("b", "a")]
     finally:
         stop_gateway(hybrid)
     assert [r["result"]["content"][0]["text"] for r in live] == ["echo: b", "echo: a"]
-    assert [(r["endpoint"], r["source"]) for r in iter_calls(tmp_path / "cassettes" / "hlog")] == [("/servers/fx/mcp", "live")] * 2
+    assert [(r["endpoint"], r["source"]) for r in iter_calls(tmp_path / "cassettes" / "hlog")] == [
+        ("/servers/fx/mcp", "live")
+    ] * 2

@@ -18,9 +18,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.errors.http_errors import send_error
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.gateway.endpoints import http_app
 from mcpgw.gateway.endpoints.pipeline import Layer
+from mcpgw.gateway.errors.http_errors import send_error
 from mcpgw.gateway.mcp_server import build_http_app, build_server
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.sessions.pipeline_verdicts import HotHead, verdicts
@@ -30,7 +31,6 @@ from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.cassette.store import CassetteStore
 from tests.gateway.test_commit_batch import _add, _answer
 
 BLOCK = "x-no-tools"  # the header the verdict-giving layer refuses tools/call on
@@ -68,8 +68,10 @@ class RefusesMarkedToolCalls(RefusesToolCalls):
 
 def _post(host: str, message: dict, session: str | None = None, extra: str = "") -> bytes:
     body = json.dumps(message).encode()
-    head = (f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-            f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n{extra}")
+    head = (
+        f"POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+        f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n{extra}"
+    )
     if session:
         head += f"mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
     return head.encode() + b"\r\n" + body
@@ -80,10 +82,16 @@ def _serve_and_call(tmp_path, monkeypatch, added: type | None, extra: str = "") 
     declared = http_app.endpoint_layers
     if added is not None:
         monkeypatch.setattr(http_app, "endpoint_layers", lambda *a, **k: [*declared(*a, **k), Layer.of(added)])
-    catalog = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "adder", "version": "1"}},
-                            tools=[{"name": "add", "inputSchema": {"type": "object"}}])
-    router = Router([ServerSpec("alpha", "stdio", "x")], {"alpha": HandlerUpstream("alpha", _add, catalog)},
-                    Settings(validate="enforce", naming="prefix"), CallLog(CassetteStore(tmp_path / "log")))
+    catalog = ServerCatalog(
+        {"capabilities": {"tools": {}}, "serverInfo": {"name": "adder", "version": "1"}},
+        tools=[{"name": "add", "inputSchema": {"type": "object"}}],
+    )
+    router = Router(
+        [ServerSpec("alpha", "stdio", "x")],
+        {"alpha": HandlerUpstream("alpha", _add, catalog)},
+        Settings(validate="enforce", naming="prefix"),
+        CallLog(CassetteStore(tmp_path / "log")),
+    )
     app = build_http_app(router, build_server(router), "127.0.0.1", response_mode="json")
     assert app.hot_lane is not None
     port: list[int] = []
@@ -94,14 +102,38 @@ def _serve_and_call(tmp_path, monkeypatch, added: type | None, extra: str = "") 
         try:
             host = f"127.0.0.1:{port[0]}"
             with socket.create_connection(("127.0.0.1", port[0]), timeout=20) as sock:
-                sock.sendall(_post(host, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
+                sock.sendall(
+                    _post(
+                        host,
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 0,
+                            "method": "initialize",
+                            "params": {
+                                "protocolVersion": "2025-11-25",
+                                "capabilities": {},
+                                "clientInfo": {"name": "t", "version": "0"},
+                            },
+                        },
+                    )
+                )
                 session = re.search(rb"mcp-session-id: (\S+)", _answer(sock)).group(1).decode()
                 sock.sendall(_post(host, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
                 assert _answer(sock).startswith(b"HTTP/1.1 202")
                 for number in range(3):  # the same head each time: the lane's repeated-head path too
-                    sock.sendall(_post(host, {"jsonrpc": "2.0", "id": 1 + number, "method": "tools/call", "params": {
-                        "name": "alpha__add", "arguments": {"a": number, "b": 1}}}, session, extra))
+                    sock.sendall(
+                        _post(
+                            host,
+                            {
+                                "jsonrpc": "2.0",
+                                "id": 1 + number,
+                                "method": "tools/call",
+                                "params": {"name": "alpha__add", "arguments": {"a": number, "b": 1}},
+                            },
+                            session,
+                            extra,
+                        )
+                    )
                     answers.append(_answer(sock))
         except BaseException as exc:  # noqa: BLE001 - reported by the test
             failure.append(exc)
@@ -155,5 +187,7 @@ def test_every_declared_layer_gives_the_lane_a_verdict():
     outer = http_app.outer_layers(http_app.GuardPolicy(allowed_hosts=("127.0.0.1",)), ("/mcp",))
     endpoint = http_app.endpoint_layers(None, http_app.SessionLimits(), "/mcp", {}, "default", None)  # type: ignore[arg-type]
     classes = [layer.cls for layer in [*outer, *endpoint]]
-    assert all(hasattr(cls, "hot_head") for cls in classes), [cls.__name__ for cls in classes if not hasattr(cls, "hot_head")]
+    assert all(hasattr(cls, "hot_head") for cls in classes), [
+        cls.__name__ for cls in classes if not hasattr(cls, "hot_head")
+    ]
     assert verdicts([RefusesToolCalls(None)]) is None

@@ -37,10 +37,14 @@ TOKEN = "tok-4b1d"
 
 def start_node_server(mode: str, log: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    env = {**os.environ, "PORT": str(port),
-           "NODE_OPTIONS": f"{os.environ.get('NODE_OPTIONS', '')} --require {FIXTURES / 'loopback.cjs'}".strip()}
-    process = subprocess.Popen(["npx", "-y", EVERYTHING, mode], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "NODE_OPTIONS": f"{os.environ.get('NODE_OPTIONS', '')} --require {FIXTURES / 'loopback.cjs'}".strip(),
+    }
+    process = subprocess.Popen(
+        ["npx", "-y", EVERYTHING, mode], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -166,7 +170,8 @@ def test_2026_clients_get_completion_and_handshake_only_features_say_so(remote):
             async with Client(remote.url, mode="2026-07-28") as client:
                 completion = await client.complete(
                     PromptReference(type="ref/prompt", name="Everything HTTP:completable-prompt"),
-                    {"name": "department", "value": "Eng"})
+                    {"name": "department", "value": "Eng"},
+                )
                 elicited = await client.call_tool("Everything HTTP:trigger-elicitation-request", {})
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # the SDK marks logging deprecated in 2026-07-28
@@ -187,13 +192,26 @@ def test_2026_clients_get_completion_and_handshake_only_features_say_so(remote):
 
 def test_2026_client_over_stdio(tmp_path):
     config = tmp_path / "servers.yaml"
-    config.write_text('version: 1\nservers:\n  time:\n    command: uvx\n'
-                      '    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--local-timezone", "UTC"]\n')
+    config.write_text(
+        "version: 1\nservers:\n  time:\n    command: uvx\n"
+        '    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--local-timezone", "UTC"]\n'
+    )
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcpgw.cli", "serve", "--stdio", "--config", str(config),
-              "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "stdio26"],
-        cwd=str(ROOT), env=dict(os.environ),
+        args=[
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--stdio",
+            "--config",
+            str(config),
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            "--cassette",
+            "stdio26",
+        ],
+        cwd=str(ROOT),
+        env=dict(os.environ),
     )
 
     tools, tokyo = run(lambda: list_and_convert_over_stdio(params, "2026-07-28"))

@@ -32,13 +32,15 @@ SECRET = "kept-from-undeclared-servers"
 def config(starts_file: Path) -> str:
     # `flaky` exits at once every time it starts, noting the time: its restarts show the backoff.
     flaky = f"date +%s.%N >> {shlex.quote(str(starts_file))}; echo cannot start >&2; exit 3"
-    return "version: 1\nservers:\n" + "".join([
-        misbehaving_entry("good"),
-        misbehaving_entry("declared", extra=f"    env: [{SECRET_NAME}]\n"),
-        misbehaving_entry("quick", extra="    timeout: 1\n"),
-        misbehaving_entry("cached", extra="    flags: [offline]\n"),
-        f"  flaky:\n    command: sh\n    args: [\"-c\", {json.dumps(flaky)}]\n",
-    ])
+    return "version: 1\nservers:\n" + "".join(
+        [
+            misbehaving_entry("good"),
+            misbehaving_entry("declared", extra=f"    env: [{SECRET_NAME}]\n"),
+            misbehaving_entry("quick", extra="    timeout: 1\n"),
+            misbehaving_entry("cached", extra="    flags: [offline]\n"),
+            f'  flaky:\n    command: sh\n    args: ["-c", {json.dumps(flaky)}]\n',
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +50,9 @@ def gateways(tmp_path_factory):
     starts = tmp / "flaky-starts"
     os.environ[SECRET_NAME] = SECRET  # in the gateway's environment, as a user's shell would have it
     try:
-        main = start_gateway(tmp / "main", config(starts), "--call-timeout", "1.5", "--max-call-timeout", "2.5",
-                             "--responses", "sse")
+        main = start_gateway(
+            tmp / "main", config(starts), "--call-timeout", "1.5", "--max-call-timeout", "2.5", "--responses", "sse"
+        )
         plain = start_gateway(tmp / "plain", config(tmp / "plain-starts"), "--validate", "off", "--responses", "json")
     finally:
         del os.environ[SECRET_NAME]
@@ -73,9 +76,26 @@ def test_run_id_from_header_and_calls_export_run(gateways, tmp_path):
         assert response.status_code == 200 and f"echo: {message}" in response.text
     export(main, 3)
     out = tmp_path / "a.jsonl"
-    exported = subprocess.run([sys.executable, "-m", "mcpgw.cli", "calls", "export", "test", "--run", "header-run-a",
-                               "--cassettes-dir", str(main.cassettes), "-o", str(out)],
-                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+    exported = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "calls",
+            "export",
+            "test",
+            "--run",
+            "header-run-a",
+            "--cassettes-dir",
+            str(main.cassettes),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert exported.returncode == 0, exported.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["arguments"]["message"] for r in records] == ["first", "third"]
@@ -131,10 +151,17 @@ def test_responses_sse_and_json(gateways):
     assert plain_answer.json()["result"]["content"][0]["text"] == "echo: j"
     # json never streams, even when the request asks for progress: the answer simply comes at the end.
     headers = open_session(plain)
-    body = {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
-            "params": {"name": "good__slow", "arguments": {"seconds": 0.4}, "_meta": {"progressToken": "p"}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 8,
+        "method": "tools/call",
+        "params": {"name": "good__slow", "arguments": {"seconds": 0.4}, "_meta": {"progressToken": "p"}},
+    }
     slow = httpx.post(plain.url, json=body, headers=headers, timeout=30)
-    assert slow.headers["content-type"].startswith("application/json") and slow.json()["result"]["content"][0]["text"] == "slept 0.4"
+    assert (
+        slow.headers["content-type"].startswith("application/json")
+        and slow.json()["result"]["content"][0]["text"] == "slept 0.4"
+    )
 
 
 def test_validate_off_forwards_and_logs_no_verdict(gateways):
@@ -142,7 +169,9 @@ def test_validate_off_forwards_and_logs_no_verdict(gateways):
     assert call(plain, "good__echo", {"message": 5}).content[0].text == "echo: 5"
     assert call(plain, "good__echo", {"mesage": "typo"}).content[0].text == "echo: None"  # forwarded unchecked
     records = [r for r in export(plain, 3) if r["tool"] == "echo"][-2:]
-    assert [r["arguments"] for r in records] == [{"message": 5}, {"mesage": "typo"}] and all(r["validation"]["valid"] is None and not r["validation"]["errors"] for r in records)
+    assert [r["arguments"] for r in records] == [{"message": 5}, {"mesage": "typo"}] and all(
+        r["validation"]["valid"] is None and not r["validation"]["errors"] for r in records
+    )
 
 
 def test_restart_backoff_doubles(gateways):
@@ -169,10 +198,27 @@ def test_broken_config_is_refused_by_serve_itself(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("version: 1\nservers:\n  ok:\n    command: x\n  bad:\n    command: y\n    timeout: -1\n")
     started = time.monotonic()
-    refused = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(broken), "--port", str(free_port()),
-                              "--cassettes-dir", str(tmp_path / "cassettes")],
-                             capture_output=True, text=True, cwd=ROOT, timeout=60)
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            str(broken),
+            "--port",
+            str(free_port()),
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert refused.returncode == 2 and time.monotonic() - started < 30
     (line,) = refused.stderr.strip().splitlines()
-    assert line.startswith(f"mcpgw: {broken}:7:") and "timeout must be a positive, finite number" in line, refused.stderr
+    assert line.startswith(f"mcpgw: {broken}:7:") and "timeout must be a positive, finite number" in line, (
+        refused.stderr
+    )
     assert not (tmp_path / "cassettes").exists()  # refused before anything started or was written

@@ -29,22 +29,43 @@ def lock(slow_delay: float = SLOW, extra: str = "") -> str:
         args = ", ".join(f'"{a}"' for a in [MISBEHAVING[1], *flags])
         return f'  {name}:\n    command: "{MISBEHAVING[0]}"\n    args: [{args}]\n'
 
-    return ("version: 1\nservers:\n" + entry("fast") + entry("slow", "--start-delay", str(slow_delay))
-            + entry("no_templates", "--resources-without-templates") + extra)
+    return (
+        "version: 1\nservers:\n"
+        + entry("fast")
+        + entry("slow", "--start-delay", str(slow_delay))
+        + entry("no_templates", "--resources-without-templates")
+        + extra
+    )
 
 
 def serve_args(tmp_path: Path, config: str, *extra: str) -> list[str]:
     path = tmp_path / "servers.lock.yaml"
     path.write_text(config)
-    return [sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(path), "--cassettes-dir",
-            str(tmp_path / "cassettes"), "--cassette", "gate", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "mcpgw.cli",
+        "serve",
+        "--config",
+        str(path),
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        "--cassette",
+        "gate",
+        *extra,
+    ]
 
 
 def start_http(tmp_path: Path, config: str, *extra: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     log = open(tmp_path / "gateway.log", "w")
-    process = subprocess.Popen(serve_args(tmp_path, config, "--port", str(port), *extra), cwd=ROOT,
-                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        serve_args(tmp_path, config, "--port", str(port), *extra),
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -97,8 +118,9 @@ def test_http_lists_wait_for_every_first_start(tmp_path, mode):
 
 @pytest.mark.parametrize("mode", ERAS)
 def test_stdio_first_list_is_complete(tmp_path, mode):
-    params = StdioServerParameters(command=sys.executable, args=serve_args(tmp_path, lock(), "--stdio")[1:],
-                                   cwd=str(ROOT), env=dict(os.environ))
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args(tmp_path, lock(), "--stdio")[1:], cwd=str(ROOT), env=dict(os.environ)
+    )
     tools, _ = run(lambda: first_list(params, mode))
     assert {"fast__echo", "slow__echo", "no_templates__echo"} <= set(tools)
 
@@ -133,7 +155,12 @@ def test_ctrl_c_during_start_up_exits_promptly_and_a_second_one_forces(tmp_path)
 def test_per_server_endpoint_waits_for_its_server_then_says_why(tmp_path):
     """A call on /servers/slow/mcp sent while slow is still starting waits for it (without the wait it
     would fail: a starting server is not available); past --ready-timeout it names the server and its state."""
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "late"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": "late"}},
+    }
     headers = {"accept": "application/json", "content-type": "application/json"}
     process, base = start_http(tmp_path, lock())
     try:
@@ -146,8 +173,12 @@ def test_per_server_endpoint_waits_for_its_server_then_says_why(tmp_path):
     (tmp_path / "t").mkdir()
     process, base = start_http(tmp_path / "t", lock(slow_delay=60), "--ready-timeout", "2")
     try:
-        listed = httpx.post(base + "/servers/slow/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-                            headers=headers, timeout=60).json()
+        listed = httpx.post(
+            base + "/servers/slow/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers=headers,
+            timeout=60,
+        ).json()
     finally:
         stop(process)
     assert listed["error"]["message"] == "server 'slow': not available (starting: no reason given)", listed
@@ -163,5 +194,7 @@ def test_start_up_says_which_servers_it_still_waits_for(tmp_path):
     finally:
         stop(process)
     log = (tmp_path / "gateway.log").read_text()
-    assert ("mcpgw: waiting for 1 of 3 server(s) to start after 5s: slow (lists wait for them, at most "
-            "--ready-timeout 180s)") in log, log
+    assert (
+        "mcpgw: waiting for 1 of 3 server(s) to start after 5s: slow (lists wait for them, at most "
+        "--ready-timeout 180s)"
+    ) in log, log

@@ -32,8 +32,9 @@ async def list_and_convert_over_stdio(params: StdioServerParameters, era: str) -
     with anyio.fail_after(120):
         async with Client(params, mode=era) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
-            result = await client.call_tool("convert_time", {
-                "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+            result = await client.call_tool(
+                "convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+            )
             return tools, json.loads(result.content[0].text)["target"]["datetime"]
 
 
@@ -78,7 +79,9 @@ def test_sdk_client_lists_and_calls_every_server(real_gateway, mode):
             async with Client(real_gateway.url + "?run=e2e-" + mode, mode=mode) as client:
                 names = [t.name for t in (await client.list_tools()).tools]
                 echo = await client.call_tool("everything__echo", {"message": "through the gateway"})
-                read = await client.call_tool("filesystem__read_text_file", {"path": str(real_gateway.fs_root / "hello.txt")})
+                read = await client.call_tool(
+                    "filesystem__read_text_file", {"path": str(real_gateway.fs_root / "hello.txt")}
+                )
                 now = await client.call_tool("time__get_current_time", {"timezone": "Europe/Paris"})
                 return names, echo, read, now
 
@@ -106,7 +109,9 @@ def test_resources_prompts_and_progress_of_server_everything(real_gateway, mode)
                 prompts = (await client.list_prompts()).prompts
                 prompt = await client.get_prompt("everything__args-prompt", {"city": "Paris", "state": "Texas"})
                 done = await client.call_tool(
-                    "everything__trigger-long-running-operation", {"duration": 1, "steps": 3}, progress_callback=on_progress
+                    "everything__trigger-long-running-operation",
+                    {"duration": 1, "steps": 3},
+                    progress_callback=on_progress,
                 )
                 return resources, content, templates, prompts, prompt, done
 
@@ -131,12 +136,15 @@ def test_a_runs_calls_sent_at_once_by_a_2026_client_are_each_answered_and_record
     async def go():
         with anyio.fail_after(60):
             async with Client(gateway.url + "?run=at-once", mode="2026-07-28") as client:
+
                 async def one(label: str, name: str, arguments: dict) -> None:
                     result = await client.call_tool(name, arguments)
                     results[label] = result.content[0].text
 
                 async with anyio.create_task_group() as round_:
-                    round_.start_soon(one, "long", "everything__trigger-long-running-operation", {"duration": 1, "steps": 1})
+                    round_.start_soon(
+                        one, "long", "everything__trigger-long-running-operation", {"duration": 1, "steps": 1}
+                    )
                     await anyio.sleep(0.3)
                     round_.start_soon(one, "echo", "everything__echo", {"message": "meanwhile"})
 
@@ -157,7 +165,9 @@ def test_mcp_inspector_cli_lists_and_calls(real_gateway):
     assert "time__convert_time" in names and "filesystem__list_directory" in names
     called = subprocess.run(
         [*base, "--method", "tools/call", "--tool-name", "everything__get-sum", "--tool-arg", "a=2", "b=40"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert called.returncode == 0, called.stderr
     assert "42" in json.loads(called.stdout)["content"][0]["text"]
@@ -206,8 +216,20 @@ def test_stdio_front_for_desktop_style_clients(tmp_path):
     config.write_text(reference_config(tmp_path))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcpgw.cli", "serve", "--stdio", "--config", str(config), "--servers", "time",
-              "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "stdio"],
+        args=[
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--stdio",
+            "--config",
+            str(config),
+            "--servers",
+            "time",
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            "--cassette",
+            "stdio",
+        ],
         cwd=str(ROOT),
         env=dict(os.environ),  # as a desktop config's "env" would; uvx needs the registry settings
     )
@@ -231,14 +253,18 @@ def test_logging_subscriptions_and_completion_pass_through(real_gateway):
 
     async def go():
         with anyio.fail_after(90):
-            async with Client(real_gateway.url, mode="legacy", logging_callback=on_log, message_handler=on_message) as client:
+            async with Client(
+                real_gateway.url, mode="legacy", logging_callback=on_log, message_handler=on_message
+            ) as client:
                 await client.set_logging_level("debug")
                 await client.call_tool("everything__toggle-simulated-logging", {})
                 uri = (await client.list_resources()).resources[0].uri
                 await client.subscribe_resource(uri)
                 await client.call_tool("everything__toggle-subscriber-updates", {})
-                completion = await client.complete(PromptReference(type="ref/prompt", name="everything__completable-prompt"),
-                                                   {"name": "department", "value": "Eng"})
+                completion = await client.complete(
+                    PromptReference(type="ref/prompt", name="everything__completable-prompt"),
+                    {"name": "department", "value": "Eng"},
+                )
                 while not (logs and updates):
                     await anyio.sleep(0.2)
                 await client.call_tool("everything__toggle-simulated-logging", {})
@@ -255,22 +281,40 @@ def test_elicitation_roots_and_sampling_are_relayed_to_the_calling_client(real_g
     from mcp_types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 
     async def elicit(ctx, params):
-        return ElicitResult(action="accept", content={"name": "Ada", "check": True, "email": "ada@example.org",
-                                                      "integer": 3, "number": 1.5, "favoriteColor": "blue"})
+        return ElicitResult(
+            action="accept",
+            content={
+                "name": "Ada",
+                "check": True,
+                "email": "ada@example.org",
+                "integer": 3,
+                "number": 1.5,
+                "favoriteColor": "blue",
+            },
+        )
 
     async def roots(ctx):
         return ListRootsResult(roots=[Root(uri="file:///tmp/relayed-root", name="relayed")])
 
     async def sample(ctx, params):
-        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="sampled through mcpgw"), model="t")
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text="sampled through mcpgw"), model="t"
+        )
 
     async def go():
         with anyio.fail_after(60):
-            async with Client(real_gateway.url, mode="legacy", elicitation_callback=elicit, list_roots_callback=roots,
-                              sampling_callback=sample) as client:
+            async with Client(
+                real_gateway.url,
+                mode="legacy",
+                elicitation_callback=elicit,
+                list_roots_callback=roots,
+                sampling_callback=sample,
+            ) as client:
                 elicited = await client.call_tool("everything__trigger-elicitation-request", {})
                 listed = await client.call_tool("everything__get-roots-list", {})
-                sampled = await client.call_tool("everything__trigger-sampling-request", {"prompt": "hello", "maxTokens": 20})
+                sampled = await client.call_tool(
+                    "everything__trigger-sampling-request", {"prompt": "hello", "maxTokens": 20}
+                )
                 return elicited, listed, sampled
 
     elicited, listed, sampled = run(go)

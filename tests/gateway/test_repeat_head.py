@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 import re
-import socket
 import time
 
 import pytest
@@ -20,9 +19,16 @@ from mcpgw.gateway.http.repeat_head import RepeatHead
 from tests.conftest import start_gateway, stop_gateway
 from tests.gateway.test_hot_lane import CONFIG, call, open_session, request
 
-HEAD = (b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 12\r\n"
-        b"mcp-session-id: abc\r\n\r\n")
-HEADERS = [(b"host", b"x"), (b"content-type", b"application/json"), (b"content-length", b"12"), (b"mcp-session-id", b"abc")]
+HEAD = (
+    b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 12\r\n"
+    b"mcp-session-id: abc\r\n\r\n"
+)
+HEADERS = [
+    (b"host", b"x"),
+    (b"content-type", b"application/json"),
+    (b"content-length", b"12"),
+    (b"mcp-session-id", b"abc"),
+]
 
 
 def template() -> RepeatHead:
@@ -45,34 +51,45 @@ def test_a_repeated_head_is_matched_with_its_own_length_and_body():
     assert repeat.match(head_only)[1:] == (body_at, end)
 
 
-@pytest.mark.parametrize("data", [
-    with_length(b"{}", b"02"),  # a leading zero
-    with_length(b"{}", b"+2"),
-    with_length(b"{}", b" 2"),
-    with_length(b"{}", "\u0662".encode()),  # a digit, but not ASCII
-    with_length(b"{}", b"1" * 13),
-    with_length(b"{}").replace(b"host: x", b"host: y"),
-    with_length(b"{}").replace(b"\r\n\r\n", b"\r\nx: 1\r\n\r\n"),
-    with_length(b"{}").replace(b"content-type", b"Content-Type"),
-    with_length(b"{}")[:30],  # half a head
-    b"GET" + with_length(b"{}")[4:],
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        with_length(b"{}", b"02"),  # a leading zero
+        with_length(b"{}", b"+2"),
+        with_length(b"{}", b" 2"),
+        with_length(b"{}", "\u0662".encode()),  # a digit, but not ASCII
+        with_length(b"{}", b"1" * 13),
+        with_length(b"{}").replace(b"host: x", b"host: y"),
+        with_length(b"{}").replace(b"\r\n\r\n", b"\r\nx: 1\r\n\r\n"),
+        with_length(b"{}").replace(b"content-type", b"Content-Type"),
+        with_length(b"{}")[:30],  # half a head
+        b"GET" + with_length(b"{}")[4:],
+    ],
+)
 def test_anything_but_the_same_head_is_left_to_the_parser(data):
     assert template().match(data) is None
 
 
-@pytest.mark.parametrize("head, headers, length", [
-    (HEAD, HEADERS, 13),  # the digits are not the body's length
-    (HEAD.replace(b"\r\n\r\n", b"\r\ncontent-length: 12\r\n\r\n"), HEADERS + [(b"content-length", b"12")], 12),
-    (HEAD.replace(b"\r\n\r\n", b"\r\ntransfer-encoding: chunked\r\n\r\n"), HEADERS + [(b"transfer-encoding", b"chunked")], 12),
-    (HEAD.replace(b"length: 12", b"length: 12 "), HEADERS, 12),  # what the parser read is not these bytes
-    (HEAD[:-2], HEADERS, 12),  # not a whole head
-])
+@pytest.mark.parametrize(
+    "head, headers, length",
+    [
+        (HEAD, HEADERS, 13),  # the digits are not the body's length
+        (HEAD.replace(b"\r\n\r\n", b"\r\ncontent-length: 12\r\n\r\n"), HEADERS + [(b"content-length", b"12")], 12),
+        (
+            HEAD.replace(b"\r\n\r\n", b"\r\ntransfer-encoding: chunked\r\n\r\n"),
+            HEADERS + [(b"transfer-encoding", b"chunked")],
+            12,
+        ),
+        (HEAD.replace(b"length: 12", b"length: 12 "), HEADERS, 12),  # what the parser read is not these bytes
+        (HEAD[:-2], HEADERS, 12),  # not a whole head
+    ],
+)
 def test_a_head_that_could_be_misread_is_not_kept(head, headers, length):
     assert RepeatHead.of(head, length, b"/mcp", headers, True) is None
 
 
 # The fuzzer: what each gateway sends back on one connection for the same bytes.
+
 
 def transcript(url: str, writes_for) -> bytes:
     """Everything the gateway sends back on one session's connection for the writes `writes_for(host, session)`
@@ -90,7 +107,7 @@ def transcript(url: str, writes_for) -> bytes:
     while True:
         try:
             chunk = sock.recv(1 << 16)
-        except (socket.timeout, ConnectionResetError):
+        except (TimeoutError, ConnectionResetError):
             break
         if not chunk:
             received += b"<closed>"
@@ -102,35 +119,54 @@ def transcript(url: str, writes_for) -> bytes:
 
 def mutated(rng: random.Random, host: str, session: str, number: int) -> list[tuple[bytes, float]]:
     """One case: a few requests repeating one head, one of them changed; returned as writes and pauses."""
-    requests = [request(host, call(number * 10 + i, "every__echo", {"message": f"m{i}-" + "x" * rng.randrange(40)}),
-                        session) for i in range(4)]
+    requests = [
+        request(host, call(number * 10 + i, "every__echo", {"message": f"m{i}-" + "x" * rng.randrange(40)}), session)
+        for i in range(4)
+    ]
     target = rng.randrange(1, 4)  # the first one makes the head kept; a later one is changed
     data = requests[target]
     head_end = data.index(b"\r\n\r\n")
-    kind = rng.choice(["split", "split", "pipeline", "length-zero-padded", "length-short", "header-added",
-                       "header-case", "byte-flip", "chunked", "length-spaces", "body-trailing"])
+    kind = rng.choice(
+        [
+            "split",
+            "split",
+            "pipeline",
+            "length-zero-padded",
+            "length-short",
+            "header-added",
+            "header-case",
+            "byte-flip",
+            "chunked",
+            "length-spaces",
+            "body-trailing",
+        ]
+    )
     if kind == "pipeline":
-        requests[target:target + 2] = [data + requests[target + 1] if target + 1 < len(requests) else data + data]
+        requests[target : target + 2] = [data + requests[target + 1] if target + 1 < len(requests) else data + data]
     elif kind == "length-zero-padded":
         requests[target] = data.replace(b"content-length: ", b"content-length: 0", 1)
     elif kind == "length-short":
-        requests[target] = re.sub(rb"content-length: (\d+)", lambda m: b"content-length: %d" % (int(m.group(1)) - 3), data, count=1)
+        requests[target] = re.sub(
+            rb"content-length: (\d+)", lambda m: b"content-length: %d" % (int(m.group(1)) - 3), data, count=1
+        )
     elif kind == "header-added":
         requests[target] = data[:head_end] + b"\r\nx-extra: 1" + data[head_end:]
     elif kind == "header-case":
         requests[target] = data.replace(b"content-type", b"Content-Type", 1)
     elif kind == "byte-flip":
         at = rng.randrange(len(data))
-        requests[target] = data[:at] + bytes([data[at] ^ (1 << rng.randrange(7))]) + data[at + 1:]
+        requests[target] = data[:at] + bytes([data[at] ^ (1 << rng.randrange(7))]) + data[at + 1 :]
     elif kind == "chunked":
-        body = data[head_end + 4:]
+        body = data[head_end + 4 :]
         head = re.sub(rb"content-length: \d+", b"transfer-encoding: chunked", data[:head_end])
         requests[target] = head + b"\r\n\r\n" + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
     elif kind == "length-spaces":
         requests[target] = data.replace(b"content-length: ", b"content-length:   ", 1)
     elif kind == "body-trailing":
-        requests[target] = re.sub(rb"content-length: (\d+)", lambda m: b"content-length: %d" % (int(m.group(1)) + 2), data,
-                                  count=1) + b"\r\n"
+        requests[target] = (
+            re.sub(rb"content-length: (\d+)", lambda m: b"content-length: %d" % (int(m.group(1)) + 2), data, count=1)
+            + b"\r\n"
+        )
     writes: list[tuple[bytes, float]] = []
     for data in requests:
         if kind == "split" or rng.random() < 0.3:  # cut in pieces at any byte: reads that end mid-head, mid-body
@@ -151,8 +187,12 @@ def test_a_byte_level_fuzzer_finds_no_difference_between_the_lane_and_the_parser
         gateways[lane] = start_gateway(tmp_path / lane, CONFIG, "--mode", "live", "--validate", "enforce")
     try:
         for number in range(24):
-            seen = {lane: transcript(gateway.url, lambda host, session: mutated(random.Random(number), host, session, number))
-                    for lane, gateway in gateways.items()}
+            seen = {
+                lane: transcript(
+                    gateway.url, lambda host, session: mutated(random.Random(number), host, session, number)
+                )
+                for lane, gateway in gateways.items()
+            }
             assert seen["on"] == seen["off"], f"case {number}:\n{seen['on']!r}\n{seen['off']!r}"
         lane = gateways["on"].status()["hot_lane"]
         assert lane["repeated_heads"] >= 10, lane  # the repeated path was taken, and compared
@@ -168,6 +208,7 @@ def test_a_client_sending_head_and_body_apart_gets_its_head_kept(tmp_path):
     lane took is kept from a read that held only the head, and every later request is read as its repeat."""
     gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
     try:
+
         def apart(host: str, session: str) -> list[tuple[bytes, float]]:
             writes = []
             for i in range(5):
@@ -193,14 +234,20 @@ def test_a_held_body_later_than_the_wait_goes_the_parsers_way_though_a_quick_one
     gateway = start_gateway(tmp_path, CONFIG, "--mode", "live")
     wait = hot_protocol.HOT_BODY_WAIT
     try:
+
         def late(host: str, session: str) -> list[tuple[bytes, float]]:
-            first, quick, slow = (request(host, call(i, "every__echo", {"message": f"late {i}"}), session) for i in (1, 2, 3))
+            first, quick, slow = (
+                request(host, call(i, "every__echo", {"message": f"late {i}"}), session) for i in (1, 2, 3)
+            )
             cut = quick.index(b"\r\n\r\n") + 4
             slow_cut = slow.index(b"\r\n\r\n") + 4
-            return [(first, 0.2),  # its head is kept
-                    (quick[:cut], 0.05), (quick[cut:], 0.3 * wait),  # held, then in time: arms the check, left armed
-                    (slow[:slow_cut], 1.6 * wait),  # held while the check fires (too early for it) and fires again
-                    (slow[slow_cut:], 0.3)]
+            return [
+                (first, 0.2),  # its head is kept
+                (quick[:cut], 0.05),
+                (quick[cut:], 0.3 * wait),  # held, then in time: arms the check, left armed
+                (slow[:slow_cut], 1.6 * wait),  # held while the check fires (too early for it) and fires again
+                (slow[slow_cut:], 0.3),
+            ]
 
         before = gateway.status()["hot_lane"]["repeated_heads"]
         seen = transcript(gateway.url, late)

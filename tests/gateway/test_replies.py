@@ -12,19 +12,21 @@ from typing import Any
 import anyio
 import pytest
 
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.recording_upstream import RecordingUpstream
+from mcpgw.cassette.redaction import Redactor
 from mcpgw.gateway.errors.tree import GatewayError, ReplayMiss, UpstreamRejected
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream, Upstream
 from mcpgw.lock.config import ServerSpec
-from mcpgw.cassette.cassette import Cassette
-from mcpgw.cassette.redaction import Redactor
 from mcpgw.replay.cassette_upstream import CassetteUpstream
-from mcpgw.cassette.recording_upstream import RecordingUpstream
 
-CATALOG = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "calc", "version": "1"}},
-                        tools=[{"name": "half", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}])
+CATALOG = ServerCatalog(
+    {"capabilities": {"tools": {}}, "serverInfo": {"name": "calc", "version": "1"}},
+    tools=[{"name": "half", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}],
+)
 
 
 def calc(name: str = "calc") -> HandlerUpstream:
@@ -62,7 +64,9 @@ def recorded(tmp_path: Path, numbers: list[int]) -> tuple[list[dict[str, Any]], 
     """Record `numbers` live: the call-log records, and the cassette's entries."""
     cassette = Cassette(tmp_path / "c")
     try:
-        records = calls(RecordingUpstream(calc(), cassette, tracked=False, redact=Redactor([]), lock_digest="d"), numbers)
+        records = calls(
+            RecordingUpstream(calc(), cassette, tracked=False, redact=Redactor([]), lock_digest="d"), numbers
+        )
         return records, cassette.load().by_server["calc"]
     finally:
         cassette.close()
@@ -73,7 +77,13 @@ def facts(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 def test_call_options_carry_only_what_the_caller_asks():
-    assert [f.name for f in dataclasses.fields(CallOptions)] == ["timeout", "max_timeout", "on_progress", "relay", "lane"]
+    assert [f.name for f in dataclasses.fields(CallOptions)] == [
+        "timeout",
+        "max_timeout",
+        "on_progress",
+        "relay",
+        "lane",
+    ]
 
 
 def test_record_mode_says_live_and_the_key_each_answer_and_error_is_recorded_under(tmp_path):
@@ -102,8 +112,12 @@ def test_hybrid_answers_a_miss_live_under_the_replay_key(tmp_path):
         taken = cassette.load().by_server["calc"]
     finally:
         cassette.close()
-    assert facts(records) == [("ok", "recorded", True), ("ok", "live", True), ("upstream_error", "live", True),
-                              ("ok", "live", True)]
+    assert facts(records) == [
+        ("ok", "recorded", True),
+        ("ok", "live", True),
+        ("upstream_error", "live", True),
+        ("ok", "live", True),
+    ]
     # each miss answered live is recorded under the key replay gave it, the error too
     assert [r["cassette_key"] for r in records[1:]] == [e["key"] for e in taken]
     assert [bool(e.get("error")) for e in taken] == [False, True, False]

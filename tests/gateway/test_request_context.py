@@ -13,8 +13,10 @@ def scope(headers=(), query=b""):
 
 
 def test_session_version_and_run_come_from_one_reading_of_the_headers():
-    s = scope([(b"mcp-session-id", b"abc"), (b"mcp-protocol-version", b"2025-11-25"), (b"x-run-id", b"from-header")],
-              query=b"run=from-query&x=1")
+    s = scope(
+        [(b"mcp-session-id", b"abc"), (b"mcp-protocol-version", b"2025-11-25"), (b"x-run-id", b"from-header")],
+        query=b"run=from-query&x=1",
+    )
     ctx = context_of(s)
     assert (ctx.session_id, ctx.protocol_version, ctx.modern, ctx.run) == ("abc", "2025-11-25", False, "from-query")
     assert ctx.caller == "session-abc"
@@ -31,7 +33,11 @@ def test_the_cookie_names_a_client_only_when_well_formed():
     good = context_of(scope([(b"cookie", b"a=1; mcpgw-client=abcdef0123456789")]))
     bad = context_of(scope([(b"cookie", b"mcpgw-client=../../etc")]))
     split = context_of(scope([(b"cookie", b"a=1"), (b"cookie", b"mcpgw-client=0123456789abcdef")]))
-    assert (good.cookie_identity, bad.cookie_identity, split.cookie_identity) == ("abcdef0123456789", None, "0123456789abcdef")
+    assert (good.cookie_identity, bad.cookie_identity, split.cookie_identity) == (
+        "abcdef0123456789",
+        None,
+        "0123456789abcdef",
+    )
     assert bad.caller == "anonymous"
     bad.client = "0123456789abcdef"
     assert bad.caller == "client-0123456789abcdef"

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import anyio
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.lock.config import ServerSpec
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.gateway.mcp_server import build_server
 from mcpgw.gateway.routing.router import Router
 from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream
+from mcpgw.lock.config import ServerSpec
 from mcpgw.recorder.calllog import CallLog, iter_calls
-from mcpgw.cassette.store import CassetteStore
 from tests.gateway.test_bad_input import run
 
 
@@ -88,6 +90,7 @@ def test_call_log_records(tmp_path, mode):
 
 def test_own_work_per_call_leaves_out_the_wait_on_the_upstream(tmp_path):
     """/status's own_work_us: one sample per tools/call (refused ones too), each the call's time less its upstream's."""
+
     async def slow(method, params):
         await anyio.sleep(0.2)
         return await answer(method, params)
@@ -168,8 +171,12 @@ def test_bare_naming_in_front_of_one_server_passes_unknown_names_to_it(tmp_path)
 
     spec = ServerSpec("alpha", "stdio", "x")
     store = CassetteStore(tmp_path / "c")
-    router = Router([spec], {"alpha": HandlerUpstream("alpha", server, make_catalog(["add"]))},
-                    Settings(naming="bare"), CallLog(store))
+    router = Router(
+        [spec],
+        {"alpha": HandlerUpstream("alpha", server, make_catalog(["add"]))},
+        Settings(naming="bare"),
+        CallLog(store),
+    )
 
     async def fn(client):
         names = [t.name for t in (await client.list_tools()).tools]
@@ -197,7 +204,7 @@ def test_bare_naming_in_front_of_one_server_passes_unknown_names_to_it(tmp_path)
 def test_call_log_stamps_are_datetimes_isoformat_to_the_millisecond():
     """The stamps reuse the formatted second; they must be the text datetime would give, at every edge."""
     import random
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from mcpgw.gateway.routing.tool_calls import _iso
 
@@ -208,7 +215,7 @@ def test_call_log_stamps_are_datetimes_isoformat_to_the_millisecond():
     # Runs of stamps a tenth of a millisecond apart, as a call's two are: the last millisecond's text reused.
     stamps += [base + k * 0.0001 for base in (1795456338.9985, 1795456339.0004995, 2.0) for k in range(40)]
     for ts in stamps:
-        assert _iso(ts) == datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds"), ts
+        assert _iso(ts) == datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds"), ts
 
 
 def test_the_router_is_complete_at_construction_and_hears_its_upstreams_from_then_on():
@@ -221,8 +228,15 @@ def test_the_router_is_complete_at_construction_and_hears_its_upstreams_from_the
 
     events = UpstreamEvents()
     upstreams = {"alpha": HandlerUpstream("alpha", answer, make_catalog(["add"]))}
-    router = Router([ServerSpec("alpha", "stdio", "x")], upstreams, Settings(), None, events=events,
-                    recording="cassettes/c", trace_calls=lambda record, params: params)
+    router = Router(
+        [ServerSpec("alpha", "stdio", "x")],
+        upstreams,
+        Settings(),
+        None,
+        events=events,
+        recording="cassettes/c",
+        trace_calls=lambda record, params: params,
+    )
     assert router.upstreams is upstreams and router.recording == "cassettes/c" and router.trace_calls is not None
     heard: list = []
 
@@ -240,8 +254,10 @@ def test_the_router_is_complete_at_construction_and_hears_its_upstreams_from_the
         await events.catalog_changed("alpha", "all")
 
     anyio.run(go)
-    assert heard == [("notifications/message", {"level": "info", "data": "hi", "logger": "alpha"}),
-                     ("notifications/tools/list_changed", None)]
+    assert heard == [
+        ("notifications/message", {"level": "info", "data": "hi", "logger": "alpha"}),
+        ("notifications/tools/list_changed", None),
+    ]
     assert [type(event) for event in published] == [ToolsListChanged]
     assert list(router.catalog.tools) == ["add"]  # one server: bare names
     with pytest.raises(RuntimeError):  # one listener: the router built with them

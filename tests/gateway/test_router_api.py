@@ -53,22 +53,36 @@ def answers(base: str) -> dict:
     out["server"] = post(base, "/v1/get-server", {"name": "memory", "author_name": "modelcontextprotocol"}).json()
     out["tools"] = post(base, "/v1/list-tools", {"server": "memory"}).json()
     out["time_tools"] = post(base, "/v1/list-tools", {"server": "Time"}).json()  # the title works as the key too
-    out["create"] = post(base, "/v1/call-tool", {"server": "memory", "name": "create_entities", "arguments": ADA}, "rA").json()
+    out["create"] = post(
+        base, "/v1/call-tool", {"server": "memory", "name": "create_entities", "arguments": ADA}, "rA"
+    ).json()
     out["graph"] = post(base, "/v1/call-tool", {"server": "memory", "name": "read_graph", "arguments": {}}, "rA").json()
-    out["convert"] = post(base, "/v1/call-tool", {"server": "time", "name": "convert_time", "arguments": {
-        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}}, "rA").json()
-    out["unknown_tool"] = post(base, "/v1/call-tool", {"server": "memory", "name": "read_graf", "arguments": {}}, "rA").json()
+    out["convert"] = post(
+        base,
+        "/v1/call-tool",
+        {
+            "server": "time",
+            "name": "convert_time",
+            "arguments": {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+        },
+        "rA",
+    ).json()
+    out["unknown_tool"] = post(
+        base, "/v1/call-tool", {"server": "memory", "name": "read_graf", "arguments": {}}, "rA"
+    ).json()
     return out
 
 
 def through_mcp(url: str, run_id: str) -> list[str]:
     """create_entities then read_graph through /mcp with the SDK client: the texts it gets."""
+
     async def go():
         with anyio.fail_after(60):
             async with Client(f"{url}?run={run_id}", mode="legacy") as client:
                 created = await client.call_tool("memory__create_entities", ADA)
                 graph = await client.call_tool("memory__read_graph", {})
                 return [created.content[0].text, graph.content[0].text]
+
     return run(go)
 
 
@@ -79,7 +93,6 @@ def through_api(base: str, run: str) -> list[str]:
         assert answer["code"] == 0, answer
         texts.append(answer["data"]["content"][0]["text"])
     return texts
-
 
 
 def test_the_four_calls_record_then_replay_with_no_server_process(tmp_path, monkeypatch):
@@ -96,8 +109,18 @@ def test_the_four_calls_record_then_replay_with_no_server_process(tmp_path, monk
     rows = {row["server_key"]: row for row in servers["data"]["servers"]}
     assert sorted(rows) == ["memory", "time"]
     assert rows["memory"]["title"] == "Memory" and rows["memory"]["author_name"] == "modelcontextprotocol"
-    assert set(rows["time"]) == {"created_at", "updated_at", "deleted_at", "name", "author_name", "title", "description",
-                                 "content", "server_key", "config_name"}  # mcprouter's model.Server, field for field
+    assert set(rows["time"]) == {
+        "created_at",
+        "updated_at",
+        "deleted_at",
+        "name",
+        "author_name",
+        "title",
+        "description",
+        "content",
+        "server_key",
+        "config_name",
+    }  # mcprouter's model.Server, field for field
     assert recorded["server"]["data"] == rows["memory"]
     names = {t["name"] for t in recorded["tools"]["data"]["tools"]}
     assert {"create_entities", "read_graph", "search_nodes"} <= names and not any("__" in n for n in names)
@@ -110,8 +133,10 @@ def test_the_four_calls_record_then_replay_with_no_server_process(tmp_path, monk
 
     logged = [c for c in iter_calls(gateway.cassettes / "test") if c["run_id"] == "rA"]
     assert [(c["endpoint"], c["server"], c["tool"], c["source"]) for c in logged[:3]] == [
-        ("/v1/call-tool", "memory", "create_entities", "live"), ("/v1/call-tool", "memory", "read_graph", "live"),
-        ("/v1/call-tool", "time", "convert_time", "live")]
+        ("/v1/call-tool", "memory", "create_entities", "live"),
+        ("/v1/call-tool", "memory", "read_graph", "live"),
+        ("/v1/call-tool", "time", "convert_time", "live"),
+    ]
     assert logged[3]["outcome"] == "rejected" and logged[3]["endpoint"] == "/v1/call-tool"
 
     monkeypatch.setenv("PATH", "/nonexistent")  # nothing could start npx or uvx now
@@ -120,8 +145,12 @@ def test_the_four_calls_record_then_replay_with_no_server_process(tmp_path, monk
         assert answers(replay.base) == recorded
         assert through_api(replay.base, "rB") == mcp_then  # recorded through /mcp
         assert through_mcp(replay.url, "rC") == api_then  # recorded through the API
-        missed = post(replay.base, "/v1/call-tool", {"server": "memory", "name": "search_nodes",
-                                                     "arguments": {"query": "Ada"}}, "rA").json()
+        missed = post(
+            replay.base,
+            "/v1/call-tool",
+            {"server": "memory", "name": "search_nodes", "arguments": {"query": "Ada"}},
+            "rA",
+        ).json()
         assert missed["code"] == -1 and "replay" in missed["message"].lower(), missed  # never recorded: a miss, said
     finally:
         stop_gateway(replay)
@@ -133,24 +162,51 @@ def test_the_four_calls_record_then_replay_with_no_server_process(tmp_path, monk
 def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypatch):
     gateway = start_gateway(tmp_path, CONFIG, "--mode", "record", "--servers", "time")
     try:
-        post(gateway.base, "/v1/call-tool", {"server": "time", "name": "convert_time", "arguments": {
-            "source_timezone": "UTC", "time": "09:30", "target_timezone": "Europe/Paris"}}, "r1")
+        post(
+            gateway.base,
+            "/v1/call-tool",
+            {
+                "server": "time",
+                "name": "convert_time",
+                "arguments": {"source_timezone": "UTC", "time": "09:30", "target_timezone": "Europe/Paris"},
+            },
+            "r1",
+        )
     finally:
         stop_gateway(gateway)
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setenv("MCPGW_TEST_TOKEN", TOKEN)
     good = {"Authorization": f"Bearer {TOKEN}"}
-    bodies = {"/v1/list-servers": {}, "/v1/get-server": {"name": "time"}, "/v1/list-tools": {"server": "time"},
-              "/v1/call-tool": {"server": "time", "name": "convert_time", "arguments": {
-                  "source_timezone": "UTC", "time": "09:30", "target_timezone": "Europe/Paris"}}}
-    replay = start_gateway(tmp_path, CONFIG, "--mode", "replay", "--log-cassette", "log",
-                           "--auth-token-env", "MCPGW_TEST_TOKEN", token=TOKEN)
+    bodies = {
+        "/v1/list-servers": {},
+        "/v1/get-server": {"name": "time"},
+        "/v1/list-tools": {"server": "time"},
+        "/v1/call-tool": {
+            "server": "time",
+            "name": "convert_time",
+            "arguments": {"source_timezone": "UTC", "time": "09:30", "target_timezone": "Europe/Paris"},
+        },
+    }
+    replay = start_gateway(
+        tmp_path,
+        CONFIG,
+        "--mode",
+        "replay",
+        "--log-cassette",
+        "log",
+        "--auth-token-env",
+        "MCPGW_TEST_TOKEN",
+        token=TOKEN,
+    )
     base = replay.base
     try:
         for path in ROUTES:
             refused = post(base, path, bodies[path])
             assert refused.status_code == 401, path
-            assert refused.json() == {"code": -2, "message": "missing or wrong bearer token (Authorization: Bearer <token>)"}
+            assert refused.json() == {
+                "code": -2,
+                "message": "missing or wrong bearer token (Authorization: Bearer <token>)",
+            }
             assert post(base, path, bodies[path], Authorization="Bearer wrong-token-0000000000").status_code == 401
             assert post(base, path, bodies[path], Authorization=TOKEN).status_code == 401  # no scheme
             ok = post(base, path, bodies[path], "r1", **good)
@@ -172,21 +228,30 @@ def test_token_host_origin_and_unknown_servers_on_every_route(tmp_path, monkeypa
         (refused,) = [c for c in iter_calls(replay.cassettes / "log") if c["arguments"] == [1]]  # the agent made it
         assert refused["outcome"] == "rejected" and refused["tool"] == "convert_time" and refused["server"] == "time"
         assert refused["endpoint"] == "/v1/call-tool" and refused["validation"]["valid"] is False
-        not_json = httpx.post(base + "/v1/list-tools", content=b"{oops",
-                              headers={**good, "content-type": "application/json"}, timeout=10)
+        not_json = httpx.post(
+            base + "/v1/list-tools", content=b"{oops", headers={**good, "content-type": "application/json"}, timeout=10
+        )
         assert not_json.status_code == 400 and "not JSON" in not_json.json()["message"]
         form = httpx.post(base + "/v1/list-tools", content=b"server=time", headers=good, timeout=10)
         assert form.status_code == 415
-        deep = httpx.post(base + "/v1/list-tools", content=b"[" * 100_000 + b"]" * 100_000,
-                          headers={**good, "content-type": "application/json"}, timeout=10)
+        deep = httpx.post(
+            base + "/v1/list-tools",
+            content=b"[" * 100_000 + b"]" * 100_000,
+            headers={**good, "content-type": "application/json"},
+            timeout=10,
+        )
         assert deep.status_code == 400 and deep.json()["code"] == -1
         # Every POST body has /mcp's 4 MiB cap: mcprouter's API (in its envelope) and the model routes too.
         big = b'{"server": "' + b"x" * (5 * 1024 * 1024) + b'"}'
         for path in ("/v1/call-tool", "/v1/chat/completions", "/openai/deployments/gpt-4o/chat/completions"):
-            over = httpx.post(base + path, content=big, headers={**good, "content-type": "application/json"}, timeout=30)
+            over = httpx.post(
+                base + path, content=big, headers={**good, "content-type": "application/json"}, timeout=30
+            )
             assert over.status_code == 413 and "4194304-byte limit" in over.text, (path, over.text[:200])
         assert over.status_code == 413 and "error" in over.json()
-        over = httpx.post(base + "/v1/list-tools", content=big, headers={**good, "content-type": "application/json"}, timeout=30)
+        over = httpx.post(
+            base + "/v1/list-tools", content=big, headers={**good, "content-type": "application/json"}, timeout=30
+        )
         assert over.json()["code"] == -1
         # The model routes and unknown /v1 paths answer as before: no path is shared.
         assert httpx.post(base + "/v1/nothing-here", json={}, headers=good, timeout=10).status_code == 404

@@ -38,7 +38,11 @@ def kinds(changes: list[Change]) -> list[tuple[str, str, bool]]:
 
 def test_identical_and_reordered_schemas_have_no_changes():
     assert diff_schema(BASE, copy.deepcopy(BASE), "t") == []
-    reordered = {"required": ["value", "unit"], "properties": dict(reversed(BASE["properties"].items())), "type": "object"}
+    reordered = {
+        "required": ["value", "unit"],
+        "properties": dict(reversed(BASE["properties"].items())),
+        "type": "object",
+    }
     assert diff_schema(BASE, reordered, "t") == []
 
 
@@ -46,8 +50,10 @@ def test_identical_and_reordered_schemas_have_no_changes():
     "edit, expected",
     [
         (lambda s: s["properties"].pop("precision"), [(sd.PARAM_REMOVED, "precision", True)]),
-        (lambda s: (s["properties"].update(scale={"type": "number"}), s["required"].append("scale")),
-         [(sd.PARAM_ADDED_REQUIRED, "scale", True)]),
+        (
+            lambda s: (s["properties"].update(scale={"type": "number"}), s["required"].append("scale")),
+            [(sd.PARAM_ADDED_REQUIRED, "scale", True)],
+        ),
         (lambda s: s["properties"].update(scale={"type": "number"}), [(sd.PARAM_ADDED_OPTIONAL, "scale", False)]),
         (lambda s: s["required"].append("precision"), [(sd.NOW_REQUIRED, "precision", True)]),
         (lambda s: s["required"].remove("unit"), [(sd.NOW_OPTIONAL, "unit", False)]),
@@ -69,11 +75,17 @@ def test_identical_and_reordered_schemas_have_no_changes():
         (lambda s: s["properties"]["tags"].update(uniqueItems=True), [(sd.CONSTRAINT_NARROWED, "tags", True)]),
         (lambda s: s["properties"]["precision"].update(default=3), [(sd.DEFAULT_CHANGED, "precision", False)]),
         (lambda s: s["properties"]["value"].update(description="how much"), [(sd.DESCRIPTION_CHANGED, "value", False)]),
-        (lambda s: s["properties"]["value"].update(title="Value", examples=[3]), [(sd.DESCRIPTION_CHANGED, "value", False)]),
+        (
+            lambda s: s["properties"]["value"].update(title="Value", examples=[3]),
+            [(sd.DESCRIPTION_CHANGED, "value", False)],
+        ),
         (lambda s: s.update(additionalProperties=False), [(sd.EXTRA_CLOSED, "", True)]),
         (lambda s: s.update(additionalProperties=True), []),
         (lambda s: s["properties"]["value"].update(format="float"), [(sd.CONSTRAINT_NARROWED, "value", True)]),
-        (lambda s: s["properties"]["value"].update(dependentRequired={"a": ["b"]}), [(sd.SCHEMA_CHANGED, "value", True)]),
+        (
+            lambda s: s["properties"]["value"].update(dependentRequired={"a": ["b"]}),
+            [(sd.SCHEMA_CHANGED, "value", True)],
+        ),
     ],
 )
 def test_parameter_changes(edit, expected):
@@ -85,10 +97,14 @@ def test_parameter_changes(edit, expected):
     [
         (lambda s: s["properties"]["options"]["properties"].pop("trace"), [(sd.PARAM_REMOVED, "options.trace", True)]),
         (lambda s: s["properties"]["options"]["required"].append("trace"), [(sd.NOW_REQUIRED, "options.trace", True)]),
-        (lambda s: s["properties"]["options"]["properties"]["mode"].update(enum=["fast"]),
-         [(sd.ENUM_NARROWED, "options.mode", True)]),
-        (lambda s: s["properties"]["options"]["properties"].update(level={"type": "integer"}),
-         [(sd.PARAM_ADDED_OPTIONAL, "options.level", False)]),
+        (
+            lambda s: s["properties"]["options"]["properties"]["mode"].update(enum=["fast"]),
+            [(sd.ENUM_NARROWED, "options.mode", True)],
+        ),
+        (
+            lambda s: s["properties"]["options"]["properties"].update(level={"type": "integer"}),
+            [(sd.PARAM_ADDED_OPTIONAL, "options.level", False)],
+        ),
         (lambda s: s["properties"]["tags"]["items"].update(type="integer"), [(sd.TYPE_CHANGED, "tags[]", True)]),
         (lambda s: s["properties"]["tags"]["items"].update(maxLength=10), [(sd.CONSTRAINT_NARROWED, "tags[]", True)]),
         (lambda s: s["properties"]["tags"]["items"].pop("maxLength"), [(sd.CONSTRAINT_RELAXED, "tags[]", False)]),
@@ -100,7 +116,10 @@ def test_nested_objects_and_arrays(edit, expected):
 
 def test_optional_union_folds_into_its_type():
     plain = {"type": "object", "properties": {"q": {"type": "string"}}}
-    optional = {"type": "object", "properties": {"q": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}}}
+    optional = {
+        "type": "object",
+        "properties": {"q": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
+    }
     assert kinds(diff_schema(plain, optional, "t")) == [(sd.TYPE_WIDENED, "q", False), (sd.DEFAULT_CHANGED, "q", False)]
     assert kinds(diff_schema(optional, plain, "t"))[0] == (sd.TYPE_CHANGED, "q", True)
     nullable = {"type": "object", "properties": {"q": {"type": "string", "nullable": True}}}
@@ -137,15 +156,30 @@ def test_refs_are_resolved_before_comparing():
     assert diff_schema(schema(["a", "b"]), schema(["a", "b"]), "t") == []
     narrowed = kinds(diff_schema(schema(["a", "b"]), schema(["a"]), "t"))
     assert narrowed == [(sd.ENUM_NARROWED, "kind", True), (sd.ENUM_NARROWED, "other", True)]
-    inlined = {"type": "object", "properties": {"kind": {"type": "string", "enum": ["a", "b"]},
-                                                "other": {"type": "string", "enum": ["a", "b"], "description": "x"}}}
+    inlined = {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["a", "b"]},
+            "other": {"type": "string", "enum": ["a", "b"], "description": "x"},
+        },
+    }
     assert diff_schema(schema(["a", "b"]), inlined, "t") == []
 
 
 def test_recursive_refs_terminate():
-    tree = {"type": "object", "$defs": {"Node": {"type": "object", "properties": {
-        "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}, "label": {"type": "string"}}}},
-        "properties": {"root": {"$ref": "#/$defs/Node"}}}
+    tree = {
+        "type": "object",
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                    "label": {"type": "string"},
+                },
+            }
+        },
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+    }
     other = copy.deepcopy(tree)
     other["$defs"]["Node"]["properties"]["label"]["type"] = "integer"
     changes = diff_schema(tree, other, "t")
@@ -164,8 +198,9 @@ def test_boolean_and_odd_schemas():
     assert kinds(diff_schema(True, False, "t"))[0][2] is True
     assert diff_schema(True, {}, "t") == []
     assert diff_schema(None, {}, "t") == []
-    assert kinds(diff_schema({}, {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, "t")) == [
-        (sd.TYPE_CHANGED, "", True), (sd.PARAM_ADDED_REQUIRED, "a", True)]
+    assert kinds(
+        diff_schema({}, {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, "t")
+    ) == [(sd.TYPE_CHANGED, "", True), (sd.PARAM_ADDED_REQUIRED, "a", True)]
 
 
 def test_draft4_boolean_exclusive_bounds():
@@ -179,14 +214,19 @@ def test_additional_properties_schema_is_compared():
     old = {"type": "object", "additionalProperties": {"type": "string"}}
     new = {"type": "object", "additionalProperties": {"type": "integer"}}
     assert kinds(diff_schema(old, new, "t")) == [(sd.TYPE_CHANGED, "*", True)]
-    assert kinds(diff_schema({"type": "object", "additionalProperties": False}, old, "t")) == [(sd.EXTRA_OPENED, "", False)]
+    assert kinds(diff_schema({"type": "object", "additionalProperties": False}, old, "t")) == [
+        (sd.EXTRA_OPENED, "", False)
+    ]
 
 
 def test_tools_added_removed_and_described():
     old = {"a": {"description": "x", "inputSchema": BASE}, "b": {"inputSchema": {}}}
     new = {"a": {"description": "y", "inputSchema": BASE}, "c": {"inputSchema": {}}}
-    assert kinds(diff_tools(old, new)) == [(sd.TOOL_REMOVED, "", True), (sd.TOOL_ADDED, "", False),
-                                           (sd.DESCRIPTION_CHANGED, "", False)]
+    assert kinds(diff_tools(old, new)) == [
+        (sd.TOOL_REMOVED, "", True),
+        (sd.TOOL_ADDED, "", False),
+        (sd.DESCRIPTION_CHANGED, "", False),
+    ]
     assert [c.tool for c in diff_tools(old, new)] == ["b", "c", "a"]
     assert diff_tools(old, old) == []
 
@@ -202,5 +242,5 @@ def test_diff_catalogs_splits_for_drift():
 
 def test_changes_describe_themselves():
     change = changed(lambda s: s["properties"]["unit"].update(enum=["m"]))[0]
-    assert change.describe() == "convert.unit: enum narrowed (removed \"km\", \"mi\")"
+    assert change.describe() == 'convert.unit: enum narrowed (removed "km", "mi")'
     assert Change("t", sd.TOOL_REMOVED, True).describe() == "t: tool removed"

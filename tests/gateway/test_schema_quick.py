@@ -20,29 +20,43 @@ NAMES = st.sampled_from(["a", "b", "message", "n"])
 TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array"])
 
 AWKWARD = [None, True, False, 0, 1, -1, 2, 1.0, -0.0, 2.5, -2.5, 1e300, 10**30, "", "x", "y", "message", "xyzw"]
-scalars = st.one_of(st.sampled_from(AWKWARD), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    st.text(max_size=4))
-json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                            st.dictionaries(NAMES, inner, max_size=3)), max_leaves=8)
+scalars = st.one_of(
+    st.sampled_from(AWKWARD), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=4)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(NAMES, inner, max_size=3)),
+    max_leaves=8,
+)
 
 
 def schemas() -> st.SearchStrategy:
     def extend(inner: st.SearchStrategy) -> st.SearchStrategy:
-        keyword = st.fixed_dictionaries({}, optional={
-            "type": st.one_of(TYPES, st.lists(TYPES, min_size=1, max_size=3, unique=True)),
-            "properties": st.dictionaries(NAMES, inner, max_size=3),
-            "required": st.lists(NAMES, max_size=2, unique=True),
-            "additionalProperties": st.one_of(st.booleans(), inner),
-            "items": inner,
-            "enum": st.lists(st.sampled_from(["x", "y", "message", ""]), min_size=1, max_size=3, unique=True),
-            "minLength": st.integers(0, 3), "maxLength": st.integers(0, 3),
-            "minItems": st.integers(0, 2), "maxItems": st.integers(0, 2),
-            "minimum": st.one_of(st.integers(-2, 2), st.floats(-2, 2)), "maximum": st.one_of(st.integers(-2, 2), st.floats(-2, 2)),
-            "description": st.text(max_size=3), "format": st.sampled_from(["date-time", "uri", "email"]),
-            "x-vendor": st.integers(),  # no keyword of the draft: ignored by jsonschema, and by the predicate
-        })
+        keyword = st.fixed_dictionaries(
+            {},
+            optional={
+                "type": st.one_of(TYPES, st.lists(TYPES, min_size=1, max_size=3, unique=True)),
+                "properties": st.dictionaries(NAMES, inner, max_size=3),
+                "required": st.lists(NAMES, max_size=2, unique=True),
+                "additionalProperties": st.one_of(st.booleans(), inner),
+                "items": inner,
+                "enum": st.lists(st.sampled_from(["x", "y", "message", ""]), min_size=1, max_size=3, unique=True),
+                "minLength": st.integers(0, 3),
+                "maxLength": st.integers(0, 3),
+                "minItems": st.integers(0, 2),
+                "maxItems": st.integers(0, 2),
+                "minimum": st.one_of(st.integers(-2, 2), st.floats(-2, 2)),
+                "maximum": st.one_of(st.integers(-2, 2), st.floats(-2, 2)),
+                "description": st.text(max_size=3),
+                "format": st.sampled_from(["date-time", "uri", "email"]),
+                "x-vendor": st.integers(),  # no keyword of the draft: ignored by jsonschema, and by the predicate
+            },
+        )
         return keyword
-    return st.recursive(st.one_of(st.booleans(), st.just({}), st.builds(lambda t: {"type": t}, TYPES)), extend, max_leaves=6)
+
+    return st.recursive(
+        st.one_of(st.booleans(), st.just({}), st.builds(lambda t: {"type": t}, TYPES)), extend, max_leaves=6
+    )
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
@@ -75,9 +89,18 @@ def test_awkward_values_as_jsonschema_takes_them():
 
 
 def test_what_it_does_not_cover_gets_no_predicate():
-    for schema in ({"$ref": "#/$defs/x", "$defs": {"x": {}}}, {"anyOf": [{"type": "string"}]}, {"pattern": "^a"},
-                   {"const": 1}, {"enum": [1, True]}, {"properties": {"a": {"oneOf": []}}}, {"items": [{}]},
-                   {"exclusiveMinimum": 0}, {"multipleOf": 2}, {"not": {}}):
+    for schema in (
+        {"$ref": "#/$defs/x", "$defs": {"x": {}}},
+        {"anyOf": [{"type": "string"}]},
+        {"pattern": "^a"},
+        {"const": 1},
+        {"enum": [1, True]},
+        {"properties": {"a": {"oneOf": []}}},
+        {"items": [{}]},
+        {"exclusiveMinimum": 0},
+        {"multipleOf": 2},
+        {"not": {}},
+    ):
         assert quick_checker(schema, Draft202012Validator) is None, schema
     assert quick_checker({"type": "integer"}, Draft4Validator) is None  # draft 4: 1.0 is no integer
 
@@ -91,10 +114,22 @@ def test_the_validator_cache_answers_with_it_and_still_explains_errors():
 
 
 SIMPLE = [{"type": t} for t in ("string", "integer", "number", "boolean", "null", "object", "array")] + [
-    {"type": ["integer", "null"]}, {"type": ["number", "string"]}, {"minimum": 0}, {"maximum": 1.5}, {"minLength": 1},
-    {"maxLength": 1}, {"minItems": 1}, {"maxItems": 0}, {"enum": ["x", ""]}, {"required": ["a"]},
-    {"properties": {"a": {"type": "integer"}}, "additionalProperties": False}, {"items": {"type": "boolean"}},
-    {"additionalProperties": {"type": "null"}}, True, False, {},
+    {"type": ["integer", "null"]},
+    {"type": ["number", "string"]},
+    {"minimum": 0},
+    {"maximum": 1.5},
+    {"minLength": 1},
+    {"maxLength": 1},
+    {"minItems": 1},
+    {"maxItems": 0},
+    {"enum": ["x", ""]},
+    {"required": ["a"]},
+    {"properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+    {"items": {"type": "boolean"}},
+    {"additionalProperties": {"type": "null"}},
+    True,
+    False,
+    {},
 ]
 CONTAINERS = [[], [True], [1, "x"], {}, {"a": 1}, {"a": 1.0}, {"a": True}, {"b": None}, {"a": "x", "b": None}]
 

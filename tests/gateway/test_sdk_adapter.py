@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.server.runner import ServerRunner
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from mcpgw.gateway.sessions import sdk_adapter
-from mcpgw.gateway.mcp_server import build_server
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.gateway.endpoints.http_app import build_http_app
+from mcpgw.gateway.mcp_server import build_server
 from mcpgw.gateway.routing.router import Router
+from mcpgw.gateway.sessions import sdk_adapter
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.cassette.store import CassetteStore
 
 GATEWAY = Path(sdk_adapter.__file__).parents[1]  # gateway/: every room (sdk_adapter lives in gateway/sessions/)
 
@@ -58,12 +58,20 @@ def test_building_the_http_app_patches_nothing_in_the_sdk(tmp_path):
 _text = st.one_of(st.text(max_size=6), st.integers(), st.none())
 _block = st.one_of(
     st.fixed_dictionaries({"type": st.just("text"), "text": _text}),
-    st.fixed_dictionaries({"type": st.sampled_from(["text", "image"]), "text": st.text(max_size=3)},
-                          optional={"annotations": st.none(), "_meta": st.just({"k": 1}), "data": st.text(max_size=2)}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "image"]), "text": st.text(max_size=3)},
+        optional={"annotations": st.none(), "_meta": st.just({"k": 1}), "data": st.text(max_size=2)},
+    ),
 )
-_results = st.fixed_dictionaries({"content": st.lists(_block, max_size=3)}, optional={
-    "isError": st.one_of(st.booleans(), st.none(), st.integers(0, 1)), "structuredContent": st.just({"a": 1}),
-    "_meta": st.just({"m": 1}), "extra": st.integers()})
+_results = st.fixed_dictionaries(
+    {"content": st.lists(_block, max_size=3)},
+    optional={
+        "isError": st.one_of(st.booleans(), st.none(), st.integers(0, 1)),
+        "structuredContent": st.just({"a": 1}),
+        "_meta": st.just({"m": 1}),
+        "extra": st.integers(),
+    },
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -79,7 +87,9 @@ def test_results_shaped_in_the_adapter_are_what_the_sdk_makes_of_them(tmp_path_f
 
 def test_the_plain_shape_is_the_common_one():
     assert sdk_adapter.plain_text_result({"content": [{"type": "text", "text": "a"}], "isError": False}) == {
-        "content": [{"text": "a", "type": "text"}], "isError": False}
+        "content": [{"text": "a", "type": "text"}],
+        "isError": False,
+    }
     assert sdk_adapter.plain_text_result({"content": [{"type": "text", "text": "a"}], "structuredContent": {}}) is None
 
 
@@ -94,8 +104,9 @@ def _outcome(shape):
 async def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_served():
     """As the SDK's own `handle_request` keeps it: suspended from the first request in flight to the last, then
     restarted from the last one's end (the hot lane's bookkeeping, on an SDK transport's own idle scope)."""
-    import anyio
     import math
+
+    import anyio
 
     transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=30)
     with anyio.CancelScope() as idle:
@@ -113,7 +124,8 @@ async def test_a_sessions_idle_countdown_stops_while_any_of_its_requests_is_serv
 
 
 def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and_a_request_run_at_once_leaves_it(
-        monkeypatch):
+    monkeypatch,
+):
     """A request answered in its own turn (suspend=False) does not suspend the countdown; one that then waits does
     (`request_waits`). At its end a running countdown is moved on only when it has run more than a hundredth of its
     length (a second at most), so a session is closed after 99% to 100% of its idle time. Time passes on a fake
@@ -127,7 +139,9 @@ def test_a_running_countdown_is_moved_on_only_past_a_hundredth_of_its_length_and
     async def go():
         assert asyncio.get_running_loop().time.__func__ is asyncio.BaseEventLoop.time  # which reads time.monotonic
         real, passed = time.monotonic, [0.0]
-        monkeypatch.setattr(time, "monotonic", lambda: real() + passed[0])  # anyio's clock (the loop's) and request_ended's
+        monkeypatch.setattr(
+            time, "monotonic", lambda: real() + passed[0]
+        )  # anyio's clock (the loop's) and request_ended's
         transport = StreamableHTTPServerTransport(mcp_session_id="s", idle_timeout=10)
         with anyio.CancelScope() as idle:
             transport.idle_scope = idle

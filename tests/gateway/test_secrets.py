@@ -33,10 +33,17 @@ def call(url: str, name: str, arguments: dict):
 
 def test_a_key_printed_to_stderr_is_not_shown_in_status_logs_or_errors(gateway_factory, monkeypatch):
     monkeypatch.setenv("MCPGW_TEST_API_KEY", API_KEY)
-    config = ("version: 1\nservers:\n"
-              + misbehaving_entry("talker", "--say-env", "MY_API_KEY", "--exit-at-start",
-                                  extra="    env: {MY_API_KEY: \"${MCPGW_TEST_API_KEY}\"}\n")
-              + misbehaving_entry("crasher", "--say-env", "MY_API_KEY", extra="    env: [MY_API_KEY]\n"))
+    config = (
+        "version: 1\nservers:\n"
+        + misbehaving_entry(
+            "talker",
+            "--say-env",
+            "MY_API_KEY",
+            "--exit-at-start",
+            extra='    env: {MY_API_KEY: "${MCPGW_TEST_API_KEY}"}\n',
+        )
+        + misbehaving_entry("crasher", "--say-env", "MY_API_KEY", extra="    env: [MY_API_KEY]\n")
+    )
     monkeypatch.setenv("MY_API_KEY", API_KEY)
     gateway = gateway_factory(config)
     talker = gateway.wait_state("talker", ("unavailable",))
@@ -61,7 +68,8 @@ def test_a_key_printed_to_stderr_is_not_shown_in_status_logs_or_errors(gateway_f
 def test_every_declared_env_value_stays_out_of_the_cassette(gateway_factory):
     """DATABASE_URL's name does not say secret; its value is kept out all the same."""
     config = "version: 1\nservers:\n" + misbehaving_entry(
-        "db", extra=f"    env: {{DATABASE_URL: \"{DATABASE_URL}\", LOG_LEVEL: \"true\"}}\n")
+        "db", extra=f'    env: {{DATABASE_URL: "{DATABASE_URL}", LOG_LEVEL: "true"}}\n'
+    )
     gateway = gateway_factory(config, "--mode", "record")
     result = call(gateway.url, "db__env", {"name": "DATABASE_URL"})
     assert result.content[0].text == f"DATABASE_URL={DATABASE_URL}"  # the live client sees the real value
@@ -73,8 +81,13 @@ def test_every_declared_env_value_stays_out_of_the_cassette(gateway_factory):
     data = (gateway.cassettes / "test" / "data.mdb").read_bytes()
     assert DATABASE_URL.encode() not in data and b"hunter2" not in data
     assert "«redacted»".encode() in data
-    export = subprocess.run([sys.executable, "-m", "mcpgw.cli", "cassette", "--cassettes-dir", str(gateway.cassettes),
-                             "export", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    export = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "cassette", "--cassettes-dir", str(gateway.cassettes), "export", "test"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert export.returncode == 0 and "hunter2" not in export.stdout
     info = [json.loads(line) for line in export.stdout.splitlines()]
     assert any(r["type"] == "call" for r in info)
@@ -91,7 +104,8 @@ def test_declared_secrets_and_their_parts_stay_out_of_model_exchanges_and_tool_c
     password = DATABASE_URL.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
     key = "sk-declared-Qm42-never-stored"
     config = "version: 1\nservers:\n" + misbehaving_entry(
-        "db", extra=f"    env: {{DATABASE_URL: \"{DATABASE_URL}\", API_KEY: \"{key}\"}}\n")
+        "db", extra=f'    env: {{DATABASE_URL: "{DATABASE_URL}", API_KEY: "{key}"}}\n'
+    )
     tools = [{"type": "function", "function": {"name": "db__echo", "parameters": {"type": "object"}}}]
     model = ScriptedModel({("tc", "leak"): [{"text": f"the key is {key}, the password {password}"}] * 2}).start()
     try:

@@ -8,8 +8,12 @@ import anyio
 from mcpgw.gateway.sessions.request_context import context_of
 from mcpgw.gateway.sessions.sessions import SessionAdmission, SessionLimits
 
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 def test_a_session_whose_answer_is_sent_is_not_counted_twice_while_its_request_winds_down():
@@ -27,7 +31,9 @@ def test_a_session_whose_answer_is_sent_is_not_counted_twice_while_its_request_w
             return
         session_id = uuid.uuid4().hex
         opened.append(session_id)
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"mcp-session-id", session_id.encode())]})
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"mcp-session-id", session_id.encode())]}
+        )
         await send({"type": "http.response.body", "body": b"{}", "more_body": False})
         if len(opened) == 1:
             await winding_down.wait()
@@ -35,8 +41,14 @@ def test_a_session_whose_answer_is_sent_is_not_counted_twice_while_its_request_w
     admission = SessionAdmission(sdk, SessionLimits(per_client=2))
 
     def initialize():
-        scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"", "client": ("127.0.0.1", 5),
-                 "headers": [(b"content-type", b"application/json")]}
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "query_string": b"",
+            "client": ("127.0.0.1", 5),
+            "headers": [(b"content-type", b"application/json")],
+        }
         context_of(scope).message = INIT
 
         async def receive():

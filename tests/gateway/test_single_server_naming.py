@@ -36,8 +36,19 @@ def test_one_server_is_bare_on_mcp_and_stdio_and_a_prefixed_recording_still_repl
     assert "fx__echo" in names and recorded[0]["content"][0]["text"] == "echo: once"
 
     # Replayed with the default naming over /mcp: the server's own names, answered from that recording.
-    player = start_gateway(tmp_path / "p", ONE, "--mode", "replay", "--cassette", "rec", "--cassettes-dir",
-                           str(tmp_path / "cassettes"), "--log-cassette", "log", naming=None)
+    player = start_gateway(
+        tmp_path / "p",
+        ONE,
+        "--mode",
+        "replay",
+        "--cassette",
+        "rec",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        "--log-cassette",
+        "log",
+        naming=None,
+    )
     try:
         names, replayed = run(lambda: sdk_calls(player.url, "legacy", [("echo", {"message": "once"})]))
         assert player.status()["naming"] == "bare"
@@ -46,12 +57,34 @@ def test_one_server_is_bare_on_mcp_and_stdio_and_a_prefixed_recording_still_repl
     assert "echo" in names and not any("__" in n for n in names)
     assert replayed == recorded
     (record,) = iter_calls(tmp_path / "cassettes" / "log")
-    assert (record["server"], record["tool"], record["exposed_name"], record["source"]) == ("fx", "echo", "echo", "recorded")
+    assert (record["server"], record["tool"], record["exposed_name"], record["source"]) == (
+        "fx",
+        "echo",
+        "echo",
+        "recorded",
+    )
 
     # The same over stdio (MCPEval's path: `serve --stdio` in front of its one server).
-    params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), args=[
-        "-m", "mcpgw.cli", "serve", "--stdio", "--config", str(tmp_path / "config.yaml"), "--mode", "replay",
-        "--cassettes-dir", str(tmp_path / "cassettes"), "--cassette", "rec", "--log-cassette", "stdio-log"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        cwd=str(ROOT),
+        args=[
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--stdio",
+            "--config",
+            str(tmp_path / "config.yaml"),
+            "--mode",
+            "replay",
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            "--cassette",
+            "rec",
+            "--log-cassette",
+            "stdio-log",
+        ],
+    )
     names, over_stdio = run(lambda: sdk_calls(params, "legacy", [("echo", {"message": "once"})]))
     assert "echo" in names and not any("__" in n for n in names)
     assert over_stdio == recorded

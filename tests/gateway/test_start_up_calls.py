@@ -25,21 +25,29 @@ pytestmark = pytest.mark.real
 
 EVERYTHING = "npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio"
 PROTOCOL = "2025-06-18"
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "eager", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "eager", "version": "1"}},
+}
 REQUESTS = [
-    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-     "params": {"name": "echo", "arguments": {"message": "early"}}},
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "early"}}},
     {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "simple-prompt"}},
-    {"jsonrpc": "2.0", "id": 3, "method": "resources/read",
-     "params": {"uri": "demo://resource/static/document/architecture.md"}},
+    {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "resources/read",
+        "params": {"uri": "demo://resource/static/document/architecture.md"},
+    },
 ]
 
 
 def slow_config(tmp_path) -> str:
     path = tmp_path / "slow.yaml"
-    path.write_text(f"version: 1\nservers:\n  everything:\n    command: sh\n"
-                    f"    args: [\"-c\", \"sleep 3; exec {EVERYTHING}\"]\n")
+    path.write_text(
+        f'version: 1\nservers:\n  everything:\n    command: sh\n    args: ["-c", "sleep 3; exec {EVERYTHING}"]\n'
+    )
     return str(path)
 
 
@@ -50,8 +58,19 @@ def check(answers: dict) -> None:
 
 
 def test_calls_over_stdio_right_after_initialize_wait_for_the_servers(tmp_path):
-    command = [sys.executable, "-m", "mcpgw.cli", "serve", "--stdio", "--config", slow_config(tmp_path),
-               "--mode", "live", "--cassettes-dir", str(tmp_path / "cassettes")]
+    command = [
+        sys.executable,
+        "-m",
+        "mcpgw.cli",
+        "serve",
+        "--stdio",
+        "--config",
+        slow_config(tmp_path),
+        "--mode",
+        "live",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+    ]
 
     async def go() -> dict:
         async with await anyio.open_process(command, cwd=ROOT, stderr=subprocess.DEVNULL) as process:
@@ -77,9 +96,25 @@ def test_calls_over_stdio_right_after_initialize_wait_for_the_servers(tmp_path):
 def test_calls_over_http_right_after_initialize_wait_for_the_servers(tmp_path):
     log = tmp_path / "gateway.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpgw.cli", "serve", "--config", slow_config(tmp_path), "--port", "0", "--mode", "live",
-         "--cassettes-dir", str(tmp_path / "cassettes")],
-        stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--config",
+            slow_config(tmp_path),
+            "--port",
+            "0",
+            "--mode",
+            "live",
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+        ],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (said := SERVING.search(log.read_text())):
@@ -93,12 +128,16 @@ def test_calls_over_http_right_after_initialize_wait_for_the_servers(tmp_path):
                 opened = await client.post(url, json=INIT, headers=headers)
                 headers["mcp-session-id"] = opened.headers["mcp-session-id"]
                 await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-                assert (await client.get(said.group(1) + "/readyz")).status_code == 503  # still starting: the race is real
+                assert (
+                    await client.get(said.group(1) + "/readyz")
+                ).status_code == 503  # still starting: the race is real
                 answers = {}
 
                 async def ask(request: dict) -> None:  # all at once: none waits behind another's wait
                     text = (await client.post(url, json=request, headers=headers)).text
-                    body = json.loads(re.findall(r"^data: (.*)$", text, re.M)[-1] if text.startswith(("event:", "data:")) else text)
+                    body = json.loads(
+                        re.findall(r"^data: (.*)$", text, re.M)[-1] if text.startswith(("event:", "data:")) else text
+                    )
                     answers[body["id"]] = body
 
                 async with anyio.create_task_group() as group:

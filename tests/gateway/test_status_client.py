@@ -20,15 +20,28 @@ def token_gateway(tmp_path_factory):
     """A live gateway of one fake server that wants a bearer token, from $MCPGW_TEST_TOKEN."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MCPGW_TEST_TOKEN", TOKEN)
-        running = start_gateway(tmp_path_factory.mktemp("status"), "version: 1\nservers:\n" + misbehaving_entry("fx"),
-                                "--mode", "live", "--auth-token-env", "MCPGW_TEST_TOKEN", token=TOKEN)
+        running = start_gateway(
+            tmp_path_factory.mktemp("status"),
+            "version: 1\nservers:\n" + misbehaving_entry("fx"),
+            "--mode",
+            "live",
+            "--auth-token-env",
+            "MCPGW_TEST_TOKEN",
+            token=TOKEN,
+        )
     yield running
     stop_gateway(running)
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "MCPGW_TEST_TOKEN": TOKEN}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "MCPGW_TEST_TOKEN": TOKEN},
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("suffix", ["", "/", "/mcp", "/mcp/"])
@@ -42,8 +55,10 @@ def test_a_gateway_wanting_a_token_says_so_and_how_to_give_it(token_gateway, tmp
     url = token_gateway.base + "/mcp"
     done = mcpgw("servers", "--url", url)
     assert done.returncode == 2
-    assert done.stderr.strip() == (f"mcpgw: the gateway at {url} needs a bearer token: pass its token with "
-                                   "--auth-token-env VAR (or --auth-token-file FILE)")
+    assert done.stderr.strip() == (
+        f"mcpgw: the gateway at {url} needs a bearer token: pass its token with "
+        "--auth-token-env VAR (or --auth-token-file FILE)"
+    )
     wrong = tmp_path / "token"
     wrong.write_text("not-the-gateway-token-0123456789")
     done = mcpgw("servers", "--url", url, "--auth-token-file", str(wrong))

@@ -87,17 +87,32 @@ def test_results_errors_progress_and_string_ids():
             async def server():
                 call = await peer.next_written()
                 assert call["params"]["_meta"] == {"trace": 1, "progressToken": call["id"]}
-                await peer.to_client.send({"jsonrpc": "2.0", "method": "notifications/progress",
-                                           "params": {"progressToken": call["id"], "progress": 1, "total": 2}})
-                await peer.to_client.send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}})
+                await peer.to_client.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": call["id"], "progress": 1, "total": 2},
+                    }
+                )
+                await peer.to_client.send(
+                    {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}}
+                )
                 await peer.to_client.send({"jsonrpc": "2.0", "id": str(call["id"]), "result": {"content": []}})
                 failing = await peer.next_written()
-                await peer.to_client.send({"jsonrpc": "2.0", "id": failing["id"], "error": {"code": -32602, "message": "bad", "data": {"x": 1}}})
+                await peer.to_client.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": failing["id"],
+                        "error": {"code": -32602, "message": "bad", "data": {"x": 1}},
+                    }
+                )
                 odd = await peer.next_written()
                 await peer.to_client.send({"jsonrpc": "2.0", "id": odd["id"], "result": [1]})
 
             tg.start_soon(server)
-            result = await rpc.send_raw_request("tools/call", {"name": "t", "_meta": {"trace": 1}}, {"on_progress": on_progress})
+            result = await rpc.send_raw_request(
+                "tools/call", {"name": "t", "_meta": {"trace": 1}}, {"on_progress": on_progress}
+            )
             assert result == {"content": []}
             with pytest.raises(MCPError) as error:
                 await rpc.send_raw_request("tools/call", {"name": "u"})
@@ -131,8 +146,11 @@ def test_server_requests_are_answered_and_abandoned_calls_cancelled():
                 await rpc.send_raw_request("tools/call", {"name": "slow"})
             call = await peer.next_written()
             cancel = await peer.next_written()
-            assert cancel == {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                              "params": {"requestId": call["id"], "reason": "caller cancelled"}}
+            assert cancel == {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": call["id"], "reason": "caller cancelled"},
+            }
             tg.cancel_scope.cancel()
 
     run(go)
@@ -168,8 +186,11 @@ def test_a_request_past_its_deadline_times_out_and_the_server_is_told():
                 await rpc.send_raw_request("tools/call", {"name": "slow"}, {"deadline": Deadline(began + 0.2)})
             assert 0.2 <= anyio.current_time() - began < 2
             call, cancel = await peer.next_written(), await peer.next_written()
-            assert cancel == {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                              "params": {"requestId": call["id"], "reason": "timed out"}}
+            assert cancel == {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": call["id"], "reason": "timed out"},
+            }
             await peer.to_client.send({"jsonrpc": "2.0", "id": call["id"], "result": {}})  # late: dropped
 
             async def answer_next():
@@ -177,7 +198,9 @@ def test_a_request_past_its_deadline_times_out_and_the_server_is_told():
                 await peer.to_client.send({"jsonrpc": "2.0", "id": ping["id"], "result": {"pong": 1}})
 
             tg.start_soon(answer_next)  # the connection goes on
-            assert await rpc.send_raw_request("ping", None, {"deadline": Deadline(anyio.current_time() + 5)}) == {"pong": 1}
+            assert await rpc.send_raw_request("ping", None, {"deadline": Deadline(anyio.current_time() + 5)}) == {
+                "pong": 1
+            }
             tg.cancel_scope.cancel()
 
     run(go)
@@ -187,6 +210,7 @@ def test_progress_moves_a_deadline_on_and_the_answer_still_counts():
     """The answer comes after the first deadline has passed, yet counts: each progress note moved the deadline on.
     Event-driven: the server goes on only once its note was handled, and each move is generous (30 s), so a busy
     machine cannot fail it; without the extension the request would time out at the first deadline."""
+
     async def go():
         peer = Peer()
         async with anyio.create_task_group() as tg:
@@ -202,14 +226,21 @@ def test_progress_moves_a_deadline_on_and_the_answer_still_counts():
             async def server():
                 call = await peer.next_written()
                 for step in range(3):
-                    await peer.to_client.send({"jsonrpc": "2.0", "method": "notifications/progress",
-                                               "params": {"progressToken": call["id"], "progress": step}})
+                    await peer.to_client.send(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": "notifications/progress",
+                            "params": {"progressToken": call["id"], "progress": step},
+                        }
+                    )
                     await handled[step].wait()
                 await anyio.sleep(max(0.0, first - anyio.current_time()) + 0.2)  # past the first deadline
                 await peer.to_client.send({"jsonrpc": "2.0", "id": call["id"], "result": {"done": True}})
 
             tg.start_soon(server)
-            result = await rpc.send_raw_request("tools/call", {"name": "long"}, {"deadline": deadline, "on_progress": on_progress})
+            result = await rpc.send_raw_request(
+                "tools/call", {"name": "long"}, {"deadline": deadline, "on_progress": on_progress}
+            )
             assert result == {"done": True} and anyio.current_time() > first
             tg.cancel_scope.cancel()
 
@@ -230,8 +261,9 @@ def test_a_write_to_a_full_pipe_waits_no_longer_than_the_deadline():
             rpc = await start(peer, tg, notes=[])
             began = anyio.current_time()
             with pytest.raises(TimeoutError):
-                await rpc.send_raw_request("tools/call", {"name": "t"}, {"deadline": Deadline(began + 0.2),
-                                                                         "cancel_on_abandon": False})
+                await rpc.send_raw_request(
+                    "tools/call", {"name": "t"}, {"deadline": Deadline(began + 0.2), "cancel_on_abandon": False}
+                )
             assert anyio.current_time() - began < 2
             tg.cancel_scope.cancel()
 
@@ -265,6 +297,7 @@ def test_the_sdk_dispatcher_keeps_a_deadline_in_a_cancel_scope_that_progress_mov
 def test_progress_read_with_its_answer_is_handed_over_before_the_answer():
     """A server writes its last progress notes and its answer at once (server-everything does): the caller has
     every note, in order, by the time it has the answer, however slow its progress callback."""
+
     async def go():
         peer, seen = Peer(), []
 
@@ -275,14 +308,21 @@ def test_progress_read_with_its_answer_is_handed_over_before_the_answer():
         async def server():
             call = await peer.next_written()
             for step in (1, 2, 3):  # one read: no checkpoint between these
-                peer.read.put({"jsonrpc": "2.0", "method": "notifications/progress",
-                               "params": {"progressToken": call["id"], "progress": step, "total": 3}})
+                peer.read.put(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": call["id"], "progress": step, "total": 3},
+                    }
+                )
             peer.read.put({"jsonrpc": "2.0", "id": call["id"], "result": {"content": []}})
 
         async with anyio.create_task_group() as tg:
             rpc = await start(peer, tg, notes=[])
             tg.start_soon(server)
-            assert await rpc.send_raw_request("tools/call", {"name": "t"}, {"on_progress": on_progress}) == {"content": []}
+            assert await rpc.send_raw_request("tools/call", {"name": "t"}, {"on_progress": on_progress}) == {
+                "content": []
+            }
             assert seen == [1, 2, 3]
             tg.cancel_scope.cancel()
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from mcpgw.app import Gateway
-from mcpgw.lock.config import parse_config
 from mcpgw.gateway.sessions.request_context import posted_json
 from mcpgw.gateway.specs.settings import Settings
+from mcpgw.lock.config import parse_config
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import misbehaving_entry
 
@@ -28,9 +28,11 @@ PATH_VALUES = {"deployment": "gpt-4o"}
 def _body(bad: str) -> bytes:
     """One body every route would otherwise take (an MCP call, mcprouter's call-tool, a chat request), with a
     value no RFC 8259 parser gives back in its arguments and its prompt."""
-    return ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "good__echo", "arguments": '
-            f'{{"x": {bad}}}}}, "server": "good", "name": "echo", "arguments": {{"x": {bad}}}, "model": "m", '
-            f'"messages": [{{"role": "user", "content": {bad}}}]}}').encode()
+    return (
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "good__echo", "arguments": '
+        f'{{"x": {bad}}}}}, "server": "good", "name": "echo", "arguments": {{"x": {bad}}}, "model": "m", '
+        f'"messages": [{{"role": "user", "content": {bad}}}]}}'
+    ).encode()
 
 
 def post_routes(tmp_path) -> list[str]:
@@ -42,8 +44,11 @@ def post_routes(tmp_path) -> list[str]:
         app = gateway.http_app()
         while not hasattr(app, "router"):
             app = app.app
-        paths = [route.path.format(**PATH_VALUES) for route in app.router.routes
-                 if route.methods is None or "POST" in route.methods]
+        paths = [
+            route.path.format(**PATH_VALUES)
+            for route in app.router.routes
+            if route.methods is None or "POST" in route.methods
+        ]
     finally:
         gateway.close()
     return paths + [f"/servers/good{path}" for path in ("/mcp", "/sse/messages")]
@@ -51,8 +56,15 @@ def post_routes(tmp_path) -> list[str]:
 
 def test_the_walk_finds_every_kind_of_post_route(tmp_path):
     paths = post_routes(tmp_path)
-    for expected in ("/mcp", "/sse/messages", "/v1/call-tool", "/v1/list-tools", "/v1/chat/completions",
-                     "/openai/deployments/gpt-4o/chat/completions", "/servers/good/mcp"):
+    for expected in (
+        "/mcp",
+        "/sse/messages",
+        "/v1/call-tool",
+        "/v1/list-tools",
+        "/v1/chat/completions",
+        "/openai/deployments/gpt-4o/chat/completions",
+        "/servers/good/mcp",
+    ):
         assert expected in paths
 
 

@@ -15,8 +15,12 @@ from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import misbehaving_entry
 from tests.gateway.test_bad_input import run
 
-CONFIG = "version: 1\nservers:\n" + misbehaving_entry("good") + misbehaving_entry("dead", "--exit-at-start") \
+CONFIG = (
+    "version: 1\nservers:\n"
+    + misbehaving_entry("good")
+    + misbehaving_entry("dead", "--exit-at-start")
     + "  nocmd:\n    command: /nonexistent/server-binary\n"
+)
 
 
 def refusal(url: str, name: str) -> MCPError:

@@ -16,20 +16,20 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.lock.config import ServerSpec
-from mcpgw.gateway.upstreams.isolation import PerRunUpstream
-from mcpgw.gateway.upstreams.live import LiveUpstream
-from mcpgw.lock.install_lookup import CacheInstalls
-from mcpgw.gateway.errors.tree import ReplayMiss
-from mcpgw.gateway.routing.router import Caller, Router
-from mcpgw.gateway.specs.settings import Settings
-from mcpgw.gateway.upstreams import upstream as upstream_module
-from mcpgw.gateway.upstreams.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
-from mcpgw.recorder.calllog import CallLog
 from mcpgw.cassette.cassette import Cassette
 from mcpgw.cassette.recording_upstream import RecordingUpstream
 from mcpgw.cassette.redaction import Redactor
+from mcpgw.gateway.errors.tree import ReplayMiss
+from mcpgw.gateway.routing.router import Caller, Router
+from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.upstreams import upstream as upstream_module
+from mcpgw.gateway.upstreams.isolation import PerRunUpstream
+from mcpgw.gateway.upstreams.live import LiveUpstream
+from mcpgw.gateway.upstreams.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
+from mcpgw.lock.config import ServerSpec
+from mcpgw.lock.install_lookup import CacheInstalls
+from mcpgw.recorder.calllog import CallLog
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
 
@@ -71,7 +71,7 @@ def _signature_problems(wanted: inspect.Signature, have: inspect.Signature) -> l
     have_params = {p.name: p for p in list(have.parameters.values())[1:]}
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     want_order = [p.name for p in want_params if p.kind in positional]
-    have_order = [name for name, p in have_params.items() if p.kind in positional][:len(want_order)]
+    have_order = [name for name, p in have_params.items() if p.kind in positional][: len(want_order)]
     if want_order != have_order:
         problems.append(f"positional parameters {have_order}, the Protocol has {want_order}")
     for param in want_params:
@@ -79,20 +79,26 @@ def _signature_problems(wanted: inspect.Signature, have: inspect.Signature) -> l
         if mine is None:
             problems.append(f"no parameter {param.name!r}")
         elif mine.kind != param.kind:
-            problems.append(f"parameter {param.name!r} is {mine.kind.description}, the Protocol's is {param.kind.description}")
+            problems.append(
+                f"parameter {param.name!r} is {mine.kind.description}, the Protocol's is {param.kind.description}"
+            )
         elif param.default is not inspect.Parameter.empty and mine.default is inspect.Parameter.empty:
             problems.append(f"parameter {param.name!r} needs a default, as the Protocol's has")
     for name, mine in have_params.items():
-        extra = name not in wanted.parameters and mine.kind not in (inspect.Parameter.VAR_POSITIONAL,
-                                                                    inspect.Parameter.VAR_KEYWORD)
+        extra = name not in wanted.parameters and mine.kind not in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        )
         if extra and mine.default is inspect.Parameter.empty:
             problems.append(f"extra parameter {name!r} without a default: the router would not pass it")
     return problems
 
 
 def make_catalog() -> ServerCatalog:
-    return ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "double", "version": "1"}},
-                         tools=[{"name": "count", "inputSchema": {"type": "object"}}])
+    return ServerCatalog(
+        {"capabilities": {"tools": {}}, "serverInfo": {"name": "double", "version": "1"}},
+        tools=[{"name": "count", "inputSchema": {"type": "object"}}],
+    )
 
 
 def counting_server(name: str) -> HandlerUpstream:
@@ -109,15 +115,21 @@ def counting_server(name: str) -> HandlerUpstream:
 @pytest.fixture
 def upstreams(tmp_path: Path) -> Iterator[dict[str, Upstream]]:
     """One of each concrete upstream, built as the composition root builds them (none started)."""
-    per_run = PerRunUpstream(ServerSpec("perrun", "stdio", "x"), lambda spec, catalog: counting_server(spec.id),
-                             CacheInstalls(), idle_timeout=60, start_timeout=5)
+    per_run = PerRunUpstream(
+        ServerSpec("perrun", "stdio", "x"),
+        lambda spec, catalog: counting_server(spec.id),
+        CacheInstalls(),
+        idle_timeout=60,
+        start_timeout=5,
+    )
     cassette = Cassette(tmp_path / "c")
     built: dict[str, Upstream] = {  # typed: mypy checks each class against the Protocol here
         "handler": counting_server("handler"),
         "live": LiveUpstream(ServerSpec("live", "stdio", "x"), Settings(), CacheInstalls()),
         "perrun": per_run,
-        "recording": RecordingUpstream(counting_server("recording"), cassette, tracked=True, redact=Redactor([]),
-                                       lock_digest="d"),
+        "recording": RecordingUpstream(
+            counting_server("recording"), cassette, tracked=True, redact=Redactor([]), lock_digest="d"
+        ),
         "cassette": CassetteUpstream("cassette", {"catalog": make_catalog().as_dict()}, []),
     }
     yield built
@@ -149,8 +161,12 @@ async def test_the_protocol_names_what_the_router_uses(upstreams):
     capability it checks for), and each method of `Upstream` is one it calls (none is dead weight)."""
     seen: dict[str, set[str]] = {name: set() for name in upstreams if name != "live"}
     watched = {name: Watched(upstreams[name], seen[name]) for name in seen}
-    router = Router([ServerSpec(name, "stdio", "x") for name in watched], watched, Settings(),
-                    CallLog(upstreams["recording"].cassette.store, Redactor([])))
+    router = Router(
+        [ServerSpec(name, "stdio", "x") for name in watched],
+        watched,
+        Settings(),
+        CallLog(upstreams["recording"].cassette.store, Redactor([])),
+    )
     with anyio.fail_after(20):
         async with router.running():
             await router.until_settled()
@@ -161,8 +177,14 @@ async def test_the_protocol_names_what_the_router_uses(upstreams):
             router.status()
     declared = set(protocol_members(Upstream))
     # the optional capabilities: every other Protocol of the upstream module (the router checks for them)
-    capabilities = [c for c in vars(upstream_module).values() if inspect.isclass(c) and c is not Upstream
-                    and getattr(c, "_is_protocol", False) and c.__module__ == upstream_module.__name__]
+    capabilities = [
+        c
+        for c in vars(upstream_module).values()
+        if inspect.isclass(c)
+        and c is not Upstream
+        and getattr(c, "_is_protocol", False)
+        and c.__module__ == upstream_module.__name__
+    ]
     assert {PerRunInstances, ReplayCounters} <= set(capabilities)
     optional = set().union(*(protocol_members(c) for c in capabilities))
     undeclared = {name: sorted(used - declared - optional) for name, used in seen.items() if used - declared - optional}
@@ -181,8 +203,13 @@ def test_the_window_notes_what_is_reached_for():
 
 
 def test_every_concrete_upstream_satisfies_the_protocol(upstreams):
-    assert {type(u) for u in upstreams.values()} == {HandlerUpstream, LiveUpstream, PerRunUpstream, RecordingUpstream,
-                                                    CassetteUpstream}
+    assert {type(u) for u in upstreams.values()} == {
+        HandlerUpstream,
+        LiveUpstream,
+        PerRunUpstream,
+        RecordingUpstream,
+        CassetteUpstream,
+    }
     for name, upstream in upstreams.items():
         assert conformance_problems(upstream, Upstream) == [], name
         assert upstream.name == name
@@ -239,8 +266,12 @@ async def test_the_router_runs_each_kind_through_the_protocol_alone(upstreams):
     servers = status["servers"]
     assert servers["perrun"]["run_instances"] == 2
     assert all("run_instances" not in servers[n] for n in ("handler", "recording", "cassette"))
-    assert {n: servers[n]["state"] for n in servers} == {"handler": "ready", "perrun": "ready", "recording": "ready",
-                                                         "cassette": "ready"}
+    assert {n: servers[n]["state"] for n in servers} == {
+        "handler": "ready",
+        "perrun": "ready",
+        "recording": "ready",
+        "cassette": "ready",
+    }
     assert status["tools"] == 4 and status["settled"] is True
     assert upstreams["cassette"].misses == {"count": 1}
     assert status["calls_served"] == 4

@@ -18,8 +18,7 @@ COPIES = 14
 
 
 def _lock() -> str:
-    entries = "".join(f"  e{n}:\n    command: npx\n    args: [\"-y\", \"{EVERYTHING}\"]\n"
-                      for n in range(COPIES))
+    entries = "".join(f'  e{n}:\n    command: npx\n    args: ["-y", "{EVERYTHING}"]\n' for n in range(COPIES))
     return "version: 1\nservers:\n" + entries
 
 

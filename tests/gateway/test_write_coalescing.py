@@ -57,7 +57,7 @@ def test_writes_of_one_step_leave_as_one_at_its_end():
         first_step = list(inner.writes)
         transport.write(b"later")
         await asyncio.sleep(0)
-        return before, first_step + inner.writes[len(first_step):], pending
+        return before, first_step + inner.writes[len(first_step) :], pending
 
     before, after, pending = asyncio.run(scenario())
     assert before == [] and pending == len(b"HTTP/1.1 200 OK\r\n\r\n{}")
@@ -83,14 +83,18 @@ def test_close_sends_what_is_pending_first_and_abort_drops_it():
 
 def test_everything_else_is_the_socket_transports():
     """A real socket transport behind the wrapper: what the wrapper does not own is answered by it."""
+
     async def scenario() -> tuple:
         loop = asyncio.get_running_loop()
         server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         transport, _ = await loop.create_connection(asyncio.Protocol, "127.0.0.1", port)
         wrapped = CoalescingTransport(transport, loop)
-        seen = (wrapped.get_extra_info("peername"), wrapped.get_extra_info("socket") is transport.get_extra_info("socket"),
-                wrapped.is_reading())
+        seen = (
+            wrapped.get_extra_info("peername"),
+            wrapped.get_extra_info("socket") is transport.get_extra_info("socket"),
+            wrapped.is_reading(),
+        )
         wrapped.pause_reading()  # not a method of the wrapper's own: reaches the socket transport
         paused = transport.is_reading()
         wrapped.close()
@@ -113,8 +117,10 @@ servers:
 
 def post(host: str, path: str, message: dict, session: str | None = None) -> bytes:
     body = json.dumps(message).encode()
-    head = (f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-            f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n")
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+        f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n"
+    )
     if session:
         head += f"mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
     return head.encode() + b"\r\n" + body
@@ -134,23 +140,55 @@ def test_each_json_answer_of_the_real_gateway_arrives_in_one_piece(tmp_path):
     try:
         url = urlsplit(gateway.url)
         with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
-            sock.sendall(post(url.netloc, url.path, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
+            sock.sendall(
+                post(
+                    url.netloc,
+                    url.path,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 0,
+                        "method": "initialize",
+                        "params": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {},
+                            "clientInfo": {"name": "raw", "version": "0"},
+                        },
+                    },
+                )
+            )
             answer = first_read(sock)
             deadline = time.monotonic() + 30
             while not answer.endswith(b"0\r\n\r\n") and time.monotonic() < deadline:  # an SSE answer: read to its end
                 answer += first_read(sock)
-            session = next(line.split(b":", 1)[1].strip().decode() for line in answer.split(b"\r\n")
-                           if line.lower().startswith(b"mcp-session-id:"))
+            session = next(
+                line.split(b":", 1)[1].strip().decode()
+                for line in answer.split(b"\r\n")
+                if line.lower().startswith(b"mcp-session-id:")
+            )
             sock.sendall(post(url.netloc, url.path, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))
             assert first_read(sock).startswith(b"HTTP/1.1 202")
             for number in range(1, 21):
-                call = {"jsonrpc": "2.0", "id": number, "method": "tools/call",
-                        "params": {"name": "time__get_current_time", "arguments": {"timezone": "UTC"}}}
-                sock.sendall(post(url.netloc, url.path, call if number % 2 else {**call, "method": "tools/list", "params": {}}, session))
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": number,
+                    "method": "tools/call",
+                    "params": {"name": "time__get_current_time", "arguments": {"timezone": "UTC"}},
+                }
+                sock.sendall(
+                    post(
+                        url.netloc,
+                        url.path,
+                        call if number % 2 else {**call, "method": "tools/list", "params": {}},
+                        session,
+                    )
+                )
                 answer = first_read(sock)
                 head, _, body = answer.partition(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
                 assert len(body) == length, f"answer {number} arrived in pieces: {answer[:200]!r}"
                 assert json.loads(body)["id"] == number
     finally:

@@ -19,8 +19,14 @@ from typing import Any
 
 from tests.llm.scripted_model import ScriptedModel
 
-SCORES = ("task_fulfillment", "grounding", "tool_appropriateness", "parameter_accuracy", "dependency_awareness",
-          "parallelism_and_efficiency")
+SCORES = (
+    "task_fulfillment",
+    "grounding",
+    "tool_appropriateness",
+    "parameter_accuracy",
+    "dependency_awareness",
+    "parallelism_and_efficiency",
+)
 
 
 class MCPBenchModel(ScriptedModel):

@@ -58,9 +58,19 @@ asyncio.run(main())
 def gateway(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MCPGW_TEST_TOKEN", TOKEN)
-        running = start_gateway(tmp_path_factory.mktemp("connect"), FIXTURE, "--mode", "replay", "--cassette",
-                                str(DEFAULT), "--log-cassette", "log", "--auth-token-env", "MCPGW_TEST_TOKEN",
-                                token=TOKEN)
+        running = start_gateway(
+            tmp_path_factory.mktemp("connect"),
+            FIXTURE,
+            "--mode",
+            "replay",
+            "--cassette",
+            str(DEFAULT),
+            "--log-cassette",
+            "log",
+            "--auth-token-env",
+            "MCPGW_TEST_TOKEN",
+            token=TOKEN,
+        )
     yield running
     stop_gateway(running)
 
@@ -68,8 +78,16 @@ def gateway(tmp_path_factory):
 @pytest.fixture(scope="module")
 def open_gateway(tmp_path_factory):
     """No token: MCP-Bench's HTTP client sends no Authorization header (a loopback gateway needs none)."""
-    running = start_gateway(tmp_path_factory.mktemp("connect-open"), FIXTURE, "--mode", "replay", "--cassette",
-                            str(DEFAULT), "--log-cassette", "log")
+    running = start_gateway(
+        tmp_path_factory.mktemp("connect-open"),
+        FIXTURE,
+        "--mode",
+        "replay",
+        "--cassette",
+        str(DEFAULT),
+        "--log-cassette",
+        "log",
+    )
     yield running
     stop_gateway(running)
 
@@ -77,8 +95,14 @@ def open_gateway(tmp_path_factory):
 def connect(base: str, *args: str, token: bool = False) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "MCPGW_TEST_TOKEN": TOKEN}
     more = ["--auth-token-env", "MCPGW_TEST_TOKEN"] if token else []
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "connect", *args, "--gateway", base, *more],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "connect", *args, "--gateway", base, *more],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
 
 
 async def tools_at(url: str, headers: dict[str, str] | None) -> list[str]:
@@ -105,8 +129,9 @@ def test_client_files_point_at_live_endpoints(gateway, tmp_path, kind):
     assert one["mcpgw"]["headers"] == {"Authorization": f"Bearer {reference}"}
     if kind == "vscode":
         assert one["mcpgw"]["type"] == "http"
-        assert written["inputs"] == [{"type": "promptString", "id": "mcpgw-token", "description": "mcpgw gateway token",
-                                      "password": True}]
+        assert written["inputs"] == [
+            {"type": "promptString", "id": "mcpgw-token", "description": "mcpgw gateway token", "password": True}
+        ]
     expanded = {"Authorization": f"Bearer {TOKEN}"}  # what the client sends once it has looked the reference up
     names = run(lambda: tools_at(one["mcpgw"]["url"], expanded))
     assert len(names) == sum(s["exposed_tools"] for s in status.values()) and all("__" in n for n in names)
@@ -118,8 +143,12 @@ def test_client_files_point_at_live_endpoints(gateway, tmp_path, kind):
         assert entries[sid]["headers"] == {"Authorization": f"Bearer {reference}"}
         own = run(lambda sid=sid: tools_at(entries[sid]["url"], expanded))
         assert len(own) == status[sid]["exposed_tools"] and not any("__" in n for n in own)  # its own names
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     accept = {"Accept": "application/json, text/event-stream"}
     for headers, status_code in (({}, 401), (expanded, 200)):  # the token it refers to opens it
         answer = httpx.post(entries["memory"]["url"], json=init, headers={**accept, **headers}, timeout=30)
@@ -146,7 +175,9 @@ def test_mcprouter_base_url_answers_mcprouters_calls(gateway):
     assert printed.returncode == 0 and printed.stdout == gateway.base + "/v1\n"
     url = printed.stdout.strip()
     listed = httpx.post(url + "/list-servers", json={}, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30).json()
-    assert listed["code"] == 0 and sorted(s["server_key"] for s in listed["data"]["servers"]) == sorted(gateway.status()["servers"])
+    assert listed["code"] == 0 and sorted(s["server_key"] for s in listed["data"]["servers"]) == sorted(
+        gateway.status()["servers"]
+    )
 
 
 def test_a_run_goes_into_the_base_urls_path_for_the_api_and_the_model(gateway):
@@ -156,10 +187,14 @@ def test_a_run_goes_into_the_base_urls_path_for_the_api_and_the_model(gateway):
     assert tagged.returncode == 0 and tagged.stdout == gateway.base + "/runs/r%2F9/v1\n"
     assert f"model (OpenAI base_url): {gateway.base}/runs/r%2F9/v1" in tagged.stderr
     assert f"azure_endpoint, e.g. MCP-Bench's AZURE_OPENAI_ENDPOINT): {gateway.base}/runs/r%2F9" in tagged.stderr
-    call = {"server": "time", "name": "convert_time", "arguments": {
-        "source_timezone": "America/Los_Angeles", "time": "09:30", "target_timezone": "Europe/Berlin"}}
-    answer = httpx.post(tagged.stdout.strip() + "/call-tool", json=call, headers={"Authorization": f"Bearer {TOKEN}"},
-                        timeout=30).json()
+    call = {
+        "server": "time",
+        "name": "convert_time",
+        "arguments": {"source_timezone": "America/Los_Angeles", "time": "09:30", "target_timezone": "Europe/Berlin"},
+    }
+    answer = httpx.post(
+        tagged.stdout.strip() + "/call-tool", json=call, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
+    ).json()
     assert answer["code"] == 0, answer
     from mcpgw.recorder.calllog import iter_calls
 
@@ -169,7 +204,11 @@ def test_a_run_goes_into_the_base_urls_path_for_the_api_and_the_model(gateway):
 
 def test_bad_requests_get_one_line(gateway, tmp_path):
     unknown = connect(gateway.base, "mcpservers", "--servers", "unit_convertor", token=True)
-    assert unknown.returncode != 0 and "did you mean 'unit_converter'" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert (
+        unknown.returncode != 0
+        and "did you mean 'unit_converter'" in unknown.stderr
+        and "Traceback" not in unknown.stderr
+    )
     nobody = connect("http://127.0.0.1:9", "mcpbench")
     assert nobody.returncode != 0 and "no gateway answering" in nobody.stderr and "Traceback" not in nobody.stderr
     refused = connect(gateway.base, "mcpservers")  # the gateway wants its token
@@ -179,8 +218,9 @@ def test_bad_requests_get_one_line(gateway, tmp_path):
 def test_mcpbench_commands_json_through_mcpbenchs_own_loader_and_connector(open_gateway, tmp_path):
     harness = unpack_harness(tmp_path)
     target = harness / "mcp_servers" / "commands.json"
-    wrote = connect(open_gateway.base, "mcpbench", "--run", "mb-7", "--servers", "unit_converter", "memory",
-                    "-o", str(target))
+    wrote = connect(
+        open_gateway.base, "mcpbench", "--run", "mb-7", "--servers", "unit_converter", "memory", "-o", str(target)
+    )
     assert wrote.returncode == 0, wrote.stderr
     commands = json.loads(target.read_text())
     assert sorted(commands) == ["Memory", "Unit Converter"]  # MCP-Bench's names for them (the lock's titles)
@@ -189,8 +229,14 @@ def test_mcpbench_commands_json_through_mcpbenchs_own_loader_and_connector(open_
     assert entry["endpoint"] == "/servers/unit_converter/mcp?run=mb-7" and entry["env"] == []
     assert Path(entry["cmd"].split()[0]).is_absolute()
 
-    loaded = subprocess.run([str(harness_python()), "-c", MCPBENCH_LOADER, "Unit Converter", "Memory"], cwd=harness,
-                            capture_output=True, text=True, timeout=120, env={"PATH": "/nonexistent", "HOME": str(tmp_path)})
+    loaded = subprocess.run(
+        [str(harness_python()), "-c", MCPBENCH_LOADER, "Unit Converter", "Memory"],
+        cwd=harness,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/nonexistent", "HOME": str(tmp_path)},
+    )
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     out = json.loads(loaded.stdout.strip().splitlines()[-1])
     assert out["servers"] == ["Memory", "Unit Converter"]
@@ -198,4 +244,6 @@ def test_mcpbench_commands_json_through_mcpbenchs_own_loader_and_connector(open_
     for name, sid in (("Unit Converter", "unit_converter"), ("Memory", "memory")):
         result = out["results"][name]
         assert result["started"] and result["exited"], result  # the place-holder ran with PATH stripped, and stopped
-        assert len(result["tools"]) == status[sid]["exposed_tools"] and all(t.startswith(f"{name}:") for t in result["tools"])
+        assert len(result["tools"]) == status[sid]["exposed_tools"] and all(
+            t.startswith(f"{name}:") for t in result["tools"]
+        )

@@ -20,8 +20,15 @@ def token_gateway(tmp_path_factory):
     """A live gateway of one fake server that wants a bearer token, from $MCPGW_TEST_TOKEN."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MCPGW_TEST_TOKEN", TOKEN)
-        with inprocess_gateway(tmp_path_factory.mktemp("connect"), "version: 1\nservers:\n" + misbehaving_entry("fx"),
-                               "--mode", "live", "--auth-token-env", "MCPGW_TEST_TOKEN", token=TOKEN) as running:
+        with inprocess_gateway(
+            tmp_path_factory.mktemp("connect"),
+            "version: 1\nservers:\n" + misbehaving_entry("fx"),
+            "--mode",
+            "live",
+            "--auth-token-env",
+            "MCPGW_TEST_TOKEN",
+            token=TOKEN,
+        ) as running:
             yield running
 
 
@@ -46,11 +53,14 @@ def test_the_mcp_endpoint_as_gateway_gives_the_same_file(token_gateway, connect)
     assert json.loads(from_endpoint)["servers"]["mcpgw"]["url"] == token_gateway.base + "/mcp"
 
 
-@pytest.mark.parametrize("output, problem", [
-    ("{tmp}", "Is a directory"),
-    ("{tmp}/nodir/x.json", "No such file or directory"),
-    ("/dev/full", "No space left on device"),
-])
+@pytest.mark.parametrize(
+    "output, problem",
+    [
+        ("{tmp}", "Is a directory"),
+        ("{tmp}/nodir/x.json", "No such file or directory"),
+        ("/dev/full", "No space left on device"),
+    ],
+)
 def test_an_output_it_cannot_write_is_one_line(token_gateway, connect, tmp_path, output, problem):
     if output == "/dev/full" and not os.path.exists("/dev/full"):
         pytest.skip("needs /dev/full")

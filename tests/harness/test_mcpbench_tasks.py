@@ -31,23 +31,38 @@ def endpoints(gateway, tmp_path: Path) -> dict[str, str]:
 
 def open_session(url: str) -> str:
     """The runner's connector: initialize, keep the session id, list the tools (each on a connection of its own)."""
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
-        "clientInfo": {"name": "mcp-benchmark", "version": "1.0.0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {"tools": {}},
+            "clientInfo": {"name": "mcp-benchmark", "version": "1.0.0"},
+        },
+    }
     with httpx.Client(timeout=30) as client:
         answer = client.post(url, json=init, headers=HEADERS)
     assert answer.status_code == 200, answer.text
     session = answer.headers["mcp-session-id"]
     with httpx.Client(timeout=30) as client:
-        listed = client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-                             headers={**HEADERS, "mcp-session-id": session})
+        listed = client.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+            headers={**HEADERS, "mcp-session-id": session},
+        )
     assert listed.status_code == 200 and "echo" in listed.text, listed.text
     return session
 
 
 def call(url: str, session: str, message: str) -> None:
     """The runner's `_call_tool_http`: a fresh connection per call, request id 2, the session's id."""
-    request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": message}}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": message}},
+    }
     with httpx.Client(timeout=30) as client:
         answer = client.post(url, json=request, headers={**HEADERS, "mcp-session-id": session})
     assert answer.status_code == 200 and message in answer.text, answer.text
@@ -68,8 +83,24 @@ def test_a_two_server_task_is_one_task_with_two_servers(tmp_path, gateway_factor
     call(urls["alpha"], sessions["alpha"], "a3")
 
     out = tmp_path / "eval.json"
-    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", "eval", "--cassette", str(gateway.cassettes / "test"),
-                           "--tasks-by", "session", "--format", "json", "-o", str(out)], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "eval",
+            "--cassette",
+            str(gateway.cassettes / "test"),
+            "--tasks-by",
+            "session",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     assert report["inputs"]["calls"] == 5 and report["inputs"]["runs"] == 2, report["inputs"]

@@ -20,13 +20,28 @@ from mcpgw.recorder.calllog import iter_calls
 from mcpgw.runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT
 from tests.harness.mcpbench_model import MCPBenchModel
-from tests.harness.test_mcpbench_runner import (ARCHIVE, PLANS, SERVERS, connect, harness_python, run_benchmark,
-                                                task_file, unpack_harness, without_timings)
+from tests.harness.test_mcpbench_runner import (
+    ARCHIVE,
+    PLANS,
+    SERVERS,
+    connect,
+    harness_python,
+    run_benchmark,
+    task_file,
+    unpack_harness,
+    without_timings,
+)
 
 # Evaluation B's model plans the first task otherwise: the same first prompt, another answer.
-PLANS_B = {**PLANS, "Reactor X": [
-    {"tool": "Unit Converter:convert_temperature", "parameters": {"value": 400, "from_unit": "fahrenheit", "to_unit": "celsius"}},
-]}
+PLANS_B = {
+    **PLANS,
+    "Reactor X": [
+        {
+            "tool": "Unit Converter:convert_temperature",
+            "parameters": {"value": 400, "from_unit": "fahrenheit", "to_unit": "celsius"},
+        },
+    ],
+}
 
 
 def test_two_evaluations_sharing_a_first_prompt_replay_one_alone_as_itself(tmp_path, built_cache):
@@ -38,15 +53,37 @@ def test_two_evaluations_sharing_a_first_prompt_replay_one_alone_as_itself(tmp_p
     cassettes = tmp_path / "cassettes"
     model = MCPBenchModel(PLANS).start()
     env = {**os.environ, "MCPGW_CACHE": str(built_cache)}
-    record = GatewayProcess(["--mode", "record", "--config", str(ROOT / "servers.lock.yaml"), "--servers", *SERVERS,
-                             "--cassettes-dir", str(cassettes), "--cassette", "two", "--llm-base-url", model.base_url],
-                            tmp_path / "record.log", env=env)
+    record = GatewayProcess(
+        [
+            "--mode",
+            "record",
+            "--config",
+            str(ROOT / "servers.lock.yaml"),
+            "--servers",
+            *SERVERS,
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "two",
+            "--llm-base-url",
+            model.base_url,
+        ],
+        tmp_path / "record.log",
+        env=env,
+    )
     try:
         for run, plans in (("A", PLANS), ("B", PLANS_B)):
             model.plans = plans
             connect(record, harness, run)
-            run_benchmark(python, harness, record, tmp_path / f"recorded-{run}.json", tmp_path / f"cache-{run}", env,
-                          model_run=run)
+            run_benchmark(
+                python,
+                harness,
+                record,
+                tmp_path / f"recorded-{run}.json",
+                tmp_path / f"cache-{run}",
+                env,
+                model_run=run,
+            )
     finally:
         record.stop()
         model.stop()
@@ -56,14 +93,26 @@ def test_two_evaluations_sharing_a_first_prompt_replay_one_alone_as_itself(tmp_p
     offline = {k: v for k, v in os.environ.items() if k != "PATH"}
     for tagged in (True, False):
         log = f"replay-{'tagged' if tagged else 'untagged'}"
-        replay = GatewayProcess(["--mode", "replay", "--cassettes-dir", str(cassettes), "--cassette", "two",
-                                 "--log-cassette", log], tmp_path / f"{log}.log", env=offline)
+        replay = GatewayProcess(
+            ["--mode", "replay", "--cassettes-dir", str(cassettes), "--cassette", "two", "--log-cassette", log],
+            tmp_path / f"{log}.log",
+            env=offline,
+        )
         output = tmp_path / f"{log}.json"
         try:
             connect(replay, harness, "B")
             try:
-                run_benchmark(python, harness, replay, output, tmp_path / f"cache-{log}", {**offline, "PATH": "/nonexistent"},
-                              model_run="B" if tagged else None, check=tagged, timeout=900 if tagged else 90)
+                run_benchmark(
+                    python,
+                    harness,
+                    replay,
+                    output,
+                    tmp_path / f"cache-{log}",
+                    {**offline, "PATH": "/nonexistent"},
+                    model_run="B" if tagged else None,
+                    check=tagged,
+                    timeout=900 if tagged else 90,
+                )
             except subprocess.TimeoutExpired:  # refused, the runner retries its model call with backoff for long
                 assert not tagged
         finally:

@@ -59,12 +59,19 @@ class ScriptedModel:
 
     async def chat(self, request: Request) -> Any:
         body = await request.json()
-        self.seen.append({"authorization": request.headers.get("authorization"), "body": body,
-                          "traceparent": request.headers.get("traceparent")})
+        self.seen.append(
+            {
+                "authorization": request.headers.get("authorization"),
+                "body": body,
+                "traceparent": request.headers.get("traceparent"),
+            }
+        )
         key, step = self.step_for(body)
         if step is None:
-            return JSONResponse({"error": {"message": "no script for this conversation", "type": "invalid_request_error"}},
-                                status_code=400)
+            return JSONResponse(
+                {"error": {"message": "no script for this conversation", "type": "invalid_request_error"}},
+                status_code=400,
+            )
         if "hold" in step:  # a model too slow for the caller's deadline
             with anyio.move_on_after(step["hold"]):
                 while not self._released.is_set():
@@ -73,54 +80,107 @@ class ScriptedModel:
                         return Response(status_code=499)
                     await anyio.sleep(0.05)
         if "status" in step:
-            return JSONResponse({"error": {"message": "scripted failure", "type": "server_error"}}, status_code=step["status"])
-        calls = [{"id": f"call_{key[1][:4]}_{self.turns[key]}_{i}", "type": "function",
-                  "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-                 for i, (name, args) in enumerate(step.get("tool_calls") or [])]
+            return JSONResponse(
+                {"error": {"message": "scripted failure", "type": "server_error"}}, status_code=step["status"]
+            )
+        calls = [
+            {
+                "id": f"call_{key[1][:4]}_{self.turns[key]}_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+            }
+            for i, (name, args) in enumerate(step.get("tool_calls") or [])
+        ]
         content = step.get("text")
-        usage = {"prompt_tokens": len(json.dumps(body["messages"])) // 4,
-                 "completion_tokens": 1 + len(content or "") // 4 + 8 * len(calls)}
+        usage = {
+            "prompt_tokens": len(json.dumps(body["messages"])) // 4,
+            "completion_tokens": 1 + len(content or "") // 4 + 8 * len(calls),
+        }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         finish = "tool_calls" if calls else "stop"
         ident = f"chatcmpl-{self.turns[key]}"
         if body.get("stream") and "stream_hold" in step:
             return StreamingResponse(self._held_stream(ident, step["stream_hold"]), media_type="text/event-stream")
         if body.get("stream"):
-            return StreamingResponse(self._chunks(ident, content, calls, finish, usage, body), media_type="text/event-stream")
+            return StreamingResponse(
+                self._chunks(ident, content, calls, finish, usage, body), media_type="text/event-stream"
+            )
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = calls
-        return JSONResponse({"id": ident, "object": "chat.completion", "created": 1700000000, "model": self.model,
-                             "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+        return JSONResponse(
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": 1700000000,
+                "model": self.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
+            }
+        )
 
-    async def _chunks(self, ident: str, content: str | None, calls: list[dict[str, Any]], finish: str,
-                      usage: dict[str, int], body: dict[str, Any]) -> Any:
+    async def _chunks(
+        self,
+        ident: str,
+        content: str | None,
+        calls: list[dict[str, Any]],
+        finish: str,
+        usage: dict[str, int],
+        body: dict[str, Any],
+    ) -> Any:
         def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> bytes:
-            data = {"id": ident, "object": "chat.completion.chunk", "created": 1700000000, "model": self.model,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+            data = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": 1700000000,
+                "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+                **extra,
+            }
             return f"data: {json.dumps(data)}\n\n".encode()
 
         yield chunk({"role": "assistant", "content": ""})
         text = content or ""
-        for piece in (text[: len(text) // 2], text[len(text) // 2:]):
+        for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
             if piece:
                 yield chunk({"content": piece})
         for i, call in enumerate(calls):
             args = call["function"]["arguments"]
-            yield chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                         "function": {"name": call["function"]["name"], "arguments": args[: len(args) // 2]}}]})
-            yield chunk({"tool_calls": [{"index": i, "function": {"arguments": args[len(args) // 2:]}}]})
+            yield chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": args[: len(args) // 2]},
+                        }
+                    ]
+                }
+            )
+            yield chunk({"tool_calls": [{"index": i, "function": {"arguments": args[len(args) // 2 :]}}]})
         yield chunk({}, finish)
         if (body.get("stream_options") or {}).get("include_usage"):
-            data = {"id": ident, "object": "chat.completion.chunk", "created": 1700000000, "model": self.model,
-                    "choices": [], "usage": usage}
+            data = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": 1700000000,
+                "model": self.model,
+                "choices": [],
+                "usage": usage,
+            }
             yield f"data: {json.dumps(data)}\n\n".encode()
         yield b"data: [DONE]\n\n"
 
     async def _held_stream(self, ident: str, seconds: float) -> Any:
         """One chunk, then nothing for `seconds` (or until stopped): a stream its caller may leave in the middle."""
-        data = {"id": ident, "object": "chat.completion.chunk", "created": 1700000000, "model": self.model,
-                "choices": [{"index": 0, "delta": {"role": "assistant", "content": "thinking"}, "finish_reason": None}]}
+        data = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": 1700000000,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "thinking"}, "finish_reason": None}],
+        }
         finished = False
         try:
             yield f"data: {json.dumps(data)}\n\n".encode()
@@ -139,8 +199,9 @@ class ScriptedModel:
     # -- serving -------------------------------------------------------------------------
 
     def start(self) -> ScriptedModel:
-        app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"]),
-                                Route("/v1/models", self.models)])
+        app = Starlette(
+            routes=[Route("/v1/chat/completions", self.chat, methods=["POST"]), Route("/v1/models", self.models)]
+        )
         self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
         self._thread.start()

@@ -18,8 +18,16 @@ FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 SECRET = "sk-azure-test-never-in-the-cassette"
 TOKEN = "azure-route-gateway-token-0123456789"
 API_VERSION = "2024-12-01-preview"
-TOOLS = [{"type": "function", "function": {"name": "fx__echo", "description": "echo",
-                                            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "fx__echo",
+            "description": "echo",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+        },
+    }
+]
 SCRIPT = {
     ("tc", "north"): [{"tool_calls": [["fx__echo", {"text": "north"}]]}],
     ("tc", "south"): [{"text": "streamed from the south"}],
@@ -38,8 +46,14 @@ DEPLOYMENT = "team-deployment-7"
 
 
 def azure(base: str, key: str, run: str) -> openai.AsyncAzureOpenAI:
-    return openai.AsyncAzureOpenAI(azure_endpoint=base, azure_deployment=DEPLOYMENT, api_key=key,
-                                   api_version=API_VERSION, max_retries=0, default_headers={"X-Run-Id": run})
+    return openai.AsyncAzureOpenAI(
+        azure_endpoint=base,
+        azure_deployment=DEPLOYMENT,
+        api_key=key,
+        api_version=API_VERSION,
+        max_retries=0,
+        default_headers={"X-Run-Id": run},
+    )
 
 
 def plain(base: str, key: str, run: str) -> openai.AsyncOpenAI:
@@ -49,8 +63,9 @@ def plain(base: str, key: str, run: str) -> openai.AsyncOpenAI:
 async def ask(client, marker: str, stream: bool = False) -> str:
     # An Azure client asks for "gpt-4o" under DEPLOYMENT; a /v1 client asks for the deployment's model by name.
     model = "gpt-4o" if isinstance(client, openai.AsyncAzureOpenAI) else DEPLOYMENT
-    answer = await client.chat.completions.create(model=model, messages=conversation(marker), tools=TOOLS,
-                                                  stream=stream)
+    answer = await client.chat.completions.create(
+        model=model, messages=conversation(marker), tools=TOOLS, stream=stream
+    )
     if stream:
         return "".join([c.choices[0].delta.content or "" async for c in answer if c.choices])
     message = answer.choices[0].message
@@ -77,24 +92,47 @@ def test_azure_client_recorded_then_replayed_without_the_model(tmp_path, monkeyp
     monkeypatch.setenv("MCPGW_TEST_TOKEN", TOKEN)
     model = ScriptedModel(SCRIPT).start()
     try:
-        gateway = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--llm-base-url", model.base_url,
-                                "--llm-key-env", "MCPGW_TEST_MODEL_KEY", "--auth-token-env", "MCPGW_TEST_TOKEN",
-                                token=TOKEN)
+        gateway = start_gateway(
+            tmp_path,
+            FIXTURE,
+            "--mode",
+            "record",
+            "--llm-base-url",
+            model.base_url,
+            "--llm-key-env",
+            "MCPGW_TEST_MODEL_KEY",
+            "--auth-token-env",
+            "MCPGW_TEST_TOKEN",
+            token=TOKEN,
+        )
         try:
             recorded = anyio.run(conversations, gateway.base, TOKEN, False)
         finally:
             stop_gateway(gateway)
     finally:
         model.stop()
-    assert recorded == {"north": 'fx__echo({"text": "north"})', "south": "streamed from the south",
-                        "west": "west, asked by Azure", "east": "east, asked on /v1"}
+    assert recorded == {
+        "north": 'fx__echo({"text": "north"})',
+        "south": "streamed from the south",
+        "west": "west, asked by Azure",
+        "east": "east, asked on /v1",
+    }
     # The model saw /chat/completions with the deployment as the model and the gateway's key, never the client's.
     assert [s["body"]["model"] for s in model.seen] == [DEPLOYMENT] * 4
     assert {s["authorization"] for s in model.seen} == {f"Bearer {SECRET}"}
     assert SECRET.encode() not in (tmp_path / "cassettes" / "test" / "data.mdb").read_bytes()
 
-    replay = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--log-cassette", "log",
-                           "--auth-token-env", "MCPGW_TEST_TOKEN", token=TOKEN)
+    replay = start_gateway(
+        tmp_path,
+        FIXTURE,
+        "--mode",
+        "replay",
+        "--log-cassette",
+        "log",
+        "--auth-token-env",
+        "MCPGW_TEST_TOKEN",
+        token=TOKEN,
+    )
     try:
         assert anyio.run(conversations, replay.base, TOKEN, True) == recorded  # the model is stopped
         with pytest.raises(openai.AuthenticationError):  # a wrong api-key is the wrong token

@@ -3,8 +3,8 @@ clients): a replay lane answers from one recorded lane in that lane's order."""
 
 from __future__ import annotations
 
-from mcpgw.llm.passthrough import CHAT, MODEL
 from mcpgw.cassette.player import HIT, Player
+from mcpgw.llm.passthrough import CHAT, MODEL
 
 
 def body(key: str) -> dict:
@@ -13,8 +13,14 @@ def body(key: str) -> dict:
 
 
 def entry(key: str, lane: str, answer: str) -> dict:
-    return {"key": MODEL.keyed(CHAT, body(key), "").key, "server": MODEL.server, "method": CHAT, "params": body(key),
-            "lane": lane, "result": answer}
+    return {
+        "key": MODEL.keyed(CHAT, body(key), "").key,
+        "server": MODEL.server,
+        "method": CHAT,
+        "params": body(key),
+        "lane": lane,
+        "result": answer,
+    }
 
 
 def model_lanes(entries: list[dict], past_end: str = "repeat", max_lanes: int = 10_000) -> Player:
@@ -27,8 +33,12 @@ def answers(lanes: Player, lane: str, *keys: str) -> list:
 
 
 # Two untagged clients recorded the same request twice each, interleaved (A1, B1, A2, B2).
-INTERLEAVED = [entry("k", "u/client-a", "a1"), entry("k", "u/client-b", "b1"),
-               entry("k", "u/client-a", "a2"), entry("k", "u/client-b", "b2")]
+INTERLEAVED = [
+    entry("k", "u/client-a", "a1"),
+    entry("k", "u/client-b", "b1"),
+    entry("k", "u/client-a", "a2"),
+    entry("k", "u/client-b", "b2"),
+]
 
 
 def test_untagged_lanes_each_replay_one_recorded_lane_whatever_the_order():

@@ -8,8 +8,14 @@ PATH = "/v1/chat/completions"
 
 
 def entry(content: str) -> dict:
-    return {"method": PATH, "lane": "r1", "params": {"model": "m", "messages": [
-        {"role": "system", "content": "you are a planner"}, {"role": "user", "content": content}]}}
+    return {
+        "method": PATH,
+        "lane": "r1",
+        "params": {
+            "model": "m",
+            "messages": [{"role": "system", "content": "you are a planner"}, {"role": "user", "content": content}],
+        },
+    }
 
 
 def test_a_long_prompt_that_differs_deep_inside_shows_the_offset_and_both_sides():

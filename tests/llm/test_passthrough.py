@@ -18,8 +18,16 @@ from tests.llm.scripted_model import ScriptedModel
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 SECRET = "sk-test-Zq81-never-in-the-cassette"
-TOOLS = [{"type": "function", "function": {"name": "fx__echo", "description": "echo",
-                                            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "fx__echo",
+            "description": "echo",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+        },
+    }
+]
 SCRIPT = {
     ("tc", "alpha"): [{"tool_calls": [["fx__echo", {"text": "hi"}]]}, {"text": "alpha done"}],
     ("tc", "beta"): [{"text": "streamed answer", "tool_calls": [["fx__echo", {"text": "streamed"}]]}] * 2,
@@ -39,9 +47,14 @@ def exchanges(client: openai.OpenAI, base: str) -> dict:
     first = client.chat.completions.create(model="scripted-1", messages=conversation("alpha"), tools=TOOLS)
     call = first.choices[0].message.tool_calls[0]
     out["tool_call"] = (call.function.name, call.function.arguments)
-    follow = conversation("alpha", first.choices[0].message.model_dump(exclude_none=True),
-                          {"role": "tool", "tool_call_id": call.id, "content": "hi"})
-    out["text"] = client.chat.completions.create(model="scripted-1", messages=follow, tools=TOOLS).choices[0].message.content
+    follow = conversation(
+        "alpha",
+        first.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": "hi"},
+    )
+    out["text"] = (
+        client.chat.completions.create(model="scripted-1", messages=follow, tools=TOOLS).choices[0].message.content
+    )
     body = {"model": "scripted-1", "messages": conversation("beta"), "tools": TOOLS, "stream": True}
     with httpx.stream("POST", base + "/v1/chat/completions", json=body, headers={"X-Run-Id": "r1"}, timeout=10) as r:
         out["stream_bytes"] = r.read()
@@ -50,12 +63,19 @@ def exchanges(client: openai.OpenAI, base: str) -> dict:
     with pytest.raises(openai.InternalServerError) as failed:
         client.chat.completions.create(model="scripted-1", messages=conversation("gamma"), tools=TOOLS)
     out["500"] = failed.value.status_code
-    out["after_500"] = client.chat.completions.create(model="scripted-1", messages=conversation("gamma"),
-                                                      tools=TOOLS).choices[0].message.content
+    out["after_500"] = (
+        client.chat.completions.create(model="scripted-1", messages=conversation("gamma"), tools=TOOLS)
+        .choices[0]
+        .message.content
+    )
     bad = client.chat.completions.create(model="scripted-1", messages=conversation("delta"), tools=TOOLS)
     out["malformed"] = bad.choices[0].message.tool_calls[0].function.arguments
-    out["fifo"] = [client.chat.completions.create(model="scripted-1", messages=conversation("echo"),
-                                                  tools=TOOLS).choices[0].message.content for _ in range(2)]
+    out["fifo"] = [
+        client.chat.completions.create(model="scripted-1", messages=conversation("echo"), tools=TOOLS)
+        .choices[0]
+        .message.content
+        for _ in range(2)
+    ]
     out["models"] = [m.id for m in client.models.list()]
     return out
 
@@ -63,11 +83,20 @@ def exchanges(client: openai.OpenAI, base: str) -> dict:
 def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypatch):
     monkeypatch.setenv("MCPGW_TEST_MODEL_KEY", SECRET)
     model = ScriptedModel(SCRIPT).start()
-    gateway = start_inprocess(tmp_path / "rec", FIXTURE, "--mode", "record", "--llm-base-url", model.base_url,
-                            "--llm-key-env", "MCPGW_TEST_MODEL_KEY")
+    gateway = start_inprocess(
+        tmp_path / "rec",
+        FIXTURE,
+        "--mode",
+        "record",
+        "--llm-base-url",
+        model.base_url,
+        "--llm-key-env",
+        "MCPGW_TEST_MODEL_KEY",
+    )
     try:
-        client = openai.OpenAI(base_url=gateway.base + "/v1", api_key="anything", max_retries=0,
-                               default_headers={"X-Run-Id": "r1"})
+        client = openai.OpenAI(
+            base_url=gateway.base + "/v1", api_key="anything", max_retries=0, default_headers={"X-Run-Id": "r1"}
+        )
         recorded = exchanges(client, gateway.base)
     finally:
         gateway.stop()
@@ -83,12 +112,14 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
 
     replay = start_inprocess(tmp_path / "rec", FIXTURE, "--mode", "replay", "--log-cassette", "log")
     try:
-        client = openai.OpenAI(base_url=replay.base + "/v1", api_key="anything", max_retries=0,
-                               default_headers={"X-Run-Id": "r1"})
+        client = openai.OpenAI(
+            base_url=replay.base + "/v1", api_key="anything", max_retries=0, default_headers={"X-Run-Id": "r1"}
+        )
         assert exchanges(client, replay.base) == recorded
         # A conversation that left the recording: the miss names the message that differs.
-        changed = conversation("alpha", {"role": "assistant", "content": "something else"},
-                               {"role": "user", "content": "go on"})
+        changed = conversation(
+            "alpha", {"role": "assistant", "content": "something else"}, {"role": "user", "content": "go on"}
+        )
         with pytest.raises(openai.ConflictError) as miss:
             client.chat.completions.create(model="scripted-1", messages=changed, tools=TOOLS)
         text = miss.value.message
@@ -97,8 +128,9 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
         # The SDK's default retries (409 is retried twice) are told not to ask again.
         sent: list[str] = []
         counting = httpx.Client(event_hooks={"request": [lambda request: sent.append(request.url.path)]})
-        retrying = openai.OpenAI(base_url=replay.base + "/v1", api_key="anything", http_client=counting,
-                                 default_headers={"X-Run-Id": "r1"})
+        retrying = openai.OpenAI(
+            base_url=replay.base + "/v1", api_key="anything", http_client=counting, default_headers={"X-Run-Id": "r1"}
+        )
         with pytest.raises(openai.ConflictError) as deep:
             retrying.chat.completions.create(model="scripted-1", messages=changed, tools=TOOLS)
         assert sent == ["/v1/chat/completions"], sent
@@ -108,8 +140,9 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
 
 
 def test_hybrid_answers_what_is_recorded_and_records_what_is_not(tmp_path):
-    model = ScriptedModel({("tc", "alpha"): [{"tool_calls": [["fx__echo", {"text": "hi"}]]}],
-                           ("tc", "omega"): [{"text": "new"}]}).start()
+    model = ScriptedModel(
+        {("tc", "alpha"): [{"tool_calls": [["fx__echo", {"text": "hi"}]]}], ("tc", "omega"): [{"text": "new"}]}
+    ).start()
     try:
         gateway = start_inprocess(tmp_path, FIXTURE, "--mode", "record", "--llm-base-url", model.base_url)
         try:
@@ -118,8 +151,9 @@ def test_hybrid_answers_what_is_recorded_and_records_what_is_not(tmp_path):
         finally:
             gateway.stop()
         seen = len(model.seen)
-        hybrid = start_inprocess(tmp_path, FIXTURE, "--mode", "hybrid", "--llm-base-url", model.base_url,
-                               "--log-cassette", "log")
+        hybrid = start_inprocess(
+            tmp_path, FIXTURE, "--mode", "hybrid", "--llm-base-url", model.base_url, "--log-cassette", "log"
+        )
         try:
             client = openai.OpenAI(base_url=hybrid.base + "/v1", api_key="x", max_retries=0)
             again = client.chat.completions.create(model="scripted-1", messages=conversation("alpha"), tools=TOOLS)
@@ -143,11 +177,19 @@ def test_live_without_a_model_endpoint_says_how_to_configure_it(tmp_path):
         assert response.status_code == 503 and "--llm-base-url" in response.json()["error"]["message"]
         bad = httpx.post(gateway.base + "/v1/chat/completions", content=b"{oops", timeout=10)
         assert bad.status_code == 400 and "not JSON" in bad.json()["error"]["message"]
-        page = httpx.post(gateway.base + "/v1/chat/completions", json={"model": "m", "messages": []},
-                          headers={"Origin": "https://evil.example"}, timeout=10)
+        page = httpx.post(
+            gateway.base + "/v1/chat/completions",
+            json={"model": "m", "messages": []},
+            headers={"Origin": "https://evil.example"},
+            timeout=10,
+        )
         assert page.status_code == 403 and "Origin" in page.json()["error"]["message"]  # the HTTP guard refuses first
-        local = httpx.post(gateway.base + "/v1/chat/completions", json={"model": "m", "messages": []},
-                           headers={"Origin": "http://localhost:3000"}, timeout=10)
+        local = httpx.post(
+            gateway.base + "/v1/chat/completions",
+            json={"model": "m", "messages": []},
+            headers={"Origin": "http://localhost:3000"},
+            timeout=10,
+        )
         assert local.status_code == 503
     finally:
         gateway.stop()
@@ -157,8 +199,11 @@ def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
     """A client that gives up on a slow model (its own timeout, Ctrl-C) takes its model request with it: the
     gateway cancels the request to the model endpoint (nobody would read the answer, and the endpoint bills
     for it) and logs why, instead of waiting on it, and keeping its own shutdown waiting, for nobody."""
-    script = {("mcpbench", "quiet"): [{"hold": 60}], ("mcpbench", "trickle"): [{"hold": 60}],
-              ("mcpbench", "halfway"): [{"stream_hold": 60}]}
+    script = {
+        ("mcpbench", "quiet"): [{"hold": 60}],
+        ("mcpbench", "trickle"): [{"hold": 60}],
+        ("mcpbench", "halfway"): [{"stream_hold": 60}],
+    }
     with ScriptedModel(script) as model:
         gateway = start_inprocess(tmp_path, FIXTURE, "--mode", "live", "--llm-base-url", model.base_url)
         try:
@@ -181,6 +226,8 @@ def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
                 time.sleep(0.05)
         finally:
             gateway.stop()
-    assert [(r["stream"], r["status"], r["outcome"]) for r in records] == [(False, 499, "live")] + [(True, 499, "live")] * 2
+    assert [(r["stream"], r["status"], r["outcome"]) for r in records] == [(False, 499, "live")] + [
+        (True, 499, "live")
+    ] * 2
     assert all("closed its connection before the model answered" in r["error"] for r in records[:2])
     assert "during the model's streamed answer" in records[2]["error"]

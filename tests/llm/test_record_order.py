@@ -14,7 +14,6 @@ import pytest
 from starlette.applications import Starlette
 
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
-
 from mcpgw.llm.passthrough import CHAT, ModelPassthrough
 from tests.cassette.test_one_player import CHAT_BODY, model_entries
 
@@ -33,11 +32,16 @@ def test_the_record_of_a_replayed_model_answer_is_written_before_the_answer_star
     entries = model_entries(body, [("r", "it is noon")])
     if stream:
         for entry in entries:
-            entry["result"] = {"status": 200, "events": ['{"choices":[{"delta":{"content":"it is noon"}}]}'],
-                               "content_type": "text/event-stream"}
+            entry["result"] = {
+                "status": 200,
+                "events": ['{"choices":[{"delta":{"content":"it is noon"}}]}'],
+                "content_type": "text/event-stream",
+            }
     log = ListLog()
     passthrough = ModelPassthrough("replay", None, recorded_entries=entries, call_log=log)
-    app = HttpGuard(Starlette(routes=passthrough.routes()), GuardPolicy(allowed_hosts=default_allowed_hosts("127.0.0.1")))
+    app = HttpGuard(
+        Starlette(routes=passthrough.routes()), GuardPolicy(allowed_hosts=default_allowed_hosts("127.0.0.1"))
+    )
     logged_when: dict[str, int] = {}
     sent: list[bytes] = []
 
@@ -56,10 +60,20 @@ def test_the_record_of_a_replayed_model_answer_is_written_before_the_answer_star
                 if not message.get("more_body"):
                     logged_when["end"] = len(log.records)
 
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-                 "path": CHAT, "raw_path": CHAT.encode(), "query_string": b"", "root_path": "",
-                 "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"), (b"x-run-id", b"r")],
-                 "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2)}
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": CHAT,
+            "raw_path": CHAT.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"), (b"x-run-id", b"r")],
+            "client": ("127.0.0.1", 1),
+            "server": ("127.0.0.1", 2),
+        }
         await app(scope, receive, send)
 
     anyio.run(exchange)

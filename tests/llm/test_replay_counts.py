@@ -19,7 +19,9 @@ SCRIPT = {("mcpbench", "alpha"): [{"text": "alpha done"}], ("mcpbench", "beta"):
 
 
 def ask(client: openai.OpenAI, marker: str) -> str:
-    answer = client.chat.completions.create(model="scripted-1", messages=[{"role": "user", "content": f"task {marker}"}])
+    answer = client.chat.completions.create(
+        model="scripted-1", messages=[{"role": "user", "content": f"task {marker}"}]
+    )
     return answer.choices[0].message.content
 
 
@@ -27,8 +29,9 @@ def replay_once(tmp_path, *args: str) -> str:
     """One replay session: a recorded exchange (hit), then one the recording does not hold (miss)."""
     gateway = start_gateway(tmp_path, FIXTURE, "--mode", "replay", *args)
     try:
-        client = openai.OpenAI(base_url=gateway.base + "/v1", api_key="x", max_retries=0,
-                               default_headers={"X-Run-Id": "r1"})
+        client = openai.OpenAI(
+            base_url=gateway.base + "/v1", api_key="x", max_retries=0, default_headers={"X-Run-Id": "r1"}
+        )
         assert ask(client, "alpha") == "alpha done"
         with pytest.raises(openai.ConflictError):
             ask(client, "gamma")
@@ -42,8 +45,9 @@ def test_the_banner_and_cassette_show_count_model_exchanges_and_model_misses(tmp
     try:
         recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--llm-base-url", model.base_url)
         try:
-            client = openai.OpenAI(base_url=recorder.base + "/v1", api_key="x", max_retries=0,
-                                   default_headers={"X-Run-Id": "r1"})
+            client = openai.OpenAI(
+                base_url=recorder.base + "/v1", api_key="x", max_retries=0, default_headers={"X-Run-Id": "r1"}
+            )
             assert [ask(client, "alpha"), ask(client, "beta")] == ["alpha done", "beta done"]
         finally:
             stop_gateway(recorder)
@@ -54,15 +58,33 @@ def test_the_banner_and_cassette_show_count_model_exchanges_and_model_misses(tmp
     assert "recorded: 0 tool calls, 0 resource reads, 0 prompts, 2 model exchanges; anything else is a miss" in banner
     replay_once(tmp_path, "--log-cassette", "log")  # its call log is a cassette of its own beside it
 
-    show = subprocess.run([sys.executable, "-m", "mcpgw.cli", "cassette", "show", "test", "--json",
-                           "--cassettes-dir", str(tmp_path / "cassettes")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    show = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "cassette",
+            "show",
+            "test",
+            "--json",
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert show.returncode == 0, show.stderr
     headline = json.loads(show.stdout)["replay"]
     # Two sessions, each one model hit and one model miss; the second is read from the summary it left.
     assert (headline["runs"], headline["hits"], headline["misses"]) == (2, 2, 2)
     assert headline["missed"] == {"@model": 1}
-    text = subprocess.run([sys.executable, "-m", "mcpgw.cli", "cassette", "show", "test",
-                           "--cassettes-dir", str(tmp_path / "cassettes")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "cassette", "show", "test", "--cassettes-dir", str(tmp_path / "cassettes")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    ).stdout
     assert "replay sessions: 2, hits 2, misses 2 (tool calls and model exchanges)" in text

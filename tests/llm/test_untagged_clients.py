@@ -31,7 +31,11 @@ def client(base: str, keep_alive: bool = True) -> openai.OpenAI:
 
 
 def ask(c: openai.OpenAI, marker: str) -> str:
-    return c.chat.completions.create(model="scripted-1", messages=conversation(marker), tools=TOOLS).choices[0].message.content
+    return (
+        c.chat.completions.create(model="scripted-1", messages=conversation(marker), tools=TOOLS)
+        .choices[0]
+        .message.content
+    )
 
 
 def test_untagged_openai_clients_each_replay_their_own_answers(tmp_path):
@@ -46,12 +50,18 @@ def test_untagged_openai_clients_each_replay_their_own_answers(tmp_path):
         for name, who in (("c", c), ("c", c), ("d", d), ("d", d)):  # c and d: only ever the same request
             recorded[name].append(ask(who, "twin"))
         # The openai client (httpx) keeps the gateway's cookie: its identity, whatever connection it uses.
-        assert a._client.cookies.get("mcpgw-client") and a._client.cookies.get("mcpgw-client") != b._client.cookies.get("mcpgw-client")
+        assert a._client.cookies.get("mcpgw-client") and a._client.cookies.get("mcpgw-client") != b._client.cookies.get(
+            "mcpgw-client"
+        )
     finally:
         stop_gateway(gateway)
         model.stop()
-    assert recorded == {"a": ["alpha answer", "shared 1", "shared 3"], "b": ["beta answer", "shared 2", "shared 4"],
-                        "c": ["twin 1", "twin 2"], "d": ["twin 3", "twin 4"]}
+    assert recorded == {
+        "a": ["alpha answer", "shared 1", "shared 3"],
+        "b": ["beta answer", "shared 2", "shared 4"],
+        "c": ["twin 1", "twin 2"],
+        "d": ["twin 3", "twin 4"],
+    }
     log = [r for r in iter_calls(tmp_path / "cassettes" / "test") if r["server"] == "@model"]
     assert len(log) == 10 and {r["outcome"] for r in log} == {"recorded"} and {r["run_id"] for r in log} == {"default"}
     assert {r["method"] for r in log} == {"/v1/chat/completions"} and all(r["tokens"]["total"] > 0 for r in log)
@@ -63,8 +73,12 @@ def test_untagged_openai_clients_each_replay_their_own_answers(tmp_path):
     replay = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--log-cassette", "log1", "--run", "suite")
     try:
         y, x, w, z = (client(replay.base) for _ in range(4))
-        got = {"b": [ask(y, m) for m in ("beta", "shared", "shared")], "a": [ask(x, m) for m in ("alpha", "shared", "shared")],
-               "c": [], "d": []}
+        got = {
+            "b": [ask(y, m) for m in ("beta", "shared", "shared")],
+            "a": [ask(x, m) for m in ("alpha", "shared", "shared")],
+            "c": [],
+            "d": [],
+        }
         for name, who in (("c", w), ("d", z), ("d", z), ("c", w)):
             got[name].append(ask(who, "twin"))
         missed = None
@@ -83,8 +97,12 @@ def test_untagged_openai_clients_each_replay_their_own_answers(tmp_path):
     # Replay 2: all four at once.
     replay = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--log-cassette", "log2")
     try:
-        plans = {"a": ("alpha", "shared", "shared"), "b": ("beta", "shared", "shared"), "c": ("twin", "twin"),
-                 "d": ("twin", "twin")}
+        plans = {
+            "a": ("alpha", "shared", "shared"),
+            "b": ("beta", "shared", "shared"),
+            "c": ("twin", "twin"),
+            "d": ("twin", "twin"),
+        }
         got, start = {}, threading.Barrier(4)
 
         def converse(name: str) -> None:
@@ -102,7 +120,6 @@ def test_untagged_openai_clients_each_replay_their_own_answers(tmp_path):
     assert got["a"] == recorded["a"] and got["b"] == recorded["b"]
     # c and d asked the very same thing: whichever came first replays the first recorded twin, never a mix.
     assert sorted([got["c"], got["d"]]) == [recorded["c"], recorded["d"]]
-
 
     # Replay 3: two worker processes, every request on a new connection (so it reaches either worker):
     # each lane still lives in one worker, so each client gets its own answers in order.

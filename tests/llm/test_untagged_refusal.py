@@ -10,9 +10,9 @@ import httpx
 from starlette.applications import Starlette
 
 from mcpgw.gateway.endpoints.http_guard import GuardPolicy, HttpGuard, default_allowed_hosts
+from mcpgw.gateway.endpoints.per_server import ServerPaths
 from mcpgw.llm.passthrough import CHAT, ModelPassthrough
 from mcpgw.llm.untagged_refusal import tagged_runs
-from mcpgw.gateway.endpoints.per_server import ServerPaths
 from tests.llm.test_lanes import body
 from tests.llm.test_lanes import entry as bare_entry
 
@@ -22,8 +22,12 @@ def entry(key: str, lane: str, text: str) -> dict:
     answer = {"choices": [{"message": {"role": "assistant", "content": text}}]}
     return {**bare_entry(key, lane, ""), "result": {"status": 200, "body": answer, "content_type": "application/json"}}
 
+
 # Two evaluations of one task: the same first prompt, each model answered it its own way.
-TWO_EVALUATIONS = [entry("plan the task", "default/client-aa", "A's plan"), entry("plan the task", "default/client-bb", "B's plan")]
+TWO_EVALUATIONS = [
+    entry("plan the task", "default/client-aa", "A's plan"),
+    entry("plan the task", "default/client-bb", "B's plan"),
+]
 TAGGED_EVALUATIONS = [entry("plan the task", "A", "A's plan"), entry("plan the task", "B", "B's plan")]
 
 
@@ -40,7 +44,13 @@ def ask(passthrough: ModelPassthrough, path: str = CHAT) -> tuple[int, str]:
 
 
 def test_the_runs_a_recording_was_tagged_with():
-    tools = [{"lane": "A"}, {"lane": "B"}, {"lane": "default/client-x"}, {"lane": "default/session-ab"}, {"lane": "r/9"}]
+    tools = [
+        {"lane": "A"},
+        {"lane": "B"},
+        {"lane": "default/client-x"},
+        {"lane": "default/session-ab"},
+        {"lane": "r/9"},
+    ]
     assert tagged_runs(tools) == {"A", "B", "r/9"}
 
 

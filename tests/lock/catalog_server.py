@@ -26,14 +26,23 @@ def main() -> None:
             continue
         method, rid = message.get("method"), message.get("id")
         if method == "initialize":
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                      "serverInfo": info}
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": info,
+            }
         elif method == "tools/list":
             result = {"tools": tools}
         elif method == "tools/call":
             params = message.get("params") or {}
             if params.get("name") not in names:
-                send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}})
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": rid,
+                        "error": {"code": -32602, "message": f"Unknown tool: {params.get('name')}"},
+                    }
+                )
                 continue
             text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments") or {}}, sort_keys=True)
             result = {"content": [{"type": "text", "text": text}], "isError": False}

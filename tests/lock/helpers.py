@@ -49,6 +49,7 @@ def call_tool(url: str, name: str, arguments: dict) -> str:
 
 def call_in_order(url: str, calls: list[tuple[str, dict]]) -> list[str]:
     """The texts of `calls`, made in order by one (handshake-era) client; each must succeed."""
+
     async def go() -> list[str]:
         texts = []
         with anyio.fail_after(120):

@@ -10,8 +10,9 @@ from mcpgw.lock.launchers import parse_launch
 
 
 def test_uvx_runs_the_command_from_the_environment_it_reports(tmp_path):
-    launch = parse_launch("uvx", ["--exclude-newer", "2025-08-28T00:00:00Z", "--from", "unit-converter-mcp==0.1.2",
-                                  "unit-converter-mcp"])
+    launch = parse_launch(
+        "uvx", ["--exclude-newer", "2025-08-28T00:00:00Z", "--from", "unit-converter-mcp==0.1.2", "unit-converter-mcp"]
+    )
     probe = locate_command(launch)
     assert probe[:5] == ["uvx", "--exclude-newer", "2025-08-28T00:00:00Z", "--from", "unit-converter-mcp==0.1.2"]
     assert probe[5:7] == ["python", "-c"] and "sys.prefix" in probe[7]

@@ -32,11 +32,23 @@ profiles:
 
 @pytest.fixture
 def tools(tmp_path: Path) -> tuple[Path, Path]:
-    one = write_tools(tmp_path / "one.json", [
-        {"name": "lookup", "description": "look up", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}}])
-    two = write_tools(tmp_path / "two.json", [
-        {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}}}},
-        {"name": "sub", "inputSchema": {"type": "object"}}])
+    one = write_tools(
+        tmp_path / "one.json",
+        [
+            {
+                "name": "lookup",
+                "description": "look up",
+                "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            }
+        ],
+    )
+    two = write_tools(
+        tmp_path / "two.json",
+        [
+            {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}}}},
+            {"name": "sub", "inputSchema": {"type": "object"}},
+        ],
+    )
     return one, two
 
 
@@ -53,12 +65,22 @@ def serve_and_list(tmp_path: Path, lock: Path, profile: str) -> list[str]:
 def test_claude_desktop_file_to_a_new_lock_then_served(tmp_path, tools, capsys, monkeypatch):
     one, two = tools
     source = tmp_path / "claude_desktop_config.json"
-    source.write_text(json.dumps({"mcpServers": {
-        "Echo Server": {"command": MISBEHAVING[0], "args": [MISBEHAVING[1]]},
-        "lookup": {"command": catalog_command(one)[0], "args": catalog_command(one)[1:],
-                   "env": {"LOOKUP_API_KEY": "sk-live-secret-123", "LOOKUP_MODE": "test"}},
-        "calc": {"command": catalog_command(two)[0], "args": catalog_command(two)[1:], "disabled": False},
-    }}, indent=2))
+    source.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "Echo Server": {"command": MISBEHAVING[0], "args": [MISBEHAVING[1]]},
+                    "lookup": {
+                        "command": catalog_command(one)[0],
+                        "args": catalog_command(one)[1:],
+                        "env": {"LOOKUP_API_KEY": "sk-live-secret-123", "LOOKUP_MODE": "test"},
+                    },
+                    "calc": {"command": catalog_command(two)[0], "args": catalog_command(two)[1:], "disabled": False},
+                }
+            },
+            indent=2,
+        )
+    )
     lock = tmp_path / "servers.lock.yaml"
     assert mcpgw("lock", "import", str(source), "--lock", str(lock), "--profile", "mine") == 0
     out = capsys.readouterr().out
@@ -83,16 +105,28 @@ def test_vscode_file_appended_to_an_existing_lock_keeps_its_comments(tmp_path, t
     before = EXISTING.format(python=json.dumps(MISBEHAVING[0]), misbehaving=json.dumps(MISBEHAVING[1]))
     lock.write_text(before)
     source = tmp_path / "mcp.json"
-    source.write_text(json.dumps({
-        "inputs": [{"id": "calc-token", "type": "promptString", "password": True}],
-        "servers": {
-            "lookup": {"type": "stdio", "command": catalog_command(one)[0], "args": catalog_command(one)[1:],
-                       "env": {"HOME_DIR": "${env:HOME}"}},
-            "calc": {"type": "stdio", "command": catalog_command(two)[0], "args": catalog_command(two)[1:],
-                     "env": {"CALC_TOKEN": "${input:calc-token}"}},
-            "misbehaving": {"command": MISBEHAVING[0], "args": [MISBEHAVING[1]]},
-        },
-    }))
+    source.write_text(
+        json.dumps(
+            {
+                "inputs": [{"id": "calc-token", "type": "promptString", "password": True}],
+                "servers": {
+                    "lookup": {
+                        "type": "stdio",
+                        "command": catalog_command(one)[0],
+                        "args": catalog_command(one)[1:],
+                        "env": {"HOME_DIR": "${env:HOME}"},
+                    },
+                    "calc": {
+                        "type": "stdio",
+                        "command": catalog_command(two)[0],
+                        "args": catalog_command(two)[1:],
+                        "env": {"CALC_TOKEN": "${input:calc-token}"},
+                    },
+                    "misbehaving": {"command": MISBEHAVING[0], "args": [MISBEHAVING[1]]},
+                },
+            }
+        )
+    )
     assert mcpgw("lock", "import", str(source), "--lock", str(lock), "--profile", "base") == 0
     assert "environment variable CALC_TOKEN" in capsys.readouterr().out
     text = lock.read_text()
@@ -117,11 +151,16 @@ def test_mcpbench_commands_json_resolves_cwd_like_mcpbench(tmp_path, tools, caps
         shutil.copy(tools_file, servers_dir / name / "tools.json")
     python = shlex.quote(sys.executable)
     commands = servers_dir / "commands.json"
-    commands.write_text(json.dumps({
-        "Lookup Service": {"cmd": f"{python} server.py tools.json", "env": [], "cwd": "../lookup-mcp"},
-        "Calc": {"cmd": f"{python} server.py tools.json", "env": ["CALC_API_KEY"], "cwd": "../calc-mcp"},
-        "Misbehaving": {"cmd": f"{python} {shlex.quote(MISBEHAVING[1])}", "env": []},
-    }, indent=2))
+    commands.write_text(
+        json.dumps(
+            {
+                "Lookup Service": {"cmd": f"{python} server.py tools.json", "env": [], "cwd": "../lookup-mcp"},
+                "Calc": {"cmd": f"{python} server.py tools.json", "env": ["CALC_API_KEY"], "cwd": "../calc-mcp"},
+                "Misbehaving": {"cmd": f"{python} {shlex.quote(MISBEHAVING[1])}", "env": []},
+            },
+            indent=2,
+        )
+    )
     lock = tmp_path / "servers.lock.yaml"
     assert mcpgw("lock", "import", str(commands), "--lock", str(lock), "--profile", "bench") == 0
     config = load_config(lock)
@@ -141,13 +180,23 @@ def test_mcpbench_commands_json_resolves_cwd_like_mcpbench(tmp_path, tools, caps
 
 def test_mcpbench_http_entry_and_pins_from_commands(tmp_path, capsys):
     source = tmp_path / "commands.json"
-    source.write_text(json.dumps({
-        "Google Maps": {"cmd": "node dist/cli.js --port 3001", "env": ["GOOGLE_MAPS_API_KEY"], "cwd": "../mcp-google-map",
-                        "transport": "http", "port": 3001, "endpoint": "/mcp"},
-        "Time": {"cmd": "uvx --from mcp-server-time==2026.10.19 mcp-server-time", "env": []},
-        "Everything": {"cmd": "npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio", "env": []},
-        "Floating": {"cmd": "npx -y some-mcp-server", "env": []},
-    }))
+    source.write_text(
+        json.dumps(
+            {
+                "Google Maps": {
+                    "cmd": "node dist/cli.js --port 3001",
+                    "env": ["GOOGLE_MAPS_API_KEY"],
+                    "cwd": "../mcp-google-map",
+                    "transport": "http",
+                    "port": 3001,
+                    "endpoint": "/mcp",
+                },
+                "Time": {"cmd": "uvx --from mcp-server-time==2026.10.19 mcp-server-time", "env": []},
+                "Everything": {"cmd": "npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio", "env": []},
+                "Floating": {"cmd": "npx -y some-mcp-server", "env": []},
+            }
+        )
+    )
     lock = tmp_path / "l.yaml"
     assert mcpgw("lock", "import", str(source), "--lock", str(lock)) == 0
     out = capsys.readouterr().out
@@ -158,7 +207,9 @@ def test_mcpbench_http_entry_and_pins_from_commands(tmp_path, capsys):
     assert (maps.transport, maps.url, maps.command) == ("http", "http://127.0.0.1:${FREE_PORT}/mcp", "node")
     assert maps.args == ("dist/cli.js", "--port", "${FREE_PORT}")
     assert config.servers["time"].pin.package == "mcp-server-time" and config.servers["time"].pin.registry == "pypi"
-    assert config.servers["everything"].pin.version == "2026.8.31" and config.servers["everything"].pin.registry == "npm"
+    assert (
+        config.servers["everything"].pin.version == "2026.8.31" and config.servers["everything"].pin.registry == "npm"
+    )
     assert config.servers["floating"].pin is None
     assert config.profiles == {}
 
@@ -167,7 +218,10 @@ def test_mcpbench_http_entry_and_pins_from_commands(tmp_path, capsys):
     "content, words",
     [
         ({"mcpServers": {"good": {"command": "x"}, "broken": {"args": ["a"]}}}, "server 'broken': needs a 'command'"),
-        ({"mcpServers": {"broken": {"command": "x", "env": {"A": ["list"]}}}}, "server 'broken': env 'A' must be a string"),
+        (
+            {"mcpServers": {"broken": {"command": "x", "env": {"A": ["list"]}}}},
+            "server 'broken': env 'A' must be a string",
+        ),
         ({"A": {"cmd": "python a.py"}, "B": {"command": "python"}}, "server 'B': expected {\"cmd\""),
         ({"A": {"cmd": "python 'unclosed"}}, "server 'A': cannot split 'cmd'"),
         ({"A": {"cmd": "python a.py", "env": "KEY"}}, "server 'A': 'env' must be a list"),
@@ -219,15 +273,34 @@ def test_importing_into_a_json_config_is_refused(tmp_path, capsys):
 def test_lock_fields_of_a_json_config_are_carried_into_the_lock(tmp_path, capsys):
     # Issue 44.1: the x-mcpgw fields (and the same names at top level) reach the lock `lock import` writes.
     source = tmp_path / "claude_desktop_config.json"
-    source.write_text(json.dumps({"mcpServers": {
-        "Calculator": {"command": "python", "args": ["calc.py"], "flags": ["stateless"],
-                       "x-mcpgw": {"state_group": "maths", "timeout": 5, "hide_tools": ["debug"],
-                                   "notes": "pure functions"}},
-    }}, indent=2))
+    source.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "Calculator": {
+                        "command": "python",
+                        "args": ["calc.py"],
+                        "flags": ["stateless"],
+                        "x-mcpgw": {
+                            "state_group": "maths",
+                            "timeout": 5,
+                            "hide_tools": ["debug"],
+                            "notes": "pure functions",
+                        },
+                    },
+                }
+            },
+            indent=2,
+        )
+    )
     lock = tmp_path / "servers.lock.yaml"
     assert mcpgw("lock", "import", str(source), "--lock", str(lock)) == 0
     out = capsys.readouterr().out
     assert "lock field(s) ['notes'] not carried over" in out and "ignored key(s)" not in out
     calc = load_config(lock).servers["calculator"]
     assert (calc.flags, calc.state_group, calc.timeout, calc.hide_tools) == (
-        frozenset({"stateless"}), "maths", 5.0, frozenset({"debug"}))
+        frozenset({"stateless"}),
+        "maths",
+        5.0,
+        frozenset({"debug"}),
+    )

@@ -21,8 +21,9 @@ def test_a_cache_that_is_not_a_folder_is_named(tmp_path, fake_runners, monkeypat
     cache.write_text("")
     monkeypatch.setenv("MCPGW_CACHE", str(cache))
     assert mcpgw("servers", "install", "--config", str(lock)) == 2
-    assert capsys.readouterr().err.strip() == (f"mcpgw: cannot keep installs in MCPGW_CACHE={cache} (not a folder): "
-                                               "set MCPGW_CACHE to a folder you can write")
+    assert capsys.readouterr().err.strip() == (
+        f"mcpgw: cannot keep installs in MCPGW_CACHE={cache} (not a folder): set MCPGW_CACHE to a folder you can write"
+    )
     assert not fake_runners.exists()  # refused before any runner was called
 
 
@@ -32,8 +33,10 @@ def test_a_sources_folder_that_does_not_exist_is_named(tmp_path, fake_runners, m
     monkeypatch.setenv("MCPGW_CACHE", str(tmp_path / "cache"))
     missing = tmp_path / "no-such-folder"
     assert mcpgw("servers", "install", "--config", str(lock), "--sources", str(missing)) == 2
-    assert capsys.readouterr().err.strip() == (f"mcpgw: --sources: {missing} does not exist (it holds "
-                                               "owner+repo@commit.tar.gz archives or folders of that name)")
+    assert capsys.readouterr().err.strip() == (
+        f"mcpgw: --sources: {missing} does not exist (it holds "
+        "owner+repo@commit.tar.gz archives or folders of that name)"
+    )
     assert not fake_runners.exists()  # refused before any runner was called
     monkeypatch.setenv("MCPGW_SOURCES", str(lock))  # the variable, and a file rather than a folder
     assert mcpgw("servers", "install", "--config", str(lock)) == 2

@@ -55,13 +55,16 @@ def test_an_entry_with_a_run_state_dir_starts_from_its_installed_environment_too
     from mcpgw.gateway.upstreams.isolation import with_state_dir
 
     monkeypatch.setenv("MCPGW_CACHE", str(tmp_path / "cache"))
-    spec = parse_config("""version: 1
+    spec = parse_config(
+        """version: 1
 servers:
   memory:
     command: npx
     args: ["-y", "@modelcontextprotocol/server-memory@2026.8.31"]
     env: {MEMORY_FILE_PATH: "${RUN_STATE_DIR}/memory.json"}
-""", "l.yaml").servers["memory"]
+""",
+        "l.yaml",
+    ).servers["memory"]
     binary = tmp_path / "bin" / "mcp-server-memory"
     binary.parent.mkdir(parents=True)
     binary.write_text("")

@@ -97,12 +97,42 @@ def fake_runners(tmp_path: Path, monkeypatch) -> Path:
 
 def test_warm_commands_match_the_cache_the_server_uses():
     npx = parse_launch("npx", ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"])
-    assert warm_command(npx) == ["npm", "exec", "--yes", "--package", "@modelcontextprotocol/server-everything@2026.8.31", "--", "true"]
+    assert warm_command(npx) == [
+        "npm",
+        "exec",
+        "--yes",
+        "--package",
+        "@modelcontextprotocol/server-everything@2026.8.31",
+        "--",
+        "true",
+    ]
     with_packages = parse_launch("npx", ["-y", "-p", "a@1.0.0", "--package=b@2.0.0", "a-bin"])
     assert with_packages.packages == ("a@1.0.0", "b@2.0.0") and with_packages.command == ("a-bin",)
-    uvx = parse_launch("uvx", ["--exclude-newer", "2025-08-28T00:00:00Z", "--with", "mcp==1.9.4", "--from", "biomcp-python==0.4.6", "biomcp", "run"])
-    assert warm_command(uvx) == ["uvx", "--exclude-newer", "2025-08-28T00:00:00Z", "--with", "mcp==1.9.4", "--from",
-                                 "biomcp-python==0.4.6", "python", "-c", "pass"]
+    uvx = parse_launch(
+        "uvx",
+        [
+            "--exclude-newer",
+            "2025-08-28T00:00:00Z",
+            "--with",
+            "mcp==1.9.4",
+            "--from",
+            "biomcp-python==0.4.6",
+            "biomcp",
+            "run",
+        ],
+    )
+    assert warm_command(uvx) == [
+        "uvx",
+        "--exclude-newer",
+        "2025-08-28T00:00:00Z",
+        "--with",
+        "mcp==1.9.4",
+        "--from",
+        "biomcp-python==0.4.6",
+        "python",
+        "-c",
+        "pass",
+    ]
     bare = parse_launch("uvx", ["mcp-server-time@0.6.2"])
     assert warm_command(bare) == ["uvx", "--from", "mcp-server-time==0.6.2", "python", "-c", "pass"]
     uv_tool = parse_launch("/usr/bin/uv", ["tool", "run", "--from", "x==1", "x"])
@@ -140,7 +170,11 @@ def test_install_reports_installed_failed_and_skipped(tmp_path, fake_runners, ca
     status = mcpgw("servers", "install", "--config", str(lock), "--profile", "all", "--timeout", "3", "--jobs", "3")
     out = capsys.readouterr().out
     assert status == 1
-    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.startswith("│") and line.split("│")[1].strip()}
+    rows = {
+        line.split("│")[1].strip(): line
+        for line in out.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip()
+    }
     assert "installed" in rows["good_npm"] and "installed" in rows["good_uv"] and "installed" in rows["fs"]
     assert "failed" in rows["bad_npm"] and "404 Not Found" in out
     assert "failed" in rows["online_uv"] and "offline run still needs the registry" in out
@@ -151,9 +185,22 @@ def test_install_reports_installed_failed_and_skipped(tmp_path, fake_runners, ca
     assert fs_root.is_dir()  # server-filesystem refuses to start without its root
     calls = [json.loads(line) for line in fake_runners.read_text().splitlines()]
     uv = [c for c in calls if "good==2.0" in c["argv"]]
-    assert [c["offline"] for c in uv] == [False, True]  # fetched online (despite the user's UV_OFFLINE), then checked offline
-    assert uv[0]["argv"] == ["uvx", "--exclude-newer", "2025-08-28T00:00:00Z", "--python", "3.12", "--from", "good==2.0",
-                             "python", "-c", "pass"]
+    assert [c["offline"] for c in uv] == [
+        False,
+        True,
+    ]  # fetched online (despite the user's UV_OFFLINE), then checked offline
+    assert uv[0]["argv"] == [
+        "uvx",
+        "--exclude-newer",
+        "2025-08-28T00:00:00Z",
+        "--python",
+        "3.12",
+        "--from",
+        "good==2.0",
+        "python",
+        "-c",
+        "pass",
+    ]
     assert uv[0]["pyenv"] == "3.12.1"  # the entry's own env, as the gateway gives it
     npm = [c for c in calls if "good-pkg@1.0.0" in c["argv"]]
     assert npm[0]["argv"] == ["npm", "exec", "--yes", "--package", "good-pkg@1.0.0", "--", "true"]
@@ -168,7 +215,11 @@ def test_install_joins_the_servers_command_without_breaking_it():
     status = parser.parse_args(["servers", "--json"])
     assert status.json is True and status.func is cmd_servers
     install = parser.parse_args(["servers", "install", "--profile", "local", "--jobs", "2"])
-    assert (install.profile, install.jobs, install.config) == ("local", 2, None)  # None: ./servers.lock.yaml, else the installed one
+    assert (install.profile, install.jobs, install.config) == (
+        "local",
+        2,
+        None,
+    )  # None: ./servers.lock.yaml, else the installed one
     assert install.func is not cmd_servers
 
 
@@ -199,11 +250,17 @@ servers:
 
 
 def test_a_pin_that_disagrees_with_the_command_is_flagged():
-    config = parse_config("""version: 1
+    config = parse_config(
+        """version: 1
 servers:
   nixos:
     command: uvx
     args: ["--from", "mcp-nixos==3.1.0", "mcp-nixos"]
     pin: {registry: pypi, package: mcp-nixos, version: "1.0.0"}
-""", "l.yaml")
-    assert make_plan(config.servers["nixos"]).warning == "the pin says mcp-nixos@1.0.0 but the command runs mcp-nixos@3.1.0"
+""",
+        "l.yaml",
+    )
+    assert (
+        make_plan(config.servers["nixos"]).warning
+        == "the pin says mcp-nixos@1.0.0 but the command runs mcp-nixos@3.1.0"
+    )

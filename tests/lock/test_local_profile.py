@@ -25,21 +25,45 @@ def own_state(tmp_path):
 
 
 def test_local_profile_installs_serves_and_answers(tmp_path):
-    install = subprocess.run([sys.executable, "-m", "mcpgw.cli", "servers", "install", "--config", "servers.lock.yaml",
-                              "--profile", "local"], capture_output=True, text=True, cwd=ROOT, timeout=1500)
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "servers",
+            "install",
+            "--config",
+            "servers.lock.yaml",
+            "--profile",
+            "local",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=1500,
+    )
     assert install.returncode == 0, install.stdout + install.stderr
     gateway = start_gateway(tmp_path, own_state(tmp_path), "--profile", "local")
     try:
         states = {name: s["state"] for name, s in gateway.status()["servers"].items()}
         assert len(states) == 10 and set(states.values()) == {"ready"}, gateway.status()
 
-        fahrenheit, bmi, _, determinant, tokyo = call_in_order(gateway.url, [
-            ("unit_converter__convert_temperature", {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"}),
-            ("medical_calculator__bmi_bsa_calculator", {"weight": 70, "height": 175}),
-            ("numpy_mcp__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"}),
-            ("numpy_mcp__determinant", {"name": "A"}),
-            ("time_mcp__convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
-        ])
+        fahrenheit, bmi, _, determinant, tokyo = call_in_order(
+            gateway.url,
+            [
+                (
+                    "unit_converter__convert_temperature",
+                    {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"},
+                ),
+                ("medical_calculator__bmi_bsa_calculator", {"weight": 70, "height": 175}),
+                ("numpy_mcp__create_matrix", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"}),
+                ("numpy_mcp__determinant", {"name": "A"}),
+                (
+                    "time_mcp__convert_time",
+                    {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+                ),
+            ],
+        )
     finally:
         stop_gateway(gateway)
     assert json.loads(fahrenheit)["converted_value"] == 100 * 9 / 5 + 32

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.gateway.errors.tree import ConfigError
 from mcpgw.gateway.specs.server_spec import Pin, ServerSpec
+from mcpgw.gateway.tools.catalog import ServerCatalog
 from mcpgw.lock.locked import catalog_digest, parse, render, snapshot
 
 AWKWARD = {
@@ -23,15 +23,23 @@ AWKWARD = {
 
 
 def catalog(tools, version="1.2.3"):
-    return ServerCatalog({"protocolVersion": "2025-11-25", "serverInfo": {"name": "srv", "version": version},
-                          "capabilities": {"tools": {}}}, tools=tools)
+    return ServerCatalog(
+        {
+            "protocolVersion": "2025-11-25",
+            "serverInfo": {"name": "srv", "version": version},
+            "capabilities": {"tools": {}},
+        },
+        tools=tools,
+    )
 
 
 def test_render_then_parse_round_trips_awkward_schemas_exactly():
     spec = ServerSpec("s", "stdio", "npx", ("-y", "@scope/pkg@2.0.1"), hide_tools=frozenset({"secret_tool"}))
-    tools = [{"name": "odd: name with spaces", "description": "d", "inputSchema": AWKWARD},
-             {"name": "plain", "inputSchema": {"type": "object"}},
-             {"name": "secret_tool", "inputSchema": {}}]
+    tools = [
+        {"name": "odd: name with spaces", "description": "d", "inputSchema": AWKWARD},
+        {"name": "plain", "inputSchema": {"type": "object"}},
+        {"name": "secret_tool", "inputSchema": {}},
+    ]
     locked = snapshot(spec, catalog(tools), "2026-01-01T00:00:00Z")
     assert locked.tool_count == 2 and "secret_tool" not in locked.tools
     assert locked.pinned == "@scope/pkg@2.0.1"  # what the command runs

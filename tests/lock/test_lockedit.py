@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgw.lock.config import parse_config
 from mcpgw.gateway.errors.tree import GatewayError
+from mcpgw.lock.config import parse_config
 from mcpgw.lock.lockedit import add_servers, add_to_profile, scalar, server_indent, set_entry_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,9 @@ profiles:
 def only_insertions(before: str, after: str) -> list[str]:
     """The lines `after` adds; fails if any line of `before` was changed or dropped."""
     added = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        a=before.splitlines(), b=after.splitlines(), autojunk=False
+    ).get_opcodes():
         assert op in ("equal", "insert"), (op, before.splitlines()[i1:i2], after.splitlines()[j1:j2])
         if op == "insert":
             added += after.splitlines()[j1:j2]
@@ -117,8 +119,17 @@ def test_edits_of_the_real_mcpbench_lock_keep_its_comments():
     text = add_to_profile(text, "mine", ["extra", "fetch"], config, "m")
     text = set_entry_key(text, "medical_calculator", "locked", lambda c: " " * c + "locked: {tool_count: 22}\n", "m")
     added = only_insertions(MCPBENCH, text)
-    assert sorted(added) == sorted(["", "  # imported", "  extra:", "    command: python", "    locked: {tool_count: 22}",
-                                    "    - extra", "  mine: [extra, fetch]"])
+    assert sorted(added) == sorted(
+        [
+            "",
+            "  # imported",
+            "  extra:",
+            "    command: python",
+            "    locked: {tool_count: 22}",
+            "    - extra",
+            "  mine: [extra, fetch]",
+        ]
+    )
     loaded = parse_config(text, "m")
     assert loaded.profiles["local"][-1] == "extra" and loaded.profiles["mine"] == ("extra", "fetch")
     assert list(loaded.servers)[-1] == "extra" and len(loaded.servers) == len(config.servers) + 1

@@ -14,13 +14,24 @@ from tests.conftest import MISBEHAVING
 from tests.lock.helpers import catalog_command, mcpgw, write_tools
 
 TOOLS = [
-    {"name": "convert", "description": "convert a value",
-     "inputSchema": {"type": "object", "properties": {
-         "value": {"type": "number"},
-         "unit": {"type": "string", "enum": ["m", "km", "mi"]},
-         "precision": {"type": "integer"}},
-         "required": ["value", "unit"]}},
-    {"name": "search", "description": "search 'things'", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}},
+    {
+        "name": "convert",
+        "description": "convert a value",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "value": {"type": "number"},
+                "unit": {"type": "string", "enum": ["m", "km", "mi"]},
+                "precision": {"type": "integer"},
+            },
+            "required": ["value", "unit"],
+        },
+    },
+    {
+        "name": "search",
+        "description": "search 'things'",
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+    },
     {"name": "hidden", "inputSchema": {"type": "object"}},
 ]
 
@@ -73,7 +84,7 @@ def test_refresh_writes_locked_data_and_keeps_the_rest(setup, capsys):
     assert refresh(lock, capsys) == 0
     text = lock.read_text()
     assert text.startswith(before.split("  echo:")[0].rstrip("\n"))  # cat's own lines, comment included, kept
-    assert text.endswith(before[before.index("  echo:"):])
+    assert text.endswith(before[before.index("  echo:") :])
     locked = yaml.safe_load(text)["servers"]["cat"]["locked"]
     assert locked["server"] == {"name": "catalog-server", "version": "1.0"}
     assert locked["tool_count"] == 2 and sorted(locked["tools"]) == ["convert", "search"]  # hidden tools are not locked
@@ -97,10 +108,27 @@ def test_check_passes_when_nothing_changed(setup, capsys):
     "edit, kind, tool, path",
     [
         (lambda t: t.pop("search"), "tool_removed", "search", ""),
-        (lambda t: (t["convert"]["inputSchema"]["properties"].update(scale={"type": "number"}),
-                    t["convert"]["inputSchema"]["required"].append("scale")), "param_added_required", "convert", "scale"),
-        (lambda t: t["convert"]["inputSchema"]["properties"]["unit"].update(enum=["m", "km"]), "enum_narrowed", "convert", "unit"),
-        (lambda t: t["convert"]["inputSchema"]["properties"]["value"].update(type="string"), "type_changed", "convert", "value"),
+        (
+            lambda t: (
+                t["convert"]["inputSchema"]["properties"].update(scale={"type": "number"}),
+                t["convert"]["inputSchema"]["required"].append("scale"),
+            ),
+            "param_added_required",
+            "convert",
+            "scale",
+        ),
+        (
+            lambda t: t["convert"]["inputSchema"]["properties"]["unit"].update(enum=["m", "km"]),
+            "enum_narrowed",
+            "convert",
+            "unit",
+        ),
+        (
+            lambda t: t["convert"]["inputSchema"]["properties"]["value"].update(type="string"),
+            "type_changed",
+            "convert",
+            "value",
+        ),
         (lambda t: t["convert"]["inputSchema"]["properties"].pop("precision"), "param_removed", "convert", "precision"),
     ],
 )
@@ -112,7 +140,9 @@ def test_breaking_changes_fail_the_check_and_are_named(setup, capsys, edit, kind
     assert status == 1
     server = report["servers"][0]
     assert server["status"] == "breaking"
-    assert {"tool": tool, "kind": kind, "breaking": True, "path": path} == {k: v for k, v in server["changes"][0].items() if k != "detail"}
+    assert {"tool": tool, "kind": kind, "breaking": True, "path": path} == {
+        k: v for k, v in server["changes"][0].items() if k != "detail"
+    }
     # the human report names it too
     assert mcpgw("lock", "check", "--config", str(lock), "--profile", "p", "--timeout", "30") == 1
     out = capsys.readouterr().out
@@ -129,14 +159,18 @@ def test_compatible_changes_pass_the_check_and_are_listed(setup, capsys):
         tools["search"]["description"] = "search things, better"  # description
         tools["hidden"]["inputSchema"] = {"type": "object", "required": ["x"]}  # hidden: not the lock's business
         tools["new_tool"] = {"name": "new_tool", "inputSchema": {"type": "object"}}  # added tool
+
     change(tools_file, edit, version="1.1")
     status, report = check_json(lock, capsys)
     assert status == 0
     server = report["servers"][0]
     assert server["status"] == "compatible" and server["reason"] == "server catalog-server 1.0 -> catalog-server 1.1"
     assert sorted((c["kind"], c["tool"], c["path"]) for c in server["changes"]) == [
-        ("description_changed", "search", ""), ("enum_widened", "convert", "unit"),
-        ("param_added_optional", "convert", "round"), ("tool_added", "new_tool", "")]
+        ("description_changed", "search", ""),
+        ("enum_widened", "convert", "unit"),
+        ("param_added_optional", "convert", "round"),
+        ("tool_added", "new_tool", ""),
+    ]
     assert not any(c["breaking"] for c in server["changes"])
 
 
@@ -181,7 +215,10 @@ def test_unreadable_locked_data_is_an_error_naming_the_server(setup, capsys):
     lock.write_text(lock.read_text().replace("input: '{", "input: '{broken", 1))
     status, report = check_json(lock, capsys)
     assert status == 2
-    assert report["servers"][0]["status"] == "error" and "server 'cat': locked.tools.convert.input" in report["servers"][0]["reason"]
+    assert (
+        report["servers"][0]["status"] == "error"
+        and "server 'cat': locked.tools.convert.input" in report["servers"][0]["reason"]
+    )
 
 
 def test_missing_lock_file_and_unknown_profile_are_one_line_errors(tmp_path, setup, capsys):

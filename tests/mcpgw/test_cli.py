@@ -11,33 +11,45 @@ import sys
 import httpx
 import pytest
 
-from mcpgw.gateway.errors.tree import GatewayError
-
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.cli import main
 from mcpgw.commands.serve import default_mode
-from mcpgw.cassette.store import CassetteStore
+from mcpgw.gateway.errors.tree import GatewayError
 from tests.conftest import ROOT, free_port, misbehaving_entry
 from tests.evaluator import scenario
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["serv"], "mcpgw: unknown command 'serv'; did you mean serve or servers?"),
-    (["cassete", "ls"], "mcpgw: unknown command 'cassete'; did you mean cassette"),
-    (["cassette", "lss"], "mcpgw: unknown `mcpgw cassette` action 'lss'; did you mean ls?"),
-    (["calls", "exprot", "x"], "mcpgw: unknown `mcpgw calls` action 'exprot'; did you mean export?"),
-    (["xyzzy"], "mcpgw: unknown command 'xyzzy'; choose from serve, servers, calls, cassette"),
-    (["serve", "--port", "x"], "mcpgw: argument --port: invalid int value: 'x' (see `mcpgw serve --help`)"),
-    (["serve", "--port", "99999"], "mcpgw: --port must be a TCP port number (1-65535, or 0 for any free one), not 99999"),
-    (["serve", "--port", "-1"], "mcpgw: --port must be a TCP port number (1-65535, or 0 for any free one), not -1"),
-    (["serve", "--port", "0", "--workers", "2"], "mcpgw: --port 0 serves one process only: give --workers a fixed --port"),
-    (["serve", "--call-timeout", "0"], "mcpgw: --call-timeout must be a positive number, not 0.0"),  # every call timed out
-    (["serve", "--ready-timeout", "nan"], "mcpgw: --ready-timeout must be a positive number, not nan"),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["serv"], "mcpgw: unknown command 'serv'; did you mean serve or servers?"),
+        (["cassete", "ls"], "mcpgw: unknown command 'cassete'; did you mean cassette"),
+        (["cassette", "lss"], "mcpgw: unknown `mcpgw cassette` action 'lss'; did you mean ls?"),
+        (["calls", "exprot", "x"], "mcpgw: unknown `mcpgw calls` action 'exprot'; did you mean export?"),
+        (["xyzzy"], "mcpgw: unknown command 'xyzzy'; choose from serve, servers, calls, cassette"),
+        (["serve", "--port", "x"], "mcpgw: argument --port: invalid int value: 'x' (see `mcpgw serve --help`)"),
+        (
+            ["serve", "--port", "99999"],
+            "mcpgw: --port must be a TCP port number (1-65535, or 0 for any free one), not 99999",
+        ),
+        (["serve", "--port", "-1"], "mcpgw: --port must be a TCP port number (1-65535, or 0 for any free one), not -1"),
+        (
+            ["serve", "--port", "0", "--workers", "2"],
+            "mcpgw: --port 0 serves one process only: give --workers a fixed --port",
+        ),
+        (
+            ["serve", "--call-timeout", "0"],
+            "mcpgw: --call-timeout must be a positive number, not 0.0",
+        ),  # every call timed out
+        (["serve", "--ready-timeout", "nan"], "mcpgw: --ready-timeout must be a positive number, not nan"),
+    ],
+)
 def test_one_line_errors_with_a_guess(argv, expected):
     result = mcpgw(*argv)
     assert result.returncode == 2
@@ -48,9 +60,26 @@ def test_port_0_serves_on_a_free_port_and_says_which(tmp_path):
     """As uvicorn does: the port the system chose is printed, and the gateway answers there."""
     config = tmp_path / "c.yaml"
     config.write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
-    process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", "0", "--config", str(config),
-                                "--mode", "live", "--cassettes-dir", str(tmp_path)],
-                               stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+            "--mode",
+            "live",
+            "--cassettes-dir",
+            str(tmp_path),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         line = next(line for line in process.stderr if "serving MCP at" in line)
         port = int(re.search(r"http://127\.0\.0\.1:(\d+)/mcp ", line).group(1))
@@ -78,7 +107,9 @@ def test_serve_says_which_mode_and_why(tmp_path, capsys):
 def test_serve_without_the_cassette_says_so_and_starts_nothing(tmp_path, capsys):
     # The default always exists (a checkout's cassettes/default, or the copy inside an installed
     # package: tests/test_packaging.py); a named cassette that is missing must not become "live".
-    result = mcpgw("serve", "--cassettes-dir", str(tmp_path / "none"), "--cassette", "missing", "--port", str(free_port()))
+    result = mcpgw(
+        "serve", "--cassettes-dir", str(tmp_path / "none"), "--cassette", "missing", "--port", str(free_port())
+    )
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"mcpgw: no cassette 'missing' in {tmp_path / 'none'}/ to replay")
@@ -101,7 +132,10 @@ def test_the_shipped_cassette_is_removed_only_with_force(tmp_path, capsys):
 
 def test_cassettes_dir_before_or_after_the_action(tmp_path, capsys):
     CassetteStore(tmp_path / "a-cassette-with-a-rather-long-name-that-would-not-fit-in-eighty-columns").close()
-    for argv in (["cassette", "--cassettes-dir", str(tmp_path), "ls"], ["cassette", "ls", "--cassettes-dir", str(tmp_path)]):
+    for argv in (
+        ["cassette", "--cassettes-dir", str(tmp_path), "ls"],
+        ["cassette", "ls", "--cassettes-dir", str(tmp_path)],
+    ):
         assert main(argv) == 0
         out = capsys.readouterr().out  # not a terminal here: the table must not be cut at 80 columns
         assert "a-cassette-with-a-rather-long-name-that-would-not-fit-in-eighty-columns" in out
@@ -137,8 +171,12 @@ def test_an_unknown_server_id_names_the_nearest_ids():
 
 def test_help_shows_what_each_serve_and_run_option_defaults_to():
     serve = " ".join(mcpgw("serve", "--help").stdout.split())
-    for text in ("--host HOST address to listen on (default 127.0.0.1", "--port PORT TCP port (default 8765; 0: any free one",
-                 "audit (default) forwards", "(default 16 MiB)"):
+    for text in (
+        "--host HOST address to listen on (default 127.0.0.1",
+        "--port PORT TCP port (default 8765; 0: any free one",
+        "audit (default) forwards",
+        "(default 16 MiB)",
+    ):
         assert text in serve, text
     run = " ".join(mcpgw("run", "--help").stdout.split())
     assert "cut to CHARS (default 4000)" in run and "--port PORT port of the gateway it starts" in run
@@ -154,8 +192,13 @@ def test_a_live_serve_without_cassette_says_where_its_call_log_folders_go(tmp_pa
     config.write_text("version: 1\nservers:\n" + misbehaving_entry("one"))
     log_path = tmp_path / "gateway.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", "0"],
-                                   stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcpgw.cli", "serve", "--config", str(config), "--port", "0"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 60
         while "mcpgw: mode live:" not in log_path.read_text() or "  one " not in log_path.read_text():
@@ -168,6 +211,8 @@ def test_a_live_serve_without_cassette_says_where_its_call_log_folders_go(tmp_pa
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
     text = log_path.read_text()
-    assert ("each live serve without --cassette keeps its call log in a new folder like this one "
-            "(cassettes/live-<time>); --cassette NAME keeps it in one") in text, text
+    assert (
+        "each live serve without --cassette keeps its call log in a new folder like this one "
+        "(cassettes/live-<time>); --cassette NAME keeps it in one"
+    ) in text, text
     assert [p.name[:5] for p in (tmp_path / "cassettes").iterdir()] == ["live-"]

@@ -29,9 +29,21 @@ def _handlers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> di
 
 def test_every_command_has_a_handler_that_imports():
     handlers = _handlers(build_parser())
-    expected = {("serve",), ("servers",), ("servers", "install"), ("calls", "export"), ("cassette", "show"),
-                ("lock", "import"), ("lock", "refresh"), ("lock", "check"), ("run",), ("drift",), ("connect",),
-                ("eval",), ("audit",)}
+    expected = {
+        ("serve",),
+        ("servers",),
+        ("servers", "install"),
+        ("calls", "export"),
+        ("cassette", "show"),
+        ("lock", "import"),
+        ("lock", "refresh"),
+        ("lock", "check"),
+        ("run",),
+        ("drift",),
+        ("connect",),
+        ("eval",),
+        ("audit",),
+    }
     assert expected <= set(handlers), sorted(expected - set(handlers))
     lazy = {path: h for path, h in handlers.items() if isinstance(h, LazyHandler)}
     assert len(lazy) >= 10
@@ -62,8 +74,11 @@ def test_a_handler_that_does_not_import_is_an_error_not_a_missing_command(monkey
 
 
 def _calls(tree: ast.AST, attribute: str) -> list[int]:
-    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute) and node.func.attr == attribute]
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attribute
+    ]
 
 
 def test_no_feature_package_registers_commands():
@@ -88,8 +103,13 @@ def test_the_root_does_not_swallow_a_broken_feature():
             if not caught & {"ImportError", "ModuleNotFoundError"}:
                 continue
             for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-                module = inner.module if isinstance(inner, ast.ImportFrom) else \
-                    inner.names[0].name if isinstance(inner, ast.Import) else None
+                module = (
+                    inner.module
+                    if isinstance(inner, ast.ImportFrom)
+                    else inner.names[0].name
+                    if isinstance(inner, ast.Import)
+                    else None
+                )
                 if module and module.split(".")[0] in ours:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} ({module})")
     assert offenders == []
@@ -100,8 +120,13 @@ def test_servers_given_twice_add_up():
     from mcpgw.cli import build_parser
 
     parser = build_parser()
-    for argv in (["serve"], ["run", "tasks.json", "--model", "m"], ["drift", "--cassette", "c"], ["servers", "install"],
-                 ["connect", "mcpbench"]):
+    for argv in (
+        ["serve"],
+        ["run", "tasks.json", "--model", "m"],
+        ["drift", "--cassette", "c"],
+        ["servers", "install"],
+        ["connect", "mcpbench"],
+    ):
         args = parser.parse_args([*argv, "--servers", "time", "--servers", "everything", "fetch"])
         assert args.servers == ["time", "everything", "fetch"], argv
 
@@ -112,8 +137,11 @@ def test_time_limits_and_run_names_that_mean_nothing_are_refused(capsys):
     from mcpgw.cli import build_parser, main
 
     parser = build_parser()
-    for argv in (["lock", "check", "--timeout", "-5"], ["lock", "refresh", "--timeout", "0"],
-                 ["servers", "install", "--timeout", "nan"]):
+    for argv in (
+        ["lock", "check", "--timeout", "-5"],
+        ["lock", "refresh", "--timeout", "0"],
+        ["servers", "install", "--timeout", "nan"],
+    ):
         with pytest.raises(SystemExit) as refused:
             parser.parse_args(argv)
         assert refused.value.code == 2 and "a positive number of seconds" in capsys.readouterr().err, argv

@@ -48,12 +48,24 @@ def start_workers(home: Path) -> RunningGateway:
     (home / "cassettes" / "default").mkdir(parents=True)
     shutil.copy2(EMBEDDED / "data.mdb", home / "cassettes" / "default" / "data.mdb")
     port = free_port()
-    env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PATH": "/nonexistent",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     log_path = home / "gateway.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port), "--workers", "2"],
-                                   stdout=log, stderr=subprocess.STDOUT, cwd=home, env=env, start_new_session=True)
-    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, home / "cassettes", log_path)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port), "--workers", "2"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=home,
+            env=env,
+            start_new_session=True,
+        )
+    gateway = RunningGateway(
+        f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, home / "cassettes", log_path
+    )
     deadline = time.monotonic() + 90
     while gateway.log().count("no server process is started") < 2:  # both workers are serving
         if process.poll() is not None:
@@ -86,7 +98,10 @@ def in_recorded_order(recorded: Recorded, chosen: list[dict[str, Any]], answers:
     taken: dict[str, int] = defaultdict(int)
     for entry, got in zip(chosen, answers, strict=True):
         expected = recorded.exchanges[entry["key"]]
-        assert got == expected_answer(expected[min(taken[entry["key"]], len(expected) - 1)]), (entry["server"], entry["params"])
+        assert got == expected_answer(expected[min(taken[entry["key"]], len(expected) - 1)]), (
+            entry["server"],
+            entry["params"],
+        )
         taken[entry["key"]] += 1
 
 
@@ -117,21 +132,51 @@ def test_a_session_whose_requests_reach_any_worker(workers):
     served_by, forwarded = set(), 0
     # No keep-alive: every request is a new connection, dealt to the workers in turn.
     with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=30) as client:
-        init = client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fresh", "version": "1"}}})
+        init = client.post(
+            gateway.url,
+            headers=HEADERS,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "fresh", "version": "1"},
+                },
+            },
+        )
         session = {**HEADERS, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-        assert client.post(gateway.url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+        assert (
+            client.post(
+                gateway.url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+            ).status_code
+            == 202
+        )
         got = []
         for number, entry in enumerate(chosen, 1):
             name = f"{entry['server']}{SEPARATOR}{entry['params']['name']}"
-            response = client.post(gateway.url, headers=session, content=json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call",
-                                   "params": {"name": name, "arguments": entry["params"].get("arguments") or {}}}))
+            response = client.post(
+                gateway.url,
+                headers=session,
+                content=json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": number,
+                        "method": "tools/call",
+                        "params": {"name": name, "arguments": entry["params"].get("arguments") or {}},
+                    }
+                ),
+            )
             assert response.status_code == 200, response.text
             served_by.add(response.headers["x-mcpgw-worker"])
             forwarded += "x-mcpgw-forwarded-by" in response.headers
             body = response.json()
-            got.append({"code": body["error"]["code"], "message": body["error"]["message"]} if "error" in body
-                       else dump(types.CallToolResult.model_validate(body["result"])))
+            got.append(
+                {"code": body["error"]["code"], "message": body["error"]["message"]}
+                if "error" in body
+                else dump(types.CallToolResult.model_validate(body["result"]))
+            )
     in_recorded_order(recorded, chosen, got)
     assert len(served_by) == 1  # the session's one worker answered everything ...
     assert forwarded > 0  # ... including requests that first reached the other one
@@ -143,19 +188,41 @@ def test_a_forwarded_request_that_expects_100_continue_gets_its_answer(workers):
     interim answer was taken for the answer (status 100, the real one lost, the connection out of step)."""
     gateway, _, _ = workers
     with httpx.Client(timeout=30) as client:
-        init = client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl-like", "version": "1"}}})
+        init = client.post(
+            gateway.url,
+            headers=HEADERS,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "curl-like", "version": "1"},
+                },
+            },
+        )
         session = init.headers["mcp-session-id"]
-        assert client.post(gateway.url, headers={**HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"},
-                           json={"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
+        assert (
+            client.post(
+                gateway.url,
+                headers={**HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"},
+                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            ).status_code
+            == 202
+        )
     host, port = gateway.base.removeprefix("http://").split(":")
     forwarded = 0
     for number in range(1, 7):  # a new connection each time: dealt to the workers in turn
-        body = json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/list", "params": {"_meta": {"pad": "x" * 1500}}})
-        head = (f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
-                f"accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n"
-                f"mcp-protocol-version: 2025-11-25\r\nexpect: 100-continue\r\ncontent-length: {len(body)}\r\n"
-                "connection: close\r\n\r\n")
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": number, "method": "tools/list", "params": {"_meta": {"pad": "x" * 1500}}}
+        )
+        head = (
+            f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+            f"accept: application/json, text/event-stream\r\nmcp-session-id: {session}\r\n"
+            f"mcp-protocol-version: 2025-11-25\r\nexpect: 100-continue\r\ncontent-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n"
+        )
         with socket.create_connection((host, int(port)), timeout=30) as conn:
             conn.sendall(head.encode())
             interim = b""
@@ -197,11 +264,29 @@ def test_connections_are_dealt_to_the_workers_evenly(workers):
     gateway, _, _ = workers
     clients = [httpx.Client(timeout=30) for _ in range(8)]
     try:
-        served_by = [client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": f"c{n}", "version": "1"}}}
-        ).headers["x-mcpgw-worker"] for n, client in enumerate(clients)]
-        again = [client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).headers["x-mcpgw-worker"]
-                 for client in clients]  # the same connection, the same worker
+        served_by = [
+            client.post(
+                gateway.url,
+                headers=HEADERS,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": f"c{n}", "version": "1"},
+                    },
+                },
+            ).headers["x-mcpgw-worker"]
+            for n, client in enumerate(clients)
+        ]
+        again = [
+            client.post(gateway.url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).headers[
+                "x-mcpgw-worker"
+            ]
+            for client in clients
+        ]  # the same connection, the same worker
     finally:
         for client in clients:
             client.close()
@@ -246,8 +331,24 @@ def test_the_call_log_sits_with_the_cassette_it_replays(workers):
 
 
 def test_workers_need_replay(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "mcpgw.cli", "serve", "--mode", "live", "--workers", "2",
-                             "--config", str(ROOT / "servers.lock.yaml")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "serve",
+            "--mode",
+            "live",
+            "--workers",
+            "2",
+            "--config",
+            str(ROOT / "servers.lock.yaml"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("mcpgw: --workers needs --mode replay")
 
@@ -256,7 +357,9 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path):
     """A parent that dies without a word (SIGKILL) closes its end of every worker's channel: the
     workers stop rather than linger with the cassette open and nobody dealing them connections."""
     gateway = start_workers(tmp_path)
-    children = [int(pid) for pid in Path(f"/proc/{gateway.process.pid}/task/{gateway.process.pid}/children").read_text().split()]
+    children = [
+        int(pid) for pid in Path(f"/proc/{gateway.process.pid}/task/{gateway.process.pid}/children").read_text().split()
+    ]
     assert len(children) == 2
     try:
         os.kill(gateway.process.pid, signal.SIGKILL)
@@ -277,13 +380,23 @@ def test_per_server_endpoints_and_sse_under_workers(workers):
     worker, whichever connection brings them), SDK sessions, and tagged SSE streams; an untagged SSE
     stream is refused in one line (its message posts could not find the worker holding it)."""
     gateway, _, _ = workers
-    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": "convert_temperature", "arguments": {"from_unit": "celsius", "to_unit": "fahrenheit", "value": 0}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "convert_temperature",
+            "arguments": {"from_unit": "celsius", "to_unit": "fahrenheit", "value": 0},
+        },
+    }
     answers, served = [], set()
     with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0), timeout=30) as client:
         for n in range(8):
-            got = client.post(f"{gateway.base}/servers/unit_converter/mcp?run=w-{n}", json=call,
-                              headers={"accept": "application/json", "content-type": "application/json"})
+            got = client.post(
+                f"{gateway.base}/servers/unit_converter/mcp?run=w-{n}",
+                json=call,
+                headers={"accept": "application/json", "content-type": "application/json"},
+            )
             assert got.status_code == 200, got.text
             answers.append(got.json()["result"])
             served.add(got.headers["x-mcpgw-worker"] if "x-mcpgw-forwarded-by" not in got.headers else "forwarded")
@@ -294,20 +407,31 @@ def test_per_server_endpoints_and_sse_under_workers(workers):
         with anyio.fail_after(60):
             async with Client(f"{gateway.base}/servers/unit_converter/mcp?run=w-sdk", mode="legacy") as client:
                 result = await client.call_tool("convert_temperature", call["params"]["arguments"])
-                assert result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta", "result_type"}) == answers[0]
+                assert (
+                    result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta", "result_type"})
+                    == answers[0]
+                )
             from mcp import ClientSession
             from mcp.client.sse import sse_client
 
-            async with sse_client(f"{gateway.base}/servers/unit_converter/sse?run=w-sse") as (read, write), \
-                    ClientSession(read, write) as session:
+            async with (
+                sse_client(f"{gateway.base}/servers/unit_converter/sse?run=w-sse") as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 result = await session.call_tool("convert_temperature", call["params"]["arguments"])
-                assert result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta", "result_type"}) == answers[0]
+                assert (
+                    result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta", "result_type"})
+                    == answers[0]
+                )
 
     anyio.run(sdk_and_sse)
     refused = httpx.get(f"{gateway.base}/sse", timeout=10)
     assert refused.status_code == 400
-    assert refused.json()["error"]["message"] == "with --workers, /sse needs a run id: GET /sse?run=<id> (or an X-Run-Id header)"
+    assert (
+        refused.json()["error"]["message"]
+        == "with --workers, /sse needs a run id: GET /sse?run=<id> (or an X-Run-Id header)"
+    )
 
 
 def test_workers_are_numbered_alike_in_the_banner_the_header_and_status(workers):

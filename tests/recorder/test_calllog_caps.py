@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 import anyio
-
 from mcp import Client
+
 from tests.conftest import ROOT, misbehaving_entry, stop_gateway
 
 CONFIG = "version: 1\nservers:\n" + misbehaving_entry("good")
@@ -46,8 +46,13 @@ def test_large_values_are_kept_as_size_and_digest_and_a_full_log_says_so(gateway
     assert data.stat().st_size < 2 * 1024 * 1024
     stop_gateway(gateway)
 
-    export = subprocess.run([sys.executable, "-m", "mcpgw.cli", "calls", "export", "test", "--cassettes-dir",
-                             str(gateway.cassettes)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    export = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "calls", "export", "test", "--cassettes-dir", str(gateway.cassettes)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     records = [json.loads(line) for line in export.stdout.splitlines()]
     digest = hashlib.sha256(big.encode()).hexdigest()
     assert [r["arguments"]["message"] for r in records[:10]] == [f"«omitted: {1 << 20} bytes, sha256 {digest}»"] * 10

@@ -12,8 +12,9 @@ from tests.conftest import ROOT, misbehaving_entry, start_gateway, stop_gateway
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def test_servers_and_cassette_count_the_same_tools_and_name_the_hidden(tmp_path):

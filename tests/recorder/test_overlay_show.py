@@ -11,15 +11,29 @@ from tests.conftest import ROOT
 
 
 def show(cassettes, name: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", "cassette", "show", name, "--cassettes-dir", str(cassettes)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", "cassette", "show", name, "--cassettes-dir", str(cassettes)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 def answer(key: str, source: str) -> dict:
-    return {"key": key, "base": key, "history": "", "server": "s", "method": "tools/call", "source": source,
-            "params": {"name": "t", "arguments": {"k": key}}, "result": {"content": [], "isError": False}}
+    return {
+        "key": key,
+        "base": key,
+        "history": "",
+        "server": "s",
+        "method": "tools/call",
+        "source": source,
+        "params": {"name": "t", "arguments": {"k": key}},
+        "result": {"content": [], "isError": False},
+    }
 
 
 def test_an_overlay_says_what_it_holds_empty_or_not(tmp_path):

@@ -11,18 +11,22 @@ from typing import Any
 
 import anyio
 
-from mcpgw.gateway.tools.catalog import ServerCatalog
-from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream
 from mcpgw.cassette.cassette import Cassette
 from mcpgw.cassette.recording_upstream import RecordingUpstream
 from mcpgw.cassette.redaction import Redactor
 from mcpgw.cassette.state import GroupState
+from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.upstreams.upstream import CallOptions, HandlerUpstream
 from mcpgw.lock.install_lookup import CacheInstalls
 from mcpgw.replay.cassette_upstream import CassetteUpstream
 
-CATALOG = ServerCatalog({"capabilities": {"tools": {}}, "serverInfo": {"name": "notes", "version": "1"}},
-                        tools=[{"name": "write", "inputSchema": {"type": "object"}},
-                               {"name": "read", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}])
+CATALOG = ServerCatalog(
+    {"capabilities": {"tools": {}}, "serverInfo": {"name": "notes", "version": "1"}},
+    tools=[
+        {"name": "write", "inputSchema": {"type": "object"}},
+        {"name": "read", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+    ],
+)
 
 
 def notes_server(order: list[str], append: bool = False) -> HandlerUpstream:
@@ -112,13 +116,18 @@ def test_hybrid_catch_up_re_sends_a_call_another_run_took_live(tmp_path):
     method and params a catch-up re-sends: the read failed with {"code": 0, "message": "'method'"}."""
     import shutil
 
-    from mcpgw.lock.config import ServerSpec
     from mcpgw.gateway.upstreams.isolation import PerRunUpstream
+    from mcpgw.lock.config import ServerSpec
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
-    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order), CacheInstalls(),
-                             idle_timeout=60, start_timeout=5)
+    per_run = PerRunUpstream(
+        ServerSpec("notes", "stdio", "x"),
+        lambda spec, catalog: notes_server(order),
+        CacheInstalls(),
+        idle_timeout=60,
+        start_timeout=5,
+    )
     recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d")
     hybrid = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, [], fallback=recording)
 
@@ -126,7 +135,11 @@ def test_hybrid_catch_up_re_sends_a_call_another_run_took_live(tmp_path):
         async with anyio.create_task_group() as tasks:
             await tasks.start(hybrid.run)
             answers = []
-            for lane, request in (("h1", call("write", text="new")), ("h2", call("write", text="new")), ("h2", call("read"))):
+            for lane, request in (
+                ("h1", call("write", text="new")),
+                ("h2", call("write", text="new")),
+                ("h2", call("read")),
+            ):
                 answers.append((await hybrid.request(*request, CallOptions(lane=lane))).result["content"][0]["text"])
             tasks.cancel_scope.cancel()
         return answers
@@ -146,25 +159,37 @@ def test_a_run_whose_instance_stopped_idle_is_recorded_as_starting_over(tmp_path
     The composition root tells the run's history to start over (mcpgw/app.py gives `on_idle_stop`)."""
     import shutil
 
-    from mcpgw.lock.config import ServerSpec
     from mcpgw.gateway.upstreams.isolation import PerRunUpstream
+    from mcpgw.lock.config import ServerSpec
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
     group = GroupState()
     # as mcpgw/app.py builds it in record mode (on_idle_stop is the fix)
-    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order), CacheInstalls(),
-                             idle_timeout=0.3, start_timeout=5, on_idle_stop=group.forget)
+    per_run = PerRunUpstream(
+        ServerSpec("notes", "stdio", "x"),
+        lambda spec, catalog: notes_server(order),
+        CacheInstalls(),
+        idle_timeout=0.3,
+        start_timeout=5,
+        on_idle_stop=group.forget,
+    )
     recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d", group=group)
 
     async def record() -> list[str]:
         async with anyio.create_task_group() as tasks:
             await tasks.start(per_run.run)
-            answers = [(await recording.request(*call("write", text="x"), CallOptions(lane="r1"))).result["content"][0]["text"]]
-            answers.append((await recording.request(*call("read"), CallOptions(lane="r1"))).result["content"][0]["text"])
+            answers = [
+                (await recording.request(*call("write", text="x"), CallOptions(lane="r1"))).result["content"][0]["text"]
+            ]
+            answers.append(
+                (await recording.request(*call("read"), CallOptions(lane="r1"))).result["content"][0]["text"]
+            )
             await anyio.sleep(1.5)  # idle: the instance stops
             assert per_run.run_instances == 0
-            answers.append((await recording.request(*call("read"), CallOptions(lane="r1"))).result["content"][0]["text"])
+            answers.append(
+                (await recording.request(*call("read"), CallOptions(lane="r1"))).result["content"][0]["text"]
+            )
             tasks.cancel_scope.cancel()
         return answers
 
@@ -177,9 +202,15 @@ def test_a_run_whose_instance_stopped_idle_is_recorded_as_starting_over(tmp_path
     replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"])
 
     async def replay_without_the_pause() -> list[str]:
-        return [(await replay.request(*request, CallOptions(lane=lane))).result["content"][0]["text"]
-                for lane, request in (("r1", call("write", text="x")), ("r1", call("read")), ("r1", call("read")),
-                                      ("r2", call("read")))]
+        return [
+            (await replay.request(*request, CallOptions(lane=lane))).result["content"][0]["text"]
+            for lane, request in (
+                ("r1", call("write", text="x")),
+                ("r1", call("read")),
+                ("r1", call("read")),
+                ("r2", call("read")),
+            )
+        ]
 
     # The run's own reads are at the state after its write; the fresh-state read answers a fresh run.
     assert anyio.run(replay_without_the_pause) == ["x", "x", "x", "old"]
@@ -193,19 +224,28 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
     from mcpgw.gateway.errors.tree import ReplayDiverged
 
     order: list[str] = []
-    script = [("A", call("read")), ("A", call("write", text="x")), ("B", call("read")), ("C", call("read")),
-              ("A", call("read"))]
+    script = [
+        ("A", call("read")),
+        ("A", call("write", text="x")),
+        ("B", call("read")),
+        ("C", call("read")),
+        ("A", call("read")),
+    ]
     cassette = Cassette(tmp_path / "c")
     recording = RecordingUpstream(notes_server(order), cassette, tracked=True, redact=Redactor([]), lock_digest="d")
 
     async def record() -> list[str]:
-        return [(await recording.request(*request, CallOptions(lane=lane))).result["content"][0]["text"] for lane, request in script]
+        return [
+            (await recording.request(*request, CallOptions(lane=lane))).result["content"][0]["text"]
+            for lane, request in script
+        ]
 
     assert anyio.run(record) == ["old", "x", "x", "x", "x"]  # B and C share the server's state (isolation: shared)
     recorded = cassette.load()
     cassette.close()
-    replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"], max_lanes=2,
-                              group=GroupState(2))
+    replay = CassetteUpstream(
+        "notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"], max_lanes=2, group=GroupState(2)
+    )
 
     async def play() -> list[str]:
         answers = []
@@ -222,8 +262,9 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
 
     # Recording with room for two runs: A, dropped while B and C ran, comes back with keys no replay computes.
     cassette = Cassette(tmp_path / "small")
-    small = RecordingUpstream(notes_server(order), cassette, tracked=True, redact=Redactor([]), lock_digest="d",
-                              group=GroupState(2))
+    small = RecordingUpstream(
+        notes_server(order), cassette, tracked=True, redact=Redactor([]), lock_digest="d", group=GroupState(2)
+    )
     assert anyio.run(lambda: _record_with(small, script)) == ["old", "x", "x", "x", "x"]
     recorded = cassette.load()
     cassette.close()
@@ -232,7 +273,10 @@ def test_a_run_dropped_for_room_and_back_is_refused_in_replay_and_never_recorded
 
 
 async def _record_with(recording: RecordingUpstream, script: list) -> list[str]:
-    return [(await recording.request(*request, CallOptions(lane=lane))).result["content"][0]["text"] for lane, request in script]
+    return [
+        (await recording.request(*request, CallOptions(lane=lane))).result["content"][0]["text"]
+        for lane, request in script
+    ]
 
 
 def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its_next_miss(tmp_path):
@@ -242,15 +286,20 @@ def test_hybrid_a_live_run_whose_instance_stopped_idle_is_caught_up_again_on_its
     catches a fresh instance up on what the run replayed and took live."""
     import shutil
 
-    from mcpgw.lock.config import ServerSpec
     from mcpgw.gateway.upstreams.isolation import PerRunUpstream
+    from mcpgw.lock.config import ServerSpec
 
     order: list[str] = []
     cassette = Cassette(tmp_path / "c")
     # as mcpgw/app.py builds it in hybrid mode (on_idle_stop is the fix)
-    per_run = PerRunUpstream(ServerSpec("notes", "stdio", "x"), lambda spec, catalog: notes_server(order, append=True),
-                             CacheInstalls(), idle_timeout=0.3, start_timeout=5,
-                             on_idle_stop=lambda lane: hybrid.instance_stopped(lane))
+    per_run = PerRunUpstream(
+        ServerSpec("notes", "stdio", "x"),
+        lambda spec, catalog: notes_server(order, append=True),
+        CacheInstalls(),
+        idle_timeout=0.3,
+        start_timeout=5,
+        on_idle_stop=lambda lane: hybrid.instance_stopped(lane),
+    )
     recording = RecordingUpstream(per_run, cassette, tracked=True, redact=Redactor([]), lock_digest="d")
     hybrid = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, [], fallback=recording)
 
@@ -277,12 +326,14 @@ def test_the_composition_root_wires_the_idle_stop_of_per_run_servers_when_record
     """What the two idle tests above do by hand, mcpgw.app.Gateway does for an `isolation: run` server."""
     import shutil
 
-    from mcpgw.lock.config import ServerSpec
-    from mcpgw.gateway.specs.settings import Settings
     from mcpgw.app import Gateway
+    from mcpgw.gateway.specs.settings import Settings
+    from mcpgw.lock.config import ServerSpec
 
-    gateway = Gateway([ServerSpec("notes", "stdio", "x", isolation="run")],
-                      Settings(mode="record", cassettes_dir=tmp_path / "cassettes", cassette="rec"))
+    gateway = Gateway(
+        [ServerSpec("notes", "stdio", "x", isolation="run")],
+        Settings(mode="record", cassettes_dir=tmp_path / "cassettes", cassette="rec"),
+    )
     try:
         recording = gateway.router.upstreams["notes"]
         assert isinstance(recording, RecordingUpstream)
@@ -297,7 +348,9 @@ def hybrid_over(tmp_path, recorded_script: list[tuple[str, tuple[str, dict[str, 
     """A cassette recorded from an appending notes server by `recorded_script`, and a hybrid upstream over it
     whose live side is a fresh appending server (shared: a catch-up re-sends a run's replayed writes to it)."""
     first = Cassette(tmp_path / "rec")
-    recording = RecordingUpstream(notes_server([], append=True), first, tracked=True, redact=Redactor([]), lock_digest="d")
+    recording = RecordingUpstream(
+        notes_server([], append=True), first, tracked=True, redact=Redactor([]), lock_digest="d"
+    )
 
     async def record() -> None:
         for lane, request in recorded_script:
@@ -307,7 +360,9 @@ def hybrid_over(tmp_path, recorded_script: list[tuple[str, tuple[str, dict[str, 
     recorded = first.load()
     first.close()
     second = Cassette(tmp_path / "hybrid")
-    live = RecordingUpstream(notes_server(order, append=True), second, tracked=True, redact=Redactor([]), lock_digest="d")
+    live = RecordingUpstream(
+        notes_server(order, append=True), second, tracked=True, redact=Redactor([]), lock_digest="d"
+    )
     return CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"], fallback=live), second
 
 
@@ -320,10 +375,14 @@ def test_hybrid_catches_a_run_up_once_when_two_of_its_reads_go_live_at_once(tmp_
     answers: dict[str, str] = {}
 
     async def main() -> None:
-        answers["write"] = (await hybrid.request(*call("write", text="x"), CallOptions(lane="h"))).result["content"][0]["text"]
+        answers["write"] = (await hybrid.request(*call("write", text="x"), CallOptions(lane="h"))).result["content"][0][
+            "text"
+        ]
 
         async def read(label: str) -> None:
-            answers[label] = (await hybrid.request(*call("read", which=label), CallOptions(lane="h"))).result["content"][0]["text"]
+            answers[label] = (await hybrid.request(*call("read", which=label), CallOptions(lane="h"))).result[
+                "content"
+            ][0]["text"]
 
         async with anyio.create_task_group() as round_:  # one planning round: two reads nobody recorded
             round_.start_soon(read, "read a")
@@ -364,7 +423,9 @@ def test_hybrid_sends_a_runs_read_live_after_its_write_sent_before_it(tmp_path):
     replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"])
 
     async def replay_in_turn() -> list[str]:
-        return [(await replay.request(*request, CallOptions(lane="h"))).result["content"][0]["text"]
-                for request in (call("write", text="y"), call("read"))]
+        return [
+            (await replay.request(*request, CallOptions(lane="h"))).result["content"][0]["text"]
+            for request in (call("write", text="y"), call("read"))
+        ]
 
     assert anyio.run(replay_in_turn) == ["oldy", "oldy"]

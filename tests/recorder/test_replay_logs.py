@@ -13,9 +13,9 @@ import time
 
 import httpx
 
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.recorder.replay_logs import fidelity, prune, replay_logs
-from mcpgw.cassette.store import CassetteStore
 from tests.conftest import ROOT, RunningGateway, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.replay.test_record_replay import calls
 
@@ -23,8 +23,9 @@ FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 
 
 def mcpgw(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def sha256(path) -> str:
@@ -40,7 +41,10 @@ def test_replays_keep_their_logs_in_the_cassette_readable_by_name_or_path(tmp_pa
     recording = cassettes / "c" / "data.mdb"
     before = sha256(recording)
 
-    sessions = ([("fx__echo", {"message": "alpha"})], [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "gamma"})])
+    sessions = (
+        [("fx__echo", {"message": "alpha"})],
+        [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "gamma"})],
+    )
     for index, steps in enumerate(sessions):
         player = start_gateway(tmp_path / f"p{index}", FIXTURE, "--mode", "replay", "--cassette", "c", *where)
         calls(player, steps, run_id=f"agent{index}")
@@ -56,7 +60,10 @@ def test_replays_keep_their_logs_in_the_cassette_readable_by_name_or_path(tmp_pa
     last = mcpgw("calls", "export", "c", *where, "--log", "last")
     assert last.returncode == 0, last.stderr
     records = [json.loads(line) for line in last.stdout.splitlines()]
-    assert [(r["run_id"], r["outcome"], r["source"]) for r in records] == [("agent1", "ok", "recorded"), ("agent1", "miss", "missed")]
+    assert [(r["run_id"], r["outcome"], r["source"]) for r in records] == [
+        ("agent1", "ok", "recorded"),
+        ("agent1", "miss", "missed"),
+    ]
     every = mcpgw("calls", "export", str(cassettes / "c"), "--log", "all")
     assert len(every.stdout.splitlines()) == 1 + 1 + 2
     recorded = mcpgw("calls", "export", "c", *where)
@@ -81,7 +88,9 @@ def test_replays_keep_their_logs_in_the_cassette_readable_by_name_or_path(tmp_pa
     show = mcpgw("cassette", "show", "c", *where, "--json")
     replays = json.loads(show.stdout)["replays"]
     assert [(r["mode"], r["calls"], r["hits"], r["misses"], r["diverged_lanes"], r["live"]) for r in replays] == [
-        ("replay", 1, 1, 0, 0, 0), ("replay", 2, 1, 1, 0, 0)]
+        ("replay", 1, 1, 0, 0, 0),
+        ("replay", 2, 1, 1, 0, 0),
+    ]
     # The headline adds up the same call records as the table (it used to read only the summaries sessions
     # leave when they end: "replay runs: 0" above a table of hits and misses while a gateway ran).
     headline = json.loads(show.stdout)["replay"]
@@ -115,8 +124,9 @@ def test_hybrid_with_a_new_cassette_starts_it(tmp_path):
     show = json.loads(mcpgw("cassette", "show", "fresh", "--cassettes-dir", str(cassettes), "--json").stdout)
     assert show["tool_calls"] == {"fx:echo": 1}
 
-    again = start_gateway(tmp_path / "again", FIXTURE, "--mode", "hybrid", "--cassette", "fresh",
-                          "--cassettes-dir", str(cassettes))
+    again = start_gateway(
+        tmp_path / "again", FIXTURE, "--mode", "hybrid", "--cassette", "fresh", "--cassettes-dir", str(cassettes)
+    )
     second = calls(again, [("fx__echo", {"message": "new"})])
     stop_gateway(again)
     assert second == first
@@ -128,13 +138,26 @@ def test_fidelity_counts_and_prune_by_age(tmp_path):
     log = tmp_path / "c" / "runs" / "20200101-000000-000000-replay"
     store = CassetteStore(log)
     call_log = CallLog(store)
-    for run_id, outcome, source in (("a", "ok", "replay"), ("a", "tool_error", "replay"), ("a", "diverged", "replay"),
-                                    ("b", "diverged", "replay"), ("b", "diverged", "replay"), ("c", "miss", "replay"),
-                                    ("c", "ok", "live"), ("c", "rejected", None)):
+    for run_id, outcome, source in (
+        ("a", "ok", "replay"),
+        ("a", "tool_error", "replay"),
+        ("a", "diverged", "replay"),
+        ("b", "diverged", "replay"),
+        ("b", "diverged", "replay"),
+        ("c", "miss", "replay"),
+        ("c", "ok", "live"),
+        ("c", "rejected", None),
+    ):
         call_log.append({"run_id": run_id, "outcome": outcome, "source": source})
     store.close()
     counts = fidelity(log)
-    assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (8, 2, 1, 2, 1)
+    assert (counts["calls"], counts["hits"], counts["misses"], counts["diverged_lanes"], counts["live"]) == (
+        8,
+        2,
+        1,
+        2,
+        1,
+    )
     newer = tmp_path / "c" / "runs" / "29990101-000000-000000-replay"
     CassetteStore(newer).close()
     assert prune(tmp_path / "c", older_than=86400) == ([log], []) and not log.exists() and newer.exists()
@@ -145,17 +168,35 @@ def test_calls_refused_by_the_gateway_are_not_counted_live_in_a_replay(tmp_path)
     # everything from the cassette must not report "live" calls, in either era.
     cassettes = tmp_path / "cassettes"
     shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test", ignore=shutil.ignore_patterns("runs"))
-    player = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--validate", "enforce")  # FIXTURE starts nothing in replay
+    player = start_gateway(
+        tmp_path, FIXTURE, "--mode", "replay", "--validate", "enforce"
+    )  # FIXTURE starts nothing in replay
     for mode in ("legacy", "2026-07-28"):
-        results = calls(player, [("everything__get-sum", {"a": 1, "b": 2}), ("everything__no-such-tool", {}),
-                                 ("everything__get-sum", {"a": "one"})], mode=mode, run_id=f"r-{mode}")
+        results = calls(
+            player,
+            [
+                ("everything__get-sum", {"a": 1, "b": 2}),
+                ("everything__no-such-tool", {}),
+                ("everything__get-sum", {"a": "one"}),
+            ],
+            mode=mode,
+            run_id=f"r-{mode}",
+        )
         assert results[0]["content"][0]["text"] == "The sum of 1 and 2 is 3."
         assert "Unknown tool" in results[1]["error"] and results[2]["isError"], results
     stop_gateway(player)
     (log,) = replay_logs(cassettes / "test")
-    records = [json.loads(line) for line in mcpgw("calls", "export", "test", "--cassettes-dir", str(cassettes),
-                                                  "--log", "last").stdout.splitlines()]
-    assert [(r["outcome"], r["source"]) for r in records] == [("ok", "recorded"), ("rejected", None), ("rejected", None)] * 2
+    records = [
+        json.loads(line)
+        for line in mcpgw(
+            "calls", "export", "test", "--cassettes-dir", str(cassettes), "--log", "last"
+        ).stdout.splitlines()
+    ]
+    assert [(r["outcome"], r["source"]) for r in records] == [
+        ("ok", "recorded"),
+        ("rejected", None),
+        ("rejected", None),
+    ] * 2
     counts = fidelity(log)
     assert (counts["calls"], counts["hits"], counts["live"]) == (6, 2, 0)
 
@@ -176,9 +217,17 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
     port = free_port()
     log_path = tmp_path / "serve.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)], cwd=folder, env=env,
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, folder / "cassettes", log_path)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)],
+            cwd=folder,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    gateway = RunningGateway(
+        f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, folder / "cassettes", log_path
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
@@ -193,8 +242,9 @@ def test_a_bare_serve_in_another_folder_leaves_logs_that_commands_there_find_by_
         stop_gateway(gateway)
 
     def here(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], cwd=folder, env=env, capture_output=True,
-                              text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "mcpgw.cli", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=120
+        )
 
     show = here("cassette", "show", "default", "--json")
     assert show.returncode == 0, show.stderr
@@ -245,8 +295,15 @@ def test_cassette_show_counts_a_log_cassettes_own_hits_and_misses(tmp_path):
     cassettes = tmp_path / "cassettes"
     shutil.copytree(ROOT / "cassettes" / "default", cassettes / "test", ignore=shutil.ignore_patterns("runs"))
     player = start_gateway(tmp_path, FIXTURE, "--mode", "replay", "--log-cassette", "test-replay")
-    results = calls(player, [("everything__get-sum", {"a": 1, "b": 2}), ("everything__get-sum", {"a": 1, "b": 2}),
-                             ("everything__get-sum", {"a": 40, "b": 2})], run_id="r1")
+    results = calls(
+        player,
+        [
+            ("everything__get-sum", {"a": 1, "b": 2}),
+            ("everything__get-sum", {"a": 1, "b": 2}),
+            ("everything__get-sum", {"a": 40, "b": 2}),
+        ],
+        run_id="r1",
+    )
     stop_gateway(player)
     assert results[0]["content"][0]["text"] == "The sum of 1 and 2 is 3."
     shown = mcpgw("cassette", "show", "test-replay", "--cassettes-dir", str(cassettes), "--json")
@@ -266,8 +323,14 @@ def test_fidelity_takes_the_new_answer_sources(tmp_path):
     log = tmp_path / "c" / "runs" / "20200101-000000-000000-replay"
     store = CassetteStore(log)
     call_log = CallLog(store)
-    for outcome, source in (("ok", "replay"), ("ok", "recorded"), ("tool_error", "equivalent"), ("ok", "simulated"),
-                            ("miss", "missed"), ("ok", "live")):
+    for outcome, source in (
+        ("ok", "replay"),
+        ("ok", "recorded"),
+        ("tool_error", "equivalent"),
+        ("ok", "simulated"),
+        ("miss", "missed"),
+        ("ok", "live"),
+    ):
         call_log.append({"run_id": "a", "outcome": outcome, "source": source})
     store.close()
     counts = fidelity(log)

@@ -18,8 +18,13 @@ QUERIES = {
     "drone": "Convert the drone test flight temperature of 59 F to Celsius.",
     "sum": "Add the fuel loads 12 and 30 with the math tools.",
 }
-MARKERS = {"reactor": "Reactor X", "patient": "multidisciplinary rounds", "memory": "project lead Alice",
-           "drone": "drone test flight", "sum": "fuel loads"}
+MARKERS = {
+    "reactor": "Reactor X",
+    "patient": "multidisciplinary rounds",
+    "memory": "project lead Alice",
+    "drone": "drone test flight",
+    "sum": "fuel loads",
+}
 
 ALICE = {"entities": [{"name": "Alice", "entityType": "person", "observations": ["project lead"]}]}
 BOB = {"entities": [{"name": "Bob", "entityType": "person", "observations": ["project lead"]}]}
@@ -38,14 +43,21 @@ A_CALLS: dict[str, list[list[tuple[str, dict[str, Any]]]]] = {
 }
 B_CALLS: dict[str, list[list[tuple[str, dict[str, Any]]]]] = {
     "reactor": A_CALLS["reactor"],  # recorded
-    "patient": [[("medical_calculator__bmi_bsa_calculator", {"height": 175, "weight": 70.0, "height_unit": "cm"})]],  # equivalent
+    "patient": [
+        [("medical_calculator__bmi_bsa_calculator", {"height": 175, "weight": 70.0, "height_unit": "cm"})]
+    ],  # equivalent
     "memory": [[("memory__create_entities", BOB)], [("memory__read_graph", {})]],  # stateful and novel: refused
     "drone": [[("unit_converter__convert_temperature", temperature(60))]],  # novel, stateless: simulated (or live)
     "sum": [[("math_mcp__add", {"firstNumber": 12, "secondNumber": 31})]],  # novel, stateless: simulated (or live)
 }
 # What each of B's calls is answered from, per task (with --on-miss simulate)
-B_SOURCES = {"reactor": ["recorded"], "patient": ["equivalent"], "memory": ["missed", "missed"],
-             "drone": ["simulated"], "sum": ["simulated"]}
+B_SOURCES = {
+    "reactor": ["recorded"],
+    "patient": ["equivalent"],
+    "memory": ["missed", "missed"],
+    "drone": ["simulated"],
+    "sum": ["simulated"],
+}
 
 
 def model_script(calls: dict[str, list[list[tuple[str, dict[str, Any]]]]], who: str) -> dict:
@@ -58,19 +70,41 @@ def model_script(calls: dict[str, list[list[tuple[str, dict[str, Any]]]]], who: 
 
 def simulator_script() -> dict:
     """The simulator's answers, by the tool its request is about (its prompt names it)."""
+
     def result(structured: dict[str, Any]) -> dict[str, Any]:
-        return {"text": json.dumps({"content": [{"type": "text", "text": json.dumps(structured)}],
-                                    "structuredContent": structured, "isError": False})}
+        return {
+            "text": json.dumps(
+                {
+                    "content": [{"type": "text", "text": json.dumps(structured)}],
+                    "structuredContent": structured,
+                    "isError": False,
+                }
+            )
+        }
 
     return {
-        ("mcpbench", "convert_temperature"): [result({"original_value": 60.0, "original_unit": "fahrenheit",
-                                                        "converted_value": 15.5556, "converted_unit": "celsius",
-                                                        "conversion_type": "temperature"})],
+        ("mcpbench", "convert_temperature"): [
+            result(
+                {
+                    "original_value": 60.0,
+                    "original_unit": "fahrenheit",
+                    "converted_value": 15.5556,
+                    "converted_unit": "celsius",
+                    "conversion_type": "temperature",
+                }
+            )
+        ],
         ("mcpbench", "Adds two numbers"): [{"text": "43"}],
     }
 
 
 def write_queries(path: Path) -> Path:
-    path.write_text(json.dumps([{"id": task, "query": query, "reference_answer": f"the answer to {task}", "category": "single"}
-                                for task, query in QUERIES.items()]))
+    path.write_text(
+        json.dumps(
+            [
+                {"id": task, "query": query, "reference_answer": f"the answer to {task}", "category": "single"}
+                for task, query in QUERIES.items()
+            ]
+        )
+    )
     return path

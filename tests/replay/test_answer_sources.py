@@ -11,33 +11,54 @@ from typing import Any
 import anyio
 import pytest
 
+from mcpgw.cassette.cassette import Cassette
+from mcpgw.cassette.equivalence import has_defaults, normalise
+from mcpgw.cassette.recording_upstream import RecordingUpstream  # noqa: F401  (the entries below have its shape)
+from mcpgw.cassette.state import StateModel
 from mcpgw.gateway.errors.tree import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.overlay import check_answer_settings, open_overlay
-from mcpgw.cassette.cassette import Cassette
-from mcpgw.cassette.recording_upstream import RecordingUpstream  # noqa: F401  (the entries below have its shape)
-from mcpgw.cassette.state import StateModel
 from mcpgw.replay.answer_sources import META_KEY, Simulation
 from mcpgw.replay.cassette_upstream import CassetteUpstream
-from mcpgw.cassette.equivalence import has_defaults, normalise
 from mcpgw.replay.simulator import Simulator, SimulatorConfig, as_tool_result, output_problem
 from tests.llm.scripted_model import ScriptedModel
 
-BMI = {"name": "bmi", "description": "Body mass index", "annotations": {"readOnlyHint": True},
-       "inputSchema": {"type": "object", "required": ["weight", "height"],
-                       "properties": {"weight": {"type": "number"}, "height": {"type": "number"},
-                                      "unit": {"type": "string", "default": "cm"},
-                                      "options": {"type": "object", "properties": {"round": {"type": "integer",
-                                                                                             "default": 2}}}}}}
-CONVERT = {"name": "convert", "description": "Convert a temperature",
-           "inputSchema": {"type": "object", "properties": {"value": {"type": "number"}}},
-           "outputSchema": {"type": "object", "required": ["celsius"], "properties": {"celsius": {"type": "number"}}}}
-ADD = {"name": "add", "description": "Adds a line to the notebook (changes state)",
-       "inputSchema": {"type": "object", "properties": {"line": {"type": "string"}, "pin": {"type": "boolean",
-                                                                                          "default": False}}}}
-READ = {"name": "read", "description": "Reads the notebook", "annotations": {"readOnlyHint": True},
-        "inputSchema": {"type": "object", "properties": {}}}
+BMI = {
+    "name": "bmi",
+    "description": "Body mass index",
+    "annotations": {"readOnlyHint": True},
+    "inputSchema": {
+        "type": "object",
+        "required": ["weight", "height"],
+        "properties": {
+            "weight": {"type": "number"},
+            "height": {"type": "number"},
+            "unit": {"type": "string", "default": "cm"},
+            "options": {"type": "object", "properties": {"round": {"type": "integer", "default": 2}}},
+        },
+    },
+}
+CONVERT = {
+    "name": "convert",
+    "description": "Convert a temperature",
+    "inputSchema": {"type": "object", "properties": {"value": {"type": "number"}}},
+    "outputSchema": {"type": "object", "required": ["celsius"], "properties": {"celsius": {"type": "number"}}},
+}
+ADD = {
+    "name": "add",
+    "description": "Adds a line to the notebook (changes state)",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"line": {"type": "string"}, "pin": {"type": "boolean", "default": False}},
+    },
+}
+READ = {
+    "name": "read",
+    "description": "Reads the notebook",
+    "annotations": {"readOnlyHint": True},
+    "inputSchema": {"type": "object", "properties": {}},
+}
 
 
 def catalog(*tools: dict) -> dict:
@@ -50,8 +71,19 @@ def entries(server: str, tracked: bool, calls: list[tuple[str, dict, dict]], rea
     for name, arguments, result in calls:
         params = {"name": name, "arguments": arguments}
         call = model.keyed("tools/call", params, history)
-        out.append({"key": call.key, "base": call.base, "history": call.history, "changes_state": call.changes_state,
-                    "server": server, "method": "tools/call", "params": params, "result": result, "lane": "A"})
+        out.append(
+            {
+                "key": call.key,
+                "base": call.base,
+                "history": call.history,
+                "changes_state": call.changes_state,
+                "server": server,
+                "method": "tools/call",
+                "params": params,
+                "result": result,
+                "lane": "A",
+            }
+        )
         history = call.history_after()
     return out
 
@@ -65,7 +97,9 @@ def ask(upstream: CassetteUpstream, calls: list[tuple[str, dict]], lane: str = "
         out = []
         for name, arguments in calls:
             try:
-                reply = await upstream.request("tools/call", {"name": name, "arguments": arguments}, CallOptions(lane=lane))
+                reply = await upstream.request(
+                    "tools/call", {"name": name, "arguments": arguments}, CallOptions(lane=lane)
+                )
                 out.append((reply.source, reply.result))
             except (ReplayMiss, ReplayDiverged) as exc:
                 out.append((exc.answer_source, type(exc).__name__ + ": " + exc.message))
@@ -75,6 +109,7 @@ def ask(upstream: CassetteUpstream, calls: list[tuple[str, dict]], lane: str = "
 
 
 # -- equivalent calls ------------------------------------------------------------------------------------
+
 
 def test_normalise_fills_declared_defaults_at_every_plain_level_and_nothing_else():
     schema = BMI["inputSchema"]
@@ -89,16 +124,26 @@ def test_normalise_fills_declared_defaults_at_every_plain_level_and_nothing_else
 def test_a_default_spelled_out_or_left_out_is_equivalent_and_a_different_value_is_not():
     recorded = entries("calc", False, [("bmi", {"weight": 70, "height": 175}, text("22.9"))])
     upstream = CassetteUpstream("calc", catalog(BMI), recorded, tracked=False)
-    answers = ask(upstream, [("bmi", {"weight": 70, "height": 175}), ("bmi", {"height": 175, "weight": 70.0, "unit": "cm"}),
-                             ("bmi", {"weight": 70, "height": 175, "unit": "in"})])
+    answers = ask(
+        upstream,
+        [
+            ("bmi", {"weight": 70, "height": 175}),
+            ("bmi", {"height": 175, "weight": 70.0, "unit": "cm"}),
+            ("bmi", {"weight": 70, "height": 175, "unit": "in"}),
+        ],
+    )
     assert [source for source, _ in answers] == ["recorded", "equivalent", "missed"]
     assert answers[1][1] == text("22.9")
     assert "unit" in answers[2][1] and "was not in the recording" in answers[2][1]
 
 
 def test_an_equivalent_state_changing_call_moves_the_lane_on_as_the_recording_did():
-    recorded = entries("notes", True, [("add", {"line": "x", "pin": False}, text("added")), ("read", {}, text("x"))],
-                       read_only={"read"})
+    recorded = entries(
+        "notes",
+        True,
+        [("add", {"line": "x", "pin": False}, text("added")), ("read", {}, text("x"))],
+        read_only={"read"},
+    )
     upstream = CassetteUpstream("notes", catalog(ADD, READ), recorded, tracked=True)
     answers = ask(upstream, [("add", {"line": "x"}), ("read", {})])
     assert answers == [("equivalent", text("added")), ("recorded", text("x"))]
@@ -106,12 +151,22 @@ def test_an_equivalent_state_changing_call_moves_the_lane_on_as_the_recording_di
 
 # -- the simulator ----------------------------------------------------------------------------------------
 
-def simulated_upstream(tmp_path: Path, model: ScriptedModel, tool: dict, recorded: list[dict], *, tracked=False,
-                       timeout: float = 10, label: bool = False) -> tuple[CassetteUpstream, Cassette, Simulation]:
+
+def simulated_upstream(
+    tmp_path: Path,
+    model: ScriptedModel,
+    tool: dict,
+    recorded: list[dict],
+    *,
+    tracked=False,
+    timeout: float = 10,
+    label: bool = False,
+) -> tuple[CassetteUpstream, Cassette, Simulation]:
     overlay = Cassette(tmp_path / "overlay")
     simulation = Simulation(Simulator(SimulatorConfig(model.base_url, "sim-1", None, timeout)), overlay, lambda v: v)
-    upstream = CassetteUpstream("srv", catalog(tool, READ), recorded, tracked=tracked, simulation=simulation,
-                                label_in_result=label)
+    upstream = CassetteUpstream(
+        "srv", catalog(tool, READ), recorded, tracked=tracked, simulation=simulation, label_in_result=label
+    )
     return upstream, overlay, simulation
 
 
@@ -121,7 +176,9 @@ def structured(celsius: Any) -> dict:
 
 
 def test_a_simulated_answer_is_labelled_kept_in_the_overlay_and_asked_again_replays_it(tmp_path):
-    recorded = entries("srv", False, [("convert", {"value": 32}, {**text('{"celsius": 0}'), "structuredContent": {"celsius": 0}})])
+    recorded = entries(
+        "srv", False, [("convert", {"value": 32}, {**text('{"celsius": 0}'), "structuredContent": {"celsius": 0}})]
+    )
     model = ScriptedModel({("mcpbench", "Convert a temperature"): [structured(15.6)]}).start()
     try:
         upstream, overlay, simulation = simulated_upstream(tmp_path, model, CONVERT, recorded, label=True)
@@ -134,13 +191,16 @@ def test_a_simulated_answer_is_labelled_kept_in_the_overlay_and_asked_again_repl
     assert len(asked) == 1  # simulated once: the second ask replays it
     assert '"value": 32' in asked[0] and '"celsius": 0' in asked[0]  # the nearest recording was shown, with its result
     kept = [e for e in overlay.load().by_server["srv"]]
-    assert [(e["source"], e["simulator"]["model"], e["simulator"]["shown"]) for e in kept] == \
-        [("simulated", "sim-1", [recorded[0]["key"]])]
+    assert [(e["source"], e["simulator"]["model"], e["simulator"]["shown"]) for e in kept] == [
+        ("simulated", "sim-1", [recorded[0]["key"]])
+    ]
     assert simulation.made == 1 and "_meta" not in kept[0]["result"]  # the label is never written into the answer
 
 
 def test_an_answer_that_fails_the_output_schema_twice_is_a_miss_with_the_reason(tmp_path):
-    model = ScriptedModel({("mcpbench", "Convert a temperature"): [structured("warm"), {"text": "about 15 degrees"}]}).start()
+    model = ScriptedModel(
+        {("mcpbench", "Convert a temperature"): [structured("warm"), {"text": "about 15 degrees"}]}
+    ).start()
     try:
         upstream, overlay, _ = simulated_upstream(tmp_path, model, CONVERT, [])
         ((source, answer),) = ask(upstream, [("convert", {"value": 60})])
@@ -152,9 +212,10 @@ def test_an_answer_that_fails_the_output_schema_twice_is_a_miss_with_the_reason(
     assert not overlay.load().by_server.get("srv")  # nothing kept as an answer
 
 
-@pytest.mark.parametrize("step, reason", [({"hold": 30}, "did not answer within 0.5 s"),
-                                          ({"status": 500}, "HTTP 500"),
-                                          ({"text": ""}, "answered nothing")])
+@pytest.mark.parametrize(
+    "step, reason",
+    [({"hold": 30}, "did not answer within 0.5 s"), ({"status": 500}, "HTTP 500"), ({"text": ""}, "answered nothing")],
+)
 def test_a_hanging_failing_or_empty_simulator_is_a_clear_miss(tmp_path, step, reason):
     model = ScriptedModel({("mcpbench", "Reads the notebook"): [step]}).start()
     try:
@@ -183,20 +244,30 @@ def test_a_stateful_server_is_never_simulated_unless_allowed(tmp_path):
 
 def test_the_composition_root_simulates_only_stateless_or_allowed_servers(tmp_path):
     from mcpgw.app import Gateway
-    from mcpgw.gateway.specs.server_spec import ServerSpec
     from mcpgw.cassette.cassette import Cassette as Base
+    from mcpgw.gateway.specs.server_spec import ServerSpec
     from mcpgw.gateway.specs.spec_record import spec_to_dict
 
     cassettes = tmp_path / "cassettes"
     base = Base(cassettes / "A")
-    specs = [ServerSpec("pure", "stdio", command="x", flags=frozenset({"stateless"})),
-             ServerSpec("notes", "stdio", command="x"), ServerSpec("kv", "stdio", command="x", simulate="allowed")]
+    specs = [
+        ServerSpec("pure", "stdio", command="x", flags=frozenset({"stateless"})),
+        ServerSpec("notes", "stdio", command="x"),
+        ServerSpec("kv", "stdio", command="x", simulate="allowed"),
+    ]
     base.write_info({s.id: spec_to_dict(s) for s in specs})
     for s in specs:
         base.record_catalog(s.id, catalog(READ)["catalog"], {"recorded_at": 0})
     base.close()
-    settings = Settings(mode="replay", cassettes_dir=cassettes, cassette="A", overlay="B1", on_miss="simulate",
-                        simulator_base_url="http://127.0.0.1:9/v1", simulator_model="m")
+    settings = Settings(
+        mode="replay",
+        cassettes_dir=cassettes,
+        cassette="A",
+        overlay="B1",
+        on_miss="simulate",
+        simulator_base_url="http://127.0.0.1:9/v1",
+        simulator_model="m",
+    )
     gateway = Gateway([], settings)
     try:
         simulated = {name: up.simulation is not None for name, up in gateway.router.upstreams.items()}
@@ -206,6 +277,7 @@ def test_the_composition_root_simulates_only_stateless_or_allowed_servers(tmp_pa
 
 
 # -- replies, settings and the overlay ---------------------------------------------------------------------
+
 
 def test_replies_become_tool_results_and_output_schemas_are_checked():
     assert as_tool_result("just text") == text("just text")
@@ -217,13 +289,16 @@ def test_replies_become_tool_results_and_output_schemas_are_checked():
     assert "at celsius" in output_problem({"structuredContent": {"celsius": "x"}}, CONVERT["outputSchema"])
 
 
-@pytest.mark.parametrize("fields, says", [
-    ({"on_miss": "simulate", "simulator_base_url": "http://x", "simulator_model": "m"}, "needs --overlay"),
-    ({"on_miss": "simulate", "overlay": "B"}, "--simulator-base-url"),
-    ({"mode": "hybrid", "on_miss": "simulate", "overlay": "B"}, "choose one"),
-    ({"mode": "record", "overlay": "B"}, "shape a replay"),
-    ({"model_mode": "live", "overlay": "B"}, "--llm-base-url"),
-])
+@pytest.mark.parametrize(
+    "fields, says",
+    [
+        ({"on_miss": "simulate", "simulator_base_url": "http://x", "simulator_model": "m"}, "needs --overlay"),
+        ({"on_miss": "simulate", "overlay": "B"}, "--simulator-base-url"),
+        ({"mode": "hybrid", "on_miss": "simulate", "overlay": "B"}, "choose one"),
+        ({"mode": "record", "overlay": "B"}, "shape a replay"),
+        ({"model_mode": "live", "overlay": "B"}, "--llm-base-url"),
+    ],
+)
 def test_contradictory_or_incomplete_answer_settings_are_refused_before_start(fields, says):
     with pytest.raises(GatewayError, match=says.replace("-", r"\-")):
         check_answer_settings(Settings(**{"mode": "replay", **fields}))

@@ -58,11 +58,21 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Running
 
     port = free_port()
     log_path = home / "gateway.log"
-    env = {**os.environ, "PATH": "/nonexistent", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PATH": "/nonexistent",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     with open(log_path, "w") as log:
         # The README's default: no --mode, no --config; run where ./cassettes/default exists.
-        process = subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)],
-                                   stdout=log, stderr=subprocess.STDOUT, cwd=home, env=env, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcpgw.cli", "serve", "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=home,
+            env=env,
+            start_new_session=True,
+        )
     gateway = RunningGateway(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}", process, cassettes, log_path)
     try:
         deadline = time.monotonic() + 60
@@ -84,7 +94,11 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Running
 
 
 def exposed_tools(recorded: Recorded) -> set[str]:
-    return {f"{server}{SEPARATOR}{tool['name']}" for server, entry in recorded.catalogs.items() for tool in entry["catalog"]["tools"]}
+    return {
+        f"{server}{SEPARATOR}{tool['name']}"
+        for server, entry in recorded.catalogs.items()
+        for tool in entry["catalog"]["tools"]
+    }
 
 
 def session_lane(home: Path) -> list[dict[str, Any]]:
@@ -147,8 +161,11 @@ def test_tools_list_in_both_eras(embedded, era):
     names = [t.name for t in tools]
     assert len(names) == len(set(names))
     assert set(names) == exposed_tools(recorded)
-    by_name = {f"{server}{SEPARATOR}{tool['name']}": tool for server, entry in recorded.catalogs.items()
-               for tool in entry["catalog"]["tools"]}
+    by_name = {
+        f"{server}{SEPARATOR}{tool['name']}": tool
+        for server, entry in recorded.catalogs.items()
+        for tool in entry["catalog"]["tools"]
+    }
     for tool in tools:
         assert tool.input_schema == by_name[tool.name]["inputSchema"], tool.name
 
@@ -195,7 +212,9 @@ async def ask(client: Client, entry: dict[str, Any]) -> Any:
     params = entry["params"]
     try:
         if entry["method"] == "tools/call":
-            return dump(await client.call_tool(f"{entry['server']}{SEPARATOR}{params['name']}", params.get("arguments") or {}))
+            return dump(
+                await client.call_tool(f"{entry['server']}{SEPARATOR}{params['name']}", params.get("arguments") or {})
+            )
         if entry["method"] == "resources/read":
             return dump(await client.read_resource(params["uri"]))
         return dump(await client.get_prompt(f"{entry['server']}{SEPARATOR}{params['name']}", params.get("arguments")))
@@ -206,8 +225,11 @@ async def ask(client: Client, entry: dict[str, Any]) -> Any:
 def expected_answer(entry: dict[str, Any]) -> Any:
     if "error" in entry:
         return {"code": entry["error"]["code"], "message": entry["error"]["message"]}
-    model = {"tools/call": types.CallToolResult, "resources/read": types.ReadResourceResult,
-             "prompts/get": types.GetPromptResult}[entry["method"]]
+    model = {
+        "tools/call": types.CallToolResult,
+        "resources/read": types.ReadResourceResult,
+        "prompts/get": types.GetPromptResult,
+    }[entry["method"]]
     return dump(model.model_validate(entry["result"]))
 
 

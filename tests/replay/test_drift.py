@@ -13,7 +13,9 @@ from tests.replay.test_record_replay import calls
 
 
 def mcpgw(*args, timeout=240):
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
+    )
 
 
 def drift(tmp_path, *args):
@@ -35,9 +37,15 @@ servers:
     args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]
 """
     recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
-    calls(recorder, [("time__get_current_time", {"timezone": "UTC"}), ("everything__echo", {"message": "x"}),
-                     ("everything__get-sum", {"a": 2, "b": 3}), ("time__convert_time", {
-                         "source_timezone": "UTC", "time": "10:00", "target_timezone": "Asia/Tokyo"})])
+    calls(
+        recorder,
+        [
+            ("time__get_current_time", {"timezone": "UTC"}),
+            ("everything__echo", {"message": "x"}),
+            ("everything__get-sum", {"a": 2, "b": 3}),
+            ("time__convert_time", {"source_timezone": "UTC", "time": "10:00", "target_timezone": "Asia/Tokyo"}),
+        ],
+    )
     stop_gateway(recorder)
     import time
 
@@ -50,9 +58,15 @@ servers:
     assert "$.content[0].text:json.datetime" in report["proposals"]["time:get_current_time"]["paths"]
 
     with_rules = tmp_path / "lock.yaml"
-    with_rules.write_text(config.replace('"mcp-server-time"]\n', '"mcp-server-time"]\n    ignore:\n'
-                                         '      - tool: get_current_time\n        paths: ["$.content[*].text:json.datetime", '
-                                         '"$.structuredContent.datetime"]\n', 1))
+    with_rules.write_text(
+        config.replace(
+            '"mcp-server-time"]\n',
+            '"mcp-server-time"]\n    ignore:\n'
+            '      - tool: get_current_time\n        paths: ["$.content[*].text:json.datetime", '
+            '"$.structuredContent.datetime"]\n',
+            1,
+        )
+    )
     code, report = drift(tmp_path, "--cassette", "c", "--config", str(with_rules))
     assert report["by_tool"]["time:get_current_time"]["equal_after_ignore"] == 1
     assert report["changed"] == 0 and report["failing"] == 0 and code == 0
@@ -67,8 +81,10 @@ def test_new_version_differences_found_and_classified(tmp_path):
     calls(recorder, [("fx__echo", {"message": "hi"}), ("fx__counter", {}), ("fx__wipe", {}), ("fx__garbage", {})])
     stop_gateway(recorder)
     changed = tmp_path / "v2.yaml"
-    changed.write_text("version: 1\nservers:\n" + misbehaving_entry(
-        "fx", "--echo-prefix", "ECHO", "--drop-tool", "garbage", "--echo-requires", "lang"))
+    changed.write_text(
+        "version: 1\nservers:\n"
+        + misbehaving_entry("fx", "--echo-prefix", "ECHO", "--drop-tool", "garbage", "--echo-requires", "lang")
+    )
     code, report = drift(tmp_path, "--cassette", "c", "--config", str(changed))
     detail = {c["tool"]: c for c in report["calls_detail"]}
     assert code == 1
@@ -133,11 +149,22 @@ servers:
 """
     recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
     for run_id, who, mode in (("a", "Ada", "legacy"), ("b", "Bea", "2026-07-28")):
-        results = calls(recorder, [
-            ("memory__create_entities", {"entities": [{"name": who, "entityType": "person", "observations": ["x"]}]}),
-            ("memory__read_graph", {}),
-            ("thinking__sequentialthinking", {"thought": f"{who} thinks", "thoughtNumber": 1, "totalThoughts": 1,
-                                              "nextThoughtNeeded": False})], mode=mode, run_id=run_id)
+        results = calls(
+            recorder,
+            [
+                (
+                    "memory__create_entities",
+                    {"entities": [{"name": who, "entityType": "person", "observations": ["x"]}]},
+                ),
+                ("memory__read_graph", {}),
+                (
+                    "thinking__sequentialthinking",
+                    {"thought": f"{who} thinks", "thoughtNumber": 1, "totalThoughts": 1, "nextThoughtNeeded": False},
+                ),
+            ],
+            mode=mode,
+            run_id=run_id,
+        )
         graph = json.loads(results[1]["content"][0]["text"])
         assert [e["name"] for e in graph["entities"]] == [who]  # the recording itself kept the runs apart
         assert json.loads(results[2]["content"][0]["text"])["thoughtHistoryLength"] == 1
@@ -145,8 +172,17 @@ servers:
     (tmp_path / "own.yaml").write_text(config)
     code, report = drift(tmp_path, "--cassette", "c", "--config", str(tmp_path / "own.yaml"))
     assert report["by_tool"] == {
-        "memory:create_entities": {**dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0), "identical": 2},
-        "memory:read_graph": {**dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0), "identical": 2},
-        "thinking:sequentialthinking": {**dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0), "identical": 2},
+        "memory:create_entities": {
+            **dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0),
+            "identical": 2,
+        },
+        "memory:read_graph": {
+            **dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0),
+            "identical": 2,
+        },
+        "thinking:sequentialthinking": {
+            **dict.fromkeys(("equal_after_ignore", "changed", "failing", "skipped"), 0),
+            "identical": 2,
+        },
     }, report["calls_detail"]
     assert code == 0

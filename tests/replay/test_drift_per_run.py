@@ -12,7 +12,9 @@ def test_each_recorded_run_replays_on_a_fresh_instance(tmp_path):
     config = "version: 1\nservers:\n" + misbehaving_entry("fx", extra="    isolation: run\n")
     recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
     for run_id in ("r1", "r2"):  # the counter counts per instance: each run saw 1, then 2
-        texts = [r["content"][0]["text"] for r in calls(recorder, [("fx__counter", {}), ("fx__counter", {})], run_id=run_id)]
+        texts = [
+            r["content"][0]["text"] for r in calls(recorder, [("fx__counter", {}), ("fx__counter", {})], run_id=run_id)
+        ]
         assert texts == ["count 1", "count 2"], run_id
     stop_gateway(recorder)
     (tmp_path / "own.yaml").write_text(config)

@@ -1,5 +1,5 @@
-from mcpgw.gateway.upstreams.stdio_transport import _too_large_error
 from mcpgw.cassette.state import StateModel
+from mcpgw.gateway.upstreams.stdio_transport import _too_large_error
 from mcpgw.replay.compare import Rules, compare_results, parse_rules
 
 
@@ -25,7 +25,9 @@ def test_ignore_rules_cover_json_inside_text():
 
 
 def test_oversized_response_id_is_the_top_level_one():
-    ts_style = _too_large_error(b'{"result":{"content":[{"id":1,"text":"', b'xxxx"}]},"jsonrpc":"2.0","id":7}', 10, limit=8)
+    ts_style = _too_large_error(
+        b'{"result":{"content":[{"id":1,"text":"', b'xxxx"}]},"jsonrpc":"2.0","id":7}', 10, limit=8
+    )
     assert ts_style["id"] == 7 and ts_style["error"]["code"] < 0
     py_style = _too_large_error(b'{"jsonrpc":"2.0","id":"r-9","result":{"id":1,', b'xx"}}', 10, limit=8)
     assert py_style["id"] == "r-9"
@@ -48,7 +50,7 @@ def test_two_long_strings_that_part_late_are_shown_where_they_differ():
     from mcpgw.cassette.misses import differences
 
     head = "SELECT name, population FROM cities WHERE continent = 'Europe' AND country = "
-    diff, = differences({"query": head + "'Spain' LIMIT 10"}, {"query": head + "'France' LIMIT 10"})
+    (diff,) = differences({"query": head + "'Spain' LIMIT 10"}, {"query": head + "'France' LIMIT 10"})
     assert "'France' LIMIT 10" in diff and "'Spain' LIMIT 10" in diff, diff
     assert diff.count(f"(from character {len(head) + 1 - 20})") == 2  # both start with a quote
     # Short values, or values that part early, are shown from their start as before.

@@ -11,10 +11,10 @@ import tracemalloc
 import anyio
 import pytest
 
-from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.cassette.lane_table import LaneTable
+from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.replay.cassette_upstream import CassetteUpstream
-from tests.llm.test_lanes import INTERLEAVED, model_lanes, answers
+from tests.llm.test_lanes import INTERLEAVED, answers, model_lanes
 from tests.replay.test_own_lane import PARAMS, entries
 
 
@@ -71,11 +71,11 @@ def test_a_dropped_run_is_refused_however_many_runs_came_and_went(tmp_path, chur
     """Issue 41 item 2: the names of dropped lanes were kept in a list of 10 x --max-lanes; past it, a returning
     run was a fresh one and got the server's first recorded answer again ('old' where it had written 'x').
     --max-lanes 5, run A writes, `churned` other runs read, A reads: refused, and memory stays flat."""
-    from mcpgw.gateway.errors.tree import ReplayDiverged
     from mcpgw.cassette.cassette import Cassette
     from mcpgw.cassette.recording_upstream import RecordingUpstream
     from mcpgw.cassette.redaction import Redactor
     from mcpgw.cassette.state import GroupState
+    from mcpgw.gateway.errors.tree import ReplayDiverged
     from tests.recorder.test_recording_order import CATALOG, call, notes_server
 
     cassette = Cassette(tmp_path / "c")
@@ -88,8 +88,9 @@ def test_a_dropped_run_is_refused_however_many_runs_came_and_went(tmp_path, chur
     anyio.run(record)
     recorded = cassette.load()
     cassette.close()
-    replay = CassetteUpstream("notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"], max_lanes=5,
-                              group=GroupState(5))
+    replay = CassetteUpstream(
+        "notes", {"catalog": CATALOG.as_dict()}, recorded.by_server["notes"], max_lanes=5, group=GroupState(5)
+    )
 
     async def play() -> list[str]:
         async def text(lane: str, request: tuple) -> str:

@@ -37,8 +37,15 @@ def test_a_miss_is_a_tool_error_with_the_flag_and_a_json_rpc_error_without(tmp_p
     assert "error" in miss and "never recorded" in miss["error"]
 
     for mode in ("legacy", "2026-07-28"):
-        lenient = start_gateway(tmp_path / f"lenient-{mode}", CONFIG, "--mode", "replay", "--cassette",
-                                str(cassettes / "rec"), "--miss-as-tool-error")
+        lenient = start_gateway(
+            tmp_path / f"lenient-{mode}",
+            CONFIG,
+            "--mode",
+            "replay",
+            "--cassette",
+            str(cassettes / "rec"),
+            "--miss-as-tool-error",
+        )
         try:
             hit, miss = calls(lenient, asked, mode=mode)
         finally:

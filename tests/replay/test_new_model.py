@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpgw.recorder.calllog import iter_calls
 from mcpgw.cassette.store import CassetteStore
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
 from tests.replay.new_model_scripts import A_CALLS, B_CALLS, B_SOURCES, model_script, simulator_script, write_queries
@@ -30,8 +30,14 @@ SERVERS = ["unit_converter", "medical_calculator", "math_mcp", "memory"]
 
 
 def mcpgw(*argv: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "mcpgw.cli", *argv], cwd=ROOT, env=env or dict(os.environ),
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *argv],
+        cwd=ROOT,
+        env=env or dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return done
 
 
@@ -48,16 +54,49 @@ def tool_sources(log: Path) -> dict[str, list[str]]:
 
 
 def tool_records(log: Path) -> list[dict]:
-    keep = ("run_id", "exposed_name", "arguments", "outcome", "is_error", "result_digest", "source", "cassette_key",
-            "simulator")
+    keep = (
+        "run_id",
+        "exposed_name",
+        "arguments",
+        "outcome",
+        "is_error",
+        "result_digest",
+        "source",
+        "cassette_key",
+        "simulator",
+    )
     return [{k: r.get(k) for k in keep} for r in iter_calls(log) if r["server"] != "@model"]
 
 
-def run_b(queries: Path, cassettes: Path, answers: Path, log: str, *more: str, env=None,
-          overlay: str = "B1") -> subprocess.CompletedProcess:
-    return mcpgw("run", str(queries), "--model", "model-b", "--strategy", "tc", "--mode", "replay",
-                 "--cassettes-dir", str(cassettes), "--cassette", "A", "--overlay", overlay, "--answers", str(answers),
-                 "--log-cassette", log, "--concurrency", "1", "--max-rounds", "5", *more, env=env)
+def run_b(
+    queries: Path, cassettes: Path, answers: Path, log: str, *more: str, env=None, overlay: str = "B1"
+) -> subprocess.CompletedProcess:
+    return mcpgw(
+        "run",
+        str(queries),
+        "--model",
+        "model-b",
+        "--strategy",
+        "tc",
+        "--mode",
+        "replay",
+        "--cassettes-dir",
+        str(cassettes),
+        "--cassette",
+        "A",
+        "--overlay",
+        overlay,
+        "--answers",
+        str(answers),
+        "--log-cassette",
+        log,
+        "--concurrency",
+        "1",
+        "--max-rounds",
+        "5",
+        *more,
+        env=env,
+    )
 
 
 def test_model_b_on_model_a_recording_every_answer_labelled_and_replayed_offline(tmp_path, built_cache):
@@ -66,10 +105,33 @@ def test_model_b_on_model_a_recording_every_answer_labelled_and_replayed_offline
     env = {**os.environ, "MCPGW_CACHE": str(built_cache)}
     model_a = ScriptedModel(model_script(A_CALLS, "A"), model="model-a").start()
     try:
-        recorded = mcpgw("run", str(queries), "--model", "model-a", "--strategy", "tc", "--mode", "record",
-                         "--config", str(ROOT / "servers.lock.yaml"), "--servers", *SERVERS,
-                         "--cassettes-dir", str(cassettes), "--cassette", "A", "--answers", str(tmp_path / "a.jsonl"),
-                         "--llm-base-url", model_a.base_url, "--concurrency", "1", "--max-rounds", "5", env=env)
+        recorded = mcpgw(
+            "run",
+            str(queries),
+            "--model",
+            "model-a",
+            "--strategy",
+            "tc",
+            "--mode",
+            "record",
+            "--config",
+            str(ROOT / "servers.lock.yaml"),
+            "--servers",
+            *SERVERS,
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "A",
+            "--answers",
+            str(tmp_path / "a.jsonl"),
+            "--llm-base-url",
+            model_a.base_url,
+            "--concurrency",
+            "1",
+            "--max-rounds",
+            "5",
+            env=env,
+        )
     finally:
         model_a.stop()
     assert recorded.returncode == 0, recorded.stderr[-3000:]
@@ -80,9 +142,23 @@ def test_model_b_on_model_a_recording_every_answer_labelled_and_replayed_offline
     model_b = ScriptedModel(model_script(B_CALLS, "B"), model="model-b").start()
     simulator = ScriptedModel(simulator_script(), model="sim-1").start()
     try:
-        first = run_b(queries, cassettes, tmp_path / "b.jsonl", "b-log", "--model-mode", "live",
-                      "--llm-base-url", model_b.base_url, "--on-miss", "simulate",
-                      "--simulator-base-url", simulator.base_url, "--simulator-model", "sim-1", env=env)
+        first = run_b(
+            queries,
+            cassettes,
+            tmp_path / "b.jsonl",
+            "b-log",
+            "--model-mode",
+            "live",
+            "--llm-base-url",
+            model_b.base_url,
+            "--on-miss",
+            "simulate",
+            "--simulator-base-url",
+            simulator.base_url,
+            "--simulator-model",
+            "sim-1",
+            env=env,
+        )
     finally:
         model_b.stop()
         simulator.stop()
@@ -117,13 +193,23 @@ def test_model_b_on_model_a_recording_every_answer_labelled_and_replayed_offline
 
     # The evaluator: answer sources per task, and the metrics again without the tasks that rest on simulation
     report_path = tmp_path / "report.json"
-    evaluated = mcpgw("eval", "--cassette", str(cassettes / "b-again"), "--max-simulated-share", "0.5",
-                      "--format", "json", "-o", str(report_path))
+    evaluated = mcpgw(
+        "eval",
+        "--cassette",
+        str(cassettes / "b-again"),
+        "--max-simulated-share",
+        "0.5",
+        "--format",
+        "json",
+        "-o",
+        str(report_path),
+    )
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     report = json.loads(report_path.read_text())
     found = report["provenance"]
-    assert {run: row["sources"] for run, row in found["tasks"].items()} == \
-        {task: {s: sources.count(s) for s in dict.fromkeys(sources)} for task, sources in B_SOURCES.items()}
+    assert {run: row["sources"] for run, row in found["tasks"].items()} == {
+        task: {s: sources.count(s) for s in dict.fromkeys(sources)} for task, sources in B_SOURCES.items()
+    }
     assert found["simulated_tasks"] == found["over_max"] == ["drone", "sum"]
     real = report["real_environment"]
     assert real["tasks_left_out"] == ["drone", "sum"]
@@ -137,11 +223,27 @@ def test_model_b_on_model_a_recording_every_answer_labelled_and_replayed_offline
     # the stateful one included (a fresh instance caught up); the base is still untouched
     model_b = ScriptedModel(model_script(B_CALLS, "B"), model="model-b").start()
     try:
-        live = run_b(queries, cassettes, tmp_path / "b-live.jsonl", "b-live", "--model-mode", "live",
-                     "--llm-base-url", model_b.base_url, "--on-miss", "live", env=env, overlay="B2")
+        live = run_b(
+            queries,
+            cassettes,
+            tmp_path / "b-live.jsonl",
+            "b-live",
+            "--model-mode",
+            "live",
+            "--llm-base-url",
+            model_b.base_url,
+            "--on-miss",
+            "live",
+            env=env,
+            overlay="B2",
+        )
     finally:
         model_b.stop()
     assert live.returncode == 0, live.stderr[-3000:]
-    assert tool_sources(cassettes / "b-live") == {**B_SOURCES, "memory": ["live", "live"], "drone": ["live"],
-                                                  "sum": ["live"]}
+    assert tool_sources(cassettes / "b-live") == {
+        **B_SOURCES,
+        "memory": ["live", "live"],
+        "drone": ["live"],
+        "sum": ["live"],
+    }
     assert digest(base) == before

@@ -35,16 +35,37 @@ def test_a_cassette_recorded_before_the_rooms_replays_byte_for_byte(tmp_path):
     try:
         url = gateway.url + "?run=fixture"
         with httpx.Client(timeout=30) as client:
-            opened = client.post(url, headers=HEADERS, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fixture", "version": "0"}}})
-            session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            opened = client.post(
+                url,
+                headers=HEADERS,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "fixture", "version": "0"},
+                    },
+                },
+            )
+            session = {
+                **HEADERS,
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
             client.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-            bodies = [client.post(url, headers=session, json={"jsonrpc": "2.0", "id": number, "method": method,
-                                                               "params": params}).text
-                      for number, (method, params) in enumerate(kept["calls"], 1)]
+            bodies = [
+                client.post(
+                    url, headers=session, json={"jsonrpc": "2.0", "id": number, "method": method, "params": params}
+                ).text
+                for number, (method, params) in enumerate(kept["calls"], 1)
+            ]
     finally:
         stop_gateway(gateway)
     assert len(bodies) == len(kept["replayed_bodies"]) == 8
     for number, (now, then) in enumerate(zip(bodies, kept["replayed_bodies"]), 1):
         assert now == then, f"call {number} ({kept['calls'][number - 1]}) replays otherwise than it did"
-    assert (cassette / "data.mdb").read_bytes() == (FIXTURE / "pre-rooms" / "data.mdb").read_bytes()  # read, not written
+    assert (cassette / "data.mdb").read_bytes() == (
+        FIXTURE / "pre-rooms" / "data.mdb"
+    ).read_bytes()  # read, not written

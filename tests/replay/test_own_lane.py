@@ -13,8 +13,16 @@ PARAMS = {"name": "get_current_time", "arguments": {"timezone": "UTC"}}
 
 def entries(key: str) -> list[dict]:
     def entry(lane: str, text: str) -> dict:
-        return {"key": key, "base": key, "history": "", "server": "time", "method": "tools/call", "params": PARAMS,
-                "lane": lane, "result": {"content": [{"type": "text", "text": text}]}}
+        return {
+            "key": key,
+            "base": key,
+            "history": "",
+            "server": "time",
+            "method": "tools/call",
+            "params": PARAMS,
+            "lane": lane,
+            "result": {"content": [{"type": "text", "text": text}]},
+        }
 
     return [entry("t1", "09:00 (failed attempt)"), entry("t1~2", "09:05 (rerun)"), entry("t1~2", "09:06 (rerun)")]
 

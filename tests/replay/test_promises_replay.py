@@ -26,8 +26,11 @@ STEPS = [("fx__echo", {"message": "hi"}), ("fx__counter", {}), ("fx__garbage", {
 
 
 def config(*fx_flags: str, fx_extra: str = "") -> str:
-    return ("version: 1\nservers:\n" + misbehaving_entry("fx", *fx_flags, extra=fx_extra)
-            + misbehaving_entry("risky", extra="    flags: [unsafe]\n"))
+    return (
+        "version: 1\nservers:\n"
+        + misbehaving_entry("fx", *fx_flags, extra=fx_extra)
+        + misbehaving_entry("risky", extra="    flags: [unsafe]\n")
+    )
 
 
 def session(gateway, mode: str, run_id: str):
@@ -55,23 +58,45 @@ def recorded(tmp_path_factory):
         results, progress = session(recorder, "2026-07-28", "rec")
     finally:
         stop_gateway(recorder)
-    assert [r["content"][0]["text"] for r in results] == ["echo: hi", "count 1", "after garbage", "echo: r", "slept 0.4"]
+    assert [r["content"][0]["text"] for r in results] == [
+        "echo: hi",
+        "count 1",
+        "after garbage",
+        "echo: r",
+        "slept 0.4",
+    ]
     assert not any(r.get("isError") for r in results) and progress == [1, 2, 3, 4]
     assert {r["protocol_version"] for r in iter_calls(tmp / "cassettes" / "r26")} == {"2026-07-28"}
     return tmp, results
 
 
 def mcpgw(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgw.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 def test_a_2026_recording_replays_in_both_eras_with_progress(recorded, era, tmp_path, monkeypatch):
     tmp, results = recorded
     monkeypatch.setenv("PATH", "/nonexistent")  # nothing can be started: every answer comes from the cassette
-    player = start_gateway(tmp_path, config(), "--mode", "replay", "--cassette", "r26",
-                           "--cassettes-dir", str(tmp / "cassettes"), "--log-cassette", f"log-{era}")
+    player = start_gateway(
+        tmp_path,
+        config(),
+        "--mode",
+        "replay",
+        "--cassette",
+        "r26",
+        "--cassettes-dir",
+        str(tmp / "cassettes"),
+        "--log-cassette",
+        f"log-{era}",
+    )
     try:
         assert all(s["pid"] is None for s in player.status()["servers"].values())
         replayed, progress = session(player, era, f"replay-{era}")
@@ -87,14 +112,29 @@ def test_drift_sees_an_iserror_flip_a_content_type_change_and_applies_text_rules
     # The "new version": counter now reports an error, garbage answers with an image, echo shouts;
     # the lock's `text:` rule says the echo prefix is volatile.
     v2 = tmp_path / "v2.yaml"
-    v2.write_text(config("--error-tool", "counter", "--image-tool", "garbage", "--echo-prefix", "ECHO",
-                         fx_extra="    ignore:\n      - tool: echo\n        text: ['^(?i:echo)']\n"))
-    result = mcpgw("drift", "--cassettes-dir", str(tmp / "cassettes"), "--cassette", "r26", "--config", str(v2), "--json")
+    v2.write_text(
+        config(
+            "--error-tool",
+            "counter",
+            "--image-tool",
+            "garbage",
+            "--echo-prefix",
+            "ECHO",
+            fx_extra="    ignore:\n      - tool: echo\n        text: ['^(?i:echo)']\n",
+        )
+    )
+    result = mcpgw(
+        "drift", "--cassettes-dir", str(tmp / "cassettes"), "--cassette", "r26", "--config", str(v2), "--json"
+    )
     assert result.returncode == 1, result.stderr  # changed calls exceed the default --max-drift
     report = json.loads(result.stdout)
     detail = {(c["server"], c["tool"]): c for c in report["calls_detail"]}
     flip = detail[("fx", "counter")]
-    assert flip["verdict"] == "failing" and flip["differences"][0] == {"path": "$.isError", "recorded": False, "live": True}
+    assert flip["verdict"] == "failing" and flip["differences"][0] == {
+        "path": "$.isError",
+        "recorded": False,
+        "live": True,
+    }
     kind = detail[("fx", "garbage")]
     assert kind["verdict"] == "changed"
     assert kind["differences"] == [{"path": "$.content[0].type", "recorded": "text", "live": "image"}]
@@ -102,8 +142,19 @@ def test_drift_sees_an_iserror_flip_a_content_type_change_and_applies_text_rules
     assert detail[("fx", "slow")]["verdict"] == "identical"
     # A server flagged unsafe is not re-issued unless asked.
     assert detail[("risky", "echo")]["verdict"] == "skipped" and "unsafe" in detail[("risky", "echo")]["error"]
-    included = json.loads(mcpgw("drift", "--cassettes-dir", str(tmp / "cassettes"), "--cassette", "r26",
-                                "--config", str(v2), "--json", "--include-unsafe").stdout)
+    included = json.loads(
+        mcpgw(
+            "drift",
+            "--cassettes-dir",
+            str(tmp / "cassettes"),
+            "--cassette",
+            "r26",
+            "--config",
+            str(v2),
+            "--json",
+            "--include-unsafe",
+        ).stdout
+    )
     assert {(c["server"], c["tool"]): c["verdict"] for c in included["calls_detail"]}[("risky", "echo")] == "identical"
 
 
@@ -136,7 +187,9 @@ def test_cassette_ls_export_merge_rm(recorded, capsys, monkeypatch):
     assert code == 0, err
     code, out, _ = mcpgw_here("show", "twice", "--json")
     shown = json.loads(out)
-    assert shown["exchanges"] == 10 and shown["tool_calls"]["fx:echo"] == 2 and sorted(shown["servers"]) == ["fx", "risky"]
+    assert (
+        shown["exchanges"] == 10 and shown["tool_calls"]["fx:echo"] == 2 and sorted(shown["servers"]) == ["fx", "risky"]
+    )
 
     code, _, err = mcpgw_here("rm", "twice")
     assert code == 0 and not (cassettes / "twice").exists(), err
@@ -148,17 +201,22 @@ def test_cassette_ls_export_merge_rm(recorded, capsys, monkeypatch):
 def test_drift_learns_the_volatile_fields_of_a_nondeterministic_server(tmp_path):
     """`flags: [nondeterministic]`: fields that differ between two live answers are not drift.
     (`offline` too: uvx starts mcp-server-time from its cache with the registry switched off.)"""
-    entry = ('version: 1\nservers:\n  time:\n    command: uvx\n'
-             '    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time"]\n')
+    entry = (
+        "version: 1\nservers:\n  time:\n    command: uvx\n"
+        '    args: ["--from", "mcp-server-time==2026.10.19", "mcp-server-time"]\n'
+    )
     flagged = entry + "    flags: [nondeterministic, offline, stateless]\n"
     recorder = start_gateway(tmp_path, flagged, "--mode", "record", "--cassette", "clock")
     try:
+
         async def go():
             with anyio.fail_after(60):
                 async with Client(recorder.url, mode="legacy") as client:
                     now = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
-                    tokyo = await client.call_tool("time__convert_time", {
-                        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+                    tokyo = await client.call_tool(
+                        "time__convert_time",
+                        {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+                    )
                     return now, tokyo
 
         now, tokyo = run(go)

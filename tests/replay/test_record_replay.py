@@ -16,11 +16,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcpgw.cassette.cassette import Cassette
-from mcpgw.recorder.calllog import iter_calls
 from mcpgw.cli import main
+from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
-from tests.inprocess import start_inprocess
 from tests.gateway.test_bad_input import run
+from tests.inprocess import start_inprocess
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 
@@ -62,9 +62,13 @@ servers:
     command: npx
     args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"]
 """
-    steps = [("time__get_current_time", {"timezone": "UTC"}), ("everything__echo", {"message": "hi"}),
-             ("everything__get-sum", {"a": 1, "b": 2}), ("everything__get-structured-content", {"location": "New York"}),
-             ("time__get_current_time", {"timezone": "UTC"})]
+    steps = [
+        ("time__get_current_time", {"timezone": "UTC"}),
+        ("everything__echo", {"message": "hi"}),
+        ("everything__get-sum", {"a": 1, "b": 2}),
+        ("everything__get-structured-content", {"location": "New York"}),
+        ("time__get_current_time", {"timezone": "UTC"}),
+    ]
     recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "rec")
     recorded = calls(recorder, steps)
     assert_succeeded(recorded)
@@ -78,8 +82,16 @@ servers:
     monkeypatch.setenv("PATH", "/nonexistent")
     for attempt in range(2):
         for mode in ("legacy", "2026-07-28"):
-            player = start_gateway(tmp_path / f"p{attempt}{mode}", "version: 1\nservers:\n  x: {command: x}\n",
-                                   "--mode", "replay", "--cassette", "rec", "--cassettes-dir", str(tmp_path / "cassettes"))
+            player = start_gateway(
+                tmp_path / f"p{attempt}{mode}",
+                "version: 1\nservers:\n  x: {command: x}\n",
+                "--mode",
+                "replay",
+                "--cassette",
+                "rec",
+                "--cassettes-dir",
+                str(tmp_path / "cassettes"),
+            )
             try:
                 assert all(s["pid"] is None for s in player.status()["servers"].values())
                 replayed = calls(player, steps, mode=mode, run_id=f"replay-{attempt}")
@@ -95,8 +107,18 @@ async def test_miss_names_nearest_and_hybrid_records_it(tmp_path, capsys):
     await acalls(recorder, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "beta"})])
     recorder.stop()
 
-    player = start_inprocess(tmp_path / "p", FIXTURE, "--mode", "replay", "--cassette", "c",
-                             "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "log")
+    player = start_inprocess(
+        tmp_path / "p",
+        FIXTURE,
+        "--mode",
+        "replay",
+        "--cassette",
+        "c",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        "--log-cassette",
+        "log",
+    )
     out = await acalls(player, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "gamma"})])
     player.stop()
     assert out[0]["content"][0]["text"] == "echo: alpha"
@@ -104,10 +126,25 @@ async def test_miss_names_nearest_and_hybrid_records_it(tmp_path, capsys):
     assert "replay miss" in miss and "'echo'" in miss and "server 'fx'" in miss
     assert 'message: recorded "alpha", asked "gamma"' in miss
     log = list(iter_calls(tmp_path / "cassettes" / "log"))
-    assert [r["outcome"] for r in log] == ["ok", "miss"] and log[0]["source"] == "recorded" and log[1]["source"] == "missed" and log[0]["cassette_key"]
+    assert (
+        [r["outcome"] for r in log] == ["ok", "miss"]
+        and log[0]["source"] == "recorded"
+        and log[1]["source"] == "missed"
+        and log[0]["cassette_key"]
+    )
 
-    hybrid = start_inprocess(tmp_path / "h", FIXTURE, "--mode", "hybrid", "--cassette", "c",
-                             "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
+    hybrid = start_inprocess(
+        tmp_path / "h",
+        FIXTURE,
+        "--mode",
+        "hybrid",
+        "--cassette",
+        "c",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        "--log-cassette",
+        "hlog",
+    )
     out = await acalls(hybrid, [("fx__echo", {"message": "gamma"}), ("fx__echo", {"message": "alpha"})])
     hybrid.stop()
     assert [o["content"][0]["text"] for o in out] == ["echo: gamma", "echo: alpha"]
@@ -115,8 +152,9 @@ async def test_miss_names_nearest_and_hybrid_records_it(tmp_path, capsys):
     # the run's state now), so the recorded 'alpha' is asked live too, not taken from the cassette.
     assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["live", "live"]
 
-    again = start_inprocess(tmp_path / "a", FIXTURE, "--mode", "replay", "--cassette", "c",
-                            "--cassettes-dir", str(tmp_path / "cassettes"))
+    again = start_inprocess(
+        tmp_path / "a", FIXTURE, "--mode", "replay", "--cassette", "c", "--cassettes-dir", str(tmp_path / "cassettes")
+    )
     out = await acalls(again, [("fx__echo", {"message": "gamma"})])
     again.stop()
     assert out[0]["content"][0]["text"] == "echo: gamma"  # hybrid recorded it
@@ -144,8 +182,18 @@ def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path)
     stop_gateway(recorder)
 
     cassettes = str(tmp_path / "cassettes")
-    hybrid = start_gateway(tmp_path / "h", FIXTURE + TIME_ENTRY, "--mode", "hybrid", "--cassette", "c",
-                           "--cassettes-dir", cassettes, "--log-cassette", "hlog")
+    hybrid = start_gateway(
+        tmp_path / "h",
+        FIXTURE + TIME_ENTRY,
+        "--mode",
+        "hybrid",
+        "--cassette",
+        "c",
+        "--cassettes-dir",
+        cassettes,
+        "--log-cassette",
+        "hlog",
+    )
     try:  # a failed check must not leave the gateway running
         status = hybrid.status()["servers"]["time"]
         out = calls(hybrid, [("fx__echo", {"message": "alpha"}), CONVERT])
@@ -157,8 +205,18 @@ def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path)
     assert json.loads(out[1]["content"][0]["text"])["target"]["timezone"] == "Asia/Tokyo", out[1]
     assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["recorded", "live"]
 
-    again = start_gateway(tmp_path / "a", FIXTURE + TIME_ENTRY, "--mode", "replay", "--cassette", "c",
-                          "--cassettes-dir", cassettes, "--log-cassette", "alog")
+    again = start_gateway(
+        tmp_path / "a",
+        FIXTURE + TIME_ENTRY,
+        "--mode",
+        "replay",
+        "--cassette",
+        "c",
+        "--cassettes-dir",
+        cassettes,
+        "--log-cassette",
+        "alog",
+    )
     try:
         replayed = calls(again, [CONVERT])
     finally:
@@ -183,14 +241,26 @@ async def test_repeated_calls_replay_in_recorded_order(tmp_path, declared):
     # was never recorded at that state, so it misses whatever past_end says; repeating "count 3" would lie.
     fourth_after_end = {"repeat": "count 3" if declared == "stateless" else None, "miss": None}
     for past_end, fourth in fourth_after_end.items():
-        player = start_inprocess(tmp_path / past_end, config, "--mode", "replay", "--cassette", "c", "--past-end", past_end,
-                                 "--cassettes-dir", str(tmp_path / "cassettes"))
+        player = start_inprocess(
+            tmp_path / past_end,
+            config,
+            "--mode",
+            "replay",
+            "--cassette",
+            "c",
+            "--past-end",
+            past_end,
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+        )
         first = await acalls(player, [("fx__counter", {})] * 4, run_id="one")
         second = await acalls(player, [("fx__counter", {})] * 2, run_id="two")  # another run starts its own lane
         player.stop()
         assert [r["content"][0]["text"] for r in first[:3]] == ["count 1", "count 2", "count 3"]
         if fourth is None:  # refused: the replay-miss error, not just any failure
-            assert set(first[3]) == {"error"} and "replay miss" in first[3]["error"] and "'counter'" in first[3]["error"]
+            assert (
+                set(first[3]) == {"error"} and "replay miss" in first[3]["error"] and "'counter'" in first[3]["error"]
+            )
         else:
             assert first[3]["content"][0]["text"] == fourth
         assert [r["content"][0]["text"] for r in second] == ["count 1", "count 2"]
@@ -202,8 +272,9 @@ async def test_stateful_server_diverging_sequence_is_a_miss(tmp_path):
     recorder = start_inprocess(tmp_path, config, "--mode", "record", "--cassette", "c")
     await acalls(recorder, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})])
     recorder.stop()
-    player = start_inprocess(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",
-                             "--cassettes-dir", str(tmp_path / "cassettes"))
+    player = start_inprocess(
+        tmp_path / "p", config, "--mode", "replay", "--cassette", "c", "--cassettes-dir", str(tmp_path / "cassettes")
+    )
     same = await acalls(player, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})], run_id="same")
     other = await acalls(player, [("fx__echo", {"message": "b"})], run_id="other")
     player.stop()
@@ -215,7 +286,7 @@ async def test_stateful_server_diverging_sequence_is_a_miss(tmp_path):
 @pytest.mark.anyio
 async def test_secrets_never_reach_the_cassette(tmp_path):
     secret = "sk-test-9f8e7d6c5b4a3210"
-    config = FIXTURE + f"    env: {{API_TOKEN: \"{secret}\"}}\n"
+    config = FIXTURE + f'    env: {{API_TOKEN: "{secret}"}}\n'
     recorder = start_inprocess(tmp_path, config, "--mode", "record", "--cassette", "c", "--redact", r"tok_[0-9]+")
     out = await acalls(recorder, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})])
     recorder.stop()
@@ -223,9 +294,12 @@ async def test_secrets_never_reach_the_cassette(tmp_path):
     for path in (tmp_path / "cassettes" / "c").iterdir():
         data = path.read_bytes()
         assert secret.encode() not in data and b"tok_12345" not in data, path
-    player = start_inprocess(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",
-                             "--cassettes-dir", str(tmp_path / "cassettes"))
-    replayed = await acalls(player, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})])
+    player = start_inprocess(
+        tmp_path / "p", config, "--mode", "replay", "--cassette", "c", "--cassettes-dir", str(tmp_path / "cassettes")
+    )
+    replayed = await acalls(
+        player, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})]
+    )
     player.stop()
     assert replayed[0]["content"][0]["text"] == "API_TOKEN=«redacted»"  # matched (key from the raw request), redacted
     assert replayed[1]["content"][0]["text"] == "echo: «redacted» and more"
@@ -271,8 +345,13 @@ def test_kill_9_while_recording_loses_no_acknowledged_exchange(tmp_path):
 
 def test_cassette_errors_are_clear(tmp_path):
     def mcpgw(*args):  # a port of its own: a gateway on the default one would be refused first
-        return subprocess.run([sys.executable, "-m", "mcpgw.cli", *args, "--port", str(free_port())], capture_output=True,
-                              text=True, cwd=ROOT, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "mcpgw.cli", *args, "--port", str(free_port())],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
 
     cassettes = tmp_path / "cassettes"
     missing = mcpgw("serve", "--mode", "replay", "--cassette", "nope", "--cassettes-dir", str(cassettes))
@@ -300,15 +379,35 @@ async def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path
     await acalls(recorder, [("fx__echo", {"message": "a"})])
     recorder.stop()
     session = [("fx__echo", {"message": "a"}), ("fx__counter", {}), ("fx__echo", {"message": "a"})]
-    hybrid = start_inprocess(tmp_path / "h", config, "--mode", "hybrid", "--cassette", "c",
-                             "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "hlog")
+    hybrid = start_inprocess(
+        tmp_path / "h",
+        config,
+        "--mode",
+        "hybrid",
+        "--cassette",
+        "c",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        "--log-cassette",
+        "hlog",
+    )
     first = await acalls(hybrid, session, run_id="s1")
     hybrid.stop()
     assert [r["content"][0]["text"] for r in first] == ["echo: a", "count 1", "echo: a"]
     # After the live counter call the history differs from the recording: the second echo goes live too.
     assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["recorded", "live", "live"]
-    player = start_inprocess(tmp_path / "p", config, "--mode", "replay", "--cassette", "c",
-                             "--cassettes-dir", str(tmp_path / "cassettes"), "--log-cassette", "plog")
+    player = start_inprocess(
+        tmp_path / "p",
+        config,
+        "--mode",
+        "replay",
+        "--cassette",
+        "c",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        "--log-cassette",
+        "plog",
+    )
     again = await acalls(player, session, run_id="s2")
     player.stop()
     assert again == first
@@ -329,16 +428,31 @@ async def test_big_integer_arguments_are_logged_and_recorded(tmp_path):
 async def test_a_miss_names_the_difference_deep_inside_the_arguments_in_both_eras(tmp_path):
     # The default cassette's memory session created three entities; one observation asked differently
     # must be named where it is, not cut off inside a 60-character dump of the whole list.
-    shutil.copytree(ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test", ignore=shutil.ignore_patterns("runs"))
+    shutil.copytree(
+        ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test", ignore=shutil.ignore_patterns("runs")
+    )
     player = start_inprocess(tmp_path, FIXTURE, "--mode", "replay")  # replay: FIXTURE starts nothing
     entities = [
-        {"entityType": "person", "name": "Ada Lovelace",
-         "observations": ["Wrote the first published algorithm for a machine", "Born 10 December 1815 in London"]},
+        {
+            "entityType": "person",
+            "name": "Ada Lovelace",
+            "observations": ["Wrote the first published algorithm for a machine", "Born 10 December 1815 in London"],
+        },
         {"entityType": "person", "name": "Charles Babbage", "observations": ["Mathematician"]},
-        {"entityType": "machine", "name": "Analytical Engine", "observations": ["Designed by Charles Babbage", "Never completed"]}]
+        {
+            "entityType": "machine",
+            "name": "Analytical Engine",
+            "observations": ["Designed by Charles Babbage", "Never completed"],
+        },
+    ]
     try:
         for mode in ("legacy", "2026-07-28"):
-            (miss,) = await acalls(player, [("memory__create_entities", {"entities": entities})], mode=mode, run_id=f"deep-{mode}")
-            assert 'entities[1].observations[0]: recorded "Mathematician and inventor", asked "Mathematician"' in miss["error"], miss
+            (miss,) = await acalls(
+                player, [("memory__create_entities", {"entities": entities})], mode=mode, run_id=f"deep-{mode}"
+            )
+            assert (
+                'entities[1].observations[0]: recorded "Mathematician and inventor", asked "Mathematician"'
+                in miss["error"]
+            ), miss
     finally:
         player.stop()

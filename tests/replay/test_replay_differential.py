@@ -26,10 +26,13 @@ def fuzzer():
 
 
 @pytest.mark.real  # starts a registry package (npx server-filesystem)
-@pytest.mark.parametrize("layout, seed, options", [
-    ("isolated", 1, {"hybrid": True, "modern": True}),  # a fresh directory per run; hybrid catch-ups; both eras
-    ("shared", 13, {"parallel_record": 0.8}),  # one directory; calls of a round sent at once while recording
-])
+@pytest.mark.parametrize(
+    "layout, seed, options",
+    [
+        ("isolated", 1, {"hybrid": True, "modern": True}),  # a fresh directory per run; hybrid catch-ups; both eras
+        ("shared", 13, {"parallel_record": 0.8}),  # one directory; calls of a round sent at once while recording
+    ],
+)
 def test_replay_answers_what_the_live_server_answers_or_refuses(layout, seed, options):
     report = fuzzer().check_replay(seed, 6, layout, budget=240, batch_size=3, **options)
     assert report.sequences >= 3 and report.refusals > 0 and report.equal > 0

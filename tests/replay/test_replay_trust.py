@@ -29,15 +29,23 @@ ERAS = ("legacy", "2026-07-28")
 
 def memory_config(memory_file: str) -> str:
     """A Claude Desktop config: the way most users bring a server; it cannot say 'stateful'."""
-    return json.dumps({"mcpServers": {"memory": {"command": "npx", "args": MEMORY, "env": {"MEMORY_FILE_PATH": memory_file}}}})
+    return json.dumps(
+        {"mcpServers": {"memory": {"command": "npx", "args": MEMORY, "env": {"MEMORY_FILE_PATH": memory_file}}}}
+    )
 
 
 def memory_session(third_person: str) -> list[tuple[str, dict]]:
     """16 steps; step 7 creates `third_person` (the recording used Carol)."""
     p = third_person
     return [
-        ("memory__create_entities", {"entities": [{"name": "Alice", "entityType": "person", "observations": ["engineer"]}]}),
-        ("memory__create_entities", {"entities": [{"name": "Bob", "entityType": "person", "observations": ["designer"]}]}),
+        (
+            "memory__create_entities",
+            {"entities": [{"name": "Alice", "entityType": "person", "observations": ["engineer"]}]},
+        ),
+        (
+            "memory__create_entities",
+            {"entities": [{"name": "Bob", "entityType": "person", "observations": ["designer"]}]},
+        ),
         ("memory__read_graph", {}),
         ("memory__create_relations", {"relations": [{"from": "Alice", "to": "Bob", "relationType": "knows"}]}),
         ("memory__add_observations", {"observations": [{"entityName": "Alice", "contents": ["likes tea"]}]}),
@@ -63,8 +71,11 @@ async def play(url: str, steps: list[tuple[str, dict]], mode: str) -> list[dict]
             for name, arguments in steps:
                 try:
                     result = await client.call_tool(name, arguments)
-                    out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True,
-                                                 exclude={"meta", "result_type"}))
+                    out.append(
+                        result.model_dump(
+                            mode="json", by_alias=True, exclude_none=True, exclude={"meta", "result_type"}
+                        )
+                    )
                 except MCPError as exc:
                     out.append({"error": str(exc)})
     return out
@@ -85,8 +96,17 @@ def long_session() -> list[tuple[str, dict]]:
 
 def record_memory(tmp_path: Path, steps: list[tuple[str, dict]] | None = None) -> tuple[list[dict], Path]:
     config = memory_config(str(tmp_path / "memory.json"))
-    gateway = start_gateway(tmp_path / "rec", config, "--mode", "record", "--cassette", "mem",
-                            "--cassettes-dir", str(tmp_path / "cassettes"), suffix=".json")
+    gateway = start_gateway(
+        tmp_path / "rec",
+        config,
+        "--mode",
+        "record",
+        "--cassette",
+        "mem",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        suffix=".json",
+    )
     try:
         recorded = session(gateway.url, steps or memory_session("Carol"))
     finally:
@@ -97,8 +117,20 @@ def record_memory(tmp_path: Path, steps: list[tuple[str, dict]] | None = None) -
 
 def replayer(tmp_path: Path, name: str, cassettes: Path, *args: str):
     """Replay needs no config (the cassette holds its servers); the one given is never started."""
-    return start_gateway(tmp_path / name, memory_config("/nonexistent/memory.json"), "--mode", "replay", "--cassette", "mem",
-                         "--cassettes-dir", str(cassettes), "--log-cassette", f"log-{name}", *args, suffix=".json")
+    return start_gateway(
+        tmp_path / name,
+        memory_config("/nonexistent/memory.json"),
+        "--mode",
+        "replay",
+        "--cassette",
+        "mem",
+        "--cassettes-dir",
+        str(cassettes),
+        "--log-cassette",
+        f"log-{name}",
+        *args,
+        suffix=".json",
+    )
 
 
 def test_untagged_clients_each_get_their_own_lane_in_both_eras(tmp_path):
@@ -163,8 +195,19 @@ def test_hybrid_catches_up_a_fresh_instance_and_matches_a_live_run(tmp_path):
         stop_gateway(live)
     # Hybrid against the recording; the server's file is per instance, so catch-up starts from nothing.
     hybrid_config = memory_config("${RUN_STATE_DIR}/memory.json")
-    hybrid = start_gateway(tmp_path / "hy", hybrid_config, "--mode", "hybrid", "--cassette", "mem",
-                           "--cassettes-dir", str(cassettes), "--log-cassette", "log-hy", suffix=".json")
+    hybrid = start_gateway(
+        tmp_path / "hy",
+        hybrid_config,
+        "--mode",
+        "hybrid",
+        "--cassette",
+        "mem",
+        "--cassettes-dir",
+        str(cassettes),
+        "--log-cassette",
+        "log-hy",
+        suffix=".json",
+    )
     try:
         answers = session(hybrid.url, memory_session("Dave"), "2026-07-28")
     finally:
@@ -184,9 +227,22 @@ def test_hybrid_catches_up_a_fresh_instance_and_matches_a_live_run(tmp_path):
 def test_hybrid_refuses_when_catch_up_cannot_reach_the_recorded_state(tmp_path):
     _, cassettes = record_memory(tmp_path)
     stale = tmp_path / "stale-memory.json"  # a fixed file that already holds Alice: no fresh state possible
-    stale.write_text(json.dumps({"type": "entity", "name": "Alice", "entityType": "person", "observations": ["engineer"]}) + "\n")
-    hybrid = start_gateway(tmp_path / "hy", memory_config(str(stale)), "--mode", "hybrid", "--cassette", "mem",
-                           "--cassettes-dir", str(cassettes), "--log-cassette", "log-hy", suffix=".json")
+    stale.write_text(
+        json.dumps({"type": "entity", "name": "Alice", "entityType": "person", "observations": ["engineer"]}) + "\n"
+    )
+    hybrid = start_gateway(
+        tmp_path / "hy",
+        memory_config(str(stale)),
+        "--mode",
+        "hybrid",
+        "--cassette",
+        "mem",
+        "--cassettes-dir",
+        str(cassettes),
+        "--log-cassette",
+        "log-hy",
+        suffix=".json",
+    )
     try:
         answers = session(hybrid.url, memory_session("Dave"))
     finally:
@@ -234,15 +290,33 @@ def test_git_status_of_a_second_untagged_run_is_not_another_runs_answer(tmp_path
         ("git__git_commit", {"repo_path": str(repo), "message": "first"}),
         ("git__git_status", {"repo_path": str(repo)}),
     ]
-    recorder = start_gateway(tmp_path / "rec", config, "--mode", "record", "--cassette", "git",
-                             "--cassettes-dir", str(tmp_path / "cassettes"), suffix=".json")
+    recorder = start_gateway(
+        tmp_path / "rec",
+        config,
+        "--mode",
+        "record",
+        "--cassette",
+        "git",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        suffix=".json",
+    )
     try:
         recorded = session(recorder.url, steps, mode)
     finally:
         stop_gateway(recorder)
     assert "a.txt" in texts(recorded)[0] and "a.txt" not in texts(recorded)[4]
-    player = start_gateway(tmp_path / "play", config, "--mode", "replay", "--cassette", "git",
-                           "--cassettes-dir", str(tmp_path / "cassettes"), suffix=".json")
+    player = start_gateway(
+        tmp_path / "play",
+        config,
+        "--mode",
+        "replay",
+        "--cassette",
+        "git",
+        "--cassettes-dir",
+        str(tmp_path / "cassettes"),
+        suffix=".json",
+    )
     try:
         first, second = session(player.url, steps, mode), session(player.url, steps, mode)
         status_only = session(player.url, steps[:1], mode)

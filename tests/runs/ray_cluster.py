@@ -9,8 +9,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from tests.llm.scripted_model import ScriptedModel, strategy_of
 from tests.runs.scripts import PLANS, tc_steps
@@ -28,12 +29,24 @@ def local_cluster(nodes: int, env: dict[str, str] | None = None) -> Iterator[Any
     os.environ.update(RAY_ENV)
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 0, "object_store_memory": STORE, "node_ip_address": LOOPBACK, "include_dashboard": False})
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 0,
+            "object_store_memory": STORE,
+            "node_ip_address": LOOPBACK,
+            "include_dashboard": False,
+        },
+    )
     try:
         for i in range(nodes):
-            cluster.add_node(num_cpus=1, object_store_memory=STORE, node_ip_address=LOOPBACK,
-                             resources={f"mcpgw_test_node{i}": 1}, env_vars=env)
+            cluster.add_node(
+                num_cpus=1,
+                object_store_memory=STORE,
+                node_ip_address=LOOPBACK,
+                resources={f"mcpgw_test_node{i}": 1},
+                env_vars=env,
+            )
         cluster.wait_for_nodes()
         yield cluster
     finally:
@@ -56,8 +69,11 @@ class ConversationModel(ScriptedModel):
 
 def script() -> dict[tuple[str, str], list[dict[str, Any]]]:
     """tc conversations of the base tasks, without the scripted 500 (a retry would get it again)."""
-    return {("tc", marker): [s for s in tc_steps(marker, rounds) if "status" not in s]
-            for marker, (task_id, rounds) in PLANS.items() if task_id in BASE_TASKS}
+    return {
+        ("tc", marker): [s for s in tc_steps(marker, rounds) if "status" not in s]
+        for marker, (task_id, rounds) in PLANS.items()
+        if task_id in BASE_TASKS
+    }
 
 
 def many_tasks(single: Path, out: Path, count: int) -> list[str]:
@@ -78,19 +94,50 @@ def many_tasks(single: Path, out: Path, count: int) -> list[str]:
     return [t["task_id"] for t in sum(groups.values(), [])]  # in file order
 
 
-def mcpgw_run(tasks: Path, answers: Path, cassettes: Path, *more: str, env: dict[str, str] | None = None,
-              timeout: float = 600) -> subprocess.CompletedProcess:
+def mcpgw_run(
+    tasks: Path, answers: Path, cassettes: Path, *more: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     from tests.conftest import ROOT
 
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "run", str(tasks), "--model", "scripted-1",
-                           "--strategy", "tc", "--max-rounds", "6", "--concurrency", "2", "--answers", str(answers),
-                           "--cassettes-dir", str(cassettes), *more],
-                          cwd=ROOT, env={**(env if env is not None else os.environ), **RAY_ENV},
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "run",
+            str(tasks),
+            "--model",
+            "scripted-1",
+            "--strategy",
+            "tc",
+            "--max-rounds",
+            "6",
+            "--concurrency",
+            "2",
+            "--answers",
+            str(answers),
+            "--cassettes-dir",
+            str(cassettes),
+            *more,
+        ],
+        cwd=ROOT,
+        env={**(env if env is not None else os.environ), **RAY_ENV},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def record_args(model: ScriptedModel) -> list[str]:
     from tests.conftest import ROOT
 
-    return ["--mode", "record", "--config", str(ROOT / "servers.lock.yaml"), "--servers", *SERVERS,
-            "--llm-base-url", model.base_url]
+    return [
+        "--mode",
+        "record",
+        "--config",
+        str(ROOT / "servers.lock.yaml"),
+        "--servers",
+        *SERVERS,
+        "--llm-base-url",
+        model.base_url,
+    ]

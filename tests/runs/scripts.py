@@ -10,25 +10,62 @@ from typing import Any
 # Order matters: a request belongs to the first marker found in it ("Los Angeles, New York,
 # London and Tokyo" also holds "New York, London and Tokyo").
 PLANS: dict[str, tuple[str, list[list[tuple[str, dict[str, Any]]]]]] = {
-    "Reactor X": ("unit_converter_000", [[("unit_converter__convert_temperature",
-                                            {"value": 350, "from_unit": "fahrenheit", "to_unit": "celsius"})]]),
-    "drone test flight": ("unit_converter_001", [[("unit_converter__convert_temperature",
-                                                   {"value": 59, "from_unit": "fahrenheit", "to_unit": "celsius"})]]),
-    "multidisciplinary rounds": ("medical_calculator_000", [[("medical_calculator__bmi_bsa_calculator",
-                                                              {"weight": 70, "height": 175})]]),
-    "hip replacement": ("medical_calculator_001", [[("medical_calculator__bmi_bsa_calculator",
-                                                     {"weight": 95, "height": 175})]]),
-    "two 3×3 matrices": ("scientific_computing_000", [
-        [("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})],
-        [("scientific_computing__determinant", {"name": "A"})]]),
-    "3D Gaussian": ("scientific_computing_001", [
-        [("scientific_computing__create_tensor", {"shape": [2, 2], "values": [2, 0.3, 0.3, 1], "name": "S"})],
-        [("scientific_computing__determinant", {"name": "S"})]]),
-    "Los Angeles": ("time_mcp_001", [[("time_mcp__convert_time", {"source_timezone": "America/Los_Angeles",
-                                                                  "time": "09:00", "target_timezone": "Asia/Tokyo"})]]),
-    "New York, London and Tokyo": ("time_mcp_000", [[
-        ("time_mcp__convert_time", {"source_timezone": "America/New_York", "time": "09:00", "target_timezone": "Asia/Tokyo"}),
-        ("time_mcp__convert_time", {"source_timezone": "Europe/London", "time": "09:00", "target_timezone": "Asia/Tokyo"})]]),
+    "Reactor X": (
+        "unit_converter_000",
+        [[("unit_converter__convert_temperature", {"value": 350, "from_unit": "fahrenheit", "to_unit": "celsius"})]],
+    ),
+    "drone test flight": (
+        "unit_converter_001",
+        [[("unit_converter__convert_temperature", {"value": 59, "from_unit": "fahrenheit", "to_unit": "celsius"})]],
+    ),
+    "multidisciplinary rounds": (
+        "medical_calculator_000",
+        [[("medical_calculator__bmi_bsa_calculator", {"weight": 70, "height": 175})]],
+    ),
+    "hip replacement": (
+        "medical_calculator_001",
+        [[("medical_calculator__bmi_bsa_calculator", {"weight": 95, "height": 175})]],
+    ),
+    "two 3×3 matrices": (
+        "scientific_computing_000",
+        [
+            [("scientific_computing__create_tensor", {"shape": [2, 2], "values": [4, 7, 2, 6], "name": "A"})],
+            [("scientific_computing__determinant", {"name": "A"})],
+        ],
+    ),
+    "3D Gaussian": (
+        "scientific_computing_001",
+        [
+            [("scientific_computing__create_tensor", {"shape": [2, 2], "values": [2, 0.3, 0.3, 1], "name": "S"})],
+            [("scientific_computing__determinant", {"name": "S"})],
+        ],
+    ),
+    "Los Angeles": (
+        "time_mcp_001",
+        [
+            [
+                (
+                    "time_mcp__convert_time",
+                    {"source_timezone": "America/Los_Angeles", "time": "09:00", "target_timezone": "Asia/Tokyo"},
+                )
+            ]
+        ],
+    ),
+    "New York, London and Tokyo": (
+        "time_mcp_000",
+        [
+            [
+                (
+                    "time_mcp__convert_time",
+                    {"source_timezone": "America/New_York", "time": "09:00", "target_timezone": "Asia/Tokyo"},
+                ),
+                (
+                    "time_mcp__convert_time",
+                    {"source_timezone": "Europe/London", "time": "09:00", "target_timezone": "Asia/Tokyo"},
+                ),
+            ]
+        ],
+    ),
 }
 TASK_IDS = [task_id for task_id, _ in PLANS.values()]
 
@@ -48,15 +85,27 @@ def tc_steps(marker: str, rounds: list) -> list[dict[str, Any]]:
 
 
 def react_steps(marker: str, rounds: list) -> list[dict[str, Any]]:
-    steps = [{"text": f"Thought: I need {name}.\nAction: {name}\nAction Input: {json.dumps(args)}"}
-             for r in rounds for name, args in r]
+    steps = [
+        {"text": f"Thought: I need {name}.\nAction: {name}\nAction Input: {json.dumps(args)}"}
+        for r in rounds
+        for name, args in r
+    ]
     return steps + [{"text": f"Thought: I have everything.\nFinal Answer: {final(marker)}"}]
 
 
 def mcpbench_steps(marker: str, rounds: list) -> list[dict[str, Any]]:
-    plans = [{"text": json.dumps({"reasoning": f"round {i}", "should_continue": True,
-                                  "planned_tools": [{"tool": n, "parameters": a} for n, a in r]})}
-             for i, r in enumerate(rounds, 1)]
+    plans = [
+        {
+            "text": json.dumps(
+                {
+                    "reasoning": f"round {i}",
+                    "should_continue": True,
+                    "planned_tools": [{"tool": n, "parameters": a} for n, a in r],
+                }
+            )
+        }
+        for i, r in enumerate(rounds, 1)
+    ]
     done = {"text": json.dumps({"reasoning": "enough", "should_continue": False, "planned_tools": []})}
     return plans + [done, {"text": final(marker)}]
 

@@ -17,8 +17,8 @@ import sys
 
 import pytest
 
-from mcpgw.evaluator.cli import _from_run
 from mcpgw.cli import main
+from mcpgw.evaluator.cli import _from_run
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
@@ -44,10 +44,34 @@ def script(failing: bool) -> dict:
 
 def run(tasks, cassettes, answers, *more: str, env=None) -> subprocess.CompletedProcess:
     ids = [arg for task_id in TASKS for arg in ("--task-id", task_id)]
-    return subprocess.run([sys.executable, "-m", "mcpgw.cli", "run", str(tasks), "--model", "scripted-1", *ids,
-                           "--cassettes-dir", str(cassettes), "--cassette", "rec", "--answers", str(answers),
-                           "--model-retries", "0", "--max-rounds", "6", *more],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "run",
+            str(tasks),
+            "--model",
+            "scripted-1",
+            *ids,
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "rec",
+            "--answers",
+            str(answers),
+            "--model-retries",
+            "0",
+            "--max-rounds",
+            "6",
+            *more,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def records(cassette) -> list[dict]:
@@ -68,8 +92,10 @@ def test_a_resumed_task_records_a_new_attempt_and_replay_follows_it(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert "(1 already done)" in resumed.stderr and len(asked) == 2  # only the failed task ran again
     final = [json.loads(line) for line in answers.read_text().splitlines()]
-    assert [(a["run_id"], a["attempt"], a["status"]) for a in final] == \
-        [("unit_converter_000", 1, "ok"), (f"{FLAKY}~2", 2, "ok")]
+    assert [(a["run_id"], a["attempt"], a["status"]) for a in final] == [
+        ("unit_converter_000", 1, "ok"),
+        (f"{FLAKY}~2", 2, "ok"),
+    ]
 
     log = records(cassettes / "rec")
     model_log = [(r["run_id"], r["status"], r["outcome"]) for r in log if r["server"] == "@model"]
@@ -111,8 +137,24 @@ def assert_same_scores_without_model_records(tasks, cassettes, answers, tmp_path
     reports = []
     for calls in (exported, tools_only):
         out = tmp_path / f"{calls.stem}.report.json"
-        assert main(["eval", "--calls", str(calls), "--tasks", str(tasks), "--answers", str(answers),
-                     "--format", "json", "-o", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "eval",
+                    "--calls",
+                    str(calls),
+                    "--tasks",
+                    str(tasks),
+                    "--answers",
+                    str(answers),
+                    "--format",
+                    "json",
+                    "-o",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         report = json.loads(out.read_text())
         reports.append({k: v for k, v in report.items() if k not in ("inputs", "generated_at", "sources", "elapsed_s")})
     assert reports[0] == reports[1]

@@ -18,7 +18,9 @@ def write_part(path, exchanges: list[dict], servers: dict) -> None:
         for entry in exchanges:
             cassette.store.append("exchanges", entry)
             if entry["lane"]:
-                cassette.store.append("calls", {"run_id": entry["lane"], "tool": entry["key"], "n": entry["params"]["n"]})
+                cassette.store.append(
+                    "calls", {"run_id": entry["lane"], "tool": entry["key"], "n": entry["params"]["n"]}
+                )
         cassette.write_info(servers)
     finally:
         cassette.close()
@@ -28,8 +30,11 @@ def merged(target) -> tuple[list, list, list]:
     cassette = Cassette(target, create=False, readonly=True)
     try:
         strip = lambda d: {k: v for k, v in d.items() if k != "seq"}  # noqa: E731
-        return ([strip(v) for _, v in cassette.store.items("exchanges")], [strip(v) for _, v in cassette.store.items("calls")],
-                list(cassette.info()["servers"]))
+        return (
+            [strip(v) for _, v in cassette.store.items("exchanges")],
+            [strip(v) for _, v in cassette.store.items("calls")],
+            list(cassette.info()["servers"]),
+        )
     finally:
         cassette.close()
 

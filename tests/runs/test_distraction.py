@@ -19,8 +19,14 @@ from mcpgw.runs.tools import ServerNames
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
 
-TITLES = {"unit_converter": "Unit Converter", "time_mcp": "Time MCP", "medical_calculator": "Medical Calculator",
-          "memory": "Memory", "sequential_thinking": "Sequential Thinking", "time": "Time"}
+TITLES = {
+    "unit_converter": "Unit Converter",
+    "time_mcp": "Time MCP",
+    "medical_calculator": "Medical Calculator",
+    "memory": "Memory",
+    "sequential_thinking": "Sequential Thinking",
+    "time": "Time",
+}
 NAMES = ServerNames(TITLES)
 
 
@@ -43,19 +49,38 @@ def test_the_draw_is_seeded_per_task_and_leaves_out_the_tasks_own_servers():
 
 
 def test_the_task_files_list_wins_the_count_caps_the_draw_and_zero_turns_distraction_off():
-    assert offered_servers(task(distraction=["Memory"]), NAMES, count=2, seed=7) == {"Unit Converter", "Time MCP", "Memory"}
+    assert offered_servers(task(distraction=["Memory"]), NAMES, count=2, seed=7) == {
+        "Unit Converter",
+        "Time MCP",
+        "Memory",
+    }
     assert len(offered_servers(task(), NAMES, count=10, seed=7)) == 6  # MCP-Bench's default: every other server here
     assert offered_servers(task(distraction=["Memory"]), NAMES, count=0, seed=7) == {"Unit Converter", "Time MCP"}
     none = RunTask("q", "ask", None, "agentbench", "q.jsonl")
     assert offered_servers(none, NAMES, count=2, seed=7) is None  # other benchmarks: every served server
 
 
-TASKS = {"server_tasks": [{"server_name": "Unit Converter", "servers": ["Unit Converter"], "tasks": [
-    {"task_id": "drawn_000", "task_description": "DETAILED-ONE: convert 350 F to C.",
-     "fuzzy_description": "FUZZY-ONE: how hot is that reactor in proper units?"},
-    {"task_id": "named_000", "task_description": "DETAILED-TWO: convert 1 mile to km.",
-     "fuzzy_description": "FUZZY-TWO: how far is that in real units?", "distraction_servers": ["Memory", "Weather Data"]},
-]}]}
+TASKS = {
+    "server_tasks": [
+        {
+            "server_name": "Unit Converter",
+            "servers": ["Unit Converter"],
+            "tasks": [
+                {
+                    "task_id": "drawn_000",
+                    "task_description": "DETAILED-ONE: convert 350 F to C.",
+                    "fuzzy_description": "FUZZY-ONE: how hot is that reactor in proper units?",
+                },
+                {
+                    "task_id": "named_000",
+                    "task_description": "DETAILED-TWO: convert 1 mile to km.",
+                    "fuzzy_description": "FUZZY-TWO: how far is that in real units?",
+                    "distraction_servers": ["Memory", "Weather Data"],
+                },
+            ],
+        }
+    ]
+}
 
 
 def done_then_answer(times: int, first_call: tuple[str, dict] | None = None) -> list[dict]:
@@ -63,8 +88,17 @@ def done_then_answer(times: int, first_call: tuple[str, dict] | None = None) -> 
     steps = []
     for _ in range(times):
         if first_call:
-            steps.append({"text": json.dumps({"reasoning": "look", "should_continue": True,
-                                              "planned_tools": [{"tool": first_call[0], "parameters": first_call[1]}]})})
+            steps.append(
+                {
+                    "text": json.dumps(
+                        {
+                            "reasoning": "look",
+                            "should_continue": True,
+                            "planned_tools": [{"tool": first_call[0], "parameters": first_call[1]}],
+                        }
+                    )
+                }
+            )
         steps += [{"text": json.dumps(plan)}, {"text": "the answer"}]
     return steps
 
@@ -84,24 +118,67 @@ def offered_prefixes(model: ScriptedModel, marker: str) -> list[set[str]]:
 def test_mcpbench_tasks_offer_resident_and_distraction_servers_through_the_gateway(tmp_path):
     tasks = tmp_path / "tasks.json"
     tasks.write_text(json.dumps(TASKS))
-    model = ScriptedModel({("mcpbench", "FUZZY-ONE"): done_then_answer(3),
-                           ("mcpbench", "DETAILED-ONE"): done_then_answer(1),
-                           ("mcpbench", "FUZZY-TWO"): done_then_answer(1, ("memory__read_graph", {}))}).start()
-    gateway = GatewayProcess(["--mode", "record", "--config", str(ROOT / "servers.lock.yaml"), "--servers", *TITLES,
-                              "--cassettes-dir", str(tmp_path), "--cassette", "rec", "--llm-base-url", model.base_url],
-                             tmp_path / "gateway.log", env=dict(os.environ))
+    model = ScriptedModel(
+        {
+            ("mcpbench", "FUZZY-ONE"): done_then_answer(3),
+            ("mcpbench", "DETAILED-ONE"): done_then_answer(1),
+            ("mcpbench", "FUZZY-TWO"): done_then_answer(1, ("memory__read_graph", {})),
+        }
+    ).start()
+    gateway = GatewayProcess(
+        [
+            "--mode",
+            "record",
+            "--config",
+            str(ROOT / "servers.lock.yaml"),
+            "--servers",
+            *TITLES,
+            "--cassettes-dir",
+            str(tmp_path),
+            "--cassette",
+            "rec",
+            "--llm-base-url",
+            model.base_url,
+        ],
+        tmp_path / "gateway.log",
+        env=dict(os.environ),
+    )
 
     def run(prefix: str, task_id: str, *more: str) -> None:
-        assert main(["run", str(tasks), "--model", "scripted-1", "--strategy", "mcpbench", "--gateway", gateway.base,
-                     "--run-prefix", prefix, "--task-id", task_id, "--answers", str(tmp_path / f"{prefix}.jsonl"),
-                     "--distraction-count", "2", *more]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    str(tasks),
+                    "--model",
+                    "scripted-1",
+                    "--strategy",
+                    "mcpbench",
+                    "--gateway",
+                    gateway.base,
+                    "--run-prefix",
+                    prefix,
+                    "--task-id",
+                    task_id,
+                    "--answers",
+                    str(tmp_path / f"{prefix}.jsonl"),
+                    "--distraction-count",
+                    "2",
+                    *more,
+                ]
+            )
+            == 0
+        )
 
     try:
         run("a", "drawn_000", "--distraction-seed", "1")
         run("b", "drawn_000", "--distraction-seed", "1")
-        seeds = [s for s in range(2, 12)
-                 if draw("drawn_000", NAMES, {"Unit Converter", "Time MCP"}, 2, s) !=
-                 draw("drawn_000", NAMES, {"Unit Converter", "Time MCP"}, 2, 1)]
+        seeds = [
+            s
+            for s in range(2, 12)
+            if draw("drawn_000", NAMES, {"Unit Converter", "Time MCP"}, 2, s)
+            != draw("drawn_000", NAMES, {"Unit Converter", "Time MCP"}, 2, 1)
+        ]
         run("c", "drawn_000", "--distraction-seed", str(seeds[0]))
         run("d", "drawn_000", "--detailed-description")
         run("e", "named_000")
@@ -116,6 +193,8 @@ def test_mcpbench_tasks_offer_resident_and_distraction_servers_through_the_gatew
     assert len(offered_prefixes(model, "DETAILED-ONE")) == 1
     texts = [s["body"]["messages"][0]["content"] for s in model.seen]
     assert not any("FUZZY-ONE" in t and "DETAILED-ONE" in t for t in texts)
-    assert offered_prefixes(model, "FUZZY-TWO") == [{"unit_converter", "time_mcp", "memory"}]  # the file's list (as served)
+    assert offered_prefixes(model, "FUZZY-TWO") == [
+        {"unit_converter", "time_mcp", "memory"}
+    ]  # the file's list (as served)
     calls = [r for r in iter_calls(tmp_path / "rec") if r["run_id"] == "enamed_000" and r["server"] == "memory"]
     assert [(c["tool"], c["outcome"]) for c in calls] == [("read_graph", "ok")]  # a distraction call, via the gateway

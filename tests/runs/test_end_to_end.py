@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.cli import main
 from mcpgw.recorder.calllog import iter_calls
-from mcpgw.cassette.store import CassetteStore
 from mcpgw.runs.gateway_process import GatewayProcess
 from tests.conftest import ROOT
 from tests.llm.scripted_model import ScriptedModel
@@ -30,17 +30,43 @@ ARCHIVES = ARCHIVES or sorted(Path("/work/shared/mcp-bench").glob("*.tar.gz"))
 SERVERS = ["unit_converter", "medical_calculator", "scientific_computing", "time_mcp"]
 STRATEGIES = ("tc", "react", "mcpbench")
 REPLAYS = int(os.environ.get("MCPGW_RUN_REPLAYS", "3"))  # the issue asks 10: MCPGW_RUN_REPLAYS=10
-LOGGED = ("run_id", "exposed_name", "server", "tool", "arguments", "known_tool", "validation", "outcome", "is_error",
-          "error", "result_digest", "result", "cassette_key")
+LOGGED = (
+    "run_id",
+    "exposed_name",
+    "server",
+    "tool",
+    "arguments",
+    "known_tool",
+    "validation",
+    "outcome",
+    "is_error",
+    "error",
+    "result_digest",
+    "result",
+    "cassette_key",
+)
 # Model exchanges are in the call log too: recorded, then hits; what they asked and got is the same.
-MODEL_LOGGED = ("run_id", "server", "method", "model", "stream", "status", "is_error", "error", "tokens", "cassette_key")
+MODEL_LOGGED = (
+    "run_id",
+    "server",
+    "method",
+    "model",
+    "stream",
+    "status",
+    "is_error",
+    "error",
+    "tokens",
+    "cassette_key",
+)
 
 
 def single_server_tasks(tmp_path: Path) -> Path:
     if not ARCHIVES:
         pytest.skip("MCP-Bench archive not found in ../shared/mcp-bench (next to the repository)")
     with tarfile.open(ARCHIVES[0]) as archive:
-        member = next(m for m in archive.getmembers() if m.name.endswith("tasks/mcpbench_tasks_single_runner_format.json"))
+        member = next(
+            m for m in archive.getmembers() if m.name.endswith("tasks/mcpbench_tasks_single_runner_format.json")
+        )
         out = tmp_path / "single.json"
         out.write_bytes(archive.extractfile(member).read())
     return out
@@ -48,9 +74,25 @@ def single_server_tasks(tmp_path: Path) -> Path:
 
 def run_args(tasks: Path, strategy: str, answers: Path, *more: str) -> list[str]:
     ids = [arg for task_id in TASK_IDS for arg in ("--task-id", task_id)]
-    return ["run", str(tasks), "--model", "scripted-1", "--strategy", strategy, "--run-prefix", f"{strategy}/",
-            "--answers", str(answers), "--concurrency", "4", "--max-rounds", "6", *ids,
-            *(["--stream"] if strategy == "tc" else []), *more]
+    return [
+        "run",
+        str(tasks),
+        "--model",
+        "scripted-1",
+        "--strategy",
+        strategy,
+        "--run-prefix",
+        f"{strategy}/",
+        "--answers",
+        str(answers),
+        "--concurrency",
+        "4",
+        "--max-rounds",
+        "6",
+        *ids,
+        *(["--stream"] if strategy == "tc" else []),
+        *more,
+    ]
 
 
 def call_log(cassette: Path) -> str:
@@ -59,8 +101,11 @@ def call_log(cassette: Path) -> str:
     for record in iter_calls(cassette):
         fields = MODEL_LOGGED if record["server"] == "@model" else LOGGED
         runs.setdefault(record["run_id"], []).append(json.dumps({k: record.get(k) for k in fields}, sort_keys=True))
-    return "\n".join(line for run_id in sorted(runs)
-                     for line in (sorted(runs[run_id]) if run_id.startswith("mcpbench/") else runs[run_id]))
+    return "\n".join(
+        line
+        for run_id in sorted(runs)
+        for line in (sorted(runs[run_id]) if run_id.startswith("mcpbench/") else runs[run_id])
+    )
 
 
 def scores(cassette: Path, out: Path) -> str:
@@ -89,14 +134,31 @@ def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys, 
     cassettes = tmp_path / "cassettes"
     model = ScriptedModel(script()).start()
     # Scientific Computing is MCP-Bench's own source build (Table 7's 26 tools), built from the snapshot.
-    recording = GatewayProcess(["--mode", "record", "--config", str(ROOT / "servers.lock.yaml"), "--servers", *SERVERS,
-                                "--cassettes-dir", str(cassettes), "--cassette", "rec", "--llm-base-url", model.base_url,
-                                "--log-results", "2000"], tmp_path / "record.log",
-                               env={**os.environ, "MCPGW_CACHE": str(built_cache)})
+    recording = GatewayProcess(
+        [
+            "--mode",
+            "record",
+            "--config",
+            str(ROOT / "servers.lock.yaml"),
+            "--servers",
+            *SERVERS,
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "rec",
+            "--llm-base-url",
+            model.base_url,
+            "--log-results",
+            "2000",
+        ],
+        tmp_path / "record.log",
+        env={**os.environ, "MCPGW_CACHE": str(built_cache)},
+    )
     try:
         for strategy in STRATEGIES:
-            assert main(run_args(tasks, strategy, tmp_path / f"rec-{strategy}.jsonl", "--gateway", recording.base)) == 0, \
-                capsys.readouterr().err
+            assert (
+                main(run_args(tasks, strategy, tmp_path / f"rec-{strategy}.jsonl", "--gateway", recording.base)) == 0
+            ), capsys.readouterr().err
     finally:
         recording.stop()
         model.stop()
@@ -113,24 +175,60 @@ def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys, 
     assert model_outcomes == {"recorded"} and '"status": 500' in log  # the model's side of the timeline
     recorded_log, recorded_scores = log, scores(cassettes / "rec", tmp_path / "rec-scores.json")
     rules = json.loads(recorded_scores)["mcpbench_rules"]
-    assert {m: r["overall"]["valid_tool_name_rate"] for m, r in rules.items()} == \
-        {f"scripted-1/{s}": 1.0 for s in STRATEGIES}  # names mapped to MCP-Bench's through the lock's titles
+    assert {m: r["overall"]["valid_tool_name_rate"] for m, r in rules.items()} == {
+        f"scripted-1/{s}": 1.0 for s in STRATEGIES
+    }  # names mapped to MCP-Bench's through the lock's titles
 
     offline = {k: v for k, v in os.environ.items() if k != "PATH"}
     # Once as a newcomer would: `mcpgw run --mode replay` starting its own gateway, without PATH.
     self_started = subprocess.run(
-        [sys.executable, "-m", "mcpgw.cli", *run_args(tasks, "tc", tmp_path / "self-tc.jsonl", "--mode", "replay",
-                                                        "--cassettes-dir", str(cassettes), "--cassette", "rec")],
-        cwd=ROOT, env=offline, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            *run_args(
+                tasks,
+                "tc",
+                tmp_path / "self-tc.jsonl",
+                "--mode",
+                "replay",
+                "--cassettes-dir",
+                str(cassettes),
+                "--cassette",
+                "rec",
+            ),
+        ],
+        cwd=ROOT,
+        env=offline,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert self_started.returncode == 0, self_started.stderr
     assert (tmp_path / "self-tc.jsonl").read_bytes() == recorded["tc"]
     for i in range(REPLAYS):
-        replay = GatewayProcess(["--mode", "replay", "--cassettes-dir", str(cassettes), "--cassette", "rec",
-                                 "--log-cassette", f"rep{i}", "--log-results", "2000"], tmp_path / f"rep{i}.log", env=offline)
+        replay = GatewayProcess(
+            [
+                "--mode",
+                "replay",
+                "--cassettes-dir",
+                str(cassettes),
+                "--cassette",
+                "rec",
+                "--log-cassette",
+                f"rep{i}",
+                "--log-results",
+                "2000",
+            ],
+            tmp_path / f"rep{i}.log",
+            env=offline,
+        )
         try:
             for strategy in STRATEGIES:
                 answers_file = tmp_path / f"rep{i}-{strategy}.jsonl"
-                assert main(run_args(tasks, strategy, answers_file, "--gateway", replay.base)) == 0, capsys.readouterr().err
+                assert main(run_args(tasks, strategy, answers_file, "--gateway", replay.base)) == 0, (
+                    capsys.readouterr().err
+                )
                 assert answers_file.read_bytes() == recorded[strategy], (i, strategy)
         finally:
             replay.stop()
@@ -142,12 +240,26 @@ def test_record_each_strategy_then_replay_offline_identically(tmp_path, capsys, 
     shutil.copytree(cassettes / "rec", cassettes / "edited")
     change_first_reply(cassettes / "edited", "react/medical_calculator_000")
     capsys.readouterr()
-    code = main(run_args(tasks, "react", tmp_path / "edited.jsonl", "--mode", "replay", "--cassettes-dir", str(cassettes),
-                         "--cassette", "edited"))
+    code = main(
+        run_args(
+            tasks,
+            "react",
+            tmp_path / "edited.jsonl",
+            "--mode",
+            "replay",
+            "--cassettes-dir",
+            str(cassettes),
+            "--cassette",
+            "edited",
+        )
+    )
     err = capsys.readouterr().err
     assert code == 1
-    missed = [json.loads(line) for line in (tmp_path / "edited.jsonl").read_text().splitlines()
-              if json.loads(line)["status"] != "ok"]
+    missed = [
+        json.loads(line)
+        for line in (tmp_path / "edited.jsonl").read_text().splitlines()
+        if json.loads(line)["status"] != "ok"
+    ]
     assert [a["task_id"] for a in missed] == ["medical_calculator_000"] and missed[0]["status"] == "model_miss"
     assert "task medical_calculator_000 (run react/medical_calculator_000): model_miss" in err
     assert "message 2 differs" in missed[0]["error"] and "I really need" in missed[0]["error"], missed[0]["error"]

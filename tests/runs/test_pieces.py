@@ -22,8 +22,10 @@ def test_react_turns():
 
 
 def test_mcpbench_plans():
-    go_on, calls, problem = read_plan('Plan:\n{"should_continue": true, "planned_tools": '
-                                      '[{"tool": "a", "parameters": {"x": 1}}, {"tool": "b", "parameters": "{\\"y\\": 2}"}]}')
+    go_on, calls, problem = read_plan(
+        'Plan:\n{"should_continue": true, "planned_tools": '
+        '[{"tool": "a", "parameters": {"x": 1}}, {"tool": "b", "parameters": "{\\"y\\": 2}"}]}'
+    )
     assert (go_on, calls, problem) == (True, [("a", {"x": 1}), ("b", {"y": 2})], None)
     assert read_plan('{"should_continue": true, "planned_tools": []}')[0] is False  # nothing planned: done
     assert read_plan("no plan at all")[2] == "the reply held no JSON object"
@@ -39,8 +41,9 @@ def test_tool_arguments():
 
 
 def test_server_names_by_prefix_and_title():
-    names = ServerNames.from_status({"servers": {"time": {"title": None}, "time_mcp": {"title": "Time MCP"}},
-                                     "separator": "__"})
+    names = ServerNames.from_status(
+        {"servers": {"time": {"title": None}, "time_mcp": {"title": "Time MCP"}}, "separator": "__"}
+    )
     assert names.server_of("time_mcp__convert_time") == "time_mcp"
     assert names.server_of("time__get_current_time") == "time"
     assert names.server_of("Time MCP:convert_time") == "time_mcp"
@@ -58,8 +61,13 @@ def test_server_names_in_front_of_one_server_named_bare():
 
 def test_answers_resume_keeps_finished_tasks_only(tmp_path):
     path = tmp_path / "answers.jsonl"
-    path.write_text(json.dumps({"run_id": "a", "status": "ok"}) + "\n" + json.dumps({"run_id": "b", "status": "timeout"})
-                    + "\n" + '{"run_id": "c", "sta')  # a line cut by a crash
+    path.write_text(
+        json.dumps({"run_id": "a", "status": "ok"})
+        + "\n"
+        + json.dumps({"run_id": "b", "status": "timeout"})
+        + "\n"
+        + '{"run_id": "c", "sta'
+    )  # a line cut by a crash
     kept = read_finished(path)
     assert list(kept) == ["a"]
     answers = AnswersFile(path, kept)
@@ -75,8 +83,12 @@ def test_attempts_have_run_ids_of_their_own_and_resume_by_task(tmp_path):
     assert run_id_of("tc/t1", 1) == "tc/t1" and run_id_of("tc/t1", 3) == "tc/t1~3"
     assert base_of({"run_id": "tc/t1~3", "attempt": 3}) == base_of({"run_id": "tc/t1"}) == "tc/t1"
     path = tmp_path / "answers.jsonl"
-    path.write_text(json.dumps({"run_id": "a~2", "attempt": 2, "status": "ok"}) + "\n"
-                    + json.dumps({"run_id": "b", "attempt": 1, "status": "model_error"}) + "\n")
+    path.write_text(
+        json.dumps({"run_id": "a~2", "attempt": 2, "status": "ok"})
+        + "\n"
+        + json.dumps({"run_id": "b", "attempt": 1, "status": "model_error"})
+        + "\n"
+    )
     kept = read_finished(path)
     assert list(kept) == ["a"]  # keyed by the task's run id, whichever attempt finished it
     answers = AnswersFile(path, kept)
@@ -92,8 +104,9 @@ def test_the_next_attempt_counts_every_lane_in_the_cassette_and_replay_takes_the
     cassette = Cassette(tmp_path / "rec")
     # t1: attempts 1 and 3 recorded (3 was cut short by Ctrl-C: no answer line, no manifest); "t2~x" is no attempt.
     for lane in ("t1", "t1~3", "t2~x", "other"):
-        cassette.record_exchange({"key": lane, "server": "@model", "method": "/v1/chat/completions", "lane": lane},
-                                 wait=False)
+        cassette.record_exchange(
+            {"key": lane, "server": "@model", "method": "/v1/chat/completions", "lane": lane}, wait=False
+        )
     cassette.close()
     status = {"mode": "record", "cassette": str(tmp_path / "rec")}
     assert plan(status, ["t1", "t2", "t3"]) == {"t1": 4, "t2": 1, "t3": 1}

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from tests.conftest import ROOT
-from tests.runs.ray_cluster import (ConversationModel, local_cluster, many_tasks, mcpgw_run, record_args, script)
+from tests.runs.ray_cluster import ConversationModel, local_cluster, many_tasks, mcpgw_run, record_args, script
 from tests.runs.test_end_to_end import call_log, scores, single_server_tasks
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
@@ -36,8 +36,9 @@ def test_record_and_replay_across_nodes_equal_one_machine(tmp_path):
     tasks, cassettes = tmp_path / "tasks.json", tmp_path / "cassettes"
     ids = many_tasks(single_server_tasks(tmp_path), tasks, TASKS)
     with local_cluster(2) as cluster, ConversationModel(script()) as model:
-        recorded = mcpgw_run(tasks, tmp_path / "rec.jsonl", cassettes, *record_args(model), "--cassette", "rec",
-                             "--ray", cluster.address)
+        recorded = mcpgw_run(
+            tasks, tmp_path / "rec.jsonl", cassettes, *record_args(model), "--cassette", "rec", "--ray", cluster.address
+        )
     assert recorded.returncode == 0, recorded.stderr
     answers = answers_of(tmp_path / "rec.jsonl")
     assert [a["task_id"] for a in answers] == ids  # task-file order, wherever each ran
@@ -51,12 +52,34 @@ def test_record_and_replay_across_nodes_equal_one_machine(tmp_path):
     # Across nodes whose PATH is empty (no uvx, no npx: no server could start), the model stopped.
     with local_cluster(2, env={"PATH": ""}) as cluster:
         assert_nodes_without_path(cluster.address)
-        across = mcpgw_run(tasks, tmp_path / "rep-ray.jsonl", cassettes, "--mode", "replay", "--cassette", "rec",
-                           "--log-cassette", "rep-ray", "--ray", cluster.address, env=OFFLINE)
+        across = mcpgw_run(
+            tasks,
+            tmp_path / "rep-ray.jsonl",
+            cassettes,
+            "--mode",
+            "replay",
+            "--cassette",
+            "rec",
+            "--log-cassette",
+            "rep-ray",
+            "--ray",
+            cluster.address,
+            env=OFFLINE,
+        )
     assert across.returncode == 0, across.stderr
     # On one machine, without Ray.
-    alone = mcpgw_run(tasks, tmp_path / "rep-local.jsonl", cassettes, "--mode", "replay", "--cassette", "rec",
-                      "--log-cassette", "rep-local", env=OFFLINE)
+    alone = mcpgw_run(
+        tasks,
+        tmp_path / "rep-local.jsonl",
+        cassettes,
+        "--mode",
+        "replay",
+        "--cassette",
+        "rec",
+        "--log-cassette",
+        "rep-local",
+        env=OFFLINE,
+    )
     assert alone.returncode == 0, alone.stderr
     rec_bytes = (tmp_path / "rec.jsonl").read_bytes()
     for name in ("rep-ray", "rep-local"):
@@ -78,11 +101,18 @@ def timings(cassette) -> dict:
 
 
 def assert_nodes_without_path(address: str) -> None:
-    probe = ("import ray; ray.init(address=%r, logging_level='ERROR'); "
-             "f = ray.remote(num_cpus=1)(lambda: __import__('os').environ.get('PATH')); "
-             "print(set(ray.get([f.remote() for _ in range(4)])))" % address)
-    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
-                         capture_output=True, text=True, timeout=120)
+    probe = (
+        "import ray; ray.init(address=%r, logging_level='ERROR'); "
+        "f = ray.remote(num_cpus=1)(lambda: __import__('os').environ.get('PATH')); "
+        "print(set(ray.get([f.remote() for _ in range(4)])))" % address
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.stdout.strip() in ("{''}", "{None}"), out.stdout + out.stderr
 
 
@@ -114,8 +144,18 @@ def test_a_node_killed_mid_record_then_the_driver_killed_loses_nothing(tmp_path)
     assert any(a["attempt"] > 1 for a in final), "no task was rerun after its node died"
     assert not (cassettes / "rec.parts").exists()
     # The merged cassette replays on one machine: the same answers, byte for byte.
-    replay = mcpgw_run(tasks, tmp_path / "rep.jsonl", cassettes, "--mode", "replay", "--cassette", "rec",
-                       "--log-cassette", "rep", env=OFFLINE)
+    replay = mcpgw_run(
+        tasks,
+        tmp_path / "rep.jsonl",
+        cassettes,
+        "--mode",
+        "replay",
+        "--cassette",
+        "rec",
+        "--log-cassette",
+        "rep",
+        env=OFFLINE,
+    )
     assert replay.returncode == 0, replay.stderr
     assert (tmp_path / "rep.jsonl").read_bytes() == answers.read_bytes()
     assert call_log(cassettes / "rep") == final_attempts_log(call_log(cassettes / "rec"), final)
@@ -130,10 +170,33 @@ def final_attempts_log(log: str, final: list[dict]) -> str:
 def start_driver(tasks, answers, cassettes, args) -> subprocess.Popen:
     from tests.runs.ray_cluster import RAY_ENV
 
-    return subprocess.Popen([sys.executable, "-m", "mcpgw.cli", "run", str(tasks), "--model", "scripted-1", "--strategy",
-                             "tc", "--max-rounds", "6", "--concurrency", "3", "--answers", str(answers), "--cassettes-dir",
-                             str(cassettes), *args], cwd=ROOT, env={**os.environ, **RAY_ENV},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgw.cli",
+            "run",
+            str(tasks),
+            "--model",
+            "scripted-1",
+            "--strategy",
+            "tc",
+            "--max-rounds",
+            "6",
+            "--concurrency",
+            "3",
+            "--answers",
+            str(answers),
+            "--cassettes-dir",
+            str(cassettes),
+            *args,
+        ],
+        cwd=ROOT,
+        env={**os.environ, **RAY_ENV},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_answers(path, count: int, driver: subprocess.Popen, limit: float = 300) -> None:
@@ -165,6 +228,7 @@ def orphan_gateways(cassettes) -> list[str]:
 
 # -- bad input -------------------------------------------------------------------------------
 
+
 def one_line(result: subprocess.CompletedProcess) -> str:
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr
@@ -175,15 +239,35 @@ def test_an_address_nobody_answers_at_is_one_line(tmp_path):
     from mcpgw.runs.gateway_process import free_port
 
     tasks = single_server_tasks(tmp_path)
-    result = mcpgw_run(tasks, tmp_path / "a.jsonl", tmp_path / "c", "--mode", "replay", "--cassette", "x",
-                       "--ray", f"127.0.0.1:{free_port()}", timeout=60)
+    result = mcpgw_run(
+        tasks,
+        tmp_path / "a.jsonl",
+        tmp_path / "c",
+        "--mode",
+        "replay",
+        "--cassette",
+        "x",
+        "--ray",
+        f"127.0.0.1:{free_port()}",
+        timeout=60,
+    )
     assert "no cassette 'x'" in one_line(result)
     (tmp_path / "c").mkdir()
     from mcpgw.cassette.cassette import Cassette
 
     Cassette(tmp_path / "c" / "x").close()
-    result = mcpgw_run(tasks, tmp_path / "a.jsonl", tmp_path / "c", "--mode", "replay", "--cassette", "x",
-                       "--ray", f"127.0.0.1:{free_port()}", timeout=60)
+    result = mcpgw_run(
+        tasks,
+        tmp_path / "a.jsonl",
+        tmp_path / "c",
+        "--mode",
+        "replay",
+        "--cassette",
+        "x",
+        "--ray",
+        f"127.0.0.1:{free_port()}",
+        timeout=60,
+    )
     assert "no Ray cluster answering there" in one_line(result)
     assert not (tmp_path / "a.jsonl").exists() and sorted(p.name for p in (tmp_path / "c").iterdir()) == ["x"]
 
@@ -194,8 +278,18 @@ def test_without_ray_installed_is_one_line(tmp_path):
     (shadow / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
     tasks = single_server_tasks(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
-    result = mcpgw_run(tasks, tmp_path / "a.jsonl", tmp_path / "c", "--mode", "record", "--llm-base-url",
-                       "http://127.0.0.1:9/v1", "--ray", env=env, timeout=60)
+    result = mcpgw_run(
+        tasks,
+        tmp_path / "a.jsonl",
+        tmp_path / "c",
+        "--mode",
+        "record",
+        "--llm-base-url",
+        "http://127.0.0.1:9/v1",
+        "--ray",
+        env=env,
+        timeout=60,
+    )
     assert "pip install 'mcpgw[ray]'" in one_line(result)
     assert not (tmp_path / "a.jsonl").exists() and not (tmp_path / "c").exists()
 
@@ -204,8 +298,9 @@ def test_nodes_without_the_servers_is_one_line_and_writes_nothing(tmp_path):
     tasks, cassettes = tmp_path / "tasks.json", tmp_path / "cassettes"
     many_tasks(single_server_tasks(tmp_path), tasks, 4)
     with local_cluster(1, env={"PATH": ""}) as cluster, ConversationModel(script()) as model:
-        result = mcpgw_run(tasks, tmp_path / "a.jsonl", cassettes, *record_args(model), "--cassette", "rec",
-                           "--ray", cluster.address)
+        result = mcpgw_run(
+            tasks, tmp_path / "a.jsonl", cassettes, *record_args(model), "--cassette", "rec", "--ray", cluster.address
+        )
         assert not model.seen
     line = one_line(result)
     assert line.startswith("mcpgw: node 127.0.0.1 (") and "server medical_calculator is" in line, line

@@ -10,22 +10,49 @@ from mcpgw.cli import main
 from tests.conftest import free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.llm.scripted_model import ScriptedModel
 
-TASKS = {"server_tasks": [{"server_name": "fx", "tasks": [
-    {"task_id": "quick", "task_description": "QUICK: say hello."},
-    {"task_id": "slow", "task_description": "SLOW: say hello slowly."}]}]}
+TASKS = {
+    "server_tasks": [
+        {
+            "server_name": "fx",
+            "tasks": [
+                {"task_id": "quick", "task_description": "QUICK: say hello."},
+                {"task_id": "slow", "task_description": "SLOW: say hello slowly."},
+            ],
+        }
+    ]
+}
 
 
 def test_temperature_and_seed_reach_the_model_and_task_timeout_ends_a_slow_task(tmp_path, capsys):
     tasks = tmp_path / "tasks.json"
     tasks.write_text(json.dumps(TASKS))
-    model = ScriptedModel({("tc", "QUICK"): [{"text": "hello"}] * 2,
-                           ("tc", "SLOW"): [{"hold": 120}]}).start()
-    gateway = start_gateway(tmp_path, "version: 1\nservers:\n" + misbehaving_entry("fx"), "--mode", "record",
-                            "--llm-base-url", model.base_url)
+    model = ScriptedModel({("tc", "QUICK"): [{"text": "hello"}] * 2, ("tc", "SLOW"): [{"hold": 120}]}).start()
+    gateway = start_gateway(
+        tmp_path,
+        "version: 1\nservers:\n" + misbehaving_entry("fx"),
+        "--mode",
+        "record",
+        "--llm-base-url",
+        model.base_url,
+    )
     try:
         common = ["run", str(tasks), "--model", "scripted-1", "--gateway", gateway.base, "--distraction-count", "0"]
-        assert main([*common, "--task-id", "quick", "--answers", str(tmp_path / "a.jsonl"),
-                     "--temperature", "0.25", "--seed", "1234"]) == 0, capsys.readouterr().err
+        assert (
+            main(
+                [
+                    *common,
+                    "--task-id",
+                    "quick",
+                    "--answers",
+                    str(tmp_path / "a.jsonl"),
+                    "--temperature",
+                    "0.25",
+                    "--seed",
+                    "1234",
+                ]
+            )
+            == 0
+        ), capsys.readouterr().err
         assert main([*common, "--task-id", "quick", "--answers", str(tmp_path / "b.jsonl"), "--run-prefix", "b/"]) == 0
         assert main([*common, "--task-id", "slow", "--answers", str(tmp_path / "c.jsonl"), "--task-timeout", "2"]) == 1
     finally:
@@ -48,16 +75,34 @@ def test_run_starts_its_gateway_on_the_port_given_and_says_so_when_it_is_taken(t
     config.write_text("version: 1\nservers:\n" + misbehaving_entry("fx"))
     port = free_port()
     with ScriptedModel({("tc", "QUICK"): [{"text": "hello"}]}) as model:
-        common = ["run", str(tasks), "--model", "scripted-1", "--task-id", "quick", "--distraction-count", "0",
-                  "--mode", "record", "--config", str(config), "--cassettes-dir", str(tmp_path / "cassettes"),
-                  "--llm-base-url", model.base_url]
-        assert main([*common, "--cassette", "on-port", "--port", str(port),
-                     "--answers", str(tmp_path / "a.jsonl")]) == 0, capsys.readouterr().err
+        common = [
+            "run",
+            str(tasks),
+            "--model",
+            "scripted-1",
+            "--task-id",
+            "quick",
+            "--distraction-count",
+            "0",
+            "--mode",
+            "record",
+            "--config",
+            str(config),
+            "--cassettes-dir",
+            str(tmp_path / "cassettes"),
+            "--llm-base-url",
+            model.base_url,
+        ]
+        assert (
+            main([*common, "--cassette", "on-port", "--port", str(port), "--answers", str(tmp_path / "a.jsonl")]) == 0
+        ), capsys.readouterr().err
         # Taken by another gateway, whose /status answers as one would: refused before starting, not used.
         other = start_gateway(tmp_path / "other", "version: 1\nservers:\n" + misbehaving_entry("fx"), "--mode", "live")
         busy = int(other.base.rsplit(":", 1)[1])
         try:
-            assert main([*common, "--cassette", "busy", "--port", str(busy), "--answers", str(tmp_path / "b.jsonl")]) == 2
+            assert (
+                main([*common, "--cassette", "busy", "--port", str(busy), "--answers", str(tmp_path / "b.jsonl")]) == 2
+            )
             assert other.status()["calls_served"] == 0  # the other gateway ran no task
         finally:
             stop_gateway(other)
@@ -83,8 +128,10 @@ def test_strategy_choices_are_the_strategies_and_help_imports_none():
     from mcpgw.runs.strategies import STRATEGIES
 
     assert sorted(STRATEGY_NAMES) == sorted(STRATEGIES)
-    probe = ("import sys\nfrom mcpgw.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m.startswith('mcpgw.runs.strategies')))")
+    probe = (
+        "import sys\nfrom mcpgw.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mcpgw.runs.strategies')))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-500:] + out.stderr[-500:]
 

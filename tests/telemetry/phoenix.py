@@ -19,8 +19,11 @@ from tests.conftest import ROOT, free_port
 
 
 def phoenix_command() -> Path:
-    venv = Path(subprocess.run([sys.executable, str(ROOT / "scripts" / "phoenix_venv.py")], capture_output=True,
-                               text=True, check=True).stdout.strip())
+    venv = Path(
+        subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "phoenix_venv.py")], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     if not (venv / "bin" / "phoenix").exists():
         pytest.skip(f"no Arize Phoenix at {venv}: run scripts/fetch-test-servers.sh")
     return venv / "bin" / "python"  # its console script's first line names the folder it was built in
@@ -32,12 +35,22 @@ class Phoenix:
         self.url = f"http://127.0.0.1:{self.port}"
         workdir.mkdir(parents=True, exist_ok=True)
         self.log_path = workdir / "phoenix.log"
-        env = {**os.environ, "PHOENIX_WORKING_DIR": str(workdir), "PHOENIX_HOST": "127.0.0.1",
-               "PHOENIX_PORT": str(self.port), "PHOENIX_GRPC_PORT": str(free_port()),
-               "PHOENIX_TELEMETRY_ENABLED": "false"}
+        env = {
+            **os.environ,
+            "PHOENIX_WORKING_DIR": str(workdir),
+            "PHOENIX_HOST": "127.0.0.1",
+            "PHOENIX_PORT": str(self.port),
+            "PHOENIX_GRPC_PORT": str(free_port()),
+            "PHOENIX_TELEMETRY_ENABLED": "false",
+        }
         with self.log_path.open("w") as log:
-            self.process = subprocess.Popen([str(phoenix_command()), "-m", "phoenix.server.main", "serve"], env=env, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                [str(phoenix_command()), "-m", "phoenix.server.main", "serve"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -39,11 +39,22 @@ class Receiver:
                     self.end_headers()
                     return
                 request = ExportTraceServiceRequest.FromString(body)
-                got = [{"name": span.name, "trace_id": span.trace_id.hex(), "span_id": span.span_id.hex(),
-                        "parent_id": span.parent_span_id.hex() or None, "start": span.start_time_unix_nano,
-                        "end": span.end_time_unix_nano, "status": span.status.code, "status_message": span.status.message,
-                        "attributes": {kv.key: _value(kv.value) for kv in span.attributes}}
-                       for resource in request.resource_spans for scope in resource.scope_spans for span in scope.spans]
+                got = [
+                    {
+                        "name": span.name,
+                        "trace_id": span.trace_id.hex(),
+                        "span_id": span.span_id.hex(),
+                        "parent_id": span.parent_span_id.hex() or None,
+                        "start": span.start_time_unix_nano,
+                        "end": span.end_time_unix_nano,
+                        "status": span.status.code,
+                        "status_message": span.status.message,
+                        "attributes": {kv.key: _value(kv.value) for kv in span.attributes},
+                    }
+                    for resource in request.resource_spans
+                    for scope in resource.scope_spans
+                    for span in scope.spans
+                ]
                 with receiver.changed:
                     receiver.spans += got
                     receiver.changed.notify_all()
@@ -70,5 +81,6 @@ class Receiver:
 
     def wait_for(self, predicate: Any, timeout: float = 30.0) -> None:
         with self.changed:
-            assert self.changed.wait_for(lambda: predicate(self), timeout), \
+            assert self.changed.wait_for(lambda: predicate(self), timeout), (
                 f"receiver: condition not met in {timeout}s ({self.requests} requests, {len(self.spans)} spans)"
+            )

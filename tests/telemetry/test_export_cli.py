@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcpgw.cassette.store import CassetteStore
 from mcpgw.cli import main
 from mcpgw.recorder.calllog import CallLog
-from mcpgw.cassette.store import CassetteStore
 from tests.conftest import free_port
 from tests.telemetry.receiver import Receiver
 from tests.telemetry.test_spans import model_record, tool_record
@@ -16,10 +16,13 @@ from tests.telemetry.test_spans import model_record, tool_record
 def cassette(cassettes: Path) -> None:
     store = CassetteStore(cassettes / "run", create=True)
     log = CallLog(store)
-    for record in (model_record("t1", "2026-11-27T09:00:00.000+00:00"), tool_record("t1", "2026-11-27T09:00:00.100+00:00"),
-                   model_record("t2", "2026-11-27T09:00:05.000+00:00"),
-                   # the same lane an hour later: another run of it, so another trace (as live after its idle time)
-                   tool_record("t1", "2026-11-27T10:00:00.000+00:00")):
+    for record in (
+        model_record("t1", "2026-11-27T09:00:00.000+00:00"),
+        tool_record("t1", "2026-11-27T09:00:00.100+00:00"),
+        model_record("t2", "2026-11-27T09:00:05.000+00:00"),
+        # the same lane an hour later: another run of it, so another trace (as live after its idle time)
+        tool_record("t1", "2026-11-27T10:00:00.000+00:00"),
+    ):
         log.append(record)
     store.close()
 
@@ -27,8 +30,10 @@ def cassette(cassettes: Path) -> None:
 def test_a_call_log_sent_as_traces_with_its_recorded_times(tmp_path, capsys):
     cassette(tmp_path)
     with Receiver() as receiver:
-        assert main(["calls", "export", "run", "--cassettes-dir", str(tmp_path), "--format", "otlp",
-                     "--to", receiver.url]) == 0
+        assert (
+            main(["calls", "export", "run", "--cassettes-dir", str(tmp_path), "--format", "otlp", "--to", receiver.url])
+            == 0
+        )
         receiver.wait_for(lambda r: len(r.spans) == 7)
     assert "sent 4 call record(s)" in capsys.readouterr().err
     roots = sorted((s for s in receiver.spans if s["parent_id"] is None), key=lambda s: s["start"])

@@ -26,6 +26,7 @@ DROPPED = ("traces to", "trace collector did not take")  # telemetry.otlp_export
 
 def calls(url: str, plan: list[tuple[str, dict]]) -> list[tuple[float, bool]]:
     """Each call's (seconds, isError); a call the gateway refuses is (seconds, None)."""
+
     async def go():
         took = []
         with anyio.fail_after(120):
@@ -42,16 +43,22 @@ def calls(url: str, plan: list[tuple[str, dict]]) -> list[tuple[float, bool]]:
     return anyio.run(go)
 
 
-PLAN = [("talk__echo", {"message": "hi"}), ("talk__echo", {"message": f"my key is {API_KEY}"}),
-        ("talk__echo", {"mesage": "typo"}),  # audit: invalid, forwarded anyway
-        ("talk__env", {"name": "MY_API_KEY"}), ("talk__nope", {}), ("talk__counter", {})]
+PLAN = [
+    ("talk__echo", {"message": "hi"}),
+    ("talk__echo", {"message": f"my key is {API_KEY}"}),
+    ("talk__echo", {"mesage": "typo"}),  # audit: invalid, forwarded anyway
+    ("talk__env", {"name": "MY_API_KEY"}),
+    ("talk__nope", {}),
+    ("talk__counter", {}),
+]
 
 
 def test_a_run_as_one_trace_and_metrics_equal_to_the_call_log(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_API_KEY", API_KEY)
     with Receiver() as receiver:
-        gateway = start_gateway(tmp_path, CONFIG, "--otlp-endpoint", receiver.url, "--trace-content",
-                                "--log-results", "500", "--metrics")
+        gateway = start_gateway(
+            tmp_path, CONFIG, "--otlp-endpoint", receiver.url, "--trace-content", "--log-results", "500", "--metrics"
+        )
         try:
             results = calls(gateway.url + "?run=r1", PLAN)
             assert [ok for _, ok in results] == [False, False, False, False, None, False], results
@@ -79,30 +86,46 @@ def test_a_run_as_one_trace_and_metrics_equal_to_the_call_log(tmp_path, monkeypa
     # -- metrics: every counter equals the call log's count
     assert scraped.status_code == 200 and scraped.headers["content-type"].startswith("text/plain")
     families = {f.name: f for f in text_string_to_metric_families(scraped.text)}
-    counted = Counter((r["server"] or "", r["tool"] or r["exposed_name"] or "", r["outcome"], verdict(r)) for r in records)
-    served = {(s.labels["server"], s.labels["tool"], s.labels["outcome"], s.labels["verdict"]): s.value
-              for s in families["mcpgw_tool_calls"].samples if s.name == "mcpgw_tool_calls_total"}
+    counted = Counter(
+        (r["server"] or "", r["tool"] or r["exposed_name"] or "", r["outcome"], verdict(r)) for r in records
+    )
+    served = {
+        (s.labels["server"], s.labels["tool"], s.labels["outcome"], s.labels["verdict"]): s.value
+        for s in families["mcpgw_tool_calls"].samples
+        if s.name == "mcpgw_tool_calls_total"
+    }
     assert served == dict(counted)
-    own = next(s.value for s in families["mcpgw_tool_call_own_seconds"].samples
-               if s.name.endswith("_count") and s.labels["server"] == "talk")
+    own = next(
+        s.value
+        for s in families["mcpgw_tool_call_own_seconds"].samples
+        if s.name.endswith("_count") and s.labels["server"] == "talk"
+    )
     assert own == len(records)
     live = {s.labels["source"]: s.value for s in families["mcpgw_replay"].samples if s.name == "mcpgw_replay_total"}
     assert live == {"live": sum(1 for r in records if r["source"] == "live")}
-    assert [(s.labels, s.value) for s in families["mcpgw_server_state"].samples] == [({"server": "talk", "state": "ready"}, 1)]
+    assert [(s.labels, s.value) for s in families["mcpgw_server_state"].samples] == [
+        ({"server": "talk", "state": "ready"}, 1)
+    ]
     assert next(iter(families["mcpgw_lanes"].samples)).value == 1
 
 
 def test_metrics_sit_behind_the_auth_token(tmp_path, monkeypatch):
     monkeypatch.setenv("MCPGW_TEST_TOKEN", "tok-123456789012345678901234")
-    gateway = start_gateway(tmp_path, CONFIG, "--metrics", "--auth-token-env", "MCPGW_TEST_TOKEN",
-                            token="tok-123456789012345678901234")
+    gateway = start_gateway(
+        tmp_path, CONFIG, "--metrics", "--auth-token-env", "MCPGW_TEST_TOKEN", token="tok-123456789012345678901234"
+    )
     try:
         assert httpx.get(gateway.base + "/metrics", timeout=10).status_code == 401
-        scraped = httpx.get(gateway.base + "/metrics", timeout=10,
-                            headers={"Authorization": "Bearer tok-123456789012345678901234"})
+        scraped = httpx.get(
+            gateway.base + "/metrics", timeout=10, headers={"Authorization": "Bearer tok-123456789012345678901234"}
+        )
         assert scraped.status_code == 200 and "mcpgw_tool_calls" in scraped.text
-        refused = {s.labels["reason"]: s.value for f in text_string_to_metric_families(scraped.text)
-                   if f.name == "mcpgw_edge_refusals" for s in f.samples}
+        refused = {
+            s.labels["reason"]: s.value
+            for f in text_string_to_metric_families(scraped.text)
+            if f.name == "mcpgw_edge_refusals"
+            for s in f.samples
+        }
         assert sum(refused.values()) >= 1, refused  # the unauthenticated scrape above
     finally:
         stop_gateway(gateway)
@@ -119,7 +142,9 @@ def test_a_collector_down_failing_or_stuck_leaves_calls_unaffected(tmp_path, col
         url = f"http://127.0.0.1:{free_port()}" if collector == "down" else receiver.url
         gateway = start_gateway(tmp_path, CONFIG, "--otlp-endpoint", url)
         try:
-            results = calls(gateway.url + "?run=r1", [("talk__echo", {"message": str(i)}) for i in range(1100)])  # 3 batches
+            results = calls(
+                gateway.url + "?run=r1", [("talk__echo", {"message": str(i)}) for i in range(1100)]
+            )  # 3 batches
             if collector != "down":
                 receiver.wait_for(lambda r: r.requests >= (1 if collector == "hold" else 2))
         finally:
@@ -143,8 +168,9 @@ def test_the_server_gets_the_call_span_in_meta_and_a_client_traceparent_is_joine
         with anyio.fail_after(60):
             async with Client(url, mode="legacy") as client:
                 plain = await client.call_tool("talk__meta", {})
-                joined = await client.call_tool("talk__meta", {}, meta={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01",
-                                                                        "custom": "kept"})
+                joined = await client.call_tool(
+                    "talk__meta", {}, meta={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01", "custom": "kept"}
+                )
         return [json.loads(r.content[0].text) for r in (plain, joined)]
 
     with Receiver() as receiver:
@@ -160,7 +186,10 @@ def test_the_server_gets_the_call_span_in_meta_and_a_client_traceparent_is_joine
     spans = {s["span_id"]: s for s in receiver.spans}
     root = next(s for s in receiver.spans if s["name"] == "run r2")
     # the span the server was told of is the call's own span, under the run's root ...
-    assert spans[plain_span]["trace_id"] == plain_trace == root["trace_id"] and spans[plain_span]["parent_id"] == root["span_id"]
+    assert (
+        spans[plain_span]["trace_id"] == plain_trace == root["trace_id"]
+        and spans[plain_span]["parent_id"] == root["span_id"]
+    )
     # ... or, when the client sent its own traceparent, under the client's span, in the client's trace
     assert spans[joined_span]["trace_id"] == CLIENT_TRACE and spans[joined_span]["parent_id"] == CLIENT_SPAN
     assert spans[joined_span]["name"] == spans[plain_span]["name"] == "tools/call talk__meta"
@@ -170,18 +199,26 @@ def test_model_exchanges_as_genai_spans_and_a_client_traceparent_header_joined(t
     from tests.llm.scripted_model import ScriptedModel
     from tests.runs.scripts import script
 
-    body = {"model": "scripted-1", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
-            "messages": [{"role": "user", "content": "Convert the temperature of Reactor X"}]}
+    body = {
+        "model": "scripted-1",
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        "messages": [{"role": "user", "content": "Convert the temperature of Reactor X"}],
+    }
     model = ScriptedModel(script()).start()
     try:
         with Receiver() as receiver:
             gateway = start_gateway(tmp_path, CONFIG, "--otlp-endpoint", receiver.url, "--llm-base-url", model.base_url)
             try:
                 first = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json=body, timeout=30)
-                second = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json=body, timeout=30,
-                                    headers={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"})
-                streamed = httpx.post(gateway.base + "/v1/chat/completions?run=m1", json={**body, "stream": True},
-                                      timeout=30)
+                second = httpx.post(
+                    gateway.base + "/v1/chat/completions?run=m1",
+                    json=body,
+                    timeout=30,
+                    headers={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"},
+                )
+                streamed = httpx.post(
+                    gateway.base + "/v1/chat/completions?run=m1", json={**body, "stream": True}, timeout=30
+                )
                 assert first.status_code == second.status_code == streamed.status_code == 200, (first.text, second.text)
             finally:
                 stop_gateway(gateway)
@@ -215,19 +252,21 @@ def test_replay_hits_and_misses_in_metrics_equal_the_replay_log(tmp_path, monkey
     cassettes = recording.cassettes
     replaying = start_gateway(tmp_path / "rec", CONFIG, "--mode", "replay", "--metrics")
     try:
-        results = calls(replaying.url + "?run=r1", [("talk__echo", {"message": "hi"}), ("talk__echo", {"message": "new"}),
-                                                    ("talk__counter", {})])
+        results = calls(
+            replaying.url + "?run=r1",
+            [("talk__echo", {"message": "hi"}), ("talk__echo", {"message": "new"}), ("talk__counter", {})],
+        )
         scraped = httpx.get(replaying.base + "/metrics", timeout=10).text
     finally:
         stop_gateway(replaying)
     # the new message is a miss; after it the run has left the recording: the next call is refused (diverged)
     assert [ok for _, ok in results] == [False, None, None], results
     records = [r for path in call_log_paths(cassettes, "test", "last") for r in iter_calls(path)]
-    sources = Counter(r["outcome"] if r["outcome"] in ("miss", "diverged") else
-                      r["source"] for r in records)
+    sources = Counter(r["outcome"] if r["outcome"] in ("miss", "diverged") else r["source"] for r in records)
     families = {f.name: f for f in text_string_to_metric_families(scraped)}
     served = {s.labels["source"]: s.value for s in families["mcpgw_replay"].samples if s.name == "mcpgw_replay_total"}
     assert served == dict(sources) and {"recorded", "miss"} <= set(served), (served, sources)
-    outcomes = {s.labels["outcome"]: s.value for s in families["mcpgw_tool_calls"].samples
-                if s.name == "mcpgw_tool_calls_total"}
+    outcomes = {
+        s.labels["outcome"]: s.value for s in families["mcpgw_tool_calls"].samples if s.name == "mcpgw_tool_calls_total"
+    }
     assert outcomes == dict(Counter(r["outcome"] for r in records))

@@ -41,8 +41,15 @@ def trees(spans: list[dict]) -> dict[str, list[tuple]]:
         if parent is None:
             out[span["name"]].insert(0, ("root", span["start_time"], span["end_time"]))
         else:
-            out[parent["name"]].append((span["name"], span["span_kind"], when(span["start_time"]),
-                                        when(span["end_time"]), json.dumps(span["attributes"], sort_keys=True)))
+            out[parent["name"]].append(
+                (
+                    span["name"],
+                    span["span_kind"],
+                    when(span["start_time"]),
+                    when(span["end_time"]),
+                    json.dumps(span["attributes"], sort_keys=True),
+                )
+            )
     return {name: [items[0]] + sorted(items[1:], key=lambda c: (c[2], c[3], c[0])) for name, items in out.items()}
 
 
@@ -53,15 +60,54 @@ def test_tasks_as_traces_in_phoenix_live_and_exported_alike(tmp_path, capsys, mo
     model = ScriptedModel(script()).start()
     try:
         monkeypatch.setenv("MCPGW_TEST_MODEL_KEY", MODEL_KEY)
-        gateway = GatewayProcess(["--mode", "record", "--config", str(ROOT / "servers.lock.yaml"), "--servers", *SERVERS,
-                                  "--cassettes-dir", str(cassettes), "--cassette", "rec", "--llm-base-url", model.base_url,
-                                  "--llm-key-env", "MCPGW_TEST_MODEL_KEY", "--otlp-endpoint", phoenix.url],
-                                 tmp_path / "gateway.log", env=dict(os.environ))
+        gateway = GatewayProcess(
+            [
+                "--mode",
+                "record",
+                "--config",
+                str(ROOT / "servers.lock.yaml"),
+                "--servers",
+                *SERVERS,
+                "--cassettes-dir",
+                str(cassettes),
+                "--cassette",
+                "rec",
+                "--llm-base-url",
+                model.base_url,
+                "--llm-key-env",
+                "MCPGW_TEST_MODEL_KEY",
+                "--otlp-endpoint",
+                phoenix.url,
+            ],
+            tmp_path / "gateway.log",
+            env=dict(os.environ),
+        )
         try:
             ids = [arg for task in TASKS for arg in ("--task-id", task)]
-            assert main(["run", str(tasks), "--model", "scripted-1", "--strategy", "tc", "--run-prefix", "tc/",
-                         "--answers", str(tmp_path / "answers.jsonl"), "--concurrency", "3", "--max-rounds", "6",
-                         *ids, "--gateway", gateway.base]) == 0, capsys.readouterr().err
+            assert (
+                main(
+                    [
+                        "run",
+                        str(tasks),
+                        "--model",
+                        "scripted-1",
+                        "--strategy",
+                        "tc",
+                        "--run-prefix",
+                        "tc/",
+                        "--answers",
+                        str(tmp_path / "answers.jsonl"),
+                        "--concurrency",
+                        "3",
+                        "--max-rounds",
+                        "6",
+                        *ids,
+                        "--gateway",
+                        gateway.base,
+                    ]
+                )
+                == 0
+            ), capsys.readouterr().err
         finally:
             gateway.stop()
         assert any(MODEL_KEY in (seen.get("authorization") or "") for seen in model.seen)  # the key was in use
@@ -84,8 +130,9 @@ def test_tasks_as_traces_in_phoenix_live_and_exported_alike(tmp_path, capsys, mo
             seen = sorted(mine, key=lambda s: s["start_time"])
             # model and tool spans in the call log's order (by start: model turn, its tool calls, next turn ...)
             assert [("LLM" if r["server"] == "@model" else "TOOL") for r in logged] == [s["span_kind"] for s in seen]
-            assert ([r["exposed_name"] for r in logged if r["server"] != "@model"]
-                    == [s["attributes"]["gen_ai.tool.name"] for s in seen if s["span_kind"] == "TOOL"])
+            assert [r["exposed_name"] for r in logged if r["server"] != "@model"] == [
+                s["attributes"]["gen_ai.tool.name"] for s in seen if s["span_kind"] == "TOOL"
+            ]
             for span in seen:
                 a = span["attributes"]
                 if span["span_kind"] == "LLM":
@@ -95,15 +142,21 @@ def test_tasks_as_traces_in_phoenix_live_and_exported_alike(tmp_path, capsys, mo
                         assert a["gen_ai.usage.input_tokens"] > 0 and a["gen_ai.response.finish_reasons"]
                 else:
                     assert a["mcp.method.name"] == "tools/call" and a["gen_ai.operation.name"] == "execute_tool"
-                    assert a["mcpgw.answer_source"] in ("live", "none") and (a["mcpgw.answer_source"] == "none" or a["mcpgw.cassette_key"]) and a["mcpgw.verdict"]
+                    assert (
+                        a["mcpgw.answer_source"] in ("live", "none")
+                        and (a["mcpgw.answer_source"] == "none" or a["mcpgw.cassette_key"])
+                        and a["mcpgw.verdict"]
+                    )
                     assert "gen_ai.tool.call.arguments" not in a  # content is opt-in
         statuses = [s["attributes"].get("http.response.status_code") for s in live if s["span_kind"] == "LLM"]
         assert 500 in statuses  # medical_calculator_001's failed turn is in its trace
 
         # the recorded cassette sent again, after the fact, into another Phoenix project: the same trees
         monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=exported")
-        assert main(["calls", "export", "rec", "--cassettes-dir", str(cassettes), "--format", "otlp",
-                     "--to", phoenix.url]) == 0
+        assert (
+            main(["calls", "export", "rec", "--cassettes-dir", str(cassettes), "--format", "otlp", "--to", phoenix.url])
+            == 0
+        )
         exported = phoenix.wait_spans(len(live), project="exported")
         assert trees(exported) == trees(live)
     finally:

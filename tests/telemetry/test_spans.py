@@ -8,11 +8,11 @@ import json
 import logging
 from pathlib import Path
 
-from mcpgw.recorder.calllog import CallLog
 from mcpgw.cassette.redaction import Redactor
 from mcpgw.cassette.store import CassetteStore
-from mcpgw.telemetry.otlp_exporter import otlp_exporter
+from mcpgw.recorder.calllog import CallLog
 from mcpgw.telemetry.observed import ObservedCallLog, mask_of
+from mcpgw.telemetry.otlp_exporter import otlp_exporter
 from mcpgw.telemetry.spans import epoch_ns
 from mcpgw.telemetry.tracing import Tracing
 from tests.telemetry.receiver import Receiver
@@ -21,30 +21,69 @@ SECRET = "sk-test-7c1d2e3f4a5b6c7d"
 
 
 def tool_record(lane: str, started: str, name: str = "time__convert", **more):
-    record = {"seq": None, "run_id": lane, "session_id": "sess-1", "lane": lane, "started_at": started,
-              "ended_at": None, "latency_ms": 12.5, "client_name": "test", "protocol_version": "2025-06-18",
-              "server": "time", "tool": name.split("__")[-1], "exposed_name": name, "arguments": {"city": "Oslo"},
-              "known_tool": True, "validation": {"valid": True, "errors": []}, "output_validation": None,
-              "outcome": "ok", "is_error": False, "error": None, "result_digest": "d1", "cassette_key": "k1",
-              "source": "replay", "input_schema_digest": "s1", "upstream_ms": 10.0, "endpoint": "/mcp"}
+    record = {
+        "seq": None,
+        "run_id": lane,
+        "session_id": "sess-1",
+        "lane": lane,
+        "started_at": started,
+        "ended_at": None,
+        "latency_ms": 12.5,
+        "client_name": "test",
+        "protocol_version": "2025-06-18",
+        "server": "time",
+        "tool": name.split("__")[-1],
+        "exposed_name": name,
+        "arguments": {"city": "Oslo"},
+        "known_tool": True,
+        "validation": {"valid": True, "errors": []},
+        "output_validation": None,
+        "outcome": "ok",
+        "is_error": False,
+        "error": None,
+        "result_digest": "d1",
+        "cassette_key": "k1",
+        "source": "replay",
+        "input_schema_digest": "s1",
+        "upstream_ms": 10.0,
+        "endpoint": "/mcp",
+    }
     record.update(more)
     return record
 
 
 def model_record(lane: str, started: str):
-    return {"seq": None, "run_id": lane, "session_id": "sess-1", "lane": lane, "started_at": started,
-            "latency_ms": 40.0, "server": "@model", "method": "/v1/chat/completions", "model": "scripted-1",
-            "stream": False, "outcome": "recorded", "status": 200, "is_error": False, "error": None,
-            "cassette_key": "m1", "source": "live", "tokens": {"prompt": 30, "completion": 7, "total": 37},
-            "finish_reasons": ["tool_calls"]}
+    return {
+        "seq": None,
+        "run_id": lane,
+        "session_id": "sess-1",
+        "lane": lane,
+        "started_at": started,
+        "latency_ms": 40.0,
+        "server": "@model",
+        "method": "/v1/chat/completions",
+        "model": "scripted-1",
+        "stream": False,
+        "outcome": "recorded",
+        "status": 200,
+        "is_error": False,
+        "error": None,
+        "cassette_key": "m1",
+        "source": "live",
+        "tokens": {"prompt": 30, "completion": 7, "total": 37},
+        "finish_reasons": ["tool_calls"],
+    }
 
 
 def test_one_trace_per_lane_with_recorded_times_and_the_conventions_names():
     with Receiver() as receiver:
         tracing = Tracing(otlp_exporter(receiver.url))
-        records = [model_record("a", "2026-11-28T10:00:00.000+00:00"), tool_record("a", "2026-11-28T10:00:00.050+00:00"),
-                   model_record("b", "2026-11-28T10:00:01.000+00:00"),
-                   tool_record("a", "2026-11-28T10:00:00.100+00:00", outcome="tool_error", is_error=True)]
+        records = [
+            model_record("a", "2026-11-28T10:00:00.000+00:00"),
+            tool_record("a", "2026-11-28T10:00:00.050+00:00"),
+            model_record("b", "2026-11-28T10:00:01.000+00:00"),
+            tool_record("a", "2026-11-28T10:00:00.100+00:00", outcome="tool_error", is_error=True),
+        ]
         for record in records:
             tracing.observe(record)
         tracing.close()
@@ -54,7 +93,11 @@ def test_one_trace_per_lane_with_recorded_times_and_the_conventions_names():
     assert set(roots) == {"run a", "run b"}
     assert roots["run a"]["trace_id"] != roots["run b"]["trace_id"]
     children_a = sorted((s for s in spans if s["parent_id"] == roots["run a"]["span_id"]), key=lambda s: s["start"])
-    assert [s["name"] for s in children_a] == ["chat scripted-1", "tools/call time__convert", "tools/call time__convert"]
+    assert [s["name"] for s in children_a] == [
+        "chat scripted-1",
+        "tools/call time__convert",
+        "tools/call time__convert",
+    ]
     assert all(s["trace_id"] == roots["run a"]["trace_id"] for s in children_a)
     # recorded times: start as logged, end = start + latency; the root spans its children
     assert children_a[1]["start"] == epoch_ns("2026-11-28T10:00:00.050+00:00")
@@ -83,10 +126,24 @@ def test_content_attributes_only_when_asked_and_secrets_masked_as_in_the_call_lo
     with Receiver() as receiver:
         tracing = Tracing(otlp_exporter(receiver.url), content=True, mask=mask_of(log))
         sink = ObservedCallLog(log, [tracing.observe])
-        sink.append(tool_record("a", "2026-11-28T10:00:00.000+00:00", arguments={"key": SECRET, "q": "x"},
-                                result=f"your key is {SECRET}", error=None))
-        sink.append(tool_record("a", "2026-11-28T10:00:00.020+00:00", outcome="upstream_error", is_error=True,
-                                error=f"server said: bad key {SECRET}"))
+        sink.append(
+            tool_record(
+                "a",
+                "2026-11-28T10:00:00.000+00:00",
+                arguments={"key": SECRET, "q": "x"},
+                result=f"your key is {SECRET}",
+                error=None,
+            )
+        )
+        sink.append(
+            tool_record(
+                "a",
+                "2026-11-28T10:00:00.020+00:00",
+                outcome="upstream_error",
+                is_error=True,
+                error=f"server said: bad key {SECRET}",
+            )
+        )
         tracing.close()
         receiver.wait_for(lambda r: len(r.spans) == 3)
     store.close()
@@ -129,11 +186,17 @@ def test_the_queue_is_bounded_while_the_collector_holds_every_request():
 def test_the_azure_route_and_other_model_paths_name_their_operation_and_provider():
     from mcpgw.telemetry.spans import model_span
 
-    azure = model_span({**model_record("a", "2026-11-28T10:00:00.000+00:00"),
-                        "method": "/openai/deployments/gpt-4o/chat/completions", "model": "gpt-4o"})
+    azure = model_span(
+        {
+            **model_record("a", "2026-11-28T10:00:00.000+00:00"),
+            "method": "/openai/deployments/gpt-4o/chat/completions",
+            "model": "gpt-4o",
+        }
+    )
     assert azure.name == "chat gpt-4o" and azure.attributes["gen_ai.provider.name"] == "azure.ai.openai"
     embeddings = model_span({**model_record("a", "2026-11-28T10:00:00.000+00:00"), "method": "/v1/embeddings"})
     assert embeddings.attributes["gen_ai.operation.name"] == "embeddings"
-    failed = model_span({**model_record("a", "2026-11-28T10:00:00.000+00:00"), "status": 500, "is_error": True,
-                         "error": "HTTP 500"})
+    failed = model_span(
+        {**model_record("a", "2026-11-28T10:00:00.000+00:00"), "status": 500, "is_error": True, "error": "HTTP 500"}
+    )
     assert failed.attributes["error.type"] == "500" and failed.error == "HTTP 500"

@@ -13,15 +13,20 @@ def answer(body):
     prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
     if "- planning:" in prompt:
         return {"content": json.dumps({**{k: 0.5 for k in TRAJECTORY}, "planning": 1.0, "comments": "ok"})}
-    return {"content": json.dumps({"requirement_coverage": 1, "accuracy": 0.5, "completeness": "n/a",
-                                   "usefulness": 3})}  # two unusable values: left out of the mean
+    return {
+        "content": json.dumps({"requirement_coverage": 1, "accuracy": 0.5, "completeness": "n/a", "usefulness": 3})
+    }  # two unusable values: left out of the mean
 
 
 def test_two_judgements_scored_per_aspect(fake_openai, judge_key):
     fake_openai.script = answer
     client = JudgeClient(JudgeConfig(model="j", base_url=fake_openai.url, api_key_env=judge_key, backoff=0, timeout=5))
-    values = {"task": "Book a table", "trajectory": "1. book(...)", "response": "Booked.",
-              "reference_trajectory": "1. book(time=19)"}
+    values = {
+        "task": "Book a table",
+        "trajectory": "1. book(...)",
+        "response": "Booked.",
+        "reference_trajectory": "1. book(time=19)",
+    }
 
     async def go():
         try:

@@ -12,8 +12,14 @@ def judge(fake, key_env, **kwargs):
 
     async def go():
         try:
-            return await judge_outcome(client, task_id="q1", query="Price of BTC now?", reference_answer="$61,000",
-                                       answer=kwargs.pop("answer", "BTC trades at $60,950 (CoinGecko)."), **kwargs)
+            return await judge_outcome(
+                client,
+                task_id="q1",
+                query="Price of BTC now?",
+                reference_answer="$61,000",
+                answer=kwargs.pop("answer", "BTC trades at $60,950 (CoinGecko)."),
+                **kwargs,
+            )
         finally:
             await client.aclose()
 
@@ -45,12 +51,14 @@ def test_empty_answer_is_shown_as_such(fake_openai, judge_key):
 
 def test_user_prompt_file_is_sent_verbatim(fake_openai, judge_key, tmp_path):
     path = tmp_path / "original.txt"
-    path.write_text('ORIGINAL PROMPT\nQuestion: {query}\nGold: {reference_answer}\nModel: {answer}\n'
-                    'Answer with {"verdict": ...}')
+    path.write_text(
+        'ORIGINAL PROMPT\nQuestion: {query}\nGold: {reference_answer}\nModel: {answer}\nAnswer with {"verdict": ...}'
+    )
     fake_openai.script = [{"content": "PASS"}]
     template = load_template(path, {"query", "reference_answer", "answer"})
     assert judge(fake_openai, judge_key, template=template)["passed"] is True
     sent = fake_openai.requests[0]["messages"]
     assert len(sent) == 1 and sent[0]["content"] == (
-        'ORIGINAL PROMPT\nQuestion: Price of BTC now?\nGold: $61,000\nModel: BTC trades at $60,950 (CoinGecko).\n'
-        'Answer with {"verdict": ...}')
+        "ORIGINAL PROMPT\nQuestion: Price of BTC now?\nGold: $61,000\nModel: BTC trades at $60,950 (CoinGecko).\n"
+        'Answer with {"verdict": ...}'
+    )

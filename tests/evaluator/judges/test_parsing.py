@@ -6,21 +6,24 @@ from mcpgw.evaluator.judges.parsing import extract_object, number_in, parse_pass
 def test_extract_object_from_noisy_text():
     assert extract_object('Sure!\n```json\n{"a": 1, "b": "x}"}\n```\nDone.') == {"a": 1, "b": "x}"}
     assert extract_object('{"a": [1, 2,], "b": 3,}') == {"a": [1, 2], "b": 3}  # trailing commas
-    assert extract_object("I think {this} is not JSON, but {\"ok\": true} is") == {"ok": True}
+    assert extract_object('I think {this} is not JSON, but {"ok": true} is') == {"ok": True}
     assert extract_object("no braces here") is None and extract_object("") is None and extract_object(None) is None
     assert extract_object('["a list", {"inner": 1}]') == {"inner": 1}
 
 
-@pytest.mark.parametrize("text, verdict", [
-    ('{"reasoning": "has the data", "verdict": "pass"}', True),
-    ('{"verdict": "FAIL"}', False),
-    ('{"result": true}', True),
-    ('{"Decision": "Passed."}', True),
-    ("The answer gives the live price. Final verdict: PASS", True),
-    ("It passes on format but the data is wrong, so: FAIL", False),
-    ("I cannot decide.", None),
-    ('{"verdict": "maybe"}', None),
-])
+@pytest.mark.parametrize(
+    "text, verdict",
+    [
+        ('{"reasoning": "has the data", "verdict": "pass"}', True),
+        ('{"verdict": "FAIL"}', False),
+        ('{"result": true}', True),
+        ('{"Decision": "Passed."}', True),
+        ("The answer gives the live price. Final verdict: PASS", True),
+        ("It passes on format but the data is wrong, so: FAIL", False),
+        ("I cannot decide.", None),
+        ('{"verdict": "maybe"}', None),
+    ],
+)
 def test_pass_fail(text, verdict):
     assert parse_pass_fail(text)[0] is verdict
 

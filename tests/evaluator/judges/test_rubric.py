@@ -11,9 +11,15 @@ from mcpgw.evaluator.judges.client import JudgeClient, JudgeConfig
 from mcpgw.evaluator.judges.rubric import RUBRIC, SCORE_KEYS, combine, judge_rubric, shuffled_rubric
 from mcpgw.evaluator.judges.store import MemoryStore
 
-VALUES = {"fuzzy_task": "Help me plan a trip", "concrete_task": "Find 3 parks in CA and their weather",
-          "dependency_analysis": "parks -> weather", "final_answer": "Yosemite, 20C", "rounds": 3,
-          "trace": "1. parks__search({}) -> ok", "tools": "- parks__search"}
+VALUES = {
+    "fuzzy_task": "Help me plan a trip",
+    "concrete_task": "Find 3 parks in CA and their weather",
+    "dependency_analysis": "parks -> weather",
+    "final_answer": "Yosemite, 20C",
+    "rounds": 3,
+    "trace": "1. parks__search({}) -> ok",
+    "tools": "- parks__search",
+}
 
 
 def scores(value, **override):
@@ -36,9 +42,9 @@ def test_five_runs_averaged_over_those_that_parse(fake_openai, judge_key):
     fake_openai.script = [
         {"content": "```json\n" + scores(8) + "\n```"},
         {"content": scores(6)},
-        {"content": "I refuse to answer in JSON."},                       # does not parse: skipped
+        {"content": "I refuse to answer in JSON."},  # does not parse: skipped
         {"content": json.dumps({"task_fulfillment": 10, "grounding": "x"})},  # parses; only one usable field
-        {"status": 500},                                                   # retried, then answered
+        {"status": 500},  # retried, then answered
         {"content": scores(4)},
     ]
     result = judge(fake_openai, judge_key)
@@ -60,8 +66,14 @@ def test_each_run_sees_everything_in_its_own_order(fake_openai, judge_key):
     prompts = fake_openai.prompts()
     assert len(prompts) == 5
     for prompt in prompts:
-        for value in ("Help me plan a trip", "Find 3 parks in CA", "parks -> weather", "Yosemite, 20C",
-                      "3 rounds", "parks__search({})"):
+        for value in (
+            "Help me plan a trip",
+            "Find 3 parks in CA",
+            "parks -> weather",
+            "Yosemite, 20C",
+            "3 rounds",
+            "parks__search({})",
+        ):
             assert value in prompt
         part = rubric_part(prompt)
         assert all(f'"{key}"' in part for key in SCORE_KEYS)

@@ -9,8 +9,9 @@ def at(second, length=1.0, **fields):
 
 
 def test_call_line_shows_name_arguments_outcome_and_problems():
-    line = call_line(call(validation={"valid": False, "errors": [{"path": "$.city", "keyword": "type"}]},
-                          outcome="rejected"), 3)
+    line = call_line(
+        call(validation={"valid": False, "errors": [{"path": "$.city", "keyword": "type"}]}, outcome="rejected"), 3
+    )
     assert line == '3. weather__forecast({"city": "Oslo"}) -> rejected [invalid arguments: $.city: type]'
     assert call_line(call(is_error=True), 1).endswith("-> tool_error")
 

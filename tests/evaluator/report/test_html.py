@@ -19,13 +19,25 @@ class Collect(HTMLParser):
 
 def minimal_report(records):
     audit = audit_calls(records)
-    return {"generated_at": "now", "inputs": {"calls": len(records), "runs": 1, "answers": 0, "task_files": {},
-                                              "catalog_tools": 0},
-            "models": ["m"], "warnings": [], "audit": audit,
-            "servers": {"weather": {"calls": 2, "ok": 1, "is_error": 0, "invalid": 1, "timeouts": 0, "success": 0.5}},
-            "agentbench": {"m<1>": {"summary": {"pass_rate": 0.5, "macro_pass_rate": 0.5, "judged": 2, "unjudged": 0,
-                                                "categories": {"single-server/single-call": {"pass_rate": 0.5,
-                                                                                             "judged": 2}}}}}}
+    return {
+        "generated_at": "now",
+        "inputs": {"calls": len(records), "runs": 1, "answers": 0, "task_files": {}, "catalog_tools": 0},
+        "models": ["m"],
+        "warnings": [],
+        "audit": audit,
+        "servers": {"weather": {"calls": 2, "ok": 1, "is_error": 0, "invalid": 1, "timeouts": 0, "success": 0.5}},
+        "agentbench": {
+            "m<1>": {
+                "summary": {
+                    "pass_rate": 0.5,
+                    "macro_pass_rate": 0.5,
+                    "judged": 2,
+                    "unjudged": 0,
+                    "categories": {"single-server/single-call": {"pass_rate": 0.5, "judged": 2}},
+                }
+            }
+        },
+    }
 
 
 def test_self_contained_and_well_formed():
@@ -43,8 +55,10 @@ def test_self_contained_and_well_formed():
 
 
 def test_tool_chart_is_worst_first_and_capped():
-    records = [call(tool=f"t{i}", exposed_name=f"s__t{i}",
-                    validation={"valid": i % 3 != 0, "errors": []}) for i in range(MAX_TOOL_BARS + 10)]
+    records = [
+        call(tool=f"t{i}", exposed_name=f"s__t{i}", validation={"valid": i % 3 != 0, "errors": []})
+        for i in range(MAX_TOOL_BARS + 10)
+    ]
     html = render_audit(audit_calls(records), "html")
     labels = re.findall(r'class="label" text-anchor="end">([^<]+)</text>', html)
     assert len(labels) == MAX_TOOL_BARS and labels[0].startswith("weather/t0")  # an invalid one comes first

@@ -16,8 +16,12 @@ def test_cell_formats():
 
 
 def report_with(**parts):
-    base = {"generated_at": "now", "inputs": {"calls": 0, "runs": 0, "answers": 0, "task_files": {}, "catalog_tools": 0},
-            "models": [], "warnings": ["careful | here"]}
+    base = {
+        "generated_at": "now",
+        "inputs": {"calls": 0, "runs": 0, "answers": 0, "task_files": {}, "catalog_tools": 0},
+        "models": [],
+        "warnings": ["careful | here"],
+    }
     return {**base, **parts}
 
 
@@ -26,12 +30,30 @@ def test_only_sections_with_data_appear():
     audit = audit_calls([call()])
     keys = [s.key for s in all_sections(report_with(audit=audit))]
     assert keys == ["overview", "audit"]  # no bad calls: no examples section
-    bad = audit_calls([call(arguments={"city": 3}, validation={"valid": False, "errors": [
-        {"path": "$.city", "message": "expected type string, received 3", "keyword": "type"}]})])
+    bad = audit_calls(
+        [
+            call(
+                arguments={"city": 3},
+                validation={
+                    "valid": False,
+                    "errors": [{"path": "$.city", "message": "expected type string, received 3", "keyword": "type"}],
+                },
+            )
+        ]
+    )
     examples = all_sections(report_with(audit=bad))[-1]
     assert examples.key == "audit_examples"
-    assert examples.rows == [["weather", "forecast", "invalid type", "weather__forecast", '{"city": 3}',
-                              "$.city: expected type string, received 3", "r1 / 0"]]
+    assert examples.rows == [
+        [
+            "weather",
+            "forecast",
+            "invalid type",
+            "weather__forecast",
+            '{"city": 3}',
+            "$.city: expected type string, received 3",
+            "r1 / 0",
+        ]
+    ]
 
 
 def test_markdown_and_terminal_carry_the_same_numbers():
