@@ -135,6 +135,40 @@ def stop_gateway(gateway: RunningGateway) -> None:
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    """`@pytest.mark.anyio` tests run on asyncio, the loop `mcpgw serve` runs on."""
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _no_inprocess_gateway_left_running() -> Iterator[None]:
+    """A test that started in-process gateways by hand and failed before stopping them: stopped here."""
+    yield
+    if "tests.inprocess" in sys.modules:
+        sys.modules["tests.inprocess"].stop_leftovers()
+
+
+@pytest.fixture
+def inprocess_factory(tmp_path: Path) -> Iterator:
+    """As `gateway_factory`, the gateway in this process (tests/inprocess.py): for tests not about processes,
+    signals, workers or the command's exit. The first gateway lives in tmp_path as `gateway_factory`'s does; a
+    second one in tmp_path/gateway-N (one process opens a cassette once)."""
+    from tests.inprocess import InProcessGateway, start_inprocess
+
+    started: list[InProcessGateway] = []
+
+    def factory(config: str, *args: str, **kwargs) -> InProcessGateway:
+        where = tmp_path / f"gateway-{len(started)}" if started else tmp_path
+        gateway = start_inprocess(where, config, *args, **kwargs)
+        started.append(gateway)
+        return gateway
+
+    yield factory
+    for gateway in started:
+        gateway.stop()
+
+
+@pytest.fixture
 def gateway_factory(tmp_path: Path) -> Iterator:
     started: list[RunningGateway] = []
 
@@ -211,3 +245,97 @@ def built_cache(tmp_path_factory) -> Path:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return cache
+
+
+# -- the fast tier: `pytest -m fast` -----------------------------------------------------------------------
+# A test is `slow` when it starts `mcpgw` (or a real npx/uvx server) as a process, or sends signals: it has the
+# `real` marker, or the code of the test, of its fixtures or of the test-suite functions they call (followed by
+# name, to any depth; comments and docstrings aside) names one of PROCESS_WORDS. Every other test is `fast`.
+# `@pytest.mark.slow` can be put on a test by hand (a long fuzz run, say). The rule needs no list to keep: a new
+# test lands in its tier by what it does. The in-process gateway (tests/inprocess.py) is the fast tier's.
+PROCESS_WORDS = re.compile(
+    r"\b(start_gateway|gateway_factory|GatewayProcess|subprocess|Popen|create_subprocess_exec|"
+    r"multiprocessing|StdioServerParameters|npx|uvx|install_servers|built_cache|"
+    r"mcpgw\.cli\b(?!\s+import))|--workers\b|\bsignal\.(SIG|pthread_sigmask|raise_signal)"
+)
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seen: dict[object, tuple[bool, list[object]]] = {}
+    for item in items:
+        if (
+            item.get_closest_marker("slow") is None
+            and item.get_closest_marker("real") is None
+            and not _starts_processes(item, seen)
+        ):
+            item.add_marker(pytest.mark.fast)
+        elif item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+
+
+def _starts_processes(item: pytest.Item, seen: dict[object, tuple[bool, list[object]]]) -> bool:
+    import inspect
+
+    function = getattr(item, "function", None)
+    if function is None:
+        return True  # not a Python test (none today): the slow side is the safe one
+    todo: list[object] = [function]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in info.names_closure if info is not None else ():
+        todo += [definition.func for definition in info.name2fixturedefs.get(name, ())]
+    done: set[int] = set()
+    while todo:
+        code = inspect.unwrap(todo.pop())  # type: ignore[arg-type]
+        if id(code) in done:
+            continue
+        done.add(id(code))
+        if code not in seen:
+            seen[code] = _read(code)
+        starts, names = seen[code]
+        if starts:
+            return True
+        todo += names
+    return False
+
+
+def _read(code: object) -> tuple[bool, list[object]]:
+    """Whether this test-suite function or class names a process word; else the suite's functions and classes it
+    names (its module's, and what that module imported from tests/)."""
+    import inspect
+
+    try:
+        where = Path(inspect.getsourcefile(code) or "").resolve()  # type: ignore[arg-type]
+        text = inspect.getsource(code)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return False, []
+    if TESTS not in where.parents or where.name == "inprocess.py":
+        return False, []  # the product's own code, and the in-process gateway, start no `mcpgw` process
+    if PROCESS_WORDS.search(_code_only(text)):
+        return True, []
+    module = inspect.getmodule(code)
+    namespace = vars(module) if module is not None else {}
+    names = [namespace[word] for word in set(re.findall(r"[A-Za-z_]\w*", text)) if word in namespace]
+    return False, [value for value in names if inspect.isfunction(value) or inspect.isclass(value)]
+
+
+def _code_only(text: str) -> str:
+    """The source without its comments and docstrings (which may name a process word they do not use)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return text
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            body[0] = ast.Pass()
+    return ast.unparse(tree)

@@ -1,7 +1,8 @@
 """Bad input and misbehaving upstreams: each gets a clear error and the gateway keeps serving.
 
 The upstreams here are `tests/fixtures/misbehaving_server.py` (raw JSON-RPC over
-stdio, misbehaving on request) started as subprocesses by a real `mcpgw serve`.
+stdio, misbehaving on request) started as subprocesses by a real `mcpgw serve`, run in this process
+(tests/inprocess.py): the fast tier.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcpgw.gateway.errors.tree import UPSTREAM_TIMEOUT
 from tests.conftest import misbehaving_entry, pid_alive
+from tests.inprocess import call_records
 
 CONFIG = "version: 1\nservers:\n" + "".join(
     [
@@ -30,33 +32,54 @@ CONFIG = "version: 1\nservers:\n" + "".join(
 )
 
 
+pytestmark = pytest.mark.anyio
+
+
 @pytest.fixture
-def gateway(gateway_factory):
+def gateway(inprocess_factory):
     # --require-keys: `nokey` is not started without its key (without the flag it starts: test_missing_keys.py)
-    return gateway_factory(CONFIG, "--call-timeout", "1.5", "--max-response-bytes", "100000", "--require-keys")
+    return inprocess_factory(CONFIG, "--call-timeout", "1.5", "--max-response-bytes", "100000", "--require-keys")
 
 
-def call(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
+async def acall(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
     async def go():
         with anyio.fail_after(30):
             async with Client(gateway.url, mode=mode) as client:
                 return await client.call_tool(name, arguments, **kwargs)
 
-    return run(go)
+    return await arun(go)
+
+
+async def arun(fn):
+    """fn(), with the one real error pulled out of the task groups' exception groups."""
+    try:
+        return await fn()
+    except BaseExceptionGroup as group:
+        raise _first_leaf(group) from None
+
+
+def call(gateway, name: str, arguments: dict, *, mode: str = "legacy", **kwargs):
+    """`acall` for a test that is not async (other modules import it)."""
+    return run(lambda: acall(gateway, name, arguments, mode=mode, **kwargs))
 
 
 def run(fn):
-    """anyio.run, with the one real error pulled out of the task groups' exception groups."""
+    """anyio.run, with the one real error pulled out of the task groups' exception groups (other modules
+    import it; an async test awaits `arun`)."""
     try:
         return anyio.run(fn)
     except BaseExceptionGroup as group:
-        leaf = group
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
-        raise leaf from None
+        raise _first_leaf(group) from None
 
 
-def test_start_failures_are_reported_with_reasons_and_do_not_block_others(gateway):
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf
+
+
+async def test_start_failures_are_reported_with_reasons_and_do_not_block_others(gateway):
     status = gateway.status()["servers"]
     assert status["good"]["state"] == "ready"
     assert status["banner"]["state"] == "ready"  # a banner on stdout before the handshake is tolerated
@@ -65,29 +88,29 @@ def test_start_failures_are_reported_with_reasons_and_do_not_block_others(gatewa
     assert status["nokey"]["state"] == "unavailable"
     assert "MCPGW_TEST_UNSET_KEY" in status["nokey"]["reason"]
     assert "command not found" in status["nocmd"]["reason"]
-    result = call(gateway, "good__echo", {"message": "hi"})
+    result = await acall(gateway, "good__echo", {"message": "hi"})
     assert result.content[0].text == "echo: hi"
 
 
-def test_dead_upstream_call_names_the_reason(gateway):
+async def test_dead_upstream_call_names_the_reason(gateway):
     with pytest.raises(MCPError) as err:
-        call(gateway, "nokey__echo", {"message": "hi"})
+        await acall(gateway, "nokey__echo", {"message": "hi"})
     # never started: its tools are not offered, and a call naming it says why (issue 44 item 14), not "Unknown tool"
     assert "not available" in str(err.value) and "MCPGW_TEST_UNSET_KEY" in str(err.value), str(err.value)
     assert "MCPGW_TEST_UNSET_KEY" in gateway.server("nokey")["reason"]
 
 
-def test_unknown_tool_suggests_near_names(gateway):
+async def test_unknown_tool_suggests_near_names(gateway):
     with pytest.raises(MCPError) as err:
-        call(gateway, "good__ecoh", {"message": "hi"})
+        await acall(gateway, "good__ecoh", {"message": "hi"})
     assert "good__echo" in str(err.value)
     with pytest.raises(MCPError) as err:
-        call(gateway, "echo", {"message": "hi"})  # the bare upstream name
+        await acall(gateway, "echo", {"message": "hi"})  # the bare upstream name
     assert "good__echo" in str(err.value)
 
 
-def test_invalid_arguments_audit_mode_forwards_and_logs(gateway):
-    result = call(gateway, "good__echo", {"message": 5})
+async def test_invalid_arguments_audit_mode_forwards_and_logs(gateway):
+    result = await acall(gateway, "good__echo", {"message": 5})
     assert result.content[0].text == "echo: 5"  # audit: forwarded
     records = export(gateway, 1)
     last = [r for r in records if r["exposed_name"] == "good__echo"][-1]
@@ -96,30 +119,30 @@ def test_invalid_arguments_audit_mode_forwards_and_logs(gateway):
     assert last["validation"]["errors"][0]["path"] == "$.message"
 
 
-def test_invalid_arguments_enforce_mode_is_not_forwarded(gateway_factory):
-    gateway = gateway_factory(CONFIG, "--validate", "enforce")
-    result = call(gateway, "good__echo", {"mesage": "hi"})
+async def test_invalid_arguments_enforce_mode_is_not_forwarded(inprocess_factory):
+    gateway = inprocess_factory(CONFIG, "--validate", "enforce")
+    result = await acall(gateway, "good__echo", {"mesage": "hi"})
     assert result.is_error
     text = result.content[0].text
     assert "$.message" in text and "missing" in text and "not forwarded" in text
     assert "'mesage' was unexpected" in text
-    result = call(gateway, "good__echo", {"message": ["a"]})
+    result = await acall(gateway, "good__echo", {"message": ["a"]})
     assert 'expected type "string", received ["a"]' in result.content[0].text
     records = export(gateway, 2)
     assert [r["outcome"] for r in records] == ["rejected", "rejected"]
 
 
-def test_schema_that_is_itself_invalid(gateway_factory):
-    audit = gateway_factory(CONFIG)
-    assert call(audit, "good__bad_schema", {}).is_error is False
+async def test_schema_that_is_itself_invalid(inprocess_factory):
+    audit = inprocess_factory(CONFIG)
+    assert (await acall(audit, "good__bad_schema", {})).is_error is False
     (record,) = export(audit, 1)
     assert record["validation"]["schema_invalid"] is True and record["validation"]["valid"] is False
-    enforce = gateway_factory(CONFIG, "--validate", "enforce")
-    result = call(enforce, "good__bad_schema", {})
+    enforce = inprocess_factory(CONFIG, "--validate", "enforce")
+    result = await acall(enforce, "good__bad_schema", {})
     assert result.is_error and "schema is itself invalid" in result.content[0].text
 
 
-def test_arguments_not_an_object(gateway):
+async def test_arguments_not_an_object(gateway):
     """The SDK refuses the call (-32602) before any handler runs; the agent made it all the same, so the call log
     has it, refused, with the tool's own verdict on its arguments when the tool is known."""
     response = post(
@@ -150,7 +173,7 @@ def test_arguments_not_an_object(gateway):
     assert [r["run_id"] for r in (listed, unnamed, scoped)] == [listed["run_id"]] * 3
 
 
-def test_malformed_json_rpc_and_unknown_method(gateway):
+async def test_malformed_json_rpc_and_unknown_method(gateway):
     session = open_session(gateway)
     bad = httpx.post(gateway.url, content=b"{not json", headers=session, timeout=10)
     assert bad.status_code == 400
@@ -159,65 +182,65 @@ def test_malformed_json_rpc_and_unknown_method(gateway):
     assert not_rpc.status_code == 400
     unknown = post(gateway, {"jsonrpc": "2.0", "id": 9, "method": "does/not/exist"}, session)
     assert unknown["error"]["code"] == -32601
-    assert call(gateway, "good__echo", {"message": "still here"}).content[0].text == "echo: still here"
+    assert (await acall(gateway, "good__echo", {"message": "still here"})).content[0].text == "echo: still here"
 
 
-def test_upstream_crash_mid_call_fails_fast_and_restarts(gateway):
+async def test_upstream_crash_mid_call_fails_fast_and_restarts(gateway):
     pid = gateway.server("good")["pid"]
     started = time.monotonic()
     with pytest.raises(MCPError) as err:
-        call(gateway, "good__crash", {})
+        await acall(gateway, "good__crash", {})
     assert time.monotonic() - started < 1.5
     assert "connection lost" in str(err.value) and "crashing on purpose" in str(err.value)
     # Meanwhile, and after, the other server answers.
-    assert call(gateway, "other__echo", {"message": "x"}).content[0].text == "echo: x"
+    assert (await acall(gateway, "other__echo", {"message": "x"})).content[0].text == "echo: x"
     info = gateway.wait_state("good", ("ready",), timeout=20)
     assert info["pid"] != pid and info["restarts"] >= 1
     assert not pid_alive(pid)
-    assert call(gateway, "good__echo", {"message": "back"}).content[0].text == "echo: back"
+    assert (await acall(gateway, "good__echo", {"message": "back"})).content[0].text == "echo: back"
 
 
-def test_hanging_call_times_out_with_a_clear_error(gateway):
+async def test_hanging_call_times_out_with_a_clear_error(gateway):
     started = time.monotonic()
     with pytest.raises(MCPError) as err:
-        call(gateway, "good__hang", {})
+        await acall(gateway, "good__hang", {})
     elapsed = time.monotonic() - started
     assert 1.4 < elapsed < 5
     assert err.value.code == UPSTREAM_TIMEOUT and "no answer to tools/call" in str(err.value)
     assert export(gateway, 1)[-1]["outcome"] == "timeout"
-    assert call(gateway, "good__echo", {"message": "ok"}).content[0].text == "echo: ok"
+    assert (await acall(gateway, "good__echo", {"message": "ok"})).content[0].text == "echo: ok"
 
 
-def test_progress_extends_the_timeout(gateway):
+async def test_progress_extends_the_timeout(gateway):
     seen = []
 
     async def on_progress(progress, total, message):
         seen.append(progress)
 
-    result = call(gateway, "good__slow", {"seconds": 3}, progress_callback=on_progress)
+    result = await acall(gateway, "good__slow", {"seconds": 3}, progress_callback=on_progress)
     assert result.content[0].text == "slept 3.0"
     assert seen == [1, 2, 3, 4]
     with pytest.raises(MCPError) as err:  # the same call without progress exceeds the 1.5 s silence limit
-        call(gateway, "good__slow", {"seconds": 3})
+        await acall(gateway, "good__slow", {"seconds": 3})
     assert err.value.code == UPSTREAM_TIMEOUT and "limit 1.5s without progress" in str(err.value)
 
 
-def test_response_larger_than_limit(gateway):
+async def test_response_larger_than_limit(gateway):
     with pytest.raises(MCPError) as err:
-        call(gateway, "good__huge", {"bytes": 500_000})
+        await acall(gateway, "good__huge", {"bytes": 500_000})
     assert "exceeds the gateway's limit of 100000 bytes (mcpgw serve --max-response-bytes N raises it)" in str(
         err.value
     )
-    assert len(call(gateway, "good__huge", {"bytes": 50_000}).content[0].text) == 50_000
+    assert len((await acall(gateway, "good__huge", {"bytes": 50_000})).content[0].text) == 50_000
     assert gateway.server("good")["restarts"] == 0  # the server itself was fine
 
 
-def test_garbage_on_stdout_is_skipped(gateway):
-    assert call(gateway, "good__garbage", {}).content[0].text == "after garbage"
-    assert call(gateway, "good__echo", {"message": "x"}).content[0].text == "echo: x"
+async def test_garbage_on_stdout_is_skipped(gateway):
+    assert (await acall(gateway, "good__garbage", {})).content[0].text == "after garbage"
+    assert (await acall(gateway, "good__echo", {"message": "x"})).content[0].text == "echo: x"
 
 
-def test_client_disconnect_mid_call(gateway):
+async def test_client_disconnect_mid_call(gateway):
     session = open_session(gateway)
     body = {
         "jsonrpc": "2.0",
@@ -227,11 +250,11 @@ def test_client_disconnect_mid_call(gateway):
     }
     with pytest.raises(httpx.ReadTimeout):
         httpx.post(gateway.url, json=body, headers=session, timeout=0.3)
-    assert call(gateway, "good__echo", {"message": "alive"}).content[0].text == "echo: alive"
+    assert (await acall(gateway, "good__echo", {"message": "alive"})).content[0].text == "echo: alive"
     assert gateway.server("good")["state"] == "ready"
 
 
-def test_list_changed_reaches_the_client_and_sampling_is_relayed(gateway):
+async def test_list_changed_reaches_the_client_and_sampling_is_relayed(gateway):
     notes = []
 
     async def on_message(message):
@@ -256,16 +279,16 @@ def test_list_changed_reaches_the_client_and_sampling_is_relayed(gateway):
                 after = {t.name for t in (await client.list_tools()).tools}
                 return before, after, answer
 
-    before, after, answer = run(go)
+    before, after, answer = await arun(go)
     assert after - before == {"good__extra_0"}
     assert json.loads(answer.content[0].text)["content"]["text"] == "four"
 
 
-def test_output_schema_verdict_is_logged(gateway):
-    call(gateway, "good__structured", {"out": {"n": 2}})
+async def test_output_schema_verdict_is_logged(gateway):
+    await acall(gateway, "good__structured", {"out": {"n": 2}})
     # The SDK client checks it too, after the gateway passed it on (so the gateway did not refuse it).
     with pytest.raises(RuntimeError, match="Invalid structured content returned by tool good__structured"):
-        call(gateway, "good__structured", {"out": {"n": "two"}})
+        await acall(gateway, "good__structured", {"out": {"n": "two"}})
     records = [r for r in export(gateway, 2) if r["tool"] == "structured"]
     assert records[0]["output_validation"]["valid"] is True
     assert records[1]["output_validation"]["valid"] is False
@@ -303,20 +326,17 @@ def post(gateway, message: dict, headers: dict | None = None) -> dict:
 def export(gateway, count: int) -> list[dict]:
     """The call log, read while the gateway runs (LMDB readers do not block the writer), once it
     holds at least `count` records with an outcome: the writer thread commits after the answer."""
-    from mcpgw.recorder.calllog import iter_calls
-
     deadline = time.monotonic() + 10
     records: list[dict] = []
     while time.monotonic() < deadline:
-        if (gateway.cassettes / "test" / "data.mdb").exists():
-            records = list(iter_calls(gateway.cassettes / "test"))
-            if len(records) >= count and all(r.get("outcome") is not None for r in records):
-                return records
+        records = call_records(gateway)
+        if len(records) >= count and all(r.get("outcome") is not None for r in records):
+            return records
         time.sleep(0.05)
     raise AssertionError(f"the call log never held {count} finished record(s): {records}")
 
 
-def test_client_cancellation_reaches_the_upstream(gateway):
+async def test_client_cancellation_reaches_the_upstream(gateway):
     """Abandoned once the upstream is known to be working on it (its first progress note), not after a guessed
     time; then the upstream's record of cancellations is polled until it shows it (60 s at most)."""
 
@@ -344,46 +364,27 @@ def test_client_cancellation_reaches_the_upstream(gateway):
                         return seen
                     await anyio.sleep(0.1)
 
-    assert len(run(go)) == 1  # the upstream got notifications/cancelled for the abandoned call
+    assert len(await arun(go)) == 1  # the upstream got notifications/cancelled for the abandoned call
     first = export(gateway, 2)[0]  # the abandoned call, then at least one good__cancelled
     assert first["outcome"] == "upstream_error" and "abandoned" in first["error"]
 
 
-def test_servers_command_and_liveness(gateway):
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
+async def test_servers_command_and_liveness(gateway, capsys):
+    """`mcpgw servers`, the command line's own entry point (`mcpgw.cli.main`) run here."""
+    from mcpgw.cli import main
 
     assert httpx.get(gateway.base + "/healthz", timeout=5).json()["ok"] is True
-    table = subprocess.run(
-        [sys.executable, "-m", "mcpgw.cli", "servers", "--url", gateway.base],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=30,
-    )
-    assert table.returncode == 1  # some servers are unavailable
-    assert "missing database" in table.stdout and "ready" in table.stdout
-    raw = subprocess.run(
-        [sys.executable, "-m", "mcpgw.cli", "servers", "--url", gateway.base, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=30,
-    )
-    assert json.loads(raw.stdout)["servers"]["nokey"]["state"] == "unavailable"
-    down = subprocess.run(
-        [sys.executable, "-m", "mcpgw.cli", "servers", "--url", "http://127.0.0.1:9"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=30,
-    )
-    assert down.returncode == 2 and "no gateway answering" in down.stderr
+    capsys.readouterr()
+    assert main(["servers", "--url", gateway.base]) == 1  # some servers are unavailable
+    table = capsys.readouterr().out
+    assert "missing database" in table and "ready" in table
+    main(["servers", "--url", gateway.base, "--json"])
+    assert json.loads(capsys.readouterr().out)["servers"]["nokey"]["state"] == "unavailable"
+    assert main(["servers", "--url", "http://127.0.0.1:9"]) == 2
+    assert "no gateway answering" in capsys.readouterr().err
 
 
-def test_list_changed_reaches_2026_clients_on_listen_streams(gateway):
+async def test_list_changed_reaches_2026_clients_on_listen_streams(gateway):
     async def go():
         with anyio.fail_after(30):
             async with Client(gateway.url, mode="2026-07-28") as client:
@@ -392,5 +393,5 @@ def test_list_changed_reaches_2026_clients_on_listen_streams(gateway):
                     async for event in subscription:
                         return type(event).__name__, {t.name for t in (await client.list_tools()).tools}
 
-    kind, names = run(go)
+    kind, names = await arun(go)
     assert kind == "ToolsListChanged" and "other__extra_0" in names

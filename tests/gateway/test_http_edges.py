@@ -2,7 +2,8 @@
 
 Colliding ids are never cross-delivered, a flood of sessions locks nobody out,
 Host/Origin and the bearer token guard every route but /healthz and /readyz, and parser
-edges get 4xx JSON-RPC errors. The upstream is tests/fixtures/misbehaving_server.py.
+edges get 4xx JSON-RPC errors. The upstream is tests/fixtures/misbehaving_server.py. The gateway runs in this
+process (tests/inprocess.py) except where the test is about the process: its launch, its SIGTERM.
 """
 
 from __future__ import annotations
@@ -62,11 +63,17 @@ def tool_call(rid, name: str, arguments: dict) -> dict:
 
 
 @pytest.fixture
-def gateway(gateway_factory):
+def gateway(inprocess_factory):
+    return inprocess_factory(CONFIG)
+
+
+@pytest.fixture
+def process_gateway(gateway_factory):
     return gateway_factory(CONFIG)
 
 
-def test_colliding_ids_are_kept_apart_and_duplicates_refused(gateway):
+@pytest.mark.anyio
+async def test_colliding_ids_are_kept_apart_and_duplicates_refused(gateway):
     """7 and "7" in flight together each get their own tool's answer; the same id twice is refused."""
     with httpx.Client(timeout=30) as client:
         headers = open_session(client, gateway.url)
@@ -89,16 +96,14 @@ def test_colliding_ids_are_kept_apart_and_duplicates_refused(gateway):
         return results[0], results[1]
 
     for _ in range(3):
-        slow, echo = anyio.run(
-            pair, tool_call(7, "good__slow", {"seconds": 1.5}), tool_call("7", "good__echo", {"message": "b"})
+        slow, echo = await pair(
+            tool_call(7, "good__slow", {"seconds": 1.5}), tool_call("7", "good__echo", {"message": "b"})
         )
         (slow_answer,), (echo_answer,) = answers(slow), answers(echo)
         assert slow_answer["id"] == 7 and slow_answer["result"]["content"][0]["text"] == "slept 1.5"
         assert echo_answer["id"] == "7" and echo_answer["result"]["content"][0]["text"] == "echo: b"
 
-    slow, again = anyio.run(
-        pair, tool_call(9, "good__slow", {"seconds": 1.5}), tool_call(9, "good__echo", {"message": "c"})
-    )
+    slow, again = await pair(tool_call(9, "good__slow", {"seconds": 1.5}), tool_call(9, "good__echo", {"message": "c"}))
     (slow_answer,), (refused,) = answers(slow), answers(again)
     assert slow_answer["result"]["content"][0]["text"] == "slept 1.5"
     assert refused["id"] == 9 and refused["error"]["code"] == -32600 and "already in use" in refused["error"]["message"]
@@ -111,10 +116,10 @@ def test_colliding_ids_are_kept_apart_and_duplicates_refused(gateway):
     assert gateway.status()["http"]["colliding_ids_aliased"] == 3
 
 
-def test_sessionless_calls_close_no_session_to_make_room(gateway_factory):
+def test_sessionless_calls_close_no_session_to_make_room(inprocess_factory):
     """At the per-client limit, each sessionless POST - a per-server call (answered without a session) or a
     call sent before initialize (refused) - closed one of the client's idle sessions, which opened none."""
-    gateway = gateway_factory(CONFIG, "--max-sessions-per-client", "2")
+    gateway = inprocess_factory(CONFIG, "--max-sessions-per-client", "2")
     per_server = gateway.base + "/servers/good/mcp"
     with httpx.Client(timeout=30) as client:
         sessions = [open_session(client, gateway.url) for _ in range(2)]
@@ -135,12 +140,12 @@ def test_sessionless_calls_close_no_session_to_make_room(gateway_factory):
         assert gateway.status()["http"]["sessions"]["evicted"] == 1
 
 
-def test_a_refused_initialize_leaves_no_session_open(gateway_factory):
+def test_a_refused_initialize_leaves_no_session_open(inprocess_factory):
     """An initialize without params (or with a wrong shape) was refused by the SDK after it had minted a session
     for it and named it in its answer: a session no request can use, open (and counted against the client's
     limit) until its idle timeout. It is refused before, in the SDK's words, naming no session; a good
     initialize still opens one."""
-    gateway = gateway_factory(CONFIG, "--max-sessions-per-client", "2")
+    gateway = inprocess_factory(CONFIG, "--max-sessions-per-client", "2")
     with httpx.Client(timeout=30) as client:
         for number, params in enumerate((None, {"protocolVersion": 5}, {"protocolVersion": "2025-06-18"})):
             body = {
@@ -166,11 +171,12 @@ def test_a_refused_initialize_leaves_no_session_open(gateway_factory):
         assert gateway.status()["http"]["sessions"]["open"] == 1
 
 
-def test_a_flood_of_sessions_locks_no_one_out(gateway_factory):
+@pytest.mark.anyio
+async def test_a_flood_of_sessions_locks_no_one_out(inprocess_factory):
     """One address opening sessions it never uses is bounded by its own limit: past it, while its sessions are all
     brand new (never closed for room: gateway.sessions.sessions.NEW_SESSION_GRACE), it is refused with 503 and
     Retry-After; once they are older, the longest idle make room again, and a newcomer gets in."""
-    gateway = gateway_factory(CONFIG, "--max-sessions", "50", "--max-sessions-per-client", "40")
+    gateway = inprocess_factory(CONFIG, "--max-sessions", "50", "--max-sessions-per-client", "40")
     with httpx.Client(timeout=30) as client:
         codes = []
         for i in range(300):
@@ -187,7 +193,7 @@ def test_a_flood_of_sessions_locks_no_one_out(gateway_factory):
             async with Client(gateway.url, mode="legacy") as mcp_client:
                 return (await mcp_client.call_tool("good__echo", {"message": "new"})).content[0].text
 
-    assert anyio.run(newcomer) == "echo: new"
+    assert await newcomer() == "echo: new"
 
 
 def test_host_and_origin_are_checked_on_every_route_but_healthz(gateway):
@@ -283,7 +289,8 @@ def test_127_1_and_any_address_are_guarded_too(tmp_path):
         )
 
 
-def test_bearer_token_required_everywhere_but_the_probes(tmp_path):
+@pytest.mark.anyio
+async def test_bearer_token_required_everywhere_but_the_probes(tmp_path):
     token = "s3cret-token-0123456789"
     with raw_gateway(tmp_path, "--auth-token-env", "MCPGW_TEST_TOKEN", env={"MCPGW_TEST_TOKEN": token}) as (port, _):
         base = f"http://127.0.0.1:{port}"
@@ -305,7 +312,7 @@ def test_bearer_token_required_everywhere_but_the_probes(tmp_path):
                     async with Client(streamable_http_client(base + "/mcp", http_client=http), mode="legacy") as c:
                         return (await c.call_tool("good__echo", {"message": "authed"})).content[0].text
 
-        assert anyio.run(call) == "echo: authed"
+        assert await call() == "echo: authed"
         servers = subprocess.run(
             [
                 sys.executable,
@@ -348,12 +355,13 @@ def test_parser_edges_get_4xx_json_rpc_errors_and_keep_the_connection(gateway):
         assert ok["result"]["content"][0]["text"] == "echo: still"
 
 
-def test_bodies_that_are_not_one_json_rpc_message_get_one_line_in_both_eras(gateway_factory, tmp_path):
+@pytest.mark.anyio
+async def test_bodies_that_are_not_one_json_rpc_message_get_one_line_in_both_eras(inprocess_factory, tmp_path):
     # The SDK would answer these with a multi-line pydantic report under -32602 "Invalid params".
     shutil.copytree(
         ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test", ignore=shutil.ignore_patterns("runs")
     )
-    gateway = gateway_factory(CONFIG, "--mode", "replay")  # the recorded servers answer; CONFIG starts nothing
+    gateway = inprocess_factory(CONFIG, "--mode", "replay")  # the recorded servers answer; CONFIG starts nothing
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     bad = [
         ([ping], -32600, "batches are not supported"),
@@ -387,7 +395,7 @@ def test_bodies_that_are_not_one_json_rpc_message_get_one_line_in_both_eras(gate
                 result = await client.call_tool("everything__get-sum", {"a": 1, "b": 2})
                 assert result.content[0].text == "The sum of 1 and 2 is 3."
 
-    anyio.run(sdk_clients_still_served)
+    await sdk_clients_still_served()
 
 
 def test_stalled_connections_are_closed(gateway):
@@ -405,8 +413,9 @@ def test_stalled_connections_are_closed(gateway):
     assert time.monotonic() - started < 20
 
 
-def test_shutdown_is_bounded_with_requests_in_flight(gateway):
+def test_shutdown_is_bounded_with_requests_in_flight(process_gateway):
     """A call that never ends and a client that never reads do not hold SIGTERM beyond the grace period."""
+    gateway = process_gateway
     with httpx.Client(timeout=30) as client:
         headers = open_session(client, gateway.url)
     port = int(gateway.base.rsplit(":", 1)[1])

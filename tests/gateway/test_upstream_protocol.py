@@ -2,7 +2,8 @@
 signature, and the optional capabilities (`PerRunInstances`, `ReplayCounters`) are found where they exist.
 
 The check reads the Protocol itself, so a member added to it is checked on every upstream at once; a
-member removed from it fails `test_the_protocol_names_what_the_router_uses`."""
+member the router reaches for that no Protocol declares, or a method it declares that the router never calls, fails
+`test_the_protocol_names_what_the_router_uses`."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from mcpgw.gateway.errors.tree import ReplayMiss
 from mcpgw.gateway.routing.router import Caller, Router
 from mcpgw.gateway.specs.settings import Settings
 from mcpgw.gateway.tools.catalog import ServerCatalog
+from mcpgw.gateway.upstreams import upstream as upstream_module
 from mcpgw.gateway.upstreams.isolation import PerRunUpstream
 from mcpgw.gateway.upstreams.live import LiveUpstream
 from mcpgw.gateway.upstreams.upstream import HandlerUpstream, PerRunInstances, ReplayCounters, Upstream
@@ -29,7 +31,6 @@ from mcpgw.lock.config import ServerSpec
 from mcpgw.lock.install_lookup import CacheInstalls
 from mcpgw.recorder.calllog import CallLog
 from mcpgw.replay.cassette_upstream import CassetteUpstream
-from tests.gateway.test_bad_input import run
 
 
 def protocol_members(protocol: type) -> dict[str, Any]:
@@ -136,10 +137,69 @@ def upstreams(tmp_path: Path) -> Iterator[dict[str, Upstream]]:
     shutil.rmtree(per_run._catalog_dir, ignore_errors=True)  # made at construction; removed by run(), not run here
 
 
-def test_the_protocol_names_what_the_router_uses():
-    assert set(protocol_members(Upstream)) == {"name", "status", "catalog", "run", "wait_ready", "request", "aclose"}
-    assert set(protocol_members(PerRunInstances)) == {"on_idle_stop", "run_instances", "discard"}
-    assert set(protocol_members(ReplayCounters)) == {"hits", "misses", "diverged", "lane_report"}
+class Watched:
+    """An upstream seen through a window: every member the router reads, calls or sets on it is noted."""
+
+    def __init__(self, inner: Any, seen: set[str]) -> None:
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_seen", seen)
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("__"):
+            self._seen.add(name)
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._seen.add(name)
+        setattr(self._inner, name, value)
+
+
+@pytest.mark.anyio
+async def test_the_protocol_names_what_the_router_uses(upstreams):
+    """Run a router over every kind of upstream, each behind a `Watched` window, through start, settle, calls,
+    a miss, /status and close: each member it reaches for is one the Protocols declare (`Upstream`, or an optional
+    capability it checks for), and each method of `Upstream` is one it calls (none is dead weight)."""
+    seen: dict[str, set[str]] = {name: set() for name in upstreams if name != "live"}
+    watched = {name: Watched(upstreams[name], seen[name]) for name in seen}
+    router = Router(
+        [ServerSpec(name, "stdio", "x") for name in watched],
+        watched,
+        Settings(),
+        CallLog(upstreams["recording"].cassette.store, Redactor([])),
+    )
+    with anyio.fail_after(20):
+        async with router.running():
+            await router.until_settled()
+            for name in ("handler", "perrun", "recording"):
+                await router.call_tool({"name": f"{name}__count"}, Caller("a", tagged=True))
+            with pytest.raises(ReplayMiss):
+                await router.call_tool({"name": "cassette__count"}, Caller("a", tagged=True))
+            router.status()
+    declared = set(protocol_members(Upstream))
+    # the optional capabilities: every other Protocol of the upstream module (the router checks for them)
+    capabilities = [
+        c
+        for c in vars(upstream_module).values()
+        if inspect.isclass(c)
+        and c is not Upstream
+        and getattr(c, "_is_protocol", False)
+        and c.__module__ == upstream_module.__name__
+    ]
+    assert {PerRunInstances, ReplayCounters} <= set(capabilities)
+    optional = set().union(*(protocol_members(c) for c in capabilities))
+    undeclared = {name: sorted(used - declared - optional) for name, used in seen.items() if used - declared - optional}
+    assert undeclared == {}, f"the router uses members no Protocol declares: {undeclared}"
+    # Each method is one the router calls (an attribute such as `name` may be there for other readers).
+    methods = {name for name, kind in protocol_members(Upstream).items() if kind != "attribute"}
+    assert methods - seen["handler"] == set(), "Upstream declares methods the router never calls"
+
+
+def test_the_window_notes_what_is_reached_for():
+    seen: set[str] = set()
+    window = Watched(counting_server("w"), seen)
+    assert window.name == "w"
+    window.extra = 1
+    assert seen == {"name", "extra"}
 
 
 def test_every_concrete_upstream_satisfies_the_protocol(upstreams):
@@ -181,7 +241,8 @@ def test_the_check_finds_a_missing_member_and_an_incompatible_signature():
     assert not any(p.startswith(("name", "status", "catalog")) for p in problems)
 
 
-def test_the_router_runs_each_kind_through_the_protocol_alone(upstreams):
+@pytest.mark.anyio
+async def test_the_router_runs_each_kind_through_the_protocol_alone(upstreams):
     """Start, settle, call, report and close every kind through one Router: `isolation: run` shows its
     instances in /status, each lane gets an instance of its own, and replay counts its hits and misses."""
     specs = [ServerSpec(name, "stdio", "x") for name in upstreams if name != "live"]
@@ -200,7 +261,7 @@ def test_the_router_runs_each_kind_through_the_protocol_alone(upstreams):
                     await router.call_tool({"name": "cassette__count"}, Caller("a", tagged=True))
                 return router.status(), texts
 
-    status, texts = run(go)
+    status, texts = await go()
     assert texts == ["1", "2", "1"]  # lane b starts from nothing
     servers = status["servers"]
     assert servers["perrun"]["run_instances"] == 2

@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from mcpgw.cassette.cassette import Cassette
-from mcpgw.recorder.calllog import iter_calls
-from tests.conftest import misbehaving_entry, start_gateway, stop_gateway
+from tests.conftest import misbehaving_entry
+from tests.inprocess import call_records, start_inprocess
 from tests.llm.scripted_model import ScriptedModel
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
@@ -83,7 +83,7 @@ def exchanges(client: openai.OpenAI, base: str) -> dict:
 def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypatch):
     monkeypatch.setenv("MCPGW_TEST_MODEL_KEY", SECRET)
     model = ScriptedModel(SCRIPT).start()
-    gateway = start_gateway(
+    gateway = start_inprocess(
         tmp_path / "rec",
         FIXTURE,
         "--mode",
@@ -99,7 +99,7 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
         )
         recorded = exchanges(client, gateway.base)
     finally:
-        stop_gateway(gateway)
+        gateway.stop()
         model.stop()
     assert recorded["tool_call"] == ("fx__echo", '{"text": "hi"}')
     assert recorded["text"] == "alpha done" and recorded["after_500"] == "after the failure"
@@ -110,7 +110,7 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
     cassette = tmp_path / "rec" / "cassettes" / "test"
     assert SECRET.encode() not in (cassette / "data.mdb").read_bytes()
 
-    replay = start_gateway(tmp_path / "rec", FIXTURE, "--mode", "replay", "--log-cassette", "log")
+    replay = start_inprocess(tmp_path / "rec", FIXTURE, "--mode", "replay", "--log-cassette", "log")
     try:
         client = openai.OpenAI(
             base_url=replay.base + "/v1", api_key="anything", max_retries=0, default_headers={"X-Run-Id": "r1"}
@@ -136,7 +136,7 @@ def test_model_exchanges_record_and_replay_without_the_model(tmp_path, monkeypat
         assert sent == ["/v1/chat/completions"], sent
         assert deep.value.response.headers["x-should-retry"] == "false"
     finally:
-        stop_gateway(replay)
+        replay.stop()
 
 
 def test_hybrid_answers_what_is_recorded_and_records_what_is_not(tmp_path):
@@ -144,14 +144,14 @@ def test_hybrid_answers_what_is_recorded_and_records_what_is_not(tmp_path):
         {("tc", "alpha"): [{"tool_calls": [["fx__echo", {"text": "hi"}]]}], ("tc", "omega"): [{"text": "new"}]}
     ).start()
     try:
-        gateway = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--llm-base-url", model.base_url)
+        gateway = start_inprocess(tmp_path, FIXTURE, "--mode", "record", "--llm-base-url", model.base_url)
         try:
             client = openai.OpenAI(base_url=gateway.base + "/v1", api_key="x", max_retries=0)
             client.chat.completions.create(model="scripted-1", messages=conversation("alpha"), tools=TOOLS)
         finally:
-            stop_gateway(gateway)
+            gateway.stop()
         seen = len(model.seen)
-        hybrid = start_gateway(
+        hybrid = start_inprocess(
             tmp_path, FIXTURE, "--mode", "hybrid", "--llm-base-url", model.base_url, "--log-cassette", "log"
         )
         try:
@@ -161,7 +161,7 @@ def test_hybrid_answers_what_is_recorded_and_records_what_is_not(tmp_path):
             fresh = client.chat.completions.create(model="scripted-1", messages=conversation("omega"), tools=TOOLS)
             assert fresh.choices[0].message.content == "new" and len(model.seen) == seen + 1
         finally:
-            stop_gateway(hybrid)
+            hybrid.stop()
     finally:
         model.stop()
     cassette = Cassette(tmp_path / "cassettes" / "test", create=False, readonly=True)
@@ -171,7 +171,7 @@ def test_hybrid_answers_what_is_recorded_and_records_what_is_not(tmp_path):
 
 
 def test_live_without_a_model_endpoint_says_how_to_configure_it(tmp_path):
-    gateway = start_gateway(tmp_path, FIXTURE, "--mode", "live")
+    gateway = start_inprocess(tmp_path, FIXTURE, "--mode", "live")
     try:
         response = httpx.post(gateway.base + "/v1/chat/completions", json={"model": "m", "messages": []}, timeout=10)
         assert response.status_code == 503 and "--llm-base-url" in response.json()["error"]["message"]
@@ -192,7 +192,7 @@ def test_live_without_a_model_endpoint_says_how_to_configure_it(tmp_path):
         )
         assert local.status_code == 503
     finally:
-        stop_gateway(gateway)
+        gateway.stop()
 
 
 def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
@@ -205,7 +205,7 @@ def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
         ("mcpbench", "halfway"): [{"stream_hold": 60}],
     }
     with ScriptedModel(script) as model:
-        gateway = start_gateway(tmp_path, FIXTURE, "--mode", "live", "--llm-base-url", model.base_url)
+        gateway = start_inprocess(tmp_path, FIXTURE, "--mode", "live", "--llm-base-url", model.base_url)
         try:
             for marker, stream in (("quiet", False), ("trickle", True)):
                 body = {"model": "scripted-1", "messages": conversation(marker), "stream": stream}
@@ -222,10 +222,10 @@ def test_a_model_request_whose_client_leaves_is_cancelled_upstream(tmp_path):
             assert model.abandoned == 3  # every request to the model was closed long before its 60 s
             records = []
             while len(records) < 3 and time.monotonic() < deadline:
-                records = [r for r in iter_calls(gateway.cassettes / "test") if r.get("server") == "@model"]
+                records = [r for r in call_records(gateway) if r.get("server") == "@model"]
                 time.sleep(0.05)
         finally:
-            stop_gateway(gateway)
+            gateway.stop()
     assert [(r["stream"], r["status"], r["outcome"]) for r in records] == [(False, 499, "live")] + [
         (True, 499, "live")
     ] * 2

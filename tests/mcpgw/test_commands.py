@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,14 +51,26 @@ def test_every_command_has_a_handler_that_imports():
         assert callable(handler.resolve()), f"mcpgw {' '.join(path)}: {handler} does not resolve"
 
 
-def test_a_handler_that_does_not_import_is_an_error_not_a_missing_command():
-    broken = LazyHandler("mcpgw.evaluator.cli", "no_such_command")
-    try:
-        broken.resolve()
-    except AttributeError:
-        pass
-    else:
-        raise AssertionError("a missing handler resolved")
+def test_a_handler_that_does_not_import_is_an_error_not_a_missing_command(monkeypatch, capsys):
+    """A feature whose module fails to import (a missing dependency, a syntax error) keeps its command: the
+    parser is built without importing it, `--help` shows it, and running it raises that import error (not
+    argparse's "invalid choice", not a silent exit 0)."""
+    from mcpgw.cli import main
+
+    handler = _handlers(build_parser())[("eval",)]
+    assert isinstance(handler, LazyHandler)
+    monkeypatch.setitem(sys.modules, handler.module, None)  # importing it now fails, as a broken feature's would
+    assert ("eval",) in _handlers(build_parser())
+    with pytest.raises(SystemExit) as shown:
+        main(["--help"])
+    assert shown.value.code == 0 and re.search(r"^\s+eval\b", capsys.readouterr().out, re.M)
+    with pytest.raises(SystemExit) as helped:
+        main(["eval", "--help"])  # its own options are the composition root's: no import needed
+    assert helped.value.code == 0
+    with pytest.raises(ImportError, match=re.escape(handler.module)):  # the command line does not swallow it
+        main(["eval"])
+    with pytest.raises(AttributeError, match="no_such_command"):  # a handler its module lacks: the same
+        LazyHandler("mcpgw.commands", "no_such_command")(argparse.Namespace())
 
 
 def _calls(tree: ast.AST, attribute: str) -> list[int]:

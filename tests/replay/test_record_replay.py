@@ -16,30 +16,33 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcpgw.cassette.cassette import Cassette
+from mcpgw.cli import main
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import ROOT, free_port, misbehaving_entry, start_gateway, stop_gateway
 from tests.gateway.test_bad_input import run
+from tests.inprocess import start_inprocess
 
 FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx")
 
 
-def calls(gateway, steps, *, mode="legacy", run_id="r1"):
+async def acalls(gateway, steps, *, mode="legacy", run_id="r1"):
     """Run (tool, arguments) steps in one client session; return each result or {"error": text}.
     Callers assert each call's outcome: two runs failing the same way compare equal."""
+    out = []
+    with anyio.fail_after(60):
+        async with Client(f"{gateway.url}?run={run_id}", mode=mode) as client:
+            for name, arguments in steps:
+                try:
+                    result = await client.call_tool(name, arguments)
+                    out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"}))
+                except MCPError as exc:
+                    out.append({"error": str(exc)})
+    return out
 
-    async def go():
-        out = []
-        with anyio.fail_after(60):
-            async with Client(f"{gateway.url}?run={run_id}", mode=mode) as client:
-                for name, arguments in steps:
-                    try:
-                        result = await client.call_tool(name, arguments)
-                        out.append(result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"}))
-                    except MCPError as exc:
-                        out.append({"error": str(exc)})
-        return out
 
-    return run(go)
+def calls(gateway, steps, *, mode="legacy", run_id="r1"):
+    """`acalls` for a test that is not async (other modules import it)."""
+    return run(lambda: acalls(gateway, steps, mode=mode, run_id=run_id))
 
 
 def assert_succeeded(results):
@@ -98,12 +101,13 @@ servers:
             assert replayed == recorded, (attempt, mode)
 
 
-def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
-    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
-    calls(recorder, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "beta"})])
-    stop_gateway(recorder)
+@pytest.mark.anyio
+async def test_miss_names_nearest_and_hybrid_records_it(tmp_path, capsys):
+    recorder = start_inprocess(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    await acalls(recorder, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "beta"})])
+    recorder.stop()
 
-    player = start_gateway(
+    player = start_inprocess(
         tmp_path / "p",
         FIXTURE,
         "--mode",
@@ -115,8 +119,8 @@ def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
         "--log-cassette",
         "log",
     )
-    out = calls(player, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "gamma"})])
-    stop_gateway(player)
+    out = await acalls(player, [("fx__echo", {"message": "alpha"}), ("fx__echo", {"message": "gamma"})])
+    player.stop()
     assert out[0]["content"][0]["text"] == "echo: alpha"
     miss = out[1]["error"]
     assert "replay miss" in miss and "'echo'" in miss and "server 'fx'" in miss
@@ -129,7 +133,7 @@ def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
         and log[0]["cassette_key"]
     )
 
-    hybrid = start_gateway(
+    hybrid = start_inprocess(
         tmp_path / "h",
         FIXTURE,
         "--mode",
@@ -141,38 +145,23 @@ def test_miss_names_nearest_and_hybrid_records_it(tmp_path):
         "--log-cassette",
         "hlog",
     )
-    out = calls(hybrid, [("fx__echo", {"message": "gamma"}), ("fx__echo", {"message": "alpha"})])
-    stop_gateway(hybrid)
+    out = await acalls(hybrid, [("fx__echo", {"message": "gamma"}), ("fx__echo", {"message": "alpha"})])
+    hybrid.stop()
     assert [o["content"][0]["text"] for o in out] == ["echo: gamma", "echo: alpha"]
     # fx declares no statefulness: once its lane went live it stays live (the live instance holds
     # the run's state now), so the recorded 'alpha' is asked live too, not taken from the cassette.
     assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["live", "live"]
 
-    again = start_gateway(
+    again = start_inprocess(
         tmp_path / "a", FIXTURE, "--mode", "replay", "--cassette", "c", "--cassettes-dir", str(tmp_path / "cassettes")
     )
-    out = calls(again, [("fx__echo", {"message": "gamma"})])
-    stop_gateway(again)
+    out = await acalls(again, [("fx__echo", {"message": "gamma"})])
+    again.stop()
     assert out[0]["content"][0]["text"] == "echo: gamma"  # hybrid recorded it
 
-    show = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mcpgw.cli",
-            "cassette",
-            "--cassettes-dir",
-            str(tmp_path / "cassettes"),
-            "show",
-            "c",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    summary = json.loads(show.stdout)
+    capsys.readouterr()
+    assert main(["cassette", "--cassettes-dir", str(tmp_path / "cassettes"), "show", "c", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
     assert summary["tool_calls"] == {"fx:echo": 4}  # alpha, beta recorded; gamma, alpha added by hybrid
     assert summary["replay"]["runs"] == 3 and summary["replay"]["misses"] == 2
 
@@ -239,19 +228,20 @@ def test_hybrid_serves_a_server_the_cassette_lacks_live_and_records_it(tmp_path)
 STATELESS_FIXTURE = "version: 1\nservers:\n" + misbehaving_entry("fx", extra="    flags: [stateless]\n")
 
 
+@pytest.mark.anyio
 @pytest.mark.parametrize("declared", ["stateless", "undeclared"])
-def test_repeated_calls_replay_in_recorded_order(tmp_path, declared):
+async def test_repeated_calls_replay_in_recorded_order(tmp_path, declared):
     config = STATELESS_FIXTURE if declared == "stateless" else FIXTURE
-    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
-    recorded = calls(recorder, [("fx__counter", {})] * 3)
-    stop_gateway(recorder)
+    recorder = start_inprocess(tmp_path, config, "--mode", "record", "--cassette", "c")
+    recorded = await acalls(recorder, [("fx__counter", {})] * 3)
+    recorder.stop()
     assert [r["content"][0]["text"] for r in recorded] == ["count 1", "count 2", "count 3"]
     # A stateless server answers identical calls in recorded order and past_end decides after that.
     # An undeclared one may have changed state with each call (counter has no readOnlyHint): a 4th call
     # was never recorded at that state, so it misses whatever past_end says; repeating "count 3" would lie.
     fourth_after_end = {"repeat": "count 3" if declared == "stateless" else None, "miss": None}
     for past_end, fourth in fourth_after_end.items():
-        player = start_gateway(
+        player = start_inprocess(
             tmp_path / past_end,
             config,
             "--mode",
@@ -263,9 +253,9 @@ def test_repeated_calls_replay_in_recorded_order(tmp_path, declared):
             "--cassettes-dir",
             str(tmp_path / "cassettes"),
         )
-        first = calls(player, [("fx__counter", {})] * 4, run_id="one")
-        second = calls(player, [("fx__counter", {})] * 2, run_id="two")  # another run starts its own lane
-        stop_gateway(player)
+        first = await acalls(player, [("fx__counter", {})] * 4, run_id="one")
+        second = await acalls(player, [("fx__counter", {})] * 2, run_id="two")  # another run starts its own lane
+        player.stop()
         assert [r["content"][0]["text"] for r in first[:3]] == ["count 1", "count 2", "count 3"]
         if fourth is None:  # refused: the replay-miss error, not just any failure
             assert (
@@ -276,37 +266,41 @@ def test_repeated_calls_replay_in_recorded_order(tmp_path, declared):
         assert [r["content"][0]["text"] for r in second] == ["count 1", "count 2"]
 
 
-def test_stateful_server_diverging_sequence_is_a_miss(tmp_path):
+@pytest.mark.anyio
+async def test_stateful_server_diverging_sequence_is_a_miss(tmp_path):
     config = FIXTURE + "    flags: [stateful]\n"
-    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
-    calls(recorder, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})])
-    stop_gateway(recorder)
-    player = start_gateway(
+    recorder = start_inprocess(tmp_path, config, "--mode", "record", "--cassette", "c")
+    await acalls(recorder, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})])
+    recorder.stop()
+    player = start_inprocess(
         tmp_path / "p", config, "--mode", "replay", "--cassette", "c", "--cassettes-dir", str(tmp_path / "cassettes")
     )
-    same = calls(player, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})], run_id="same")
-    other = calls(player, [("fx__echo", {"message": "b"})], run_id="other")
-    stop_gateway(player)
+    same = await acalls(player, [("fx__echo", {"message": "a"}), ("fx__echo", {"message": "b"})], run_id="same")
+    other = await acalls(player, [("fx__echo", {"message": "b"})], run_id="other")
+    player.stop()
     assert [s["content"][0]["text"] for s in same] == ["echo: a", "echo: b"]
     assert "replay miss" in other[0]["error"] and "stateful" not in other[0]["error"]  # first call: no history yet
     assert "nearest recorded" in other[0]["error"]
 
 
-def test_secrets_never_reach_the_cassette(tmp_path):
+@pytest.mark.anyio
+async def test_secrets_never_reach_the_cassette(tmp_path):
     secret = "sk-test-9f8e7d6c5b4a3210"
     config = FIXTURE + f'    env: {{API_TOKEN: "{secret}"}}\n'
-    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c", "--redact", r"tok_[0-9]+")
-    out = calls(recorder, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})])
-    stop_gateway(recorder)
+    recorder = start_inprocess(tmp_path, config, "--mode", "record", "--cassette", "c", "--redact", r"tok_[0-9]+")
+    out = await acalls(recorder, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})])
+    recorder.stop()
     assert out[0]["content"][0]["text"] == f"API_TOKEN={secret}"  # the live client sees the real value
     for path in (tmp_path / "cassettes" / "c").iterdir():
         data = path.read_bytes()
         assert secret.encode() not in data and b"tok_12345" not in data, path
-    player = start_gateway(
+    player = start_inprocess(
         tmp_path / "p", config, "--mode", "replay", "--cassette", "c", "--cassettes-dir", str(tmp_path / "cassettes")
     )
-    replayed = calls(player, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})])
-    stop_gateway(player)
+    replayed = await acalls(
+        player, [("fx__env", {"name": "API_TOKEN"}), ("fx__echo", {"message": "tok_12345 and more"})]
+    )
+    player.stop()
     assert replayed[0]["content"][0]["text"] == "API_TOKEN=«redacted»"  # matched (key from the raw request), redacted
     assert replayed[1]["content"][0]["text"] == "echo: «redacted» and more"
 
@@ -378,13 +372,14 @@ def test_cassette_errors_are_clear(tmp_path):
     assert foreign.returncode == 2 and "not a mcpgw-cassette cassette" in foreign.stderr
 
 
-def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path):
+@pytest.mark.anyio
+async def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path):
     config = FIXTURE + "    flags: [stateful]\n"
-    recorder = start_gateway(tmp_path, config, "--mode", "record", "--cassette", "c")
-    calls(recorder, [("fx__echo", {"message": "a"})])
-    stop_gateway(recorder)
+    recorder = start_inprocess(tmp_path, config, "--mode", "record", "--cassette", "c")
+    await acalls(recorder, [("fx__echo", {"message": "a"})])
+    recorder.stop()
     session = [("fx__echo", {"message": "a"}), ("fx__counter", {}), ("fx__echo", {"message": "a"})]
-    hybrid = start_gateway(
+    hybrid = start_inprocess(
         tmp_path / "h",
         config,
         "--mode",
@@ -396,12 +391,12 @@ def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path):
         "--log-cassette",
         "hlog",
     )
-    first = calls(hybrid, session, run_id="s1")
-    stop_gateway(hybrid)
+    first = await acalls(hybrid, session, run_id="s1")
+    hybrid.stop()
     assert [r["content"][0]["text"] for r in first] == ["echo: a", "count 1", "echo: a"]
     # After the live counter call the history differs from the recording: the second echo goes live too.
     assert [r["source"] for r in iter_calls(tmp_path / "cassettes" / "hlog")] == ["recorded", "live", "live"]
-    player = start_gateway(
+    player = start_inprocess(
         tmp_path / "p",
         config,
         "--mode",
@@ -413,28 +408,30 @@ def test_hybrid_on_a_stateful_server_records_what_replay_will_ask(tmp_path):
         "--log-cassette",
         "plog",
     )
-    again = calls(player, session, run_id="s2")
-    stop_gateway(player)
+    again = await acalls(player, session, run_id="s2")
+    player.stop()
     assert again == first
     assert [r["outcome"] for r in iter_calls(tmp_path / "cassettes" / "plog")] == ["ok", "ok", "ok"]
 
 
-def test_big_integer_arguments_are_logged_and_recorded(tmp_path):
-    recorder = start_gateway(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
-    out = calls(recorder, [("fx__echo", {"message": 2**70})])
-    stop_gateway(recorder)
+@pytest.mark.anyio
+async def test_big_integer_arguments_are_logged_and_recorded(tmp_path):
+    recorder = start_inprocess(tmp_path, FIXTURE, "--mode", "record", "--cassette", "c")
+    out = await acalls(recorder, [("fx__echo", {"message": 2**70})])
+    recorder.stop()
     assert out[0]["content"][0]["text"] == f"echo: {2**70}"
     record = list(iter_calls(tmp_path / "cassettes" / "c"))[0]
     assert record["arguments"] == {"message": str(2**70)} and record["outcome"] == "ok"
 
 
-def test_a_miss_names_the_difference_deep_inside_the_arguments_in_both_eras(tmp_path):
+@pytest.mark.anyio
+async def test_a_miss_names_the_difference_deep_inside_the_arguments_in_both_eras(tmp_path):
     # The default cassette's memory session created three entities; one observation asked differently
     # must be named where it is, not cut off inside a 60-character dump of the whole list.
     shutil.copytree(
         ROOT / "cassettes" / "default", tmp_path / "cassettes" / "test", ignore=shutil.ignore_patterns("runs")
     )
-    player = start_gateway(tmp_path, FIXTURE, "--mode", "replay")  # replay: FIXTURE starts nothing
+    player = start_inprocess(tmp_path, FIXTURE, "--mode", "replay")  # replay: FIXTURE starts nothing
     entities = [
         {
             "entityType": "person",
@@ -450,7 +447,7 @@ def test_a_miss_names_the_difference_deep_inside_the_arguments_in_both_eras(tmp_
     ]
     try:
         for mode in ("legacy", "2026-07-28"):
-            (miss,) = calls(
+            (miss,) = await acalls(
                 player, [("memory__create_entities", {"entities": entities})], mode=mode, run_id=f"deep-{mode}"
             )
             assert (
@@ -458,4 +455,4 @@ def test_a_miss_names_the_difference_deep_inside_the_arguments_in_both_eras(tmp_
                 in miss["error"]
             ), miss
     finally:
-        stop_gateway(player)
+        player.stop()
