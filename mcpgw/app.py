@@ -13,6 +13,7 @@ mode into `--cassette` (or a `live-<time>` cassette).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -137,8 +138,9 @@ class Gateway:
             cassette_path(settings.cassettes_dir, settings.cassette or "default")
         ):
             # Nothing to replay yet: every call would miss and go live, which is what record does.
-            self.mode = settings.mode = Mode.RECORD
-            settings.on_miss = OnMiss.REFUSE  # nothing to miss: every call is live and recorded
+            # nothing to miss: every call is live and recorded
+            settings = self.settings = dataclasses.replace(settings, mode=Mode.RECORD, on_miss=OnMiss.REFUSE)
+            self.mode = settings.mode
             self.notes.append(
                 f"hybrid: cassette {settings.cassette or 'default'!r} does not exist yet, so this session "
                 "starts it (every call goes live and is recorded); the next hybrid serve replays it"
@@ -195,6 +197,7 @@ class Gateway:
                     f"cassette {self.cassette.path} holds no recorded servers; record one with --mode record"
                 )
             self.naming = replay_naming(settings, len(specs), self.recorded.info, self.overlay)  # as recorded
+            settings = self.settings = named(settings, self.naming)
         elif self.mode == "record":
             if only:
                 specs = [s for s in specs if s.id in only]
@@ -205,6 +208,7 @@ class Gateway:
                 exclusive=True,
             )
             self.naming = choose_naming(settings, len(specs), None)
+            settings = self.settings = named(settings, self.naming)
             self.cassette.write_info({s.id: spec_to_dict(s) for s in specs}, naming=self.naming)
 
         if settings.log_cassette and self.mode != "record":
@@ -529,3 +533,8 @@ class Gateway:
 
 def _session_name(mode: str) -> str:
     return datetime.now(UTC).strftime(f"{mode}-%Y%m%d-%H%M%S-%f")
+
+
+def named(settings: Settings, naming: dict[str, str]) -> Settings:
+    """The settings with the tool naming chosen at start (mcpgw.recorded_naming): what the router names tools by."""
+    return dataclasses.replace(settings, naming_mode=naming["mode"], separator=naming["separator"])

@@ -20,14 +20,13 @@ NAMING_KEY = "naming"
 
 
 def choose_naming(settings: Settings, servers: int, recorded_info: dict[str, Any] | None) -> dict[str, str]:
-    """{"mode", "separator"} a gateway in front of `servers` servers names its tools with (its router is told
-    through `settings`)."""
+    """{"mode", "separator"} a gateway in front of `servers` servers names its tools with (the composition root
+    hands them to its router through the settings it builds from them)."""
     kept = (recorded_info or {}).get(NAMING_KEY)
     if settings.naming is None and _valid(kept):
         naming = {"mode": kept["mode"], "separator": kept["separator"]}
     else:
         naming = {"mode": chosen_mode(settings.naming or "auto", servers), "separator": settings.separator}
-    settings.naming_mode, settings.separator = naming["mode"], naming["separator"]
     return naming
 
 

@@ -1,4 +1,6 @@
-"""Run-time settings: one object, filled from CLI flags (the lock file holds the servers)."""
+"""Run-time settings: one frozen object, built once from the CLI flags by the composition root (the lock file holds
+the servers); a change at start (the naming chosen, hybrid with nothing to replay) is a new object, never an
+assignment."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 from mcpgw.gateway.specs.modes import Mode, OnMiss, PastEnd
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
     validate: str = "audit"  # enforce | audit | off
     # auto (bare in front of one server, else prefix) | prefix | benchmark | bare; None (not given): auto, or in a

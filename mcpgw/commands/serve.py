@@ -322,15 +322,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         session_idle_timeout=args.session_idle_timeout,
         max_logged_value=args.max_logged_value,
         max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
+        otlp_endpoint=args.otlp_endpoint,
+        trace_content=args.trace_content,
+        metrics=args.metrics,
+        otlp_env=bool(
+            os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        ),
         **answers,
-    )
-    settings.otlp_endpoint, settings.trace_content, settings.metrics = (
-        args.otlp_endpoint,
-        args.trace_content,
-        args.metrics,
-    )
-    settings.otlp_env = bool(
-        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
     )
     if args.otlp_endpoint and not args.otlp_endpoint.startswith(("http://", "https://")):
         raise GatewayError(
