@@ -23,7 +23,9 @@ RUN_KIND = "agent-run"  # what `mcpgw run` records in its cassette's runs (runs/
 
 def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Records from --calls (JSONL) and/or --cassette (through the recorder, when installed), as a list."""
-    return list(iter_given_calls(args))
+    from mcpgw.evaluator.calllog import share_repeated
+
+    return list(share_repeated(iter_given_calls(args)))
 
 
 def iter_given_calls(args: argparse.Namespace) -> Iterator[dict[str, Any]]:

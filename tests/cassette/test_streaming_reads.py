@@ -156,3 +156,19 @@ def _resident_kib(ranges: list[tuple[int, int]]) -> int:
         elif counting and head == "Rss:":
             total += int(line.split()[1])
     return total
+
+
+def test_eval_holds_one_copy_of_each_repeated_text(tmp_path: Path) -> None:
+    """`mcpgw eval` holds the whole log (it groups calls by run); each run id, server and tool name in it is one
+    string shared by its records, not one per record."""
+    from argparse import Namespace
+
+    from mcpgw.evaluator.cli import load_calls
+
+    big_cassette(tmp_path / "big")
+    args = Namespace(calls=None, cassette="big", cassettes_dir=str(tmp_path), log=None)
+    records = load_calls(args)
+    assert len(records) == RECORDS
+    first, same_run = records[0], records[10]
+    assert first["run_id"] == same_run["run_id"] == "run-1"
+    assert first["run_id"] is same_run["run_id"] and first["exposed_name"] is same_run["exposed_name"]
