@@ -14,11 +14,12 @@ fresh child process, it runs
     audit            mcpgw audit --cassette NAME --json -o FILE
     replay ready     mcpgw serve --mode replay --cassette NAME --port 0, until /readyz answers 200
 
-and prints wall time and peak memory per size and command. Memory columns: `peak RSS` is the child's
+and prints wall time, CPU time (the child's own: a busy machine stretches the wall time much more) and peak
+memory per size and command. Memory columns: `peak RSS` is the child's
 VmHWM (at its exit; for the gateway, when it is ready), which counts the pages of the memory-mapped
 LMDB file the process touched (page cache, given back under pressure); `peak anon` is the largest RssAnon seen
 by polling /proc every 20 ms: the process's own heap, what grows when a command builds lists of records.
-The last lines give the slope between the two largest sizes: time per record and MB per 1,000 records.
+The last lines give the slope between the two largest sizes: CPU ms and MB per 1,000 records.
 """
 
 from __future__ import annotations
@@ -147,8 +148,8 @@ def mcpgw() -> list[str]:
     return [sys.executable, "-c", _REPORT_PEAK]
 
 
-def run_command(argv: list[str], cwd: Path) -> tuple[float, int, int]:
-    """Seconds, peak RSS (KiB, the child's VmHWM at exit) and peak RssAnon (KiB) of one command run to its end."""
+def run_command(argv: list[str], cwd: Path) -> tuple[float, float, int, int]:
+    """Seconds, CPU seconds, peak RSS (KiB, the child's VmHWM at exit) and peak RssAnon (KiB) of one command run to its end."""
     read_end, write_end = os.pipe()
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -161,18 +162,22 @@ def run_command(argv: list[str], cwd: Path) -> tuple[float, int, int]:
     )
     os.close(write_end)
     peaks = Peaks(proc.pid)
-    err = proc.communicate()[1]
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)  # its own CPU time: a busy machine stretches the wall time, not this
     elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
     peaks.stop()
     with os.fdopen(read_end, "rb") as told:
         hwm = int(told.read() or 0)
     if proc.returncode not in (0, 1):  # eval/audit exit 1 when a threshold fails; anything else is a failure
         raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}\n{err.decode(errors='replace')[-2000:]}")
-    return elapsed, hwm, peaks.anon_kb
+    return elapsed, usage.ru_utime + usage.ru_stime, hwm, peaks.anon_kb
 
 
-def run_replay(cassette: Path, cwd: Path) -> tuple[float, int, int]:
-    """A gateway replaying `cassette`: seconds until /readyz answers 200, its VmHWM and peak RssAnon then."""
+def run_replay(cassette: Path, cwd: Path) -> tuple[float, float, int, int]:
+    """A gateway replaying `cassette`: seconds until /readyz answers 200, its CPU seconds, VmHWM and peak RssAnon
+    then."""
     argv = [*mcpgw(), "serve", "--mode", "replay", "--cassette", str(cassette), "--port", "0"]
     argv += ["--cassettes-dir", str(cassette.parent)]
     started = time.perf_counter()
@@ -193,7 +198,7 @@ def run_replay(cassette: Path, cwd: Path) -> tuple[float, int, int]:
             raise SystemExit("the replay gateway was not ready in 900 s")
         elapsed = time.perf_counter() - started
         peaks.sample()
-        return elapsed, peaks.hwm_kb, peaks.anon_kb
+        return elapsed, _cpu_seconds(proc.pid), peaks.hwm_kb, peaks.anon_kb
     finally:
         peaks.stop()
         proc.terminate()
@@ -202,6 +207,12 @@ def run_replay(cassette: Path, cwd: Path) -> tuple[float, int, int]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _port_from(proc: subprocess.Popen[str]) -> int:
@@ -217,7 +228,7 @@ def _port_from(proc: subprocess.Popen[str]) -> int:
     raise SystemExit("the gateway exited before saying its port:\n" + "".join(seen[-30:]))
 
 
-def measure(command: str, cassette: Path, scratch: Path) -> tuple[float, int, int]:
+def measure(command: str, cassette: Path, scratch: Path) -> tuple[float, float, int, int]:
     name, folder = cassette.name, ["--cassettes-dir", str(cassette.parent)]
     if command == "replay":
         return run_replay(cassette, scratch)
@@ -244,7 +255,7 @@ def main() -> int:
         parser.error(f"unknown command(s) {', '.join(sorted(unknown))}; known: {', '.join(COMMANDS)}")
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="mcpgw-big-"))
     base.mkdir(parents=True, exist_ok=True)
-    rows: list[tuple[int, str, float, int, int]] = []
+    rows: list[tuple[int, str, float, float, int, int]] = []
     try:
         for size in sizes:
             cassette = base / f"big-{size}"
@@ -256,10 +267,11 @@ def main() -> int:
                 )
             for command in commands:
                 with tempfile.TemporaryDirectory(prefix="mcpgw-big-run-") as scratch:
-                    seconds, rss, anon = measure(command, cassette, Path(scratch))
-                rows.append((size, command, seconds, rss, anon))
+                    seconds, cpu, rss, anon = measure(command, cassette, Path(scratch))
+                rows.append((size, command, seconds, cpu, rss, anon))
                 print(
-                    f"  {size:>9} {command:<8} {seconds:8.2f} s {rss / 1024:8.0f} MB rss {anon / 1024:8.0f} MB anon",
+                    f"  {size:>9} {command:<8} {seconds:8.2f} s {cpu:8.2f} cpu s {rss / 1024:8.0f} MB rss "
+                    f"{anon / 1024:8.0f} MB anon",
                     flush=True,
                 )
                 shutil.rmtree(cassette / "runs", ignore_errors=True)  # the replay's session log
@@ -270,22 +282,24 @@ def main() -> int:
     return 0
 
 
-def print_table(rows: list[tuple[int, str, float, int, int]], sizes: list[int], commands: list[str]) -> None:
+def print_table(rows: list[tuple[int, str, float, float, int, int]], sizes: list[int], commands: list[str]) -> None:
     print()
-    print(f"| {'records':>9} | {'command':<8} | {'wall s':>7} | {'peak RSS MB':>11} | {'peak anon MB':>12} |")
-    print(f"|{'-' * 11}|{'-' * 10}|{'-' * 9}|{'-' * 13}|{'-' * 14}|")
-    for size, command, seconds, rss, anon in rows:
-        print(f"| {size:>9} | {command:<8} | {seconds:7.2f} | {rss / 1024:11.0f} | {anon / 1024:12.0f} |")
+    print(
+        f"| {'records':>9} | {'command':<8} | {'wall s':>7} | {'CPU s':>7} | {'peak RSS MB':>11} | {'peak anon MB':>12} |"
+    )
+    print(f"|{'-' * 11}|{'-' * 10}|{'-' * 9}|{'-' * 9}|{'-' * 13}|{'-' * 14}|")
+    for size, command, seconds, cpu, rss, anon in rows:
+        print(f"| {size:>9} | {command:<8} | {seconds:7.2f} | {cpu:7.2f} | {rss / 1024:11.0f} | {anon / 1024:12.0f} |")
     if len(sizes) < 2:
         return
     small, big = sorted(sizes)[-2:]
-    by = {(size, command): (s, r, a) for size, command, s, r, a in rows}
+    by = {(size, command): (c, r, a) for size, command, _, c, r, a in rows}
     print(f"\nslope between {small} and {big} records (per 1,000 records):")
     for command in commands:
-        (s1, r1, a1), (s2, r2, a2) = by[(small, command)], by[(big, command)]
+        (c1, r1, a1), (c2, r2, a2) = by[(small, command)], by[(big, command)]
         per = (big - small) / 1000
         print(
-            f"  {command:<8} {(s2 - s1) / per * 1000:8.2f} ms  RSS {(r2 - r1) / 1024 / per:+7.3f} MB  "
+            f"  {command:<8} CPU {(c2 - c1) / per * 1000:8.2f} ms  RSS {(r2 - r1) / 1024 / per:+7.3f} MB  "
             f"anon {(a2 - a1) / 1024 / per:+7.3f} MB"
         )
 
