@@ -23,9 +23,9 @@ RUN_KIND = "agent-run"  # what `mcpgw run` records in its cassette's runs (runs/
 
 def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Records from --calls (JSONL) and/or --cassette (through the recorder, when installed), as a list."""
-    from mcpgw.evaluator.calllog import share_repeated
+    from mcpgw.evaluator.calllog import compact
 
-    return list(share_repeated(iter_given_calls(args)))
+    return list(compact(iter_given_calls(args)))
 
 
 def iter_given_calls(args: argparse.Namespace) -> Iterator[dict[str, Any]]:

@@ -158,9 +158,9 @@ def _resident_kib(ranges: list[tuple[int, int]]) -> int:
     return total
 
 
-def test_eval_holds_one_copy_of_each_repeated_text(tmp_path: Path) -> None:
+def test_eval_holds_a_compact_log(tmp_path: Path) -> None:
     """`mcpgw eval` holds the whole log (it groups calls by run); each run id, server and tool name in it is one
-    string shared by its records, not one per record."""
+    string shared by its records, not one per record, and the fields it never reads are left out."""
     from argparse import Namespace
 
     from mcpgw.evaluator.cli import load_calls
@@ -172,3 +172,4 @@ def test_eval_holds_one_copy_of_each_repeated_text(tmp_path: Path) -> None:
     first, same_run = records[0], records[10]
     assert first["run_id"] == same_run["run_id"] == "run-1"
     assert first["run_id"] is same_run["run_id"] and first["exposed_name"] is same_run["exposed_name"]
+    assert "result_digest" not in first and first["seq"] == 1  # a field the evaluation never reads is left out
