@@ -33,6 +33,7 @@ from typing import Any
 import lmdb
 
 from mcpgw.cassette.codec import pack, unpack
+from mcpgw.cassette.mapped_pages import release as release_pages
 from mcpgw.cassette.on_disk import CassetteDamaged as CassetteDamaged
 from mcpgw.cassette.on_disk import CassetteFormatError as CassetteFormatError
 from mcpgw.cassette.on_disk import check_data_file
@@ -48,6 +49,7 @@ FORMAT_VERSION = 1
 DATABASES = ("meta", "catalog", "exchanges", "calls", "runs")
 MAP_SIZE = 1 << 36  # 64 GiB of address space; the file grows only as data arrives
 MAX_PENDING = 200_000
+RELEASE_EVERY = 16_384  # records a scan reads between two releases of the file's pages (about 30 MB of them)
 RETRY_EVERY = 1.0  # seconds between retries of held records while writes fail (a full disk freed: written soon)
 _WAKE = object()  # put in the writer's queue after a failure elsewhere: it then keeps the retry timer
 
@@ -392,9 +394,14 @@ class CassetteStore:
             raise self._damaged(db, exc) from None
 
     def items(self, db: str) -> Iterator[tuple[bytes, Any]]:
+        """Every record of `db`, in key order, one at a time (one read transaction). Every RELEASE_EVERY records
+        the file's pages read so far are given back (cassette.mapped_pages): a scan's resident memory stays
+        bounded whatever the cassette's size."""
         try:
             with self.env.begin(db=self.dbs[db]) as txn:
-                for key, raw in txn.cursor():
+                for n, (key, raw) in enumerate(txn.cursor(), 1):
+                    if not n % RELEASE_EVERY:
+                        release_pages(self.path / "data.mdb")
                     yield bytes(key), unpack(raw)
         except GeneratorExit:
             raise

@@ -96,10 +96,14 @@ def audit_calls(records: Iterable[Mapping[str, Any]], catalog: Iterable[tuple[st
         row = _Row(server, tool, exposed)
         rows[(server, tool)] = row
         by_exposed[exposed] = row
-    unknown: list[Mapping[str, Any]] = []
+    unknown: dict[str, _Unknown] = {}  # called name -> its calls, in the order names are first called
     for record in records:
         if not record.get("known_tool"):
-            unknown.append(record)
+            called = unknown.get(record["exposed_name"])
+            if called is None:
+                called = unknown[record["exposed_name"]] = _Unknown(_example(record))
+            called.calls += 1
+            called.rejected += record["outcome"] == "rejected"
             continue
         server, tool = record.get("server") or UNKNOWN_SERVER, record.get("tool") or record["exposed_name"]
         if (server, tool) not in rows:
@@ -170,33 +174,39 @@ def _closest(called: str, names: list[str], by_prefix: dict[str | None, list[str
     return match[0] if match else None
 
 
+class _Unknown:
+    """The calls to one name the gateway did not know: counted, the first kept as the example."""
+
+    __slots__ = ("calls", "rejected", "example")
+
+    def __init__(self, example: dict[str, Any]) -> None:
+        self.calls = self.rejected = 0
+        self.example = example
+
+
 def _attribute_unknown(
-    unknown: list[Mapping[str, Any]], rows: dict[tuple[str, str], _Row], by_exposed: dict[str, _Row]
+    unknown: dict[str, _Unknown], rows: dict[tuple[str, str], _Row], by_exposed: dict[str, _Row]
 ) -> None:
+    """Each unknown name's calls go to the tool it is a near miss of, or to a row of its own. Names come in
+    the order first called, so a row's example is still its first such call in the log."""
     names = list(by_exposed)
     by_prefix: dict[str | None, list[str]] = {}
     for name in names:
         by_prefix.setdefault(_prefix(name), []).append(name)
-    nearest: dict[str, _Row | None] = {}
-    for record in unknown:
-        called = record["exposed_name"]
-        if called not in nearest:
-            match = _closest(called, names, by_prefix)
-            nearest[called] = by_exposed[match] if match else None
-        row = nearest[called]
-        if row is None:
+    for called, calls in unknown.items():
+        match = _closest(called, names, by_prefix)
+        if match is None:
             row = rows.get((UNKNOWN_SERVER, called))
             if row is None:
                 row = rows[(UNKNOWN_SERVER, called)] = _Row(UNKNOWN_SERVER, called, called)
-            row.calls += 1  # calls to a name nothing resembles: shown as their own row
-            row.rejected += record["outcome"] == "rejected"
-            if "unknown_name" not in row.examples:
-                row.examples["unknown_name"] = _example(record)
+            row.calls += calls.calls  # calls to a name nothing resembles: shown as their own row
+            row.rejected += calls.rejected
+            row.examples.setdefault("unknown_name", calls.example)
             continue
-        row.near_misses += 1
-        row.near_names[called] = row.near_names.get(called, 0) + 1
-        if "near_miss" not in row.examples:
-            row.examples["near_miss"] = _example(record)
+        row = by_exposed[match]
+        row.near_misses += calls.calls
+        row.near_names[called] = row.near_names.get(called, 0) + calls.calls
+        row.examples.setdefault("near_miss", calls.example)
 
 
 def _summarise(rows: dict[tuple[str, str], _Row]) -> dict[str, Any]:

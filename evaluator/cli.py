@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,47 +22,70 @@ RUN_KIND = "agent-run"  # what `mcpgw run` records in its cassette's runs (runs/
 
 
 def load_calls(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Records from --calls (JSONL) and/or --cassette (through the recorder, when installed)."""
-    from mcpgw.evaluator.calllog import check_calls, read_calls
+    """Records from --calls (JSONL) and/or --cassette (through the recorder, when installed), as a list."""
+    from mcpgw.evaluator.calllog import compact
 
-    records: list[dict[str, Any]] = []
-    if getattr(args, "calls", None):
-        records.extend(read_calls(args.calls))
-    cassette = getattr(args, "cassette", None)
+    return list(compact(iter_given_calls(args)))
+
+
+def iter_given_calls(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """Records from --calls (JSONL) and/or --cassette, one at a time: a consumer that aggregates (the audit)
+    holds none of them, whatever the log's size. Duplicates are dropped, except when the one input is one
+    cassette log: its records are numbered by the store (seq), so none can equal another, and the digests
+    kept to find them would grow with the log."""
+    from mcpgw.evaluator.calllog import read_calls
+
+    calls_file, cassette = getattr(args, "calls", None), getattr(args, "cassette", None)
     if cassette:
-        from mcpgw.recorder.calllog import iter_calls  # first-party: a broken install fails loudly, never quietly
+        import mcpgw.recorder.calllog  # noqa: F401 - first-party: a broken install fails loudly, before anything else
+    # Without --calls, the cassette's logs are found first (a wrong --log is told before anything is read).
+    paths = cassette_logs(args) if cassette and not calls_file else None
+    if paths is not None and len(paths) == 1:
+        yield from _cassette_calls(paths[0])
+        return
 
-        for path in cassette_logs(args):
-            try:
-                records.extend(check_calls(iter_calls(path), source=f"cassette {path}"))
-            except EvaluatorError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
-                raise SourceUnavailable(f"cannot read the call log of cassette {path}: {exc}") from None
-    unique = drop_duplicates(records)
-    if len(unique) < len(records):
-        print(
-            f"mcpgw: dropped {len(records) - len(unique)} duplicate call record(s), each identical to one already "
-            "read (e.g. --calls exported from the --cassette also given)",
-            file=sys.stderr,
-        )
-    return unique
+    def every_record() -> Iterator[dict[str, Any]]:
+        if calls_file:
+            yield from read_calls(calls_file)
+        for path in (paths if paths is not None else cassette_logs(args)) if cassette else []:
+            yield from _cassette_calls(path)
+
+    yield from drop_duplicates(every_record())
 
 
-def drop_duplicates(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _cassette_calls(path: Path) -> Iterator[dict[str, Any]]:
+    from mcpgw.evaluator.calllog import check_calls
+    from mcpgw.recorder.calllog import iter_calls  # first-party: a broken install fails loudly, never quietly
+
+    try:
+        yield from check_calls(iter_calls(path), source=f"cassette {path}")
+    except EvaluatorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the recorder's own errors, mapped here once
+        raise SourceUnavailable(f"cannot read the call log of cassette {path}: {exc}") from None
+
+
+def drop_duplicates(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """Records identical in every field to an earlier one left out: the same call given through two inputs
     counts once. A distinct call differs at least in its seq and time, so nothing real is lost."""
     import hashlib
     import json
 
     seen: set[bytes] = set()  # digests, not the texts: a million records must stay cheap
-    unique = []
+    dropped = 0
     for record in records:
         digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).digest()
-        if digest not in seen:
-            seen.add(digest)
-            unique.append(record)
-    return unique
+        if digest in seen:
+            dropped += 1
+            continue
+        seen.add(digest)
+        yield record
+    if dropped:
+        print(
+            f"mcpgw: dropped {dropped} duplicate call record(s), each identical to one already "
+            "read (e.g. --calls exported from the --cassette also given)",
+            file=sys.stderr,
+        )
 
 
 def cassette_logs(args: argparse.Namespace) -> list[Path]:
@@ -121,13 +146,16 @@ class _RichProgress(Progress):
 def _load_with_status(args: argparse.Namespace) -> list[dict[str, Any]]:
     if not (getattr(args, "calls", None) or getattr(args, "cassette", None)):
         return []
+    with _reading_status():
+        return load_calls(args)
+
+
+def _reading_status() -> AbstractContextManager[Any]:
+    """A "reading the call log..." spinner on stderr, when it is a terminal."""
     from rich.console import Console
 
     console = Console(stderr=True)
-    if not console.is_terminal:
-        return load_calls(args)
-    with console.status("reading the call log..."):
-        return load_calls(args)
+    return console.status("reading the call log...") if console.is_terminal else nullcontext()
 
 
 def _emit(args: argparse.Namespace, text: str | None, printer: Any = None) -> None:
@@ -387,8 +415,7 @@ def audit_command(args: argparse.Namespace) -> int:
         if args.limit < 0:  # a negative limit would cut rows off the end, as a slice does
             raise ValueError(f"--limit must be a number of rows, 0 or more (0: all), not {args.limit}")
         thresholds = audit_mod.parse_thresholds(args.fail_under) if args.fail_under else {}
-        records = _load_with_status(args)
-        if not records:
+        if not (getattr(args, "calls", None) or getattr(args, "cassette", None)):
             raise SourceUnavailable("no call records: give --calls FILE.jsonl or --cassette DIR")
         names = []
         if args.tools:
@@ -396,7 +423,17 @@ def audit_command(args: argparse.Namespace) -> int:
             from mcpgw.evaluator.catalog import read_catalog
 
             names = catalog_names(read_catalog(args.tools))
-        report = audit_mod.audit_calls(records, names)
+        read = [0]  # records the audit went through: it aggregates them one at a time, keeping none
+
+        def counted() -> Iterator[dict[str, Any]]:
+            for record in iter_given_calls(args):
+                read[0] += 1
+                yield record
+
+        with _reading_status():
+            report = audit_mod.audit_calls(counted(), names)
+        if not read[0]:
+            raise SourceUnavailable("no call records: give --calls FILE.jsonl or --cassette DIR")
         report["tools"] = audit_mod.sort_tools(report["tools"], args.sort, descending=not args.ascending)
         failures = audit_mod.check_thresholds(report, thresholds)
         report["threshold_failures"] = failures
