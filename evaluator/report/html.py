@@ -189,7 +189,7 @@ def html_report(report: Mapping[str, Any]) -> str:
     scores = score_charts(report)
     body += scores or ['<p class="empty">No per-model scores: give task files (and a judge for MCP-AgentBench).</p>']
     body += [_table(s) for s in all_sections(report)]
-    calls = report["inputs"]["calls"]
+    calls = (report.get("inputs") or {}).get("calls", 0)  # a --compare report has two sides, no inputs of its own
     subtitle = f"generated {report.get('generated_at', '')} from {calls:,} call record{'' if calls == 1 else 's'}"
     return _page("MCP evaluation report", body, subtitle)
 

@@ -509,11 +509,15 @@ def provenance(report: Mapping[str, Any]) -> list[Section]:
 
 
 def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> list[Section]:
+    from mcpgw.evaluator.report.stability_tables import comparison, stability  # imports this module
+
     out: list[Section | None] = [
-        overview(report),
+        overview(report) if "inputs" in report else None,
+        *comparison(report),
         *provenance(report),
         *rule_metrics(report),
         *matching(report),
+        *stability(report),
         pass_rates(report),
         rubric(report),
         judgements(report),

@@ -1,0 +1,100 @@
+"""`mcpgw eval --compare X Y`: each side evaluated with the same options, then compared (evaluator.compare).
+
+A side is a call log (a .jsonl file) or a cassette (a name in --cassettes-dir, or a path); a cassette
+that `mcpgw run` wrote brings its own answers and task files, as `--run` does. --tasks and --answers
+given on the command line serve both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mcpgw.evaluator.errors import EvaluatorError, SourceUnavailable
+
+
+def side_args(args: argparse.Namespace, side: str) -> argparse.Namespace:
+    mine = copy.copy(args)
+    mine.tasks = list(args.tasks)
+    mine.compare = None
+    mine.calls = mine.cassette = mine.run = None
+    path = Path(side)
+    if path.is_file():
+        mine.calls = side
+        return mine
+    folder = path if path.is_dir() else Path(args.cassettes_dir) / side
+    if not folder.is_dir():
+        raise SourceUnavailable(
+            f"--compare {side}: neither a call log (.jsonl) nor a cassette (nor one in {args.cassettes_dir})"
+        )
+    if (folder / "data.mdb").exists() and _has_runs(folder):
+        mine.run = str(folder)
+    else:
+        mine.cassette = side
+    return mine
+
+
+def _has_runs(folder: Path) -> bool:
+    from mcpgw.cassette.cassette import Cassette
+    from mcpgw.evaluator.cli import RUN_KIND
+
+    try:
+        cassette = Cassette(folder, create=False, readonly=True)
+    except Exception:  # noqa: BLE001 - not a cassette we can read: its call log is tried instead, with its own error
+        return False
+    try:
+        return any(r.get("kind") == RUN_KIND for r in cassette.runs())
+    finally:
+        cassette.close()
+
+
+def compare_reports(args: argparse.Namespace) -> dict[str, Any]:
+    from mcpgw.evaluator import compare
+    from mcpgw.evaluator.cli import _judge, eval_inputs
+    from mcpgw.evaluator.pipeline import evaluate
+
+    started = time.perf_counter()
+    x, y = args.compare
+    sections = {}
+    for side in (x, y):
+        inputs = eval_inputs(side_args(args, side))
+        inputs.stability = True
+        inputs.provenance = False  # one section per side is all a comparison reads
+        judge = _judge(args) if args.judge_model else None
+        try:
+            sections[side] = evaluate(inputs, judge=judge)["stability"]
+        finally:
+            if judge is not None and hasattr(judge.client.store, "close"):
+                judge.client.store.close()
+    result = compare.compare(
+        sections[x], sections[y], level=args.ci, resamples=args.bootstrap, seed=args.seed, names=(x, y)
+    )
+    return {
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "compare": result,
+        "sides": sections,
+        "elapsed_s": round(time.perf_counter() - started, 3),
+    }
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    from mcpgw.evaluator.cli import _emit
+    from mcpgw.evaluator.report import print_report, render
+
+    if args.compare[0] == args.compare[1]:
+        print(f"mcpgw: --compare {args.compare[0]} with itself: give two different runs", file=sys.stderr)
+        return 2
+    try:
+        report = compare_reports(args)
+        if args.format == "terminal":
+            _emit(args, None, lambda console: print_report(report, console))
+        else:
+            _emit(args, render(report, args.format))
+    except (EvaluatorError, ValueError) as exc:
+        print(f"mcpgw: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,90 @@
+"""Run-to-run statistics of repeated tasks: spread, pass@k and pass^k, flips, bootstrap intervals.
+
+Plain Python (no numpy): every interval comes from a `random.Random(seed)` of its own, so the same
+input gives the same numbers, and one aggregate's interval does not depend on which others were asked
+for. The formulas are written out in evaluator/METRICS.md ("Repeats and stability").
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+
+DEFAULT_CI = 0.95
+DEFAULT_BOOTSTRAP = 1000
+DEFAULT_SEED = 0
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def stdev(values: Sequence[float]) -> float | None:
+    """The sample standard deviation (n - 1); None for a single value (no spread to estimate)."""
+    if len(values) < 2:
+        return None
+    m = mean(values)
+    return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimate of P(at least one of k draws succeeds): 1 - C(n-c, k) / C(n, k)."""
+    _check(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """tau-bench's pass^k, P(all of k draws succeed): C(c, k) / C(n, k)."""
+    _check(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def _check(n: int, c: int, k: int) -> None:
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}")
+
+
+def flips(outcomes: Sequence[bool]) -> bool:
+    """A task flips when its repeats do not all agree."""
+    return len(set(outcomes)) > 1
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear interpolation between the two nearest ranks (the usual 'type 7' quantile)."""
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def bootstrap_ci(
+    values: Sequence[float],
+    *,
+    level: float = DEFAULT_CI,
+    resamples: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+    statistic: Callable[[Sequence[float]], float] = mean,
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of `statistic` over tasks: draw len(values) tasks with
+    replacement, `resamples` times; the interval holds the middle `level` of the statistics."""
+    if not values:
+        raise ValueError("no tasks to resample")
+    rng = random.Random(seed)
+    n = len(values)
+    stats = sorted(statistic([values[rng.randrange(n)] for _ in range(n)]) for _ in range(resamples))
+    tail = (1.0 - level) / 2
+    return quantile(stats, tail), quantile(stats, 1.0 - tail)
+
+
+def interval(values: Sequence[float], level: float, resamples: int, seed: int) -> dict[str, float | int]:
+    """An aggregate over tasks (the mean of one number per task) with its bootstrap interval."""
+    low, high = bootstrap_ci(values, level=level, resamples=resamples, seed=seed)
+    return {"value": mean(values), "low": low, "high": high, "tasks": len(values)}
+
+
+def check_options(level: float, resamples: int) -> None:
+    if not 0 < level < 1:
+        raise ValueError(f"--ci: a confidence level between 0 and 1 (0.95 = 95%), got {level:g}")
+    if resamples < 1:
+        raise ValueError(f"--bootstrap: a number of resamples, 1 or more, got {resamples}")
