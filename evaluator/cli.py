@@ -267,7 +267,7 @@ def eval_command(args: argparse.Namespace) -> int:
     if getattr(args, "compare", None):
         from mcpgw.evaluator.compare_cli import compare_command
 
-        return compare_command(args)
+        return compare_command(args, sys.modules[__name__])  # its helpers are this module's
     try:
         inputs = eval_inputs(args)
         judge = _judge(args) if args.judge_model else None

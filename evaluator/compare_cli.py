@@ -12,12 +12,16 @@ import copy
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from mcpgw.evaluator.errors import EvaluatorError, SourceUnavailable
 
+# `cli` below is evaluator.cli, handed in by its eval command: it imports this module, so this one takes its
+# helpers (eval_inputs, _judge, _emit, RUN_KIND) as an argument rather than importing them back (no cycle).
 
-def side_args(args: argparse.Namespace, side: str) -> argparse.Namespace:
+
+def side_args(args: argparse.Namespace, side: str, cli: ModuleType) -> argparse.Namespace:
     mine = copy.copy(args)
     mine.tasks = list(args.tasks)
     mine.compare = None
@@ -31,40 +35,38 @@ def side_args(args: argparse.Namespace, side: str) -> argparse.Namespace:
         raise SourceUnavailable(
             f"--compare {side}: neither a call log (.jsonl) nor a cassette (nor one in {args.cassettes_dir})"
         )
-    if (folder / "data.mdb").exists() and _has_runs(folder):
+    if (folder / "data.mdb").exists() and _has_runs(folder, cli.RUN_KIND):
         mine.run = str(folder)
     else:
         mine.cassette = side
     return mine
 
 
-def _has_runs(folder: Path) -> bool:
+def _has_runs(folder: Path, run_kind: str) -> bool:
     from mcpgw.cassette.cassette import Cassette
-    from mcpgw.evaluator.cli import RUN_KIND
 
     try:
         cassette = Cassette(folder, create=False, readonly=True)
     except Exception:  # noqa: BLE001 - not a cassette we can read: its call log is tried instead, with its own error
         return False
     try:
-        return any(r.get("kind") == RUN_KIND for r in cassette.runs())
+        return any(r.get("kind") == run_kind for r in cassette.runs())
     finally:
         cassette.close()
 
 
-def compare_reports(args: argparse.Namespace) -> dict[str, Any]:
+def compare_reports(args: argparse.Namespace, cli: ModuleType) -> dict[str, Any]:
     from mcpgw.evaluator import compare
-    from mcpgw.evaluator.cli import _judge, eval_inputs
     from mcpgw.evaluator.pipeline import evaluate
 
     started = time.perf_counter()
     x, y = args.compare
     sections = {}
     for side in (x, y):
-        inputs = eval_inputs(side_args(args, side))
+        inputs = cli.eval_inputs(side_args(args, side, cli))
         inputs.stability = True
         inputs.provenance = False  # one section per side is all a comparison reads
-        judge = _judge(args) if args.judge_model else None
+        judge = cli._judge(args) if args.judge_model else None
         try:
             sections[side] = evaluate(inputs, judge=judge)["stability"]
         finally:
@@ -81,19 +83,18 @@ def compare_reports(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def compare_command(args: argparse.Namespace) -> int:
-    from mcpgw.evaluator.cli import _emit
+def compare_command(args: argparse.Namespace, cli: ModuleType) -> int:
     from mcpgw.evaluator.report import print_report, render
 
     if args.compare[0] == args.compare[1]:
         print(f"mcpgw: --compare {args.compare[0]} with itself: give two different runs", file=sys.stderr)
         return 2
     try:
-        report = compare_reports(args)
+        report = compare_reports(args, cli)
         if args.format == "terminal":
-            _emit(args, None, lambda console: print_report(report, console))
+            cli._emit(args, None, lambda console: print_report(report, console))
         else:
-            _emit(args, render(report, args.format))
+            cli._emit(args, render(report, args.format))
     except (EvaluatorError, ValueError) as exc:
         print(f"mcpgw: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2

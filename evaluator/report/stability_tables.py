@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mcpgw.evaluator.report.tables import Section
+from mcpgw.evaluator.report.section import Section
 
 
 def _level(section: Mapping[str, Any]) -> str:
