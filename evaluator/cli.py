@@ -264,7 +264,7 @@ def eval_command(args: argparse.Namespace) -> int:
     from mcpgw.evaluator.pipeline import evaluate
     from mcpgw.evaluator.report import print_report, render
 
-    if getattr(args, "compare", None):
+    if getattr(args, "compare", None) or getattr(args, "noise", None):
         from mcpgw.evaluator.compare_cli import compare_command
 
         return compare_command(args, sys.modules[__name__])  # its helpers are this module's

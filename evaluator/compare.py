@@ -23,7 +23,7 @@ def compare(
     x: Mapping[str, Any], y: Mapping[str, Any], *, level: float, resamples: int, seed: int, names: tuple[str, str]
 ) -> dict[str, Any]:
     """x, y: the two sides' stability sections (one model each)."""
-    left, right = _only_model(x, names[0]), _only_model(y, names[1])
+    left, right = only_model(x, names[0]), only_model(y, names[1])
     xs, ys = repeats.task_numbers(left["tasks"]), repeats.task_numbers(right["tasks"])
     shared = sorted(set(xs) & set(ys))
     if not shared:
@@ -64,7 +64,7 @@ def compare(
     }
 
 
-def _only_model(section: Mapping[str, Any], name: str) -> dict[str, Any]:
+def only_model(section: Mapping[str, Any], name: str) -> dict[str, Any]:
     models = section["models"]
     if len(models) != 1:
         raise ValueError(

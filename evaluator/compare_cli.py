@@ -24,7 +24,7 @@ from mcpgw.evaluator.errors import EvaluatorError, SourceUnavailable
 def side_args(args: argparse.Namespace, side: str, cli: ModuleType) -> argparse.Namespace:
     mine = copy.copy(args)
     mine.tasks = list(args.tasks)
-    mine.compare = None
+    mine.compare = mine.noise = None
     mine.calls = mine.cassette = mine.run = None
     path = Path(side)
     if path.is_file():
@@ -56,12 +56,13 @@ def _has_runs(folder: Path, run_kind: str) -> bool:
 
 
 def compare_reports(args: argparse.Namespace, cli: ModuleType) -> dict[str, Any]:
-    from mcpgw.evaluator import compare
+    """--compare X Y, or --noise LIVE FROZEN: both sides evaluated alike, then set side by side."""
+    from mcpgw.evaluator import compare, noise
     from mcpgw.evaluator.pipeline import evaluate
 
     started = time.perf_counter()
-    x, y = args.compare
-    sections = {}
+    x, y = args.compare or args.noise
+    sections, calls = {}, {}
     for side in (x, y):
         inputs = cli.eval_inputs(side_args(args, side, cli))
         inputs.stability = True
@@ -72,12 +73,16 @@ def compare_reports(args: argparse.Namespace, cli: ModuleType) -> dict[str, Any]
         finally:
             if judge is not None and hasattr(judge.client.store, "close"):
                 judge.client.store.close()
-    result = compare.compare(
-        sections[x], sections[y], level=args.ci, resamples=args.bootstrap, seed=args.seed, names=(x, y)
+        calls[side] = inputs.calls
+    options = {"level": args.ci, "resamples": args.bootstrap, "seed": args.seed, "names": (x, y)}
+    key, result = (
+        ("compare", compare.compare(sections[x], sections[y], **options))
+        if args.compare
+        else ("noise", noise.noise(sections[x], sections[y], calls[x], **options))
     )
     return {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "compare": result,
+        key: result,
         "sides": sections,
         "elapsed_s": round(time.perf_counter() - started, 3),
     }
@@ -86,8 +91,12 @@ def compare_reports(args: argparse.Namespace, cli: ModuleType) -> dict[str, Any]
 def compare_command(args: argparse.Namespace, cli: ModuleType) -> int:
     from mcpgw.evaluator.report import print_report, render
 
-    if args.compare[0] == args.compare[1]:
-        print(f"mcpgw: --compare {args.compare[0]} with itself: give two different runs", file=sys.stderr)
+    option, pair = ("--compare", args.compare) if args.compare else ("--noise", args.noise)
+    if args.compare and args.noise:
+        print("mcpgw: --compare and --noise: one at a time", file=sys.stderr)
+        return 2
+    if pair[0] == pair[1]:
+        print(f"mcpgw: {option} {pair[0]} with itself: give two different runs", file=sys.stderr)
         return 2
     try:
         report = compare_reports(args, cli)

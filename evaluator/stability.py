@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 DEFAULT_CI = 0.95
 DEFAULT_BOOTSTRAP = 1000
@@ -64,15 +67,30 @@ def bootstrap_ci(
     level: float = DEFAULT_CI,
     resamples: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
-    statistic: Callable[[Sequence[float]], float] = mean,
 ) -> tuple[float, float]:
-    """The percentile bootstrap interval of `statistic` over tasks: draw len(values) tasks with
-    replacement, `resamples` times; the interval holds the middle `level` of the statistics."""
-    if not values:
+    """The percentile bootstrap interval of the mean over tasks: draw len(values) tasks with
+    replacement, `resamples` times; the interval holds the middle `level` of the means."""
+    return bootstrap_statistic(values, mean, level=level, resamples=resamples, seed=seed)
+
+
+def bootstrap_statistic(
+    items: Sequence[T],
+    statistic: Callable[[Sequence[T]], float | None],
+    *,
+    level: float = DEFAULT_CI,
+    resamples: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+) -> tuple[float, float]:
+    """The same for any statistic of the tasks' items (e.g. a ratio of two means: one item per task). A draw
+    whose statistic is undefined (None: a ratio over a draw whose denominator is 0) is left out."""
+    if not items:
         raise ValueError("no tasks to resample")
     rng = random.Random(seed)
-    n = len(values)
-    stats = sorted(statistic([values[rng.randrange(n)] for _ in range(n)]) for _ in range(resamples))
+    n = len(items)
+    drawn = (statistic([items[rng.randrange(n)] for _ in range(n)]) for _ in range(resamples))
+    stats = sorted(s for s in drawn if s is not None)
+    if not stats:
+        raise ValueError("the statistic is undefined in every resample")
     tail = (1.0 - level) / 2
     return quantile(stats, tail), quantile(stats, 1.0 - tail)
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from mcpgw.evaluator.agentbench import CATEGORIES
 from mcpgw.evaluator.report import charts
-from mcpgw.evaluator.report.tables import Section, all_sections, audit_examples, cell, plural
+from mcpgw.evaluator.report.section import Section
+from mcpgw.evaluator.report.tables import all_sections, audit_examples, cell, plural
 from mcpgw.evaluator.report.tables import audit as audit_section
 
 MAX_TOOL_BARS = 40

@@ -110,3 +110,49 @@ def comparison(report: Mapping[str, Any]) -> list[Section]:
     for name, side in (report.get("sides") or {}).items():
         out += stability_sections(side, name)
     return out
+
+
+def noise(report: Mapping[str, Any]) -> list[Section]:
+    data = report.get("noise")
+    if not data:
+        return []
+    section = Section(
+        f"Noise: {data['live']} (tools live) vs {data['frozen']} (tools replayed), {data['model']}",
+        [
+            ("measure", "text"),
+            ("live variance", "rate"),
+            ("frozen variance", "rate"),
+            ("environment's share", "share"),
+            (f"{_level(data)} low", "share"),
+            ("high", "share"),
+            ("tasks", "int"),
+        ],
+        key="noise",
+    )
+    for name, row in data["metrics"].items():
+        section.rows.append(
+            [
+                name,
+                row["live_variance"],
+                row["frozen_variance"],
+                row["environment_share"],
+                row["low"],
+                row["high"],
+                row["tasks"],
+            ]
+        )
+    section.notes.append(
+        "variance: per task over its repeats, averaged over the shared tasks; environment's share: "
+        "(live - frozen) / live, with a bootstrap interval over tasks; none when live repeats never differ"
+    )
+    drift = Section(
+        "Noise: tool answers that differed between live repeats",
+        [("task", "text"), ("calls repeated", "int"), ("answers differed", "int"), ("examples", "text")],
+        key="noise_tasks",
+    )
+    for task, row in data["tasks"].items():
+        drift.rows.append([task, row["repeated_calls"], row["differed"], "; ".join(row["examples"]) or "-"])
+    out = [section, drift]
+    for name, side in (report.get("sides") or {}).items():
+        out += stability_sections(side, name)
+    return out

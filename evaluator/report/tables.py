@@ -15,7 +15,7 @@ from typing import Any
 
 from mcpgw.evaluator.agentbench import CATEGORIES
 from mcpgw.evaluator.report.section import Section
-from mcpgw.evaluator.report.stability_tables import comparison, stability
+from mcpgw.evaluator.report.stability_tables import comparison, noise, stability
 
 # Short headers for the six categories; tables explain SS/MS in a note.
 SHORT_CATEGORY = {c: f"{'SS' if c.startswith('single') else 'MS'} {c.split('/')[1].split('-')[0]}" for c in CATEGORIES}
@@ -504,6 +504,7 @@ def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> l
     out: list[Section | None] = [
         overview(report) if "inputs" in report else None,
         *comparison(report),
+        *noise(report),
         *provenance(report),
         *rule_metrics(report),
         *matching(report),

@@ -170,6 +170,14 @@ def _repeats(ev: argparse.ArgumentParser) -> None:
         help="two call logs (.jsonl) or cassettes of the same tasks: the paired difference Y - X of every "
         "aggregate, with a paired bootstrap interval and whether it is above the noise",
     )
+    rep.add_argument(
+        "--noise",
+        nargs=2,
+        metavar=("LIVE", "FROZEN"),
+        help="the same tasks repeated with tools live and with tools replayed (model live in both): per "
+        "metric the variance over repeats in each and the share of it the environment adds; per task the "
+        "tool answers that differed between live repeats",
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -125,3 +125,32 @@ def test_compare_needs_shared_tasks_and_one_model_a_side():
     )
     with pytest.raises(ValueError, match="2 models"):
         compare.compare(two, two, level=0.95, resamples=10, seed=0, names=("x", "y"))
+
+
+def test_noise_splits_the_spread_between_environment_and_model_by_hand():
+    from mcpgw.evaluator import noise
+
+    live = section({"a": [True, False, True, False], "b": [True] * 4})
+    frozen = section({"a": [True, True, False, True], "b": [False] * 4})
+    calls = [  # task a's live repeats: one call made in three repeats, answered two ways; one made once
+        {"run_id": "s/a#0", "server": "u", "exposed_name": "u__now", "arguments": {}, "result_digest": "d1"},
+        {"run_id": "s/a#1", "server": "u", "exposed_name": "u__now", "arguments": {}, "result_digest": "d2"},
+        {"run_id": "s/a#2", "server": "u", "exposed_name": "u__now", "arguments": {}, "result_digest": "d1"},
+        {"run_id": "s/a#2", "server": "u", "exposed_name": "u__add", "arguments": {"x": 1}, "result_digest": "d3"},
+        {"run_id": "s/a#3", "server": "@model", "exposed_name": "m", "arguments": {}, "result_digest": "z"},
+    ]
+    data = noise.noise(live, frozen, calls, level=0.95, resamples=300, seed=0, names=("live", "frozen"))
+    row = data["metrics"]["ok"]
+    # variance per task (n - 1): live a [1,0,1,0] 1/3, b 0; frozen a [1,1,0,1] 1/4, b 0
+    assert row["live_variance"] == pytest.approx(1 / 6) and row["frozen_variance"] == pytest.approx(1 / 8)
+    assert row["environment_share"] == pytest.approx(0.25)
+    assert row["low"] - 1e-9 <= 0.25 <= row["high"] + 1e-9  # every draw with task a gives 0.25
+    assert data["tasks"]["a"] == {"repeated_calls": 1, "differed": 1, "examples": ["u__now({})"]}
+    assert data["tasks"]["b"]["repeated_calls"] == 0
+    still = section({"a": [True] * 4})
+    assert (
+        noise.noise(still, still, [], level=0.95, resamples=10, seed=0, names=("x", "y"))["metrics"]["ok"][
+            "environment_share"
+        ]
+        is None
+    )  # no live spread: nothing to attribute

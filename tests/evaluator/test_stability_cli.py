@@ -107,3 +107,19 @@ def test_compare_two_call_logs_of_the_same_tasks(tmp_path):
     assert text.returncode == 0 and "above the noise" in text.stdout, text.stderr
     missing = mcpgw_eval("--compare", str(x_calls), str(tmp_path / "nowhere"), "--answers", str(answers))
     assert missing.returncode == 2 and "neither a call log" in missing.stderr
+
+
+def test_noise_of_live_and_frozen_repeats(tmp_path):
+    live_calls, answers, truth = write_repeats(tmp_path, "live")
+    frozen_calls, _, _ = write_repeats(tmp_path, "frozen", {"t1": [1, 1, 1, 1], "t2": [1, 1, 1, 0], "t3": [0] * 4})
+    done = mcpgw_eval(
+        "--noise", str(live_calls), str(frozen_calls), "--answers", str(answers), "--tasks", str(truth), "--json",
+        "--bootstrap", "200",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    row = json.loads(done.stdout)["noise"]["metrics"]["mcpeval.strict.success"]
+    # live: t2 [1,0,1,0] variance 1/3, others 0; frozen: t2 [1,1,1,0] variance 1/4
+    assert row["live_variance"] == pytest.approx(1 / 9) and row["frozen_variance"] == pytest.approx(1 / 12)
+    assert row["environment_share"] == pytest.approx(0.25)
+    text = mcpgw_eval("--noise", str(live_calls), str(frozen_calls), "--answers", str(answers), "--tasks", str(truth))
+    assert text.returncode == 0 and "environment's share" in text.stdout, text.stderr
