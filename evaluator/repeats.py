@@ -7,8 +7,8 @@ answer is its own task, named by its run id without a trailing `#<i>` (so `react
 harness gets the same by tagging each repeat `?run=<id>%23<i>` (`mcpgw connect --run ID#i`).
 
 Per run, the numbers the evaluator already has: MCP-Bench's per-task rates, MCPEval's strict and
-flexible scores (matched per run here: the report's matching keeps one run per task), and a judge's
-pass/fail verdict; `--success 'METRIC>=X'` turns any of the numbers into a pass/fail outcome too.
+flexible scores (matched per run here: the report's matching keeps one run per task), MCP-Bench's
+rubric judge per run (overall and per axis), and MCP-AgentBench's judge verdict (pass/fail); `--success 'METRIC>=X'` turns any of the numbers into a pass/fail outcome too.
 """
 
 from __future__ import annotations
@@ -110,6 +110,13 @@ def run_values(
         for mode in ("strict", "flexible"):
             numbers.setdefault(run_id, {})[f"mcpeval.{mode}.overall_score"] = float(scored[mode]["overall_score"])
             outcomes.setdefault(run_id, {})[f"mcpeval.{mode}.success"] = bool(scored[mode]["success"])
+    for entry in (report.get("mcpbench_judge") or {}).values():  # MCP-Bench's rubric: judged per run
+        for run_id, row in entry.get("runs", {}).items():
+            judged = {f"judge.mcpbench.{axis}": v for axis, v in (row.get("axes") or {}).items()}
+            judged["judge.mcpbench.overall"] = row.get("overall")
+            numbers.setdefault(run_id, {}).update(
+                {k: float(v) for k, v in judged.items() if isinstance(v, (int, float))}
+            )
     for entry in (report.get("agentbench") or {}).values():
         for run_id, row in entry.get("runs", {}).items():
             if row.get("passed") is not None:

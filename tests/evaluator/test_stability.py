@@ -154,3 +154,16 @@ def test_noise_splits_the_spread_between_environment_and_model_by_hand():
         ]
         is None
     )  # no live spread: nothing to attribute
+
+
+def test_per_run_values_take_the_judges_numbers_and_verdicts():
+    report = {
+        "mcpbench_judge": {"m": {"runs": {"r#1": {"axes": {"planning": 6.0, "grounding": None}, "overall": 7.5}}}},
+        "agentbench": {"m": {"runs": {"r#1": {"passed": True}, "r#2": {"passed": None}}}},
+    }
+    numbers, outcomes = repeats.run_values(report, {}, {"r#1": "r", "r#2": "r"}, {})
+    assert numbers == {"r#1": {"judge.mcpbench.planning": 6.0, "judge.mcpbench.overall": 7.5}}
+    assert outcomes == {"r#1": {"judge.passed": True}}  # an unjudged run is no outcome, not a failure
+    rule = repeats.parse_success("judge.mcpbench.overall>=7")
+    section = repeats.stability_section({("m", "r"): ["r#1"]}, numbers, outcomes, rules=[rule], resamples=10)
+    assert section["models"]["m"]["tasks"]["r"]["outcomes"]["judge.mcpbench.overall>=7"]["values"] == [True]
