@@ -13,6 +13,7 @@ from typing import Any
 
 from mcpgw.evaluator.agentbench import CATEGORIES
 from mcpgw.evaluator.report import charts
+from mcpgw.evaluator.report.interval_chart import stability_charts
 from mcpgw.evaluator.report.section import Section
 from mcpgw.evaluator.report.tables import all_sections, audit_examples, cell, plural
 from mcpgw.evaluator.report.tables import audit as audit_section
@@ -187,7 +188,7 @@ def html_report(report: Mapping[str, Any]) -> str:
         body.append(tool_validity_chart(report["audit"]))
     if report.get("servers"):
         body.append(server_chart(report["servers"]))
-    scores = score_charts(report)
+    scores = score_charts(report) + stability_charts(report)
     body += scores or ['<p class="empty">No per-model scores: give task files (and a judge for MCP-AgentBench).</p>']
     body += [_table(s) for s in all_sections(report)]
     calls = (report.get("inputs") or {}).get("calls", 0)  # a --compare report has two sides, no inputs of its own

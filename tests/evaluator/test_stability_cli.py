@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from mcpgw.evaluator.report import render
 from tests.evaluator.scenario import write_jsonl
 from tests.evaluator.test_names import call
 
@@ -66,6 +67,7 @@ def test_eval_of_a_call_log_of_repeats_reports_spread_pass_k_and_intervals(tmp_p
     assert agg["mcpeval.strict.success flip share"]["value"] == pytest.approx(1 / 3)
     rule = agg["mcpeval.strict.overall_score>=0.5 rate"]  # the --success outcome, scored like the others
     assert rule["value"] == pytest.approx(0.5) and rule["low"] <= 0.5 <= rule["high"]
+    assert "Repeats of m: aggregates with their intervals" in render(json.loads(done.stdout), "html")
 
     markdown = mcpgw_eval(
         "--calls", str(calls), "--answers", str(answers), "--tasks", str(truth), "--format", "markdown"
@@ -103,6 +105,8 @@ def test_compare_two_call_logs_of_the_same_tasks(tmp_path):
     assert not row["above_noise"]  # three tasks, one of them tied: the interval reaches 0
     assert report["compare"]["test"].startswith("paired bootstrap")
     assert set(report["sides"]) == {str(x_calls), str(y_calls)}
+    page = render(report, "html")  # the two sides' intervals side by side, one colour each
+    assert "The two sides&#x27; aggregates with their intervals" in page and page.count('<circle cx="') > 20
     text = mcpgw_eval("--compare", str(x_calls), str(y_calls), "--answers", str(answers), "--tasks", str(truth))
     assert text.returncode == 0 and "above the noise" in text.stdout, text.stderr
     missing = mcpgw_eval("--compare", str(x_calls), str(tmp_path / "nowhere"), "--answers", str(answers))
