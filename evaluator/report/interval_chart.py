@@ -29,11 +29,11 @@ def intervals(
         f'<text x="0" y="18" class="chart-title">{escape(title)}</text>',
     ]
     if len(series) > 1:  # a legend: which colour is which side
-        x = label_w
+        legend_x = float(label_w)
         for i, (name, _) in enumerate(series):
-            out.append(f'<circle cx="{x + 5}" cy="34" r="4" fill="{PALETTE[i % len(PALETTE)]}"/>')
-            out.append(f'<text x="{x + 14}" y="38" class="note">{escape(name)}</text>')
-            x += 30 + len(name) * CHAR_W
+            out.append(f'<circle cx="{legend_x + 5:.1f}" cy="34" r="4" fill="{PALETTE[i % len(PALETTE)]}"/>')
+            out.append(f'<text x="{legend_x + 14:.1f}" y="38" class="note">{escape(name)}</text>')
+            legend_x += 30 + len(name) * CHAR_W
     for tick in (0, 0.25, 0.5, 0.75, 1.0):
         x = label_w + tick * plot_w
         out.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{top + row_h * len(labels)}" class="grid"/>')
