@@ -221,10 +221,19 @@ def task_numbers(tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, 
 def aggregates(tasks: Mapping[str, Mapping[str, Any]], level: float, resamples: int, seed: int) -> dict[str, Any]:
     per_task = task_numbers(tasks)
     names = sorted({n for row in per_task.values() for n in row}, key=_aggregate_order)
-    return {
-        name: stability.interval([row[name] for row in per_task.values() if name in row], level, resamples, seed)
-        for name in names
-    }
+    by_tasks: dict[tuple[str, ...], list[str]] = {}  # aggregates over the same tasks share their draws
+    for name in names:
+        by_tasks.setdefault(tuple(t for t, row in per_task.items() if name in row), []).append(name)
+    intervals: dict[str, tuple[float, float]] = {}
+    for having, group in by_tasks.items():
+        columns = {name: [per_task[t][name] for t in having] for name in group}
+        intervals.update(stability.bootstrap_means(columns, level=level, resamples=resamples, seed=seed))
+    out = {}
+    for name in names:
+        values = [row[name] for row in per_task.values() if name in row]
+        low, high = intervals[name]
+        out[name] = {"value": stability.mean(values), "low": low, "high": high, "tasks": len(values)}
+    return out
 
 
 def _aggregate_order(name: str) -> tuple[str, int, str]:

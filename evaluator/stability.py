@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -93,6 +93,35 @@ def bootstrap_statistic(
         raise ValueError("the statistic is undefined in every resample")
     tail = (1.0 - level) / 2
     return quantile(stats, tail), quantile(stats, 1.0 - tail)
+
+
+def bootstrap_means(
+    columns: Mapping[str, Sequence[float]], *, level: float, resamples: int, seed: int
+) -> dict[str, tuple[float, float]]:
+    """`bootstrap_ci` of several aggregates over the same tasks (columns of one length, a value per task), at
+    once: each draw of tasks is made once and serves every column. The numbers are those `bootstrap_ci` gives
+    each column alone (the same seed draws the same tasks); it is the draws, not the sums, that cost."""
+    lengths = {len(values) for values in columns.values()}
+    if len(lengths) > 1:
+        raise ValueError("columns over different tasks: bootstrap them apart")
+    if not columns:
+        return {}
+    (n,) = lengths
+    if n == 0:
+        raise ValueError("no tasks to resample")
+    rng = random.Random(seed)
+    tasks = range(n)
+    means: dict[str, list[float]] = {name: [] for name in columns}
+    for _ in range(resamples):
+        drawn = rng.choices(tasks, k=n)
+        for name, values in columns.items():
+            means[name].append(sum(map(values.__getitem__, drawn)) / n)
+    tail = (1.0 - level) / 2
+    out = {}
+    for name, stats in means.items():
+        stats.sort()
+        out[name] = (quantile(stats, tail), quantile(stats, 1.0 - tail))
+    return out
 
 
 def interval(values: Sequence[float], level: float, resamples: int, seed: int) -> dict[str, float | int]:

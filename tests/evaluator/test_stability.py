@@ -167,3 +167,11 @@ def test_per_run_values_take_the_judges_numbers_and_verdicts():
     rule = repeats.parse_success("judge.mcpbench.overall>=7")
     section = repeats.stability_section({("m", "r"): ["r#1"]}, numbers, outcomes, rules=[rule], resamples=10)
     assert section["models"]["m"]["tasks"]["r"]["outcomes"]["judge.mcpbench.overall>=7"]["values"] == [True]
+
+
+def test_intervals_of_several_aggregates_at_once_are_each_ones_alone():
+    rng = __import__("random").Random(3)
+    columns = {name: [rng.random() for _ in range(17)] for name in ("a", "b", "c")}
+    together = stability.bootstrap_means(columns, level=0.9, resamples=200, seed=5)
+    for name, values in columns.items():
+        assert together[name] == stability.bootstrap_ci(values, level=0.9, resamples=200, seed=5)
