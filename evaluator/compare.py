@@ -32,10 +32,17 @@ def compare(
         )
     rows: dict[str, Any] = {}
     aggregate_names = sorted({n for t in shared for n in xs[t] if n in ys[t]}, key=repeats._aggregate_order)
+    by_tasks: dict[tuple[str, ...], list[str]] = {}  # aggregates over the same tasks share their draws
+    for name in aggregate_names:
+        by_tasks.setdefault(tuple(t for t in shared if name in xs[t] and name in ys[t]), []).append(name)
+    intervals: dict[str, tuple[float, float]] = {}
+    for having, group in by_tasks.items():
+        columns = {name: [ys[t][name] - xs[t][name] for t in having] for name in group}
+        intervals.update(stability.bootstrap_means(columns, level=level, resamples=resamples, seed=seed))
     for name in aggregate_names:
         pairs = [(xs[t][name], ys[t][name]) for t in shared if name in xs[t] and name in ys[t]]
         diffs = [b - a for a, b in pairs]
-        low, high = stability.bootstrap_ci(diffs, level=level, resamples=resamples, seed=seed)
+        low, high = intervals[name]
         rows[name] = {
             "x": stability.mean([a for a, _ in pairs]),
             "y": stability.mean([b for _, b in pairs]),
