@@ -78,7 +78,7 @@ def compare_reports(args: argparse.Namespace, cli: ModuleType) -> dict[str, Any]
     key, result = (
         ("compare", compare.compare(sections[x], sections[y], **options))
         if args.compare
-        else ("noise", noise.noise(sections[x], sections[y], calls[x], **options))
+        else ("noise", noise.noise(sections[x], sections[y], calls[x], calls[y], **options))
     )
     return {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -10,7 +10,8 @@ frozen environment removes is the environment's share of the spread:
 with a bootstrap interval over tasks (each task's pair of variances resampled together; a draw with no
 live spread at all, where the share is undefined, is left out). Per task, the
 tool answers that differed between live repeats: the same tool called with the same arguments in two or
-more repeats, answered with different result digests.
+more repeats, answered with different result digests (and, as a check, how many differed between the frozen
+repeats: none, when every repeat replays one recording).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def noise(
     live: Mapping[str, Any],
     frozen: Mapping[str, Any],
     live_calls: Iterable[Mapping[str, Any]],
+    frozen_calls: Iterable[Mapping[str, Any]] = (),
     *,
     level: float,
     resamples: int,
@@ -87,7 +89,13 @@ def noise(
         "seed": seed,
         "shared_tasks": len(shared),
         "metrics": metrics,
-        "tasks": {t: differing_answers(left["tasks"][t]["runs"], live_calls) for t in shared},
+        "tasks": {
+            t: {
+                **differing_answers(left["tasks"][t]["runs"], live_calls),
+                "frozen_differed": differing_answers(right["tasks"][t]["runs"], frozen_calls)["differed"],
+            }
+            for t in shared
+        },
     }
 
 

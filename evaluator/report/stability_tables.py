@@ -147,11 +147,18 @@ def noise(report: Mapping[str, Any]) -> list[Section]:
     )
     drift = Section(
         "Noise: tool answers that differed between live repeats",
-        [("task", "text"), ("calls repeated", "int"), ("answers differed", "int"), ("examples", "text")],
+        [
+            ("task", "text"),
+            ("calls repeated", "int"),
+            ("answers differed", "int"),
+            ("examples", "text"),
+            ("differed frozen", "int"),
+        ],
         key="noise_tasks",
     )
     for task, row in data["tasks"].items():
-        drift.rows.append([task, row["repeated_calls"], row["differed"], "; ".join(row["examples"]) or "-"])
+        examples = "; ".join(row["examples"]) or "-"
+        drift.rows.append([task, row["repeated_calls"], row["differed"], examples, row.get("frozen_differed")])
     out = [section, drift]
     for name, side in (report.get("sides") or {}).items():
         out += stability_sections(side, name)

@@ -145,7 +145,7 @@ def test_noise_splits_the_spread_between_environment_and_model_by_hand():
     assert row["live_variance"] == pytest.approx(1 / 6) and row["frozen_variance"] == pytest.approx(1 / 8)
     assert row["environment_share"] == pytest.approx(0.25)
     assert row["low"] - 1e-9 <= 0.25 <= row["high"] + 1e-9  # every draw with task a gives 0.25
-    assert data["tasks"]["a"] == {"repeated_calls": 1, "differed": 1, "examples": ["u__now({})"]}
+    assert data["tasks"]["a"] == {"repeated_calls": 1, "differed": 1, "examples": ["u__now({})"], "frozen_differed": 0}
     assert data["tasks"]["b"]["repeated_calls"] == 0
     still = section({"a": [True] * 4})
     assert (
