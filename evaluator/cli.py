@@ -246,38 +246,58 @@ def _share(value: float | None) -> float | None:
     return value
 
 
-def eval_command(args: argparse.Namespace) -> int:
-    from mcpgw.evaluator.pipeline import EvalInputs, evaluate
-    from mcpgw.evaluator.report import print_report, render
+def eval_inputs(args: argparse.Namespace) -> Any:
+    """The pipeline's inputs from the command line (call log, tasks, answers, options)."""
+    from mcpgw.evaluator import repeats, stability
+    from mcpgw.evaluator.pipeline import EvalInputs
     from mcpgw.evaluator.tasks import PREDICTION_IDS, read_answers, read_labels, read_mcpeval_tasks
 
-    try:
-        run = _from_run(args) if args.run else None
-        inputs = EvalInputs(
-            calls=_load_with_status(args),
-            task_files=list(args.tasks),
-            answers=read_answers(args.answers) if args.answers else {},
-            predictions=read_mcpeval_tasks(args.predictions, PREDICTION_IDS) if args.predictions else None,
-            labels=read_labels(args.labels) if args.labels else None,
-            weights=_parse_weights(args.weights),
-            thresholds=_thresholds(args),
-            task_servers_only=args.task_servers_only,
-            recheck_schemas=args.recheck_schemas,
-            results=list(args.results),
-            tasks_by=args.tasks_by,
-            call_log_given=bool(args.calls or args.cassette),
-            max_simulated_share=_share(getattr(args, "max_simulated_share", None)),
-        )
-        if run is not None:
-            answers, inputs.titles = run
-            inputs.answers = {**answers, **inputs.answers}
-            inputs.calls = [c for c in inputs.calls if c["run_id"] in inputs.answers]
-        if args.tools:
-            from mcpgw.evaluator.catalog import read_catalog
+    level = getattr(args, "ci", stability.DEFAULT_CI)
+    resamples = getattr(args, "bootstrap", stability.DEFAULT_BOOTSTRAP)
+    stability.check_options(level, resamples)
+    run = _from_run(args) if args.run else None
+    inputs = EvalInputs(
+        calls=_load_with_status(args),
+        task_files=list(args.tasks),
+        answers=read_answers(args.answers) if args.answers else {},
+        predictions=read_mcpeval_tasks(args.predictions, PREDICTION_IDS) if args.predictions else None,
+        labels=read_labels(args.labels) if args.labels else None,
+        weights=_parse_weights(args.weights),
+        thresholds=_thresholds(args),
+        task_servers_only=args.task_servers_only,
+        recheck_schemas=args.recheck_schemas,
+        results=list(args.results),
+        tasks_by=args.tasks_by,
+        call_log_given=bool(args.calls or args.cassette),
+        max_simulated_share=_share(getattr(args, "max_simulated_share", None)),
+        success_rules=[repeats.parse_success(spec) for spec in getattr(args, "success", None) or ()],
+        ci=level,
+        bootstrap=resamples,
+        seed=getattr(args, "seed", stability.DEFAULT_SEED),
+    )
+    if run is not None:
+        answers, inputs.titles = run
+        inputs.answers = {**answers, **inputs.answers}
+        inputs.calls = [c for c in inputs.calls if c["run_id"] in inputs.answers]
+    if args.tools:
+        from mcpgw.evaluator.catalog import read_catalog
 
-            inputs.catalog = read_catalog(args.tools)
-        if not (inputs.call_log_given or inputs.task_files or inputs.results):
-            raise SourceUnavailable("nothing to evaluate: give --calls/--cassette, --results and/or --tasks")
+        inputs.catalog = read_catalog(args.tools)
+    if not (inputs.call_log_given or inputs.task_files or inputs.results):
+        raise SourceUnavailable("nothing to evaluate: give --calls/--cassette, --results and/or --tasks")
+    return inputs
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    from mcpgw.evaluator.pipeline import evaluate
+    from mcpgw.evaluator.report import print_report, render
+
+    if getattr(args, "compare", None) or getattr(args, "noise", None):
+        from mcpgw.evaluator.compare_cli import compare_command
+
+        return compare_command(args, sys.modules[__name__])  # its helpers are this module's
+    try:
+        inputs = eval_inputs(args)
         judge = _judge(args) if args.judge_model else None
         try:
             report = evaluate(inputs, judge=judge, progress=_RichProgress())

@@ -36,6 +36,7 @@ from mcpgw.evaluator import (
     mcpeval_match,
     names,
     provenance,
+    repeats,
 )
 from mcpgw.evaluator import catalog as catalog_mod
 from mcpgw.evaluator.calllog import group_by_run
@@ -88,6 +89,13 @@ class EvalInputs:
     tasks_by: str = "run"  # what one task is in the call log: a run id, or a run's MCP session (calllog.group_by_run)
     max_simulated_share: float | None = None  # tasks with more simulated answers are marked (evaluator.provenance)
     provenance: bool = True  # False: the second, real-environment pass (no provenance of its own)
+    # Repeats (evaluator.repeats): pass/fail rules over per-run numbers, the interval's level, resamples, seed,
+    # and whether to add the stability section even when no task was repeated (--compare needs it).
+    success_rules: list[Any] = field(default_factory=list)
+    ci: float = 0.95
+    bootstrap: int = 1000
+    seed: int = 0
+    stability: bool = False
 
 
 @dataclass
@@ -417,10 +425,43 @@ def evaluate(inputs: EvalInputs, *, judge: Any = None, progress: Progress | None
         )
     if inputs.labels is not None:
         report["agreement"] = _agreement(report, inputs.labels, index)
+    section = stability_report(report, runs, index, loaded, inputs)
+    if section is not None:
+        report["stability"] = section
     if inputs.calls and inputs.provenance:
         provenance.add_provenance(report, inputs, runs, index, evaluate)
     report["elapsed_s"] = round(time.perf_counter() - started, 3)
     return report
+
+
+def stability_report(
+    report: Mapping[str, Any],
+    runs: Mapping[str, list[dict[str, Any]]],
+    index: RunIndex,
+    loaded: Loaded,
+    inputs: EvalInputs,
+) -> dict[str, Any] | None:
+    """The repeats' section (evaluator.repeats) when a task was run more than once by one model, or when
+    asked for (--success, --compare); None otherwise, so a report of single runs is unchanged."""
+    groups = repeats.group_runs(index.task_of, index.model_of)
+    if not (inputs.stability or inputs.success_rules or any(len(r) > 1 for r in groups.values())):
+        return None
+    truth = {
+        task_id: _bare_calls(task.tool_calls, inputs.titles)
+        for tasks in loaded.mcpeval.values()
+        for task_id, task in tasks.items()
+    }
+    weights, _ = mcpeval_match.analyzer_weights(inputs.weights)
+    numbers, outcomes = repeats.run_values(report, runs, index.task_of, truth, weights, inputs.thresholds)
+    return repeats.stability_section(
+        groups,
+        numbers,
+        outcomes,
+        rules=inputs.success_rules,
+        level=inputs.ci,
+        resamples=inputs.bootstrap,
+        seed=inputs.seed,
+    )
 
 
 def _kinds(loaded: Loaded) -> list[tuple[str, str]]:

@@ -30,7 +30,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from mcpgw.runs.gateway_process import GatewayProcess
     from mcpgw.runs.manifest import write_manifest
     from mcpgw.runs.runner import RunOptions, run_tasks
-    from mcpgw.runs.tasks import load_tasks
+    from mcpgw.runs.tasks import load_tasks, repeated, run_base
 
     for name in ("concurrency", "max_rounds"):
         if getattr(args, name) < 1:
@@ -66,6 +66,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise GatewayError(f"--task-id {', '.join(unknown)}: not in the task files")
         tasks = [t for t in tasks if t.task_id in set(args.task_id)]
     tasks = tasks[: args.limit] if args.limit is not None else tasks
+    if args.repeat < 1:
+        raise GatewayError(f"--repeat {args.repeat}: how many times to run each task, at least 1")
+    tasks = repeated(tasks, args.repeat)
     if not args.gateway and (args.mode != "replay" or args.model_mode in ("live", "hybrid")) and not args.llm_base_url:
         raise GatewayError(
             f"--mode {args.mode}{' --model-mode ' + args.model_mode if args.model_mode else ''} needs the "
@@ -107,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise GatewayError(f"no gateway answering at {base} ({exc})") from None
         log_cassette = status.get("cassette")
         answers_path = Path(args.answers) if args.answers else Path(f"{log_cassette}.answers.jsonl")
-        attempts = plan(status, [args.run_prefix + t.task_id for t in tasks])
+        attempts = plan(status, [run_base(args.run_prefix, t) for t in tasks])
         result = anyio.run(run_tasks, tasks, base, options, answers_path, Progress(), attempts)
         if log_cassette:
             write_manifest(
@@ -119,6 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     "model": args.model,
                     "strategy": args.strategy,
                     "run_prefix": args.run_prefix,
+                    "repeat": args.repeat,
                     "distraction": {"count": args.distraction_count, "seed": args.distraction_seed},
                     "description": "detailed" if args.detailed_description else "fuzzy",
                     "tasks": sorted({t.source for t in tasks}),

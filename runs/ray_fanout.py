@@ -31,7 +31,7 @@ from mcpgw.runs.attempts import final_attempts, highest_attempts
 from mcpgw.runs.cassette_parts import merge_parts, part_paths, parts_dir
 from mcpgw.runs.report import Progress, summary
 from mcpgw.runs.runner import RunOptions, RunResult
-from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tasks import RunTask, run_base
 
 LOST_LIMIT = 3  # attempts lost with their node before a task is given up as an error
 
@@ -122,6 +122,7 @@ def run_on_ray(
                 "model": args.model,
                 "strategy": args.strategy,
                 "run_prefix": args.run_prefix,
+                "repeat": getattr(args, "repeat", 1),
                 "tasks": sorted({t.source for t in tasks}),
                 "answers_file": str(answers_path),
                 "answers": result.answers,
@@ -237,9 +238,9 @@ class _Fanout:
 
         prefix = self.options.run_prefix
         kept = read_finished(answers_path)
-        order = [prefix + t.task_id for t in tasks]
-        todo = [t for t in tasks if prefix + t.task_id not in kept]
-        attempts = self._plan([prefix + t.task_id for t in todo])
+        order = [run_base(prefix, t) for t in tasks]
+        todo = [t for t in tasks if run_base(prefix, t) not in kept]
+        attempts = self._plan([run_base(prefix, t) for t in todo])
         answers = AnswersFile(answers_path, {r: kept[r] for r in order if r in kept})
         result = RunResult([], skipped=len(tasks) - len(todo), status=self.status)
         remote = self.ray.remote(run_task).options(num_cpus=self.args.ray_task_cpus, max_retries=0)
@@ -268,7 +269,7 @@ class _Fanout:
             from mcpgw.runs.attempts import run_id_of
 
             return {
-                "run_id": run_id_of(prefix + task.task_id, attempt),
+                "run_id": run_id_of(run_base(prefix, task), attempt),
                 "task_id": task.task_id,
                 "attempt": attempt,
                 "model": f"{self.options.model}/{self.options.strategy}",
@@ -290,7 +291,7 @@ class _Fanout:
             # not in Ray's queue, so a task's submission-to-first-call time is Ray's own overhead.
             while waiting and len(pending) < self._window():
                 task = waiting.popleft()
-                submit(task, attempts[prefix + task.task_id], 0)
+                submit(task, attempts[run_base(prefix, task)], 0)
 
         try:
             submit_waiting()

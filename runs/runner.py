@@ -16,7 +16,7 @@ from mcpgw.runs.attempts import run_id_of
 from mcpgw.runs.distraction import DEFAULT_COUNT, DEFAULT_SEED, offered_servers
 from mcpgw.runs.model import ChatModel, ModelFailed, ModelMiss
 from mcpgw.runs.strategies import STRATEGIES
-from mcpgw.runs.tasks import RunTask
+from mcpgw.runs.tasks import RunTask, run_base
 from mcpgw.runs.tools import ServerNames, TaskTools, mcp_url
 
 
@@ -59,8 +59,8 @@ async def run_tasks(
         status = (await http.get(base.rstrip("/") + "/status")).json()
     names = ServerNames.from_status(status)
     kept = read_finished(answers_path)
-    order = [options.run_prefix + t.task_id for t in tasks]
-    todo = [t for t in tasks if options.run_prefix + t.task_id not in kept]
+    order = [run_base(options.run_prefix, t) for t in tasks]
+    todo = [t for t in tasks if run_base(options.run_prefix, t) not in kept]
     answers = AnswersFile(answers_path, {r: kept[r] for r in order if r in kept})
     result = RunResult([], skipped=len(tasks) - len(todo), status=status)
     # The gateway holds the model's key; this client's key is a placeholder the gateway ignores.
@@ -78,7 +78,7 @@ async def run_tasks(
 
     async def one(task: RunTask) -> None:
         async with limiter:
-            attempt = (attempts or {}).get(options.run_prefix + task.task_id, 1)
+            attempt = (attempts or {}).get(run_base(options.run_prefix, task), 1)
             record, timing = await run_one(task, base, client, names, options, mcp_http, attempt)
         answers.add(record)
         result.timings[record["run_id"]] = timing
@@ -107,7 +107,7 @@ async def run_one(
     mcp_http: Any = None,
     attempt: int = 1,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    run_id = run_id_of(options.run_prefix + task.task_id, attempt)
+    run_id = run_id_of(run_base(options.run_prefix, task), attempt)
     model = ChatModel(
         client,
         options.model,
@@ -140,6 +140,7 @@ async def run_one(
         "run_id": run_id,
         "task_id": task.task_id,
         "attempt": attempt,
+        **({"repeat": task.repeat} if task.repeat is not None else {}),
         "model": f"{options.model}/{options.strategy}",
         "strategy": options.strategy,
         "final_answer": final,

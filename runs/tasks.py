@@ -4,7 +4,7 @@ MCP-Bench task is offered besides its own is runs.distraction's business."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mcpgw.evaluator.errors import InputError
@@ -26,6 +26,24 @@ class RunTask:
     source: str
     resident: tuple[str, ...] = ()  # servers MCP-Bench always adds
     distraction: list[str] = field(default_factory=list)  # named by the task file; empty: drawn
+    repeat: int | None = None  # `mcpgw run --repeat K`: which of the K repeats (1..K); None: not repeated
+
+
+REPEAT_MARK = "#"  # a repeat's run id is `<prefix><task id>#<i>`: the evaluator groups them (evaluator.repeats)
+
+
+def run_base(prefix: str, task: RunTask) -> str:
+    """The task's run id before any attempt suffix: `<prefix><task id>`, plus `#<i>` for repeat i."""
+    suffix = f"{REPEAT_MARK}{task.repeat}" if task.repeat is not None else ""
+    return f"{prefix}{task.task_id}{suffix}"
+
+
+def repeated(tasks: list[RunTask], times: int) -> list[RunTask]:
+    """Every task `times` times, each repeat a run of its own (task by task: a task's repeats run side by
+    side). Once: the tasks as they are, so the run ids of a run without --repeat do not change."""
+    if times == 1:
+        return tasks
+    return [replace(task, repeat=i) for task in tasks for i in range(1, times + 1)]
 
 
 def load_tasks(paths: list[str], *, use_fuzzy: bool = True) -> list[RunTask]:

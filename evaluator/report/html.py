@@ -13,7 +13,9 @@ from typing import Any
 
 from mcpgw.evaluator.agentbench import CATEGORIES
 from mcpgw.evaluator.report import charts
-from mcpgw.evaluator.report.tables import Section, all_sections, audit_examples, cell, plural
+from mcpgw.evaluator.report.interval_chart import stability_charts
+from mcpgw.evaluator.report.section import Section
+from mcpgw.evaluator.report.tables import all_sections, audit_examples, cell, plural
 from mcpgw.evaluator.report.tables import audit as audit_section
 
 MAX_TOOL_BARS = 40
@@ -186,10 +188,10 @@ def html_report(report: Mapping[str, Any]) -> str:
         body.append(tool_validity_chart(report["audit"]))
     if report.get("servers"):
         body.append(server_chart(report["servers"]))
-    scores = score_charts(report)
+    scores = score_charts(report) + stability_charts(report)
     body += scores or ['<p class="empty">No per-model scores: give task files (and a judge for MCP-AgentBench).</p>']
     body += [_table(s) for s in all_sections(report)]
-    calls = report["inputs"]["calls"]
+    calls = (report.get("inputs") or {}).get("calls", 0)  # a --compare report has two sides, no inputs of its own
     subtitle = f"generated {report.get('generated_at', '')} from {calls:,} call record{'' if calls == 1 else 's'}"
     return _page("MCP evaluation report", body, subtitle)
 

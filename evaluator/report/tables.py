@@ -10,23 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcpgw.evaluator.agentbench import CATEGORIES
+from mcpgw.evaluator.report.section import Section
+from mcpgw.evaluator.report.stability_tables import comparison, noise, stability
 
 # Short headers for the six categories; tables explain SS/MS in a note.
 SHORT_CATEGORY = {c: f"{'SS' if c.startswith('single') else 'MS'} {c.split('/')[1].split('-')[0]}" for c in CATEGORIES}
-
-
-@dataclass
-class Section:
-    title: str
-    columns: list[tuple[str, str]]  # (header, kind)
-    rows: list[list[Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    key: str = ""
 
 
 def cell(value: Any, kind: str) -> str:
@@ -510,10 +502,13 @@ def provenance(report: Mapping[str, Any]) -> list[Section]:
 
 def all_sections(report: Mapping[str, Any], audit_limit: int | None = None) -> list[Section]:
     out: list[Section | None] = [
-        overview(report),
+        overview(report) if "inputs" in report else None,
+        *comparison(report),
+        *noise(report),
         *provenance(report),
         *rule_metrics(report),
         *matching(report),
+        *stability(report),
         pass_rates(report),
         rubric(report),
         judgements(report),

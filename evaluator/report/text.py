@@ -6,7 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mcpgw.evaluator.report.tables import Section, all_sections, audit_examples, cell
+from mcpgw.evaluator.report.section import Section
+from mcpgw.evaluator.report.tables import all_sections, audit_examples, cell
 from mcpgw.evaluator.report.tables import audit as audit_section
 
 _NUMERIC = {"rate", "pct", "lowpct", "int", "ms"}

@@ -85,6 +85,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="re-validate every call against the --tools schemas instead of the recorded verdicts (slow)",
     )
+    _repeats(ev)
     judge = ev.add_argument_group("LLM judge")
     judge.add_argument("--judge-model", metavar="NAME", help="judge model; judges run only when given")
     judge.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible endpoint (default: OpenAI)")
@@ -141,6 +142,42 @@ def register(subparsers: Any) -> None:
     )
     au.add_argument("--limit", type=int, default=50, metavar="N", help="rows in the terminal table (default 50)")
     au.set_defaults(func=lazy("mcpgw.evaluator.cli", "audit_command"))
+
+
+def _repeats(ev: argparse.ArgumentParser) -> None:
+    rep = ev.add_argument_group(
+        "repeats and noise",
+        "runs of one model on one task are repeats (the task: the answer's task_id, else the run id without "
+        "a trailing #<i>); with repeats the report adds per-task spread, pass@k, pass^k and flips, each "
+        "aggregate with a bootstrap interval over tasks (evaluator/METRICS.md)",
+    )
+    rep.add_argument(
+        "--success",
+        metavar="METRIC>=X",
+        action="append",
+        default=[],
+        help="a pass/fail outcome from any per-run number, e.g. 'mcpbench.execution_success_rate>=0.9'; repeatable",
+    )
+    rep.add_argument("--ci", type=float, default=0.95, metavar="LEVEL", help="interval level (default 0.95)")
+    rep.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples per interval (default 1000)"
+    )
+    rep.add_argument("--seed", type=int, default=0, metavar="N", help="the bootstrap's random seed (default 0)")
+    rep.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("X", "Y"),
+        help="two call logs (.jsonl) or cassettes of the same tasks: the paired difference Y - X of every "
+        "aggregate, with a paired bootstrap interval and whether it is above the noise",
+    )
+    rep.add_argument(
+        "--noise",
+        nargs=2,
+        metavar=("LIVE", "FROZEN"),
+        help="the same tasks repeated with tools live and with tools replayed (model live in both): per "
+        "metric the variance over repeats in each and the share of it the environment adds; per task the "
+        "tool answers that differed between live repeats",
+    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

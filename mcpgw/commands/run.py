@@ -46,6 +46,14 @@ def register(sub: Any) -> None:
     run.add_argument("--stream", action="store_true", help="ask the model for streamed answers")
     run.add_argument("--model-retries", type=int, default=2, help="retries of a 5xx or a lost connection (default 2)")
     run.add_argument("--run-prefix", default="", help="prefix of each task's run id (e.g. to keep strategies apart)")
+    run.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run every task K times, each repeat a run of its own named <prefix><task id>#<i> (i = 1..K), "
+        "which `mcpgw eval` groups as repeats of the task (default 1: run ids without #)",
+    )
     run.add_argument("--task-id", action="append", default=[], metavar="ID", help="only this task (repeatable)")
     run.add_argument("--limit", type=int, help="only the first N tasks")
     cluster = run.add_argument_group("on a Ray cluster (pip install 'mcpgw[ray]')")
