@@ -163,7 +163,7 @@ def test_eval_holds_a_compact_log(tmp_path: Path) -> None:
     string shared by its records, not one per record, and the fields it never reads are left out."""
     from argparse import Namespace
 
-    from mcpgw.evaluator.cli import load_calls
+    from mcpgw.evaluator.call_log_input import load_calls
 
     big_cassette(tmp_path / "big")
     args = Namespace(calls=None, cassette="big", cassettes_dir=str(tmp_path), log=None)
