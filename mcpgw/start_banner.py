@@ -45,7 +45,7 @@ def start_lines(gateway: Serving) -> list[str]:
         )
         lines.append(
             f"  recorded: {recorded_kinds(gateway.recorded)}; anything else is a miss. "
-            f"See what: mcpgw cassette show {gateway.cassette.path.name}"
+            f"See which calls: mcpgw cassette show {gateway.cassette.path.name} --calls"
         )
         lines.append(
             "  each run (?run=<id> or X-Run-Id; else each client) replays on its own; a run that leaves the "
@@ -81,7 +81,8 @@ def start_lines(gateway: Serving) -> list[str]:
 
 
 ON_MISS_SAID = {
-    "refuse": "refused",
+    "refuse": "refused, naming the nearest recorded calls (--miss-as-tool-error: given to the agent as a tool "
+    "error instead; --mode hybrid: answered live)",
     "live": "answered live and recorded",
     "simulate": "answered by the simulator where the server may be simulated (stateless, or "
     "`simulate: allowed`), else refused",
