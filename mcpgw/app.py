@@ -149,7 +149,7 @@ class Gateway:
         if settings.model_mode == "live" and settings.overlay is None:
             self.notes.append(
                 f"--model-mode live without --overlay: the model's exchanges are answered live by "
-                f"{settings.llm_base_url} and kept nowhere a replay reads them (only the call log says "
+                f"{settings.model.base_url} and kept nowhere a replay reads them (only the call log says "
                 "what was asked); pass --overlay NAME to keep them for replay"
             )
         self.naming: dict[str, str] | None = (
@@ -388,8 +388,8 @@ class Gateway:
             allowed_hosts=default_allowed_hosts(s.host, s.allow_hosts),
             token=s.auth_token,
             mcp_path=s.path,
-            model_max_body=s.llm_max_body_bytes,
-            model_body_timeout=s.llm_body_timeout,
+            model_max_body=s.model.max_body_bytes,
+            model_body_timeout=s.model.body_timeout,
         )
 
     def http_app(self) -> Any:

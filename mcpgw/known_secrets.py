@@ -19,7 +19,7 @@ def known_secrets(settings: Settings, *spec_lists: Iterable[ServerSpec]) -> list
     """The declared values of every server in `spec_lists` (the ones served and the ones the user's config
     gives), the model's and the simulator's API keys, and the gateway's `--auth-token`; each once."""
     values = [value for specs in spec_lists for spec in specs for value in spec.secret_values()]
-    for variable in (settings.llm_key_env, settings.simulator_key_env):
+    for variable in (settings.model.key_env, settings.simulator.key_env):
         if variable:
             values.append(os.environ.get(variable, ""))
     values.append(settings.auth_token or "")

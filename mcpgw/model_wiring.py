@@ -27,16 +27,16 @@ def model_passthrough(
     and replay needs none. `secrets`: the servers' declared values; a chat quotes tool answers and
     errors, so model exchanges are redacted of them as tool calls are."""
     key = None
-    if settings.llm_key_env:
-        key = os.environ.get(settings.llm_key_env)
-        if not key and mode != "replay" and settings.llm_base_url:
+    if settings.model.key_env:
+        key = os.environ.get(settings.model.key_env)
+        if not key and mode != "replay" and settings.model.base_url:
             raise GatewayError(
-                f"--llm-key-env {settings.llm_key_env}: that environment variable is not set "
+                f"--llm-key-env {settings.model.key_env}: that environment variable is not set "
                 "(it must hold the model endpoint's API key)"
             )
     live = (
-        LiveModel(settings.llm_base_url, key, max_answer_bytes=settings.llm_max_answer_bytes)
-        if settings.llm_base_url and mode != "replay"
+        LiveModel(settings.model.base_url, key, max_answer_bytes=settings.model.max_answer_bytes)
+        if settings.model.base_url and mode != "replay"
         else None
     )
     return ModelPassthrough(

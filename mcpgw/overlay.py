@@ -51,12 +51,12 @@ def check_answer_settings(settings: Settings) -> None:
                 "--on-miss simulate needs --overlay NAME: simulated answers are kept there, so the next "
                 "replay gives the same answers without the simulator"
             )
-        if not settings.simulator_base_url or not settings.simulator_model:
+        if not settings.simulator.base_url or not settings.simulator.model:
             raise GatewayError(
                 "--on-miss simulate needs --simulator-base-url URL and --simulator-model NAME "
                 "(any OpenAI-compatible chat endpoint; --simulator-key-env VAR for its key)"
             )
-    if settings.model_mode in ("live", "hybrid") and not settings.llm_base_url:
+    if settings.model_mode in ("live", "hybrid") and not settings.model.base_url:
         raise GatewayError(f"--model-mode {settings.model_mode} needs the model endpoint: --llm-base-url URL")
     if settings.mode == "replay" and settings.on_miss == "live" and not settings.overlay:
         raise GatewayError(
@@ -194,19 +194,19 @@ def simulation(
 ) -> Simulation | None:
     if settings.on_miss != "simulate":
         return None
-    assert overlay is not None and settings.simulator_base_url and settings.simulator_model
+    assert overlay is not None and settings.simulator.base_url and settings.simulator.model
     key = None
-    if settings.simulator_key_env:
-        key = os.environ.get(settings.simulator_key_env)
+    if settings.simulator.key_env:
+        key = os.environ.get(settings.simulator.key_env)
         if not key:
             raise GatewayError(
-                f"--simulator-key-env {settings.simulator_key_env}: that environment variable is not set"
+                f"--simulator-key-env {settings.simulator.key_env}: that environment variable is not set"
             )
     config = SimulatorConfig(
-        settings.simulator_base_url,
-        settings.simulator_model,
+        settings.simulator.base_url,
+        settings.simulator.model,
         key,
-        settings.simulator_timeout,
+        settings.simulator.timeout,
         max_bytes=settings.max_response_bytes,
     )  # a simulator's answer is bounded as a server's is
     # the servers' declared values and the simulator's key never reach the overlay's bytes

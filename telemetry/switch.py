@@ -14,7 +14,7 @@ from mcpgw.telemetry.observed import ObservedCallLog, mask_of
 
 
 def wanted(settings: Settings) -> bool:
-    return bool(settings.otlp_endpoint or settings.otlp_env or settings.metrics)
+    return bool(settings.telemetry.otlp_endpoint or settings.telemetry.otlp_env or settings.telemetry.metrics)
 
 
 class Telemetry:
@@ -22,19 +22,19 @@ class Telemetry:
         self.tracing: Any = None
         self.metrics: Any = None
         self.status: Any = None  # set once the HTTP app exists: its /status body, for /metrics' gauges
-        if settings.otlp_endpoint or settings.otlp_env:
+        if settings.telemetry.otlp_endpoint or settings.telemetry.otlp_env:
             from mcpgw.telemetry.otlp_exporter import otlp_exporter
             from mcpgw.telemetry.tracing import Tracing
 
             self.tracing = Tracing(
-                otlp_exporter(settings.otlp_endpoint),
-                content=settings.trace_content,
+                otlp_exporter(settings.telemetry.otlp_endpoint),
+                content=settings.telemetry.trace_content,
                 idle_s=settings.run_idle_timeout,
                 max_open=settings.max_lanes,
             )
             self.tracing.start_reaper()
             self.tracing.start_maker()
-        if settings.metrics:
+        if settings.telemetry.metrics:
             from mcpgw.telemetry.metrics import Metrics
 
             self.metrics = Metrics(status=lambda: self.status() if self.status is not None else {})

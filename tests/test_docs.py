@@ -12,7 +12,7 @@ import yaml
 
 from mcpgw.app import Gateway
 from mcpgw.cassette.cassette import Cassette
-from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.specs.settings import ModelSettings, Settings, TelemetrySettings
 from mcpgw.lock.config import parse_config
 from tests.conftest import ROOT
 
@@ -26,7 +26,11 @@ def app_routes(tmp_path: Path) -> list[str]:
     gateway = Gateway(
         specs,
         Settings(
-            mode="live", cassettes_dir=tmp_path, cassette="routes", metrics=True, llm_base_url="http://127.0.0.1:9/v1"
+            mode="live",
+            cassettes_dir=tmp_path,
+            cassette="routes",
+            telemetry=TelemetrySettings(metrics=True),
+            model=ModelSettings(base_url="http://127.0.0.1:9/v1"),
         ),
     )
     try:

@@ -45,19 +45,10 @@ class Settings:
     model_mode: str | None = (
         None  # the model side's mode when not the tools' (live: forward and record into the overlay)
     )
-    simulator_base_url: str | None = None  # OpenAI-compatible endpoint that simulates a miss's answer
-    simulator_model: str | None = None
-    simulator_key_env: str | None = None
-    simulator_timeout: float = 60.0  # seconds for one simulated answer (a hanging simulator is a miss, not a hang)
     label_in_result: bool = False  # a replayed result's _meta says where its answer came from
     # HTTP answers: "adaptive" = plain JSON unless the request may need a stream (progress, relays);
     # "sse" = always a stream; "json" = never (no mid-call progress or relays over HTTP).
     response_mode: str = "adaptive"
-    llm_base_url: str | None = None  # the model endpoint behind /v1 (OpenAI-compatible)
-    llm_key_env: str | None = None  # environment variable holding its API key
-    llm_max_body_bytes: int = 4 * 1024 * 1024  # /v1 request bodies (gateway/endpoints/http_guard.py)
-    llm_body_timeout: float = 120.0  # seconds to send a whole /v1 request body
-    llm_max_answer_bytes: int = 64 * 1024 * 1024  # a model answer larger than this is a 502, not relayed
     log_results: int = 0  # keep each call's result in the call log, cut to this many characters (0: digest only)
     separator: str = "__"  # from the lock file
     # The HTTP edge (gateway/endpoints/http_guard.py, gateway/sessions/sessions.py).
@@ -71,7 +62,39 @@ class Settings:
     # The call log (recorder/calllog.py).
     max_logged_value: int = 64 * 1024  # bytes: a longer string in a call record is kept as size + digest
     max_call_log_bytes: int = 1 << 30  # the call log stops growing here (status says so)
-    # Telemetry (telemetry/; README: Traces and metrics): off unless asked for, and then nothing of it on a call's path.
+    # Per feature, each built once by the composition root (mcpgw/commands/serve.py) and handed out whole.
+    model: ModelSettings = field(default_factory=lambda: ModelSettings())
+    simulator: SimulatorSettings = field(default_factory=lambda: SimulatorSettings())
+    telemetry: TelemetrySettings = field(default_factory=lambda: TelemetrySettings())
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The model side (`/v1`, Azure's route; llm/): where the model is, the variable holding its key, and the bounds
+    of what passes through (gateway/endpoints/http_guard.py)."""
+
+    base_url: str | None = None  # the model endpoint behind /v1 (OpenAI-compatible)
+    key_env: str | None = None  # environment variable holding its API key
+    max_body_bytes: int = 4 * 1024 * 1024  # /v1 request bodies
+    body_timeout: float = 120.0  # seconds to send a whole /v1 request body
+    max_answer_bytes: int = 64 * 1024 * 1024  # a model answer larger than this is a 502, not relayed
+
+
+@dataclass(frozen=True)
+class SimulatorSettings:
+    """A replay's simulator (`--on-miss simulate`; replay/simulator.py)."""
+
+    base_url: str | None = None  # OpenAI-compatible endpoint that simulates a miss's answer
+    model: str | None = None
+    key_env: str | None = None
+    timeout: float = 60.0  # seconds for one simulated answer, its retry included (a hanging simulator is a miss)
+
+
+@dataclass(frozen=True)
+class TelemetrySettings:
+    """Traces and /metrics (telemetry/; docs: traces and metrics): off unless asked for, and then nothing of them on a
+    call's path."""
+
     otlp_endpoint: str | None = None  # OTLP/HTTP base URL (spans to <URL>/v1/traces); the OTEL_EXPORTER_OTLP_* vars too
     otlp_env: bool = False  # export to where the OTEL_EXPORTER_OTLP_* variables say, without --otlp-endpoint
     trace_content: bool = False  # arguments and results (masked) as span attributes

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from mcpgw.gateway.specs.modes import Mode, OnMiss, choices
+from mcpgw.gateway.specs.settings import SimulatorSettings
 
 
 def add_answer_options(parser: argparse.ArgumentParser) -> None:
@@ -58,9 +59,11 @@ def answer_settings(args: argparse.Namespace, mode: str) -> dict[str, Any]:
         "on_miss": on_miss,
         "overlay": args.overlay,
         "model_mode": args.model_mode,
-        "simulator_base_url": args.simulator_base_url,
-        "simulator_model": args.simulator_model,
-        "simulator_key_env": args.simulator_key_env,
-        "simulator_timeout": args.simulator_timeout,
+        "simulator": SimulatorSettings(
+            base_url=args.simulator_base_url,
+            model=args.simulator_model,
+            key_env=args.simulator_key_env,
+            timeout=args.simulator_timeout,
+        ),
         "label_in_result": args.label_in_result,
     }

@@ -209,7 +209,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     from mcpgw.app import Gateway
-    from mcpgw.gateway.specs.settings import Settings
+    from mcpgw.gateway.specs.settings import ModelSettings, Settings, TelemetrySettings
     from mcpgw.lock.config import default_lock, load_config
 
     for pattern in args.redact:
@@ -306,11 +306,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cassettes_dir=Path(args.cassettes_dir),
         cassette=cassette,
         separator=separator,
-        llm_base_url=args.llm_base_url,
-        llm_key_env=args.llm_key_env,
-        llm_max_body_bytes=args.llm_max_body_bytes,
-        llm_body_timeout=args.llm_body_timeout,
-        llm_max_answer_bytes=args.llm_max_answer_bytes,
+        model=ModelSettings(
+            base_url=args.llm_base_url,
+            key_env=args.llm_key_env,
+            max_body_bytes=args.llm_max_body_bytes,
+            body_timeout=args.llm_body_timeout,
+            max_answer_bytes=args.llm_max_answer_bytes,
+        ),
         log_results=max(0, args.log_results),
         allow_hosts=args.allow_host,
         auth_token=token,
@@ -322,11 +324,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         session_idle_timeout=args.session_idle_timeout,
         max_logged_value=args.max_logged_value,
         max_call_log_bytes=int(args.max_call_log_mb * 1024 * 1024),
-        otlp_endpoint=args.otlp_endpoint,
-        trace_content=args.trace_content,
-        metrics=args.metrics,
-        otlp_env=bool(
-            os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        telemetry=TelemetrySettings(
+            otlp_endpoint=args.otlp_endpoint,
+            trace_content=args.trace_content,
+            metrics=args.metrics,
+            otlp_env=bool(
+                os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            ),
         ),
         **answers,
     )

@@ -15,7 +15,7 @@ import pytest
 
 from mcpgw.app import Gateway
 from mcpgw.gateway.sessions.request_context import posted_json
-from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.specs.settings import Settings, TelemetrySettings
 from mcpgw.lock.config import parse_config
 from mcpgw.recorder.calllog import iter_calls
 from tests.conftest import misbehaving_entry
@@ -39,7 +39,12 @@ def post_routes(tmp_path) -> list[str]:
     """The paths of every route that takes a POST, from the app `mcpgw serve` builds, with the per-server
     forms of the MCP ones (rewritten to them before routing)."""
     specs = list(parse_config(CONFIG).servers.values())
-    gateway = Gateway(specs, Settings(mode="live", cassettes_dir=tmp_path / "walk", cassette="walk", metrics=True))
+    gateway = Gateway(
+        specs,
+        Settings(
+            mode="live", cassettes_dir=tmp_path / "walk", cassette="walk", telemetry=TelemetrySettings(metrics=True)
+        ),
+    )
     try:
         app = gateway.http_app().asgi
         while not hasattr(app, "router"):

@@ -17,7 +17,7 @@ from mcpgw.cassette.equivalence import has_defaults, normalise
 from mcpgw.cassette.recording_upstream import RecordingUpstream  # noqa: F401  (the entries below have its shape)
 from mcpgw.cassette.state import StateModel
 from mcpgw.gateway.errors.tree import CassetteError, GatewayError, ReplayDiverged, ReplayMiss
-from mcpgw.gateway.specs.settings import Settings
+from mcpgw.gateway.specs.settings import ModelSettings, Settings, SimulatorSettings
 from mcpgw.gateway.upstreams.upstream import CallOptions
 from mcpgw.overlay import check_answer_settings, open_overlay
 from mcpgw.replay.answer_sources import META_KEY, Simulation
@@ -266,8 +266,7 @@ def test_the_composition_root_simulates_only_stateless_or_allowed_servers(tmp_pa
         cassette="A",
         overlay="B1",
         on_miss="simulate",
-        simulator_base_url="http://127.0.0.1:9/v1",
-        simulator_model="m",
+        simulator=SimulatorSettings(base_url="http://127.0.0.1:9/v1", model="m"),
     )
     gateway = Gateway([], settings)
     try:
@@ -327,14 +326,14 @@ def test_gateway_keys_are_dropped_from_a_simulated_result_and_a_non_object_struc
 @pytest.mark.parametrize(
     "fields, says",
     [
-        ({"on_miss": "simulate", "simulator_base_url": "http://x", "simulator_model": "m"}, "needs --overlay"),
+        ({"on_miss": "simulate", "simulator": SimulatorSettings(base_url="http://x", model="m")}, "needs --overlay"),
         ({"on_miss": "simulate", "overlay": "B"}, "--simulator-base-url"),
         ({"mode": "hybrid", "on_miss": "simulate", "overlay": "B"}, "choose one"),
         ({"mode": "record", "overlay": "B"}, "shape a replay"),
         ({"model_mode": "live", "overlay": "B"}, "--llm-base-url"),
         ({"on_miss": "live", "cassette": "A"}, "a replay never writes what it plays: add --overlay NAME"),
         (
-            {"model_mode": "hybrid", "llm_base_url": "http://x"},
+            {"model_mode": "hybrid", "model": ModelSettings(base_url="http://x")},
             "a replay never writes what it plays: add --overlay NAME",
         ),
         ({"overlay": "B", "log_cassette": "B"}, "--log-cassette and --overlay both name 'B'"),
