@@ -172,4 +172,5 @@ def test_eval_holds_a_compact_log(tmp_path: Path) -> None:
     first, same_run = records[0], records[10]
     assert first["run_id"] == same_run["run_id"] == "run-1"
     assert first["run_id"] is same_run["run_id"] and first["exposed_name"] is same_run["exposed_name"]
-    assert "result_digest" not in first and first["seq"] == 1  # a field the evaluation never reads is left out
+    assert "cassette_key" not in first and first["seq"] == 1  # a field the evaluation never reads is left out
+    assert "result_digest" in first  # read by eval --noise
